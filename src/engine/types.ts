@@ -1,0 +1,110 @@
+/**
+ * The engine seam (SPEC §8). An engine owns the hot loops: XXH3-64, the header
+ * decode gate with the reserved-byte prefilter, the damage-probe candidate loop
+ * with skip-ahead, and frame tiling + checksum verification. Everything around
+ * them (file windows, budget policy, continuity, classification, repair) is
+ * TypeScript and engine-agnostic.
+ *
+ * Both engines must return identical values for identical inputs: the
+ * differential tests compare every method below.
+ */
+import type { VerifyStatus } from "../format/records.js";
+
+export type EngineKind = "wasm" | "ts";
+
+export interface Engine {
+  readonly kind: EngineKind;
+  /** XXH3-64, seed 0, default secret, over any bytes (any length, any byteOffset). */
+  xxh3_64(bytes: Uint8Array): bigint;
+  /** Streaming XXH3-64 with constant memory, e.g. for hashing preserved residue. */
+  createHasher(): Hasher;
+  /**
+   * A scan window of `windowBytes` in engine memory. File bytes are read straight
+   * into `window.view()`; the kernels then run on them without a copy. The wasm
+   * engine gives every window its own linear memory sized once at open, so memory
+   * never grows (and no view is detached) while a read into it is in flight.
+   */
+  openWindow(windowBytes: number, limits?: Partial<KernelLimits>): EngineWindow;
+}
+
+export interface Hasher {
+  update(bytes: Uint8Array): void;
+  digest(): bigint;
+}
+
+export interface KernelLimits {
+  /** SPEC §2.2 `MAX_BATCH_BYTES`, or a caller's explicit override. */
+  maxBatchBytes: number;
+}
+
+/** Outcome of one candidate-scan call over a window (SPEC §3.5). */
+export type CandidateScanStatus =
+  /** The candidate at `offset` passed every pre-verification check; its 1 unit is already charged. */
+  | "passed"
+  /** Charging the candidate at `offset` took `spentUnits` past the limit. */
+  | "exhausted"
+  /** Every candidate in the range was ruled out; `offset` is the range end. */
+  | "done";
+
+export interface CandidateScanResult {
+  status: CandidateScanStatus;
+  /** Window-relative position of the stopping candidate (or the range end for "done"). */
+  offset: number;
+  /** Units spent so far, including every candidate of this call. */
+  spentUnits: number;
+}
+
+export interface CandidateScanRequest {
+  /** Window-relative first candidate. */
+  fromOffset: number;
+  /**
+   * Window-relative end (exclusive) of the candidates to examine. The caller
+   * guarantees `toOffset - 1 + 256 <= bytes held in the window`.
+   */
+  toOffset: number;
+  /** File size expressed relative to the window start: a candidate fits when `c + batch_length <= fileEndOffset`. */
+  fileEndOffset: number;
+  /**
+   * Lowest base_offset that extends the chain (inclusive): chain end + 1, or the
+   * segment's start offset when no batch with messages was proven. `null` when
+   * nothing can extend it (chain end is u64::MAX).
+   */
+  minBaseOffset: bigint | null;
+  spentUnits: number;
+  limitUnits: number;
+}
+
+export interface EngineWindow {
+  readonly capacityBytes: number;
+  readonly limits: KernelLimits;
+  /** The window's bytes (length `capacityBytes`). Stable for the window's life. */
+  view(): Uint8Array;
+  /**
+   * The SPEC §1.2 decode gate on the 256 bytes at `offset`: Ok, LengthBelowHeader,
+   * LengthOverCap or ReservedNonZero (in that order of checking).
+   */
+  headerStatus(offset: number): VerifyStatus;
+  /**
+   * Verifies (SPEC §2.1 steps 2–3) a batch whose header is at `offset` and whose
+   * whole `batch_length` bytes are in the window. The header must decode.
+   */
+  verifyInWindow(offset: number): VerifyStatus;
+  /**
+   * Streaming verification of a batch larger than the window: `verifyStart` with
+   * the decoded header at `offset`, then `verifyFeed` with the blob's bytes in
+   * order (any chunking), then `verifyFinish`. A non-Ok status from `verifyFeed`
+   * is final (stop feeding). Chunking never changes the result.
+   */
+  verifyStart(offset: number): void;
+  verifyFeed(offset: number, lengthBytes: number): VerifyStatus;
+  verifyFinish(): VerifyStatus;
+  /**
+   * The damage-probe candidate loop (SPEC §3.5) over window positions: each
+   * candidate costs 1 unit whether examined or skipped; stops at the first that
+   * passes the checks (decodes, fits the file, message_count > 0, base_offset ≥
+   * minBaseOffset) or where the budget runs out. Skip-ahead changes speed only.
+   */
+  scanCandidates(request: CandidateScanRequest): CandidateScanResult;
+  /** Releases engine memory; the window must not be used afterwards. */
+  close(): void;
+}

@@ -1,0 +1,86 @@
+/**
+ * Realistic message bodies for generated samples: JSON events of a few kinds
+ * (hundreds of bytes to a few KiB, skewed towards the small end the way
+ * production topics are) and, on some messages, Iggy-style user headers
+ * (`key_len u32 | key | kind u8 | value_len u32 | value`, repeated).
+ */
+import type { MessageInput } from "../format/encode.js";
+import { Prng } from "./prng.js";
+
+const encoder = new TextEncoder();
+
+const WORDS = [
+  "alpha", "bravo", "checkout", "delivery", "express", "fulfilment", "gateway", "harbor", "invoice",
+  "journal", "kiosk", "ledger", "merchant", "network", "order", "parcel", "quota", "refund", "shipment",
+  "ticket", "upsell", "voucher", "warehouse", "xpress", "yield", "zone",
+];
+const CITIES = ["Berlin", "Kraków", "Lisbon", "Oslo", "Osaka", "Nairobi", "Lima", "Austin", "Perth", "Toronto"];
+const EVENTS = ["order.created", "order.paid", "order.shipped", "cart.updated", "user.signed_in", "page.viewed"];
+const SOURCES = ["checkout-svc", "web-frontend", "mobile-ios", "mobile-android", "billing-svc"];
+
+/** Target body size: mostly a few hundred bytes, a long tail to a few KiB. */
+function targetPayloadBytes(rng: Prng): number {
+  const roll = rng.float();
+  if (roll < 0.7) return rng.int(180, 1200);
+  if (roll < 0.95) return rng.int(1200, 4096);
+  return rng.int(4096, 7168);
+}
+
+function hex(rng: Prng, bytes: number): string {
+  let out = "";
+  for (let i = 0; i < bytes; i++) out += rng.int(0, 255).toString(16).padStart(2, "0");
+  return out;
+}
+
+function eventJson(rng: Prng, offset: bigint, timestampMicros: bigint, targetBytes: number): string {
+  const event = rng.pick(EVENTS);
+  const items = rng.int(1, 6);
+  const lines: string[] = [];
+  for (let i = 0; i < items; i++) {
+    lines.push(`{"sku":"${rng.pick(WORDS).toUpperCase()}-${rng.int(1000, 9999)}","qty":${rng.int(1, 5)},"price_cents":${rng.int(99, 49999)}}`);
+  }
+  const head = `{"event":"${event}","seq":${offset},"ts_us":${timestampMicros},"customer":"c-${hex(rng, 6)}",` +
+    `"city":"${rng.pick(CITIES)}","items":[${lines.join(",")}]`;
+  let note = "";
+  const room = targetBytes - head.length - 12;
+  while (note.length < room) note += (note.length === 0 ? "" : " ") + rng.pick(WORDS);
+  return note.length > 0 ? `${head},"note":"${note.slice(0, Math.max(0, room))}"}` : `${head}}`;
+}
+
+function encodeUserHeaders(headers: readonly [string, string][]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (const [key, value] of headers) {
+    const keyBytes = encoder.encode(key);
+    const valueBytes = encoder.encode(value);
+    const entry = new Uint8Array(4 + keyBytes.length + 1 + 4 + valueBytes.length);
+    const view = new DataView(entry.buffer);
+    view.setUint32(0, keyBytes.length, true);
+    entry.set(keyBytes, 4);
+    entry[4 + keyBytes.length] = 2; // kind: string
+    view.setUint32(5 + keyBytes.length, valueBytes.length, true);
+    entry.set(valueBytes, 9 + keyBytes.length);
+    parts.push(entry);
+    total += entry.length;
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+export function makeMessage(
+  rng: Prng, offset: bigint, indexInBatch: number, timestampMicros: bigint, timestampDelta: number,
+): MessageInput {
+  const payload = encoder.encode(eventJson(rng, offset, timestampMicros, targetPayloadBytes(rng)));
+  const message: MessageInput = { id: rng.u128(), offsetDelta: indexInBatch, timestampDelta, payload };
+  if (rng.chance(0.3)) {
+    const headers: [string, string][] = [["content-type", "application/json"], ["trace-id", hex(rng, 16)]];
+    if (rng.chance(0.5)) headers.push(["source", rng.pick(SOURCES)]);
+    message.userHeaders = encodeUserHeaders(headers);
+  }
+  return message;
+}

@@ -1,0 +1,15 @@
+/** segscan's library surface (SPEC §9.1). */
+export { createEngine, createTsEngine } from "./engine/index.js";
+export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./engine/index.js";
+export { scanPartition, scanPath, discoverTargets, SEGSCAN_VERSION } from "./recovery/scan.js";
+export type { ScanOptions, ProgressEvent } from "./recovery/options.js";
+export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js";
+export { nodeScanFs } from "./io/fs.js";
+export { ScanFailure } from "./io/errors.js";
+export { decideAction } from "./policy/policy.js";
+export type * from "./report/types.js";
+export * from "./format/constants.js";
+export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";
+export type { BatchInput, MessageInput } from "./format/encode.js";
+export { readBatchHeader, readFrameHeader, readIndexEntry, headerDecodeStatus, VerifyStatus, VERIFY_STATUS_NAMES } from "./format/records.js";
+export type { BatchHeader, FrameHeader, IndexEntry } from "./format/records.js";

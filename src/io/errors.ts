@@ -1,0 +1,35 @@
+/** SPEC §3.6: failures that stop a partition and are never evidence about its bytes. */
+import type { ScanError } from "../report/types.js";
+
+export class ScanFailure extends Error {
+  override readonly name = "ScanFailure";
+  constructor(
+    readonly code: ScanError["code"],
+    readonly path: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  toScanError(): ScanError {
+    return { code: this.code, path: this.path, message: this.message };
+  }
+}
+
+export function describeCause(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    return code ? `${code}: ${cause.message}` : cause.message;
+  }
+  return String(cause);
+}
+
+/** The error a cancelled scan rejects with (its name is "AbortError", like fetch's). */
+export function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === "AbortError") return reason;
+  const error = new Error("segscan: the scan was cancelled; nothing was changed", { cause: reason });
+  error.name = "AbortError";
+  return error;
+}

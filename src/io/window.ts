@@ -1,0 +1,87 @@
+/**
+ * A forward-moving window of one file, held in engine memory (SPEC §7): file
+ * bytes are read straight into `engineWindow.view()`, never through a JS
+ * buffer. Every refill yields to the event loop with a macrotask, checks the
+ * abort signal and reports progress.
+ */
+import { setImmediate as yieldMacrotask } from "node:timers/promises";
+import type { EngineWindow } from "../engine/types.js";
+import { ScanFailure, abortError, describeCause } from "./errors.js";
+import type { ReadableFile } from "./fs.js";
+
+export interface WindowHooks {
+  signal?: AbortSignal | undefined;
+  /** Called after each refill with the bytes it read. */
+  onRead?: (bytesRead: number) => void;
+}
+
+export class FileWindow {
+  /** File position of `view()[0]`. */
+  private startPosition = 0;
+  /** Bytes of the file currently held, from `startPosition`. */
+  private heldBytes = 0;
+
+  constructor(
+    private readonly file: ReadableFile,
+    readonly path: string,
+    /** The size the scan started with: a shorter read is StorageSizeMismatch, never a torn tail. */
+    readonly fileSize: number,
+    readonly engineWindow: EngineWindow,
+    private readonly hooks: WindowHooks = {},
+  ) {}
+
+  get capacityBytes(): number {
+    return this.engineWindow.capacityBytes;
+  }
+
+  /** File position of window offset 0. */
+  get start(): number {
+    return this.startPosition;
+  }
+
+  /** File position just past the bytes held. */
+  get end(): number {
+    return this.startPosition + this.heldBytes;
+  }
+
+  /**
+   * Makes `[position, position + lengthBytes)` resident and returns its window
+   * offset. `lengthBytes` must not exceed the capacity or run past the file.
+   */
+  async ensure(position: number, lengthBytes: number): Promise<number> {
+    if (lengthBytes > this.capacityBytes || position + lengthBytes > this.fileSize) {
+      throw new RangeError(`window request [${position}, +${lengthBytes}) exceeds capacity or file ${this.path}`);
+    }
+    if (position < this.startPosition || position + lengthBytes > this.end) {
+      await this.refill(position);
+    }
+    return position - this.startPosition;
+  }
+
+  /** Reads as much as fits from `position` on. */
+  private async refill(position: number): Promise<void> {
+    const wanted = Math.min(this.capacityBytes, this.fileSize - position);
+    const view = this.engineWindow.view();
+    let filled = 0;
+    while (filled < wanted) {
+      let count: number;
+      try {
+        count = await this.file.read(view.subarray(filled, wanted), position + filled);
+      } catch (cause) {
+        this.heldBytes = 0;
+        throw new ScanFailure("ReadFailure", this.path, `read of ${this.path} at byte ${position + filled} failed (${describeCause(cause)}); nothing was changed`, { cause });
+      }
+      if (count === 0) {
+        this.heldBytes = 0;
+        throw new ScanFailure("StorageSizeMismatch", this.path, `${this.path} ended at byte ${position + filled} but was ${this.fileSize} bytes when the scan started; nothing was changed`);
+      }
+      filled += count;
+    }
+    this.startPosition = position;
+    this.heldBytes = filled;
+    this.hooks.onRead?.(filled);
+    // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (SPEC §7).
+    await yieldMacrotask();
+    if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The damage probe over a residue (SPEC §3.5): is there a complete, verifying,
+ * chain-extending batch anywhere past the damage? The candidate loop runs in
+ * the engine window by window; TypeScript owns the budget across windows and
+ * the verification of candidates that pass the cheap checks.
+ */
+import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../format/constants.js";
+import { readU64Clamped } from "../format/bytes.js";
+import { VerifyStatus } from "../format/records.js";
+import type { FileWindow } from "../io/window.js";
+import type { ProbeVerdict } from "../report/types.js";
+import { verifyBatchAt } from "./verify.js";
+
+/** One partition load's budget, shared by every segment's probe (SPEC §3.5). */
+export interface ProbeBudget {
+  readonly limitUnits: number;
+  spentUnits: number;
+}
+
+export interface ProbeResult {
+  verdict: ProbeVerdict;
+  survivorPosition: number | null;
+  /** The candidate where the budget ran out (budget-exhausted only). */
+  stoppedAt: number | null;
+  /** Units this probe spent (the budget holds the running total). */
+  spentUnits: number;
+}
+
+/**
+ * `minBaseOffset`: chain end + 1 when the walk proved a batch with messages,
+ * else the segment's start offset.
+ */
+export async function probeResidue(
+  window: FileWindow,
+  damagePosition: number,
+  minBaseOffset: bigint,
+  budget: ProbeBudget,
+): Promise<ProbeResult> {
+  const kernels = window.engineWindow;
+  const unitsBefore = budget.spentUnits;
+  const finish = (verdict: ProbeVerdict, survivorPosition: number | null, stoppedAt: number | null): ProbeResult => ({
+    verdict, survivorPosition, stoppedAt, spentUnits: budget.spentUnits - unitsBefore,
+  });
+  const lastCandidate = window.fileSize - BATCH_HEADER_BYTES;
+  const extendable = minBaseOffset <= U64_MAX ? minBaseOffset : null;
+  let candidate = damagePosition + 1;
+  while (candidate <= lastCandidate) {
+    // Only the candidate's header must be resident: a refill happens when it is not.
+    const offset = await window.ensure(candidate, BATCH_HEADER_BYTES);
+    const windowStart = window.start;
+    const windowLastCandidate = Math.min(lastCandidate, window.end - BATCH_HEADER_BYTES);
+    const scan = kernels.scanCandidates({
+      fromOffset: offset,
+      toOffset: windowLastCandidate - windowStart + 1,
+      fileEndOffset: window.fileSize - windowStart,
+      minBaseOffset: extendable,
+      spentUnits: budget.spentUnits,
+      limitUnits: budget.limitUnits,
+    });
+    budget.spentUnits = scan.spentUnits;
+    const stopPosition = windowStart + scan.offset;
+    if (scan.status === "exhausted") return finish("budget-exhausted", null, stopPosition);
+    if (scan.status === "done") {
+      candidate = stopPosition;
+      continue;
+    }
+    const claimedBytes = readU64Clamped(kernels.view(), scan.offset + BATCH_LENGTH_AT);
+    const verified = stopPosition + claimedBytes <= window.end
+      ? kernels.verifyInWindow(scan.offset) === VerifyStatus.Ok // resident: no await, no refill
+      : (await verifyBatchAt(window, stopPosition)).verified;
+    if (verified) return finish("survivor", stopPosition, null);
+    // Pessimistic: the whole slice the header claims was handed to the verifier.
+    budget.spentUnits += claimedBytes;
+    if (budget.spentUnits > budget.limitUnits) return finish("budget-exhausted", null, stopPosition);
+    candidate = stopPosition + 1;
+  }
+  return finish("no-survivor", null, null);
+}

@@ -1,0 +1,205 @@
+/**
+ * One segment's recovery (SPEC §3): choose the arm, walk, probe the residue,
+ * and say what is proven. Pure over its inputs apart from reads through the
+ * window; it never writes.
+ */
+import { INDEX_ENTRY_BYTES } from "../format/constants.js";
+import type { IndexEntry } from "../format/records.js";
+import { ScanFailure, describeCause } from "../io/errors.js";
+import type { ScanFs } from "../io/fs.js";
+import { FileWindow } from "../io/window.js";
+import type { EngineWindow } from "../engine/types.js";
+import type { Refusal, Residue, SegmentReport, VerifyMode } from "../report/types.js";
+import { readIndexEntriesStreaming, validateIndex } from "./index-file.js";
+import { type ProbeBudget, probeResidue } from "./probe.js";
+import { refuse } from "./refusals.js";
+import { verifyBatchAt } from "./verify.js";
+import { IndexEntryMatcher, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
+
+export interface SegmentFiles {
+  startOffset: bigint;
+  logPath: string;
+  /** The `.index` beside the log (it may not exist; then indexSize is 0). */
+  indexPath: string;
+  logSize: number;
+  indexSize: number;
+}
+
+export interface SegmentContext {
+  scanFs: ScanFs;
+  engineWindow: EngineWindow;
+  budget: ProbeBudget;
+  verify: VerifyMode;
+  signal: AbortSignal | undefined;
+  onRead: (bytesRead: number) => void;
+}
+
+export async function recoverSegment(files: SegmentFiles, context: SegmentContext): Promise<SegmentReport> {
+  const wholeEntries = Math.floor(files.indexSize / INDEX_ENTRY_BYTES);
+  const report = blankReport(files, wholeEntries);
+  if (wholeEntries === 0 && files.logSize === 0) return report; // SPEC §3.1: an empty segment, P = 0 = size.
+  report.arm = wholeEntries > 0 ? "indexed" : "index-less";
+  let file;
+  try {
+    file = await context.scanFs.open(files.logPath);
+  } catch (cause) {
+    throw new ScanFailure("OpenFailure", files.logPath, `cannot open ${files.logPath} (${describeCause(cause)}); nothing was changed`, { cause });
+  }
+  try {
+    const window = new FileWindow(file, files.logPath, files.logSize, context.engineWindow, { signal: context.signal, onRead: context.onRead });
+    if (wholeEntries > 0) await recoverIndexed(files, context, window, report);
+    else await recoverIndexLess(files, context, window, report);
+  } finally {
+    await file.close();
+  }
+  return report;
+}
+
+function blankReport(files: SegmentFiles, wholeEntries: number): SegmentReport {
+  return {
+    startOffset: files.startOffset,
+    endOffset: null,
+    startTimestamp: null,
+    endTimestamp: null,
+    messageCount: 0,
+    logPath: files.logPath,
+    messagesSize: files.logSize,
+    indexSize: files.indexSize,
+    arm: "empty-file",
+    outcome: "clean",
+    walkedSize: 0,
+    residue: null,
+    gaps: [],
+    index: {
+      entries: wholeEntries,
+      trailingBytes: files.indexSize - wholeEntries * INDEX_ENTRY_BYTES,
+      rebuilt: false,
+      rebuiltEntries: 0,
+      mismatches: 0,
+    },
+    refusal: null,
+    rebuiltIndex: null,
+  };
+}
+
+function markRefused(report: SegmentReport, refusal: Refusal): void {
+  report.outcome = "refused";
+  report.refusal = refusal;
+  report.messageCount = null;
+}
+
+function indexEntries(files: SegmentFiles, context: SegmentContext): AsyncGenerator<IndexEntry> {
+  return readIndexEntriesStreaming(context.scanFs, files.indexPath, files.indexSize);
+}
+
+/** SPEC §3.2: the indexed arm, in tail mode or deep mode. */
+async function recoverIndexed(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
+  const segment = files.startOffset;
+  const { validation, summary } = await validateIndex(indexEntries(files, context), files.startOffset);
+  if (!validation.valid) {
+    markRefused(report, validation.code === "IndexEntryBeforeSegmentStart"
+      ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
+      : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }));
+    return;
+  }
+  const first = summary.first!;
+  const last = summary.last!;
+  const lastPosition = last.position < BigInt(files.logSize) ? Number(last.position) : null;
+  const divergence = (): Refusal => refuse.sizeDivergence({
+    segment, indexedOffset: last.offset, indexedPosition: Number(last.position), messagesSize: files.logSize,
+  });
+  if (lastPosition === null) return markRefused(report, divergence());
+
+  let walk: WalkResult;
+  if (context.verify === "full") {
+    // Tail-mode refusals first, so both modes refuse the same indexes (SPEC §3.2 deep mode).
+    if (!(await verifyBatchAt(window, lastPosition)).verified) return markRefused(report, divergence());
+    const matcher = new IndexEntryMatcher(indexEntries(files, context));
+    walk = await walkBatches(window, {
+      fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true,
+      onVerifiedBatch: (batch) => matcher.onBatch(batch),
+    });
+    report.index.mismatches = await matcher.finish();
+    if (report.index.mismatches > 0 && walk.rebuiltIndex) setRebuiltIndex(report, walk);
+  } else {
+    walk = await walkBatches(window, { fromPosition: lastPosition, expectedOffset: last.offset, rebuildIndex: false });
+    if (walk.batchesVerified === 0 && walk.discontinuity === null) return markRefused(report, divergence());
+  }
+  report.startTimestamp = first.timestamp;
+  report.endOffset = walk.lastWithMessages ? lastOffsetOf(walk.lastWithMessages) : last.offset;
+  report.endTimestamp = walk.lastWithMessages ? walk.lastWithMessages.baseTimestamp : last.timestamp;
+  report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;
+  await settleWalk(files, context, window, report, walk);
+}
+
+/** SPEC §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */
+async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
+  const walk = await walkBatches(window, { fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true });
+  if (walk.firstWithMessages && walk.lastWithMessages) {
+    report.startTimestamp = walk.firstWithMessages.baseTimestamp;
+    report.endOffset = lastOffsetOf(walk.lastWithMessages);
+    report.endTimestamp = walk.lastWithMessages.baseTimestamp;
+  }
+  report.messageCount = walk.messageCount;
+  await settleWalk(files, context, window, report, walk);
+  if (report.outcome === "refused") return;
+  if (walk.lastWithMessages === null) {
+    // Not one batch with messages, and nothing durable past the stop: unusable bytes (SPEC §3.3).
+    report.outcome = "empty";
+    report.walkedSize = 0;
+    report.messageCount = 0;
+  } else {
+    setRebuiltIndex(report, walk);
+  }
+}
+
+function setRebuiltIndex(report: SegmentReport, walk: WalkResult): void {
+  report.rebuiltIndex = walk.rebuiltIndex ?? [];
+  report.index.rebuilt = true;
+  report.index.rebuiltEntries = report.rebuiltIndex.length;
+}
+
+/** Continuity refusal, then the residue and its probe (SPEC §3.4–3.5). */
+async function settleWalk(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport, walk: WalkResult): Promise<void> {
+  const segment = files.startOffset;
+  report.gaps = walk.gaps;
+  report.walkedSize = walk.stopPosition;
+  if (walk.discontinuity) {
+    return markRefused(report, refuse.offsetDiscontinuity({ segment, ...walk.discontinuity }));
+  }
+  if (walk.stopPosition >= files.logSize) return; // outcome stays clean
+  const damagePosition = walk.stopPosition;
+  const minBaseOffset = walk.lastWithMessages ? lastOffsetOf(walk.lastWithMessages) + 1n : files.startOffset;
+  const probe = await probeResidue(window, damagePosition, minBaseOffset, context.budget);
+  const residue: Residue = {
+    damagePosition,
+    bytes: files.logSize - damagePosition,
+    allZero: await residueIsAllZero(window, damagePosition),
+    probe: probe.verdict,
+    survivorPosition: probe.survivorPosition,
+    spentUnits: probe.spentUnits,
+  };
+  report.residue = residue;
+  if (probe.verdict === "survivor") {
+    markRefused(report, refuse.interiorDamage({ segment, damagePosition, survivorPosition: probe.survivorPosition! }));
+  } else if (probe.verdict === "budget-exhausted") {
+    markRefused(report, refuse.unverifiedResidue({
+      segment, damagePosition, residueBytes: residue.bytes, limitUnits: context.budget.limitUnits,
+      spentUnits: context.budget.spentUnits, stoppedAt: probe.stoppedAt!,
+    }));
+  } else {
+    report.outcome = "torn-tail";
+  }
+}
+
+/** Whether `[from, size)` is all zero: repair records such a residue by its length only (SPEC §6.2). */
+async function residueIsAllZero(window: FileWindow, from: number): Promise<boolean> {
+  for (let position = from; position < window.fileSize; ) {
+    const chunkBytes = Math.min(window.capacityBytes, window.fileSize - position);
+    const offset = await window.ensure(position, chunkBytes);
+    const view = window.engineWindow.view();
+    for (let i = offset; i < offset + chunkBytes; i++) if (view[i] !== 0) return false;
+    position += chunkBytes;
+  }
+  return true;
+}

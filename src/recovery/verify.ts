@@ -1,0 +1,45 @@
+/** SPEC §2.1: does a batch verify at a file position? Streams batches larger than the window. */
+import { BATCH_HEADER_BYTES } from "../format/constants.js";
+import { type BatchHeader, VerifyStatus, readBatchHeader } from "../format/records.js";
+import type { FileWindow } from "../io/window.js";
+
+export type BatchCheck =
+  | { verified: true; header: BatchHeader }
+  | { verified: false; status: VerifyStatus; header: BatchHeader | null };
+
+export async function verifyBatchAt(window: FileWindow, position: number): Promise<BatchCheck> {
+  const kernels = window.engineWindow;
+  if (window.fileSize - position < BATCH_HEADER_BYTES) {
+    return { verified: false, status: VerifyStatus.HeaderBeyondFile, header: null };
+  }
+  let offset = await window.ensure(position, BATCH_HEADER_BYTES);
+  const headerStatus = kernels.headerStatus(offset);
+  if (headerStatus !== VerifyStatus.Ok) return { verified: false, status: headerStatus, header: null };
+  const header = readBatchHeader(kernels.view(), offset);
+  if (header.batchLength > window.fileSize - position) {
+    return { verified: false, status: VerifyStatus.BatchBeyondFile, header };
+  }
+  let status: VerifyStatus;
+  if (header.batchLength <= window.capacityBytes) {
+    offset = await window.ensure(position, header.batchLength);
+    status = kernels.verifyInWindow(offset);
+  } else {
+    status = await streamVerify(window, position, offset, header.batchLength);
+  }
+  return status === VerifyStatus.Ok ? { verified: true, header } : { verified: false, status, header };
+}
+
+/** A batch larger than the window passes through it in window-sized chunks (memory stays bounded). */
+async function streamVerify(window: FileWindow, position: number, headerOffset: number, batchLength: number): Promise<VerifyStatus> {
+  const kernels = window.engineWindow;
+  kernels.verifyStart(headerOffset);
+  const batchEnd = position + batchLength;
+  for (let fed = position + BATCH_HEADER_BYTES; fed < batchEnd; ) {
+    const chunkBytes = Math.min(window.capacityBytes, batchEnd - fed);
+    const offset = await window.ensure(fed, chunkBytes);
+    const status = kernels.verifyFeed(offset, chunkBytes);
+    if (status !== VerifyStatus.Ok) return status;
+    fed += chunkBytes;
+  }
+  return kernels.verifyFinish();
+}

@@ -1,0 +1,57 @@
+/** Typed repair/restore errors. Each names the file and, where one applies, the segment and byte position. */
+
+export interface RepairErrorContext {
+  /** The file or directory concerned. */
+  path: string;
+  /** The segment's start offset, when the error concerns one segment. */
+  segment?: bigint;
+  /** A byte position or size in `path`, when one applies. */
+  position?: number;
+}
+
+export class RepairError extends Error {
+  override name = "RepairError";
+  readonly path: string;
+  readonly segment: bigint | undefined;
+  readonly position: number | undefined;
+
+  constructor(message: string, context: RepairErrorContext, options?: { cause?: unknown }) {
+    super(message, options);
+    this.path = context.path;
+    this.segment = context.segment;
+    this.position = context.position;
+  }
+}
+
+/** A plan that cannot be built from a report (e.g. a rebuilt index without its entries). */
+export class PlanError extends RepairError {
+  override name = "PlanError";
+}
+
+/**
+ * The files no longer match the plan: the fresh scan's plan differs, or a file
+ * changed size between the re-scan and the step that would cut it. Nothing of
+ * that partition was written (when raised by the re-scan check, nothing at all).
+ */
+export class StalePlanError extends RepairError {
+  override name = "StalePlanError";
+  constructor(message: string, context: RepairErrorContext, readonly detail: string) {
+    super(message, context);
+  }
+}
+
+/** Bytes about to be cut are not what the plan says they are (e.g. an "all-zero" residue holds a nonzero byte). */
+export class PreserveError extends RepairError {
+  override name = "PreserveError";
+}
+
+/**
+ * Restore found a state it cannot undo safely: a preserved file's XXH3 or
+ * length does not match the journal, a log's size is neither the cut point nor
+ * the original size, or both the original and the moved copy of a file exist.
+ * Restore stops there; every undo already done is idempotent, so fixing the
+ * conflict and running restore again converges.
+ */
+export class RestoreConflictError extends RepairError {
+  override name = "RestoreConflictError";
+}

@@ -1,0 +1,226 @@
+/**
+ * Every filesystem call repair and restore make goes through `RepairFs`, so a
+ * test can put a fault-injecting layer underneath and "crash" the process at
+ * any chosen mutating step (SPEC §6.2: a crash at any point, followed by scan
+ * and repair again, converges with nothing lost).
+ *
+ * The interface is deliberately small and has no unlink: repair never deletes a
+ * file, it only moves files aside (rename) or cuts proven torn tails after
+ * preserving them.
+ */
+import { promises as fsp } from "node:fs";
+import * as path from "node:path";
+
+export interface RepairStat {
+  size: number;
+  isFile: boolean;
+  isDirectory: boolean;
+}
+
+/** How a file is opened: read only, read-write in place, create-or-truncate, or append (create if missing). */
+export type OpenMode = "r" | "r+" | "w" | "a";
+
+export interface RepairFile {
+  /** Positioned read; returns the bytes read (0 at end of file). */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /** Positioned write (`position` null appends in mode "a"); returns the bytes written. */
+  write(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<number>;
+  truncate(size: number): Promise<void>;
+  sync(): Promise<void>;
+  stat(): Promise<RepairStat>;
+  close(): Promise<void>;
+}
+
+export interface RepairFs {
+  open(filePath: string, mode: OpenMode): Promise<RepairFile>;
+  /** lstat; null when the path does not exist. */
+  stat(filePath: string): Promise<RepairStat | null>;
+  readdir(dirPath: string): Promise<string[]>;
+  /** Creates one directory (its parent must exist); an existing directory is fine. */
+  mkdir(dirPath: string): Promise<void>;
+  /** Atomic rename within one filesystem; replaces an existing `to` file. */
+  rename(from: string, to: string): Promise<void>;
+  /** fsync a directory, making renames and creations in it durable. */
+  syncDir(dirPath: string): Promise<void>;
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === "ENOENT";
+}
+
+function toStat(stats: { size: number; isFile(): boolean; isDirectory(): boolean }): RepairStat {
+  return { size: stats.size, isFile: stats.isFile(), isDirectory: stats.isDirectory() };
+}
+
+/** The real thing, on `node:fs/promises`. */
+export const nodeRepairFs: RepairFs = {
+  async open(filePath, mode) {
+    const handle = await fsp.open(filePath, mode);
+    return {
+      async read(buffer, offset, length, position) {
+        return (await handle.read(buffer, offset, length, position)).bytesRead;
+      },
+      async write(buffer, offset, length, position) {
+        return (await handle.write(buffer, offset, length, position)).bytesWritten;
+      },
+      truncate: (size) => handle.truncate(size),
+      sync: () => handle.sync(),
+      stat: async () => toStat(await handle.stat()),
+      close: () => handle.close(),
+    };
+  },
+  async stat(filePath) {
+    try {
+      return toStat(await fsp.lstat(filePath));
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  },
+  readdir: (dirPath) => fsp.readdir(dirPath),
+  async mkdir(dirPath) {
+    try {
+      await fsp.mkdir(dirPath);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const stats = await fsp.lstat(dirPath);
+      if (!stats.isDirectory()) throw error;
+    }
+  },
+  rename: (from, to) => fsp.rename(from, to),
+  async syncDir(dirPath) {
+    const handle = await fsp.open(dirPath, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  },
+};
+
+/** Thrown by the fault-injecting layer in place of the step it was told to fail, and for every call after it. */
+export class InjectedFault extends Error {
+  override readonly name = "InjectedFault";
+  constructor(readonly step: number, readonly operation: string, readonly target: string) {
+    super(`injected fault at mutating step ${step} (${operation} ${target})`);
+  }
+}
+
+export interface FaultOptions {
+  /**
+   * The 1-based mutating step that fails (open for writing, write, truncate,
+   * sync, mkdir, rename, syncDir). Omit to only count steps.
+   */
+  failAt?: number;
+  /**
+   * When the failing step is a write, write this fraction of its bytes first
+   * (a torn write), then throw. Default 0: nothing of it is written.
+   */
+  tornWriteFraction?: number;
+}
+
+export interface FaultyRepairFs extends RepairFs {
+  /** Mutating steps attempted so far (including the failing one). */
+  readonly steps: number;
+  /** Operation log, one "op target" per mutating step, for diagnosing a failing k. */
+  readonly log: readonly string[];
+  /** True once the injected fault fired: the "process" is dead and every later call throws. */
+  readonly crashed: boolean;
+}
+
+/**
+ * Wraps `inner` and fails mutating step `failAt`. After the fault every call
+ * (reads included, except close) throws too: a crashed process does nothing
+ * more, so no cleanup path can paper over the crash.
+ */
+export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): FaultyRepairFs {
+  const failAt = options.failAt ?? Number.POSITIVE_INFINITY;
+  const tornFraction = options.tornWriteFraction ?? 0;
+  let steps = 0;
+  let crashed = false;
+  const log: string[] = [];
+
+  const alive = (operation: string, target: string): void => {
+    if (crashed) throw new InjectedFault(steps, `${operation} after crash`, target);
+  };
+  /** Counts a mutating step; returns true when this is the step to fail. */
+  const step = (operation: string, target: string): boolean => {
+    alive(operation, target);
+    steps += 1;
+    log.push(`${operation} ${target}`);
+    if (steps === failAt) {
+      crashed = true;
+      return true;
+    }
+    return false;
+  };
+  const fail = (operation: string, target: string): never => {
+    throw new InjectedFault(steps, operation, target);
+  };
+
+  const layer: FaultyRepairFs = {
+    get steps() {
+      return steps;
+    },
+    get log() {
+      return log;
+    },
+    get crashed() {
+      return crashed;
+    },
+    async open(filePath, mode) {
+      if (mode === "r") alive("open", filePath);
+      else if (step(`open(${mode})`, filePath)) fail(`open(${mode})`, filePath);
+      const file = await inner.open(filePath, mode);
+      const name = path.basename(filePath);
+      return {
+        async read(buffer, offset, length, position) {
+          alive("read", name);
+          return file.read(buffer, offset, length, position);
+        },
+        async write(buffer, offset, length, position) {
+          if (step("write", name)) {
+            const torn = Math.floor(length * tornFraction);
+            if (torn > 0) await file.write(buffer, offset, torn, position);
+            fail("write", name);
+          }
+          return file.write(buffer, offset, length, position);
+        },
+        async truncate(size) {
+          if (step("truncate", name)) fail("truncate", name);
+          return file.truncate(size);
+        },
+        async sync() {
+          if (step("sync", name)) fail("sync", name);
+          return file.sync();
+        },
+        async stat() {
+          alive("fstat", name);
+          return file.stat();
+        },
+        close: () => file.close(),
+      };
+    },
+    async stat(filePath) {
+      alive("stat", filePath);
+      return inner.stat(filePath);
+    },
+    async readdir(dirPath) {
+      alive("readdir", dirPath);
+      return inner.readdir(dirPath);
+    },
+    async mkdir(dirPath) {
+      if (step("mkdir", dirPath)) fail("mkdir", dirPath);
+      return inner.mkdir(dirPath);
+    },
+    async rename(from, to) {
+      if (step("rename", `${path.basename(from)} -> ${path.basename(to)}`)) fail("rename", from);
+      return inner.rename(from, to);
+    },
+    async syncDir(dirPath) {
+      if (step("syncDir", dirPath)) fail("syncDir", dirPath);
+      return inner.syncDir(dirPath);
+    },
+  };
+  return layer;
+}

@@ -1,0 +1,213 @@
+/**
+ * The human scan report: one block per partition (path, verdict, action,
+ * refusal message), one line per segment (offset range, byte size, arm,
+ * outcome, residue), then a summary. Colour comes from picocolors and only
+ * when the caller enables it (the CLI does so on a TTY without NO_COLOR).
+ */
+import pc from "picocolors";
+import type { PartitionReport, Refusal, ScanReport, SegmentReport } from "./types.js";
+
+export type Colors = ReturnType<typeof pc.createColors>;
+
+export interface FormatOptions {
+  color?: boolean;
+  /** Paths are shown relative to this directory when they lie under it. */
+  relativeTo?: string;
+}
+
+export function colors(enabled: boolean): Colors {
+  return pc.createColors(enabled);
+}
+
+/** 1536 → "1.5 KiB"; exact below 1 KiB. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return String(bytes);
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** Groups digits for legibility: 2281701376 → "2,281,701,376". */
+export function formatCount(value: number | bigint): string {
+  return value.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(2)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function displayPath(path: string, relativeTo: string | undefined): string {
+  if (relativeTo === undefined) return path;
+  const base = relativeTo.endsWith("/") ? relativeTo : `${relativeTo}/`;
+  return path.startsWith(base) ? path.slice(base.length) : path;
+}
+
+function baseName(path: string): string {
+  const at = path.lastIndexOf("/");
+  return at < 0 ? path : path.slice(at + 1);
+}
+
+function verdictText(verdict: PartitionReport["verdict"], c: Colors): string {
+  switch (verdict) {
+    case "clean": return c.green("clean");
+    case "repairable": return c.yellow("repairable");
+    case "refused": return c.bold(c.red("REFUSED"));
+    case "failed": return c.bold(c.magenta("FAILED"));
+  }
+}
+
+function outcomeText(outcome: SegmentReport["outcome"], c: Colors): string {
+  switch (outcome) {
+    case "clean": return c.green("clean");
+    case "torn-tail": return c.yellow("torn-tail");
+    case "empty": return c.yellow("empty");
+    case "refused": return c.red("refused");
+  }
+}
+
+function offsetRange(segment: SegmentReport): string {
+  if (segment.endOffset === null) return `${segment.startOffset}..`;
+  return `${segment.startOffset}..${segment.endOffset}`;
+}
+
+/** The residue clause of a segment line, or "". */
+function residueText(segment: SegmentReport, c: Colors): string {
+  const residue = segment.residue;
+  if (residue === null) return "";
+  const what = residue.allZero ? "all zero" : "not all zero";
+  let probe: string;
+  switch (residue.probe) {
+    case "no-survivor":
+      probe = "no survivor";
+      break;
+    case "survivor":
+      probe = c.red(`survivor at ${formatCount(residue.survivorPosition ?? 0)}`);
+      break;
+    case "budget-exhausted":
+      probe = c.red("probe budget exhausted");
+      break;
+  }
+  const verb = segment.outcome === "torn-tail" ? "cut at" : "damage at";
+  return `${verb} ${formatCount(residue.damagePosition)}: residue ${formatBytes(residue.bytes)} ${what}, ${probe}` +
+    c.dim(` (${formatCount(residue.spentUnits)} units)`);
+}
+
+function indexNotes(segment: SegmentReport): string[] {
+  const notes: string[] = [];
+  const index = segment.index;
+  if (index.rebuilt) notes.push(`index to rebuild: ${index.rebuiltEntries} entr${index.rebuiltEntries === 1 ? "y" : "ies"}`);
+  if (index.mismatches > 0) notes.push(`${index.mismatches} index entr${index.mismatches === 1 ? "y does" : "ies do"} not sit on a verified batch`);
+  if (index.trailingBytes > 0 && !index.rebuilt) notes.push(`index: trim ${index.trailingBytes} trailing bytes (torn entry)`);
+  return notes;
+}
+
+export function refusalLine(refusal: Refusal, c: Colors): string {
+  return `${c.bold(c.red(refusal.code))}: ${refusal.message}`;
+}
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + " ".repeat(width - text.length);
+}
+
+function padStart(text: string, width: number): string {
+  return text.length >= width ? text : " ".repeat(width - text.length) + text;
+}
+
+export function formatPartition(partition: PartitionReport, options: FormatOptions = {}): string {
+  const c = colors(options.color ?? false);
+  const lines: string[] = [];
+  lines.push(`${c.bold(displayPath(partition.path, options.relativeTo))}`);
+  lines.push(`  verdict ${verdictText(partition.verdict, c)}  →  action ${c.bold(partition.action)}` +
+    (partition.budget.spentUnits > 0
+      ? c.dim(`  (probe spent ${formatCount(partition.budget.spentUnits)} of ${formatCount(partition.budget.limitUnits)} units)`)
+      : ""));
+  if (partition.error !== null) {
+    lines.push(`  ${c.bold(c.magenta(partition.error.code))}: ${partition.error.message}` +
+      c.dim(` (${displayPath(partition.error.path, options.relativeTo)})`));
+  }
+  if (partition.refusal !== null) lines.push(`  ${refusalLine(partition.refusal, c)}`);
+
+  const rows = partition.segments.map((segment) => ({
+    segment,
+    name: baseName(segment.logPath),
+    range: offsetRange(segment),
+    size: formatBytes(segment.messagesSize),
+    count: segment.messageCount === null ? "?" : formatCount(segment.messageCount),
+  }));
+  const rangeWidth = Math.max(0, ...rows.map((row) => row.range.length));
+  const sizeWidth = Math.max(0, ...rows.map((row) => row.size.length));
+  const countWidth = Math.max(0, ...rows.map((row) => row.count.length));
+  for (const row of rows) {
+    const { segment } = row;
+    const parts = [
+      `  ${c.dim(row.name)}`,
+      `offsets ${pad(row.range, rangeWidth)}`,
+      `${padStart(row.count, countWidth)} msgs`,
+      padStart(row.size, sizeWidth),
+      pad(segment.arm, 10),
+      outcomeText(segment.outcome, c),
+    ];
+    const residue = residueText(segment, c);
+    lines.push(parts.join("  ") + (residue === "" ? "" : `  ${residue}`));
+    for (const gap of segment.gaps) {
+      lines.push(`      forward gap at byte ${formatCount(gap.position)}: expected offset ${gap.expectedOffset}, found ${gap.foundOffset} (absorbed)`);
+    }
+    for (const note of indexNotes(segment)) lines.push(`      ${note}`);
+    if (segment.refusal !== null && segment.refusal !== partition.refusal) {
+      lines.push(`      ${refusalLine(segment.refusal, c)}`);
+    }
+  }
+  for (const candidate of partition.sweep) {
+    lines.push(`  sweep ${displayPath(candidate.path, options.relativeTo)} ${c.dim(`(${candidate.kind})`)}`);
+  }
+  for (const ignored of partition.ignored) {
+    lines.push(`  ${c.dim(`ignored (not a segment; never touched): ${displayPath(ignored, options.relativeTo)}`)}`);
+  }
+  return lines.join("\n");
+}
+
+export function formatSummary(report: ScanReport, options: FormatOptions = {}): string {
+  const c = colors(options.color ?? false);
+  const s = report.summary;
+  const parts = [
+    `${s.partitions} partition${s.partitions === 1 ? "" : "s"}:`,
+    s.clean > 0 ? c.green(`${s.clean} clean`) : `${s.clean} clean`,
+    s.repairable > 0 ? c.yellow(`${s.repairable} repairable`) : `${s.repairable} repairable`,
+    s.refused > 0 ? c.red(`${s.refused} refused`) : `${s.refused} refused`,
+    s.failed > 0 ? c.magenta(`${s.failed} failed`) : `${s.failed} failed`,
+  ];
+  const rate = s.elapsedMs > 0 ? ` (${formatBytes((s.bytesScanned / s.elapsedMs) * 1000)}/s)` : "";
+  return `${parts[0]} ${parts.slice(1).join(", ")} · ${formatBytes(s.bytesScanned)} read in ${formatDuration(s.elapsedMs)}${rate}`;
+}
+
+export function formatHeader(report: ScanReport, options: FormatOptions = {}): string {
+  const c = colors(options.color ?? false);
+  const o = report.options;
+  const bits = [
+    `segscan ${report.segscan}`,
+    `engine ${report.engine}`,
+    `verify ${o.verify === "full" ? "full (deep)" : "tail"}`,
+    `replicas ${o.replicaCount}`,
+    `probe budget ${formatCount(o.probeBudgetUnits)} units`,
+    `window ${formatBytes(o.windowBytes)}`,
+  ];
+  if (o.maxBatchBytes !== undefined) bits.push(`max batch ${formatBytes(o.maxBatchBytes)} (override)`);
+  return c.dim(bits.join(" · "));
+}
+
+/** The whole human report. */
+export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
+  const blocks = [formatHeader(report, options)];
+  if (report.partitions.length === 0) blocks.push("no partitions found (no directory holding .log files)");
+  for (const partition of report.partitions) blocks.push(formatPartition(partition, options));
+  blocks.push(formatSummary(report, options));
+  return blocks.join("\n\n") + "\n";
+}

@@ -1,0 +1,145 @@
+/**
+ * The scan report (SPEC §9.3) as library values: u64 offsets and timestamps are
+ * bigint, byte positions and sizes are numbers. `toJsonReport` turns it into
+ * the JSON shape with u64 values as decimal strings.
+ */
+import type { EngineKind } from "../engine/types.js";
+
+export type VerifyMode = "tail" | "full";
+export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
+export type PartitionAction = "serve" | "repair" | "tombstone" | "rebuild-from-peers" | "retry";
+export type SegmentArm = "indexed" | "index-less" | "empty-file";
+export type SegmentOutcome = "clean" | "torn-tail" | "empty" | "refused";
+export type ProbeVerdict = "no-survivor" | "survivor" | "budget-exhausted";
+
+export interface ScanOptionsUsed {
+  verify: VerifyMode;
+  replicaCount: number;
+  probeBudgetUnits: number;
+  windowBytes: number;
+  /** Present only when a caller overrode MAX_BATCH_BYTES (SPEC §2.2: the report records overrides). */
+  maxBatchBytes?: number;
+}
+
+/** SPEC §5: every refusal, with its fields. `segment` is the segment's start offset. */
+export type Refusal =
+  | { code: "InteriorDamage"; message: string; segment: bigint; damagePosition: number; survivorPosition: number }
+  | {
+      code: "UnverifiedResidue"; message: string; segment: bigint; damagePosition: number; residueBytes: number;
+      limitUnits: number; spentUnits: number; stoppedAt: number;
+    }
+  | { code: "OffsetDiscontinuity"; message: string; segment: bigint; position: number; expectedOffset: bigint; foundOffset: bigint }
+  | { code: "IndexEntriesNotMonotone"; message: string; segment: bigint; entryIndex: number }
+  | { code: "IndexEntryBeforeSegmentStart"; message: string; segment: bigint; firstEntryOffset: bigint }
+  | {
+      code: "SizeDivergence"; message: string; segment: bigint; indexedOffset: bigint; indexedPosition: number;
+      messagesSize: number;
+    }
+  | { code: "EmptyNonTailSegment"; message: string; emptyStart: bigint; nextStart: bigint }
+  | { code: "Hole"; message: string; previousStart: bigint; previousEnd: bigint; nextStart: bigint }
+  | { code: "Overlap"; message: string; previousStart: bigint; previousEnd: bigint; nextStart: bigint };
+
+export type RefusalCode = Refusal["code"];
+
+/** SPEC §3.6: read failures stop the partition; they are never evidence. */
+export interface ScanError {
+  code: "ReadFailure" | "OpenFailure" | "StorageSizeMismatch" | "ListFailure";
+  path: string;
+  message: string;
+}
+
+export interface Residue {
+  damagePosition: number;
+  bytes: number;
+  allZero: boolean;
+  probe: ProbeVerdict;
+  survivorPosition: number | null;
+  spentUnits: number;
+}
+
+export interface ForwardGap {
+  position: number;
+  expectedOffset: bigint;
+  foundOffset: bigint;
+}
+
+export interface RebuiltIndexEntry {
+  offset: bigint;
+  timestamp: bigint;
+  position: number;
+}
+
+export interface SegmentIndexReport {
+  entries: number;
+  trailingBytes: number;
+  /** True when repair should write a new index (index-less walk, or deep-mode mismatches). */
+  rebuilt: boolean;
+  rebuiltEntries: number;
+  mismatches: number;
+}
+
+export interface SegmentReport {
+  startOffset: bigint;
+  /** Last offset held; for a segment with no messages, startOffset - 1 is not representable, so null. */
+  endOffset: bigint | null;
+  startTimestamp: bigint | null;
+  endTimestamp: bigint | null;
+  messageCount: number | null;
+  logPath: string;
+  messagesSize: number;
+  indexSize: number;
+  arm: SegmentArm;
+  outcome: SegmentOutcome;
+  /** The proven prefix P. */
+  walkedSize: number;
+  residue: Residue | null;
+  gaps: ForwardGap[];
+  index: SegmentIndexReport;
+  refusal: Refusal | null;
+  /**
+   * Library-only (not in the JSON): the entries repair writes when `index.rebuilt`
+   * (SPEC §3.3 index-less arm, or deep-mode re-derivation), and whole-entry count
+   * to keep when only a trailing partial entry is trimmed.
+   */
+  rebuiltIndex: RebuiltIndexEntry[] | null;
+}
+
+export interface SweepCandidate {
+  path: string;
+  kind: "staging" | "orphan-index";
+}
+
+export interface PartitionReport {
+  path: string;
+  verdict: PartitionVerdict;
+  action: PartitionAction;
+  refusal: Refusal | null;
+  error: ScanError | null;
+  budget: { limitUnits: number; spentUnits: number };
+  sweep: SweepCandidate[];
+  segments: SegmentReport[];
+  /** Files the listing saw but that are not ours (e.g. a .log whose stem is not a u64): reported, never touched. */
+  ignored: string[];
+  /** Library-only: bytes this partition's scan read. */
+  bytesScanned: number;
+  /** True when this report describes one `.log` scanned alone (no sweep, no contiguity). */
+  singleSegment: boolean;
+}
+
+export interface ScanSummary {
+  partitions: number;
+  clean: number;
+  repairable: number;
+  refused: number;
+  failed: number;
+  bytesScanned: number;
+  elapsedMs: number;
+}
+
+export interface ScanReport {
+  segscan: string;
+  engine: EngineKind;
+  options: ScanOptionsUsed;
+  partitions: PartitionReport[];
+  summary: ScanSummary;
+}
