@@ -1,26 +1,462 @@
-import { describe, expect, it } from "vitest";
-import { createTsEngine } from "../src/engine/ts/engine.js";
-import { scanPartition } from "../src/recovery/scan.js";
-import { buildChain, indexAt, tempPartition, writeSegment, concat } from "./helpers/fixtures.js";
+/**
+ * Scenario tests for every case of SPEC §3–5 (each review blocker is one),
+ * with exact verdicts, refusal fields and positions, on both engines.
+ */
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { BATCH_LENGTH_AT, MAX_BATCH_BYTES, PROBE_BUDGET_UNITS } from "../src/format/constants.js";
+import { writeU64 } from "../src/format/bytes.js";
+import { encodeBatch, encodeIndex } from "../src/format/encode.js";
+import type { Engine } from "../src/engine/types.js";
+import { scanPartition, scanPath } from "../src/recovery/scan.js";
+import type { ScanOptions } from "../src/recovery/options.js";
+import type { PartitionReport } from "../src/report/types.js";
+import { allEngines } from "./helpers/engines.js";
+import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
-describe("smoke", () => {
-  it("a clean indexed segment", async () => {
+let engines: Engine[] = [];
+beforeAll(async () => {
+  engines = await allEngines();
+});
+
+/** Scans with every engine and two window sizes, asserts the reports agree, returns one. */
+async function scan(dir: string, options: ScanOptions = {}): Promise<PartitionReport> {
+  const reports = [];
+  for (const engine of engines) {
+    for (const windowBytes of [4096, 1 << 20]) {
+      const report = await scanPartition(dir, { ...options, engine, windowBytes });
+      reports.push(report.partitions[0]!);
+    }
+  }
+  const strip = (partition: PartitionReport) => ({ ...partition, bytesScanned: 0 });
+  for (const other of reports.slice(1)) expect(strip(other)).toEqual(strip(reports[0]!));
+  return reports[0]!;
+}
+
+describe("clean segments", () => {
+  it("a clean indexed chain of two segments serves", async () => {
     const dir = tempPartition();
-    const chain = buildChain({ counts: [3, 4, 5] });
-    writeSegment(dir, 0n, chain.log, indexAt(chain, [0, 2]));
-    const report = await scanPartition(dir, { engine: createTsEngine() });
-    const partition = report.partitions[0]!;
+    const first = buildChain({ counts: [3, 4, 5] });
+    const second = buildChain({ counts: [2, 2], startOffset: 12n, seed: 2 });
+    writeSegment(dir, 0n, first.log, indexAt(first, [0, 2]));
+    writeSegment(dir, 12n, second.log, indexAt(second, [0]));
+    const partition = await scan(dir);
     expect(partition.verdict).toBe("clean");
-    expect(partition.segments[0]!.endOffset).toBe(11n);
-    expect(partition.segments[0]!.outcome).toBe("clean");
+    expect(partition.action).toBe("serve");
+    expect(partition.refusal).toBeNull();
+    const [a, b] = partition.segments;
+    expect(a).toMatchObject({ arm: "indexed", outcome: "clean", startOffset: 0n, endOffset: 11n, walkedSize: first.log.length, residue: null });
+    expect(a!.startTimestamp).toBe(first.batches[0]!.baseTimestamp);
+    expect(a!.endTimestamp).toBe(first.batches[2]!.baseTimestamp);
+    expect(b).toMatchObject({ startOffset: 12n, endOffset: 15n, messageCount: 4 });
+    expect(partition.budget).toEqual({ limitUnits: PROBE_BUDGET_UNITS, spentUnits: 0 });
   });
-  it("a zero tail", async () => {
+
+  it("an empty tail segment (both files empty) is clean", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3] });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    writeSegment(dir, 3n, new Uint8Array(0), []);
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("clean");
+    expect(partition.segments[1]).toMatchObject({ arm: "empty-file", outcome: "clean", walkedSize: 0, endOffset: null });
+  });
+});
+
+describe("torn tails (SPEC §3.5: no-survivor is cut)", () => {
+  it("a 4 KiB zero tail is cut at the end of the chain", async () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 4, 5] });
     writeSegment(dir, 0n, concat([chain.log, new Uint8Array(4096)]), indexAt(chain, [0, 2]));
-    const report = await scanPartition(dir, { engine: createTsEngine() });
-    const partition = report.partitions[0]!;
+    const partition = await scan(dir);
     expect(partition.verdict).toBe("repairable");
-    console.log(partition.segments[0]);
+    expect(partition.action).toBe("repair");
+    const segment = partition.segments[0]!;
+    expect(segment.outcome).toBe("torn-tail");
+    expect(segment.walkedSize).toBe(chain.log.length);
+    expect(segment.residue).toEqual({
+      damagePosition: chain.log.length, bytes: 4096, allZero: true, probe: "no-survivor", survivorPosition: null, spentUnits: 4096 - 256,
+    });
+    expect(partition.budget.spentUnits).toBe(4096 - 256);
+  });
+
+  it("a zero tail wider than 64 MiB is cut: there is no width gate (review blocker)", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    const tailBytes = MAX_BATCH_BYTES + 5 * 1024 * 1024;
+    truncateSync(logPath, chain.log.length + tailBytes); // sparse zeros, like a delayed-allocation crash
+    const [engine] = engines;
+    for (const candidate of engines) {
+      const report = await scanPartition(dir, { engine: candidate });
+      const segment = report.partitions[0]!.segments[0]!;
+      expect(segment.outcome).toBe("torn-tail");
+      expect(segment.residue).toMatchObject({ bytes: tailBytes, allZero: true, probe: "no-survivor", spentUnits: tailBytes - 256 });
+    }
+    expect(engine).toBeDefined();
+  });
+
+  it("a tail cut mid-batch is a torn tail", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5] });
+    const cut = chain.batches[2]!.position + 700;
+    writeSegment(dir, 0n, chain.log.subarray(0, cut), indexAt(chain, [0, 1]));
+    const partition = await scan(dir);
+    const segment = partition.segments[0]!;
+    expect(segment).toMatchObject({ outcome: "torn-tail", walkedSize: chain.batches[2]!.position, endOffset: 6n });
+    expect(segment.residue).toMatchObject({ damagePosition: chain.batches[2]!.position, bytes: 700, allZero: false, probe: "no-survivor" });
+  });
+
+  it("random garbage after the chain is a torn tail with allZero false", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    writeSegment(dir, 0n, concat([chain.log, randomBytes(20_000, 9)]), indexAt(chain, [0]));
+    const partition = await scan(dir);
+    expect(partition.segments[0]).toMatchObject({ outcome: "torn-tail", walkedSize: chain.log.length });
+    expect(partition.segments[0]!.residue).toMatchObject({ allZero: false, probe: "no-survivor", spentUnits: 20_000 - 256 });
+  });
+});
+
+describe("interior damage (SPEC §3.5: a survivor refuses)", () => {
+  it("a batch_length flipped to 0xFFFFFFFF is rejected without allocation and the intact batch after it is found", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5, 6] });
+    const log = chain.log.slice();
+    const damaged = chain.batches[2]!;
+    writeU64(log, damaged.position + BATCH_LENGTH_AT, 0xffffffffn);
+    writeSegment(dir, 0n, log, indexAt(chain, [0, 1]));
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("refused");
+    expect(partition.action).toBe("tombstone");
+    expect(partition.refusal).toMatchObject({
+      code: "InteriorDamage", segment: 0n, damagePosition: damaged.position, survivorPosition: chain.batches[3]!.position,
+    });
+    expect(partition.refusal!.message).toContain("was not cut");
+    expect(partition.segments[0]!.residue).toMatchObject({ probe: "survivor", survivorPosition: chain.batches[3]!.position });
+    // replicaCount > 1: a peer can rebuild it.
+    const replicated = (await scanPartition(dir, { engine: engines[0]!, replicaCount: 3 })).partitions[0]!;
+    expect(replicated.action).toBe("rebuild-from-peers");
+  });
+
+  it("a payload bit flip after the last index entry, followed by an intact batch, refuses", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5, 6] });
+    const log = chain.log.slice();
+    log[chain.batches[2]!.position + 400]! ^= 0x10;
+    writeSegment(dir, 0n, log, indexAt(chain, [0, 1]));
+    const partition = await scan(dir);
+    expect(partition.refusal).toMatchObject({ code: "InteriorDamage", damagePosition: chain.batches[2]!.position, survivorPosition: chain.batches[3]!.position });
+  });
+
+  it("damage before the last index entry is seen by deep mode only", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5, 6] });
+    const log = chain.log.slice();
+    log[chain.batches[1]!.position + 300]! ^= 0x01;
+    writeSegment(dir, 0n, log, indexAt(chain, [0, 3]));
+    const tail = await scan(dir);
+    expect(tail.verdict).toBe("clean");
+    const deep = await scan(dir, { verify: "full" });
+    expect(deep.verdict).toBe("refused");
+    expect(deep.refusal).toMatchObject({ code: "InteriorDamage", damagePosition: chain.batches[1]!.position, survivorPosition: chain.batches[2]!.position });
+  });
+});
+
+describe("continuity (SPEC §3.4)", () => {
+  it("a forward gap in an indexed, byte-clean segment is absorbed and reported (review blocker)", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5], baseOffsets: [0n, 3n, 100n] });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, [0, 1]));
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("clean");
+    expect(partition.segments[0]!.gaps).toEqual([{ position: chain.batches[2]!.position, expectedOffset: 7n, foundOffset: 100n }]);
+    expect(partition.segments[0]!.endOffset).toBe(104n);
+  });
+
+  it("a forward gap in an index-less segment is absorbed too", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4], baseOffsets: [0n, 50n] });
+    writeSegment(dir, 0n, chain.log);
+    const partition = await scan(dir);
+    expect(partition.segments[0]!.gaps).toEqual([{ position: chain.batches[1]!.position, expectedOffset: 3n, foundOffset: 50n }]);
+    expect(partition.segments[0]!.outcome).toBe("clean");
+  });
+
+  it("a backward step refuses OffsetDiscontinuity", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5], baseOffsets: [0n, 3n, 5n] });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, [0, 1]));
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("refused");
+    expect(partition.refusal).toMatchObject({ code: "OffsetDiscontinuity", segment: 0n, position: chain.batches[2]!.position, expectedOffset: 7n, foundOffset: 5n });
+  });
+
+  it("an index-less segment whose first batch is below the file name's offset refuses", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3], startOffset: 5n });
+    writeSegment(dir, 10n, chain.log);
+    const partition = await scan(dir);
+    expect(partition.refusal).toMatchObject({ code: "OffsetDiscontinuity", segment: 10n, position: 0, expectedOffset: 10n, foundOffset: 5n });
+  });
+});
+
+describe("index validation (SPEC §3.2)", () => {
+  it("entries that do not strictly ascend refuse with the first bad entry's index", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5] });
+    const entries = indexAt(chain, [0, 2, 1]);
+    writeSegment(dir, 0n, chain.log, entries);
+    const partition = await scan(dir);
+    expect(partition.refusal).toMatchObject({ code: "IndexEntriesNotMonotone", segment: 0n, entryIndex: 2 });
+  });
+
+  it("an equal position refuses too", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    const entries = indexAt(chain, [0, 1]);
+    entries[1] = { ...entries[1]!, position: entries[0]!.position };
+    writeSegment(dir, 0n, chain.log, entries);
+    expect((await scan(dir)).refusal).toMatchObject({ code: "IndexEntriesNotMonotone", entryIndex: 1 });
+  });
+
+  it("timestamps are not validated: clocks rewind", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    const entries = indexAt(chain, [0, 1]);
+    entries[1] = { ...entries[1]!, timestamp: 5n };
+    writeSegment(dir, 0n, chain.log, entries);
+    expect((await scan(dir)).verdict).toBe("clean");
+  });
+
+  it("a first entry below the segment start refuses", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4], startOffset: 100n });
+    const entries = indexAt(chain, [0, 1]);
+    entries[0] = { ...entries[0]!, offset: 99n };
+    writeSegment(dir, 100n, chain.log, entries);
+    expect((await scan(dir)).refusal).toMatchObject({ code: "IndexEntryBeforeSegmentStart", segment: 100n, firstEntryOffset: 99n });
+  });
+
+  it("an index pointing at no verifying batch refuses SizeDivergence", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    const entries = [...indexAt(chain, [0, 1]), { offset: 7n, timestamp: 0n, position: BigInt(chain.log.length + 4096) }];
+    writeSegment(dir, 0n, chain.log, entries);
+    for (const verify of ["tail", "full"] as const) {
+      expect((await scan(dir, { verify })).refusal).toMatchObject({
+        code: "SizeDivergence", segment: 0n, indexedOffset: 7n, indexedPosition: chain.log.length + 4096, messagesSize: chain.log.length,
+      });
+    }
+  });
+
+  it("a trailing partial index entry makes the partition repairable", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    writeSegment(dir, 0n, chain.log, concat([encodeIndex(indexAt(chain, [0, 1])), new Uint8Array(10)]));
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("repairable");
+    expect(partition.segments[0]!.index).toEqual({ entries: 2, trailingBytes: 10, rebuilt: false, rebuiltEntries: 0, mismatches: 0 });
+  });
+
+  it("deep mode reports index entries that sit on no batch start and rebuilds the index", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4, 5] });
+    const entries = indexAt(chain, [0, 1, 2]);
+    entries[1] = { ...entries[1]!, position: entries[1]!.position + 8n };
+    writeSegment(dir, 0n, chain.log, entries);
+    const deep = await scan(dir, { verify: "full" });
+    expect(deep.verdict).toBe("repairable");
+    expect(deep.segments[0]!.index).toMatchObject({ mismatches: 1, rebuilt: true, rebuiltEntries: 1 });
+    expect(deep.segments[0]!.messageCount).toBe(12);
+    expect((await scan(dir)).verdict).toBe("clean");
+  });
+
+  it("without damage, deep and tail mode agree on every bound", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 0, 4, 5], startOffset: 40n });
+    writeSegment(dir, 40n, chain.log, indexAt(chain, [0, 2]));
+    const tail = (await scan(dir)).segments[0]!;
+    const deep = (await scan(dir, { verify: "full" })).segments[0]!;
+    for (const field of ["startOffset", "endOffset", "startTimestamp", "endTimestamp", "walkedSize", "outcome"] as const) {
+      expect(deep[field]).toEqual(tail[field]);
+    }
+  });
+});
+
+describe("index-less arm (SPEC §3.3)", () => {
+  it("a mid-chain segment with a lost index is walked and its index rebuilt (review blocker)", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3, 4] });
+    const middle = buildChain({ counts: Array(40).fill(50), startOffset: 7n, seed: 3, payloadBytes: 600 });
+    const last = buildChain({ counts: [2], startOffset: middle.nextOffset, seed: 4 });
+    writeSegment(dir, 0n, first.log, indexAt(first, [0]));
+    writeSegment(dir, 7n, middle.log); // no index file at all
+    writeSegment(dir, middle.nextOffset, last.log, indexAt(last, [0]));
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("repairable");
+    const segment = partition.segments[1]!;
+    expect(segment).toMatchObject({ arm: "index-less", outcome: "clean", endOffset: middle.nextOffset - 1n, messageCount: 2000 });
+    // One entry for the first batch with messages, then one per ≥ 1 MiB.
+    const expected = [middle.batches[0]!];
+    for (const batch of middle.batches) if (batch.position - expected[expected.length - 1]!.position >= 1 << 20) expected.push(batch);
+    expect(segment.rebuiltIndex).toEqual(expected.map((b) => ({ offset: b.baseOffset, timestamp: b.baseTimestamp, position: b.position })));
+    expect(segment.index).toMatchObject({ rebuilt: true, rebuiltEntries: expected.length });
+  });
+
+  it("a log with no whole batch and no survivor is empty", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3] });
+    writeSegment(dir, 0n, chain.log.subarray(0, 200));
+    const partition = await scan(dir);
+    expect(partition.segments[0]).toMatchObject({ arm: "index-less", outcome: "empty", walkedSize: 0 });
+    expect(partition.verdict).toBe("repairable");
+  });
+
+  it("a torn first batch followed by an intact one refuses InteriorDamage", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    const log = chain.log.slice();
+    log[300]! ^= 0xff;
+    writeSegment(dir, 0n, log);
+    expect((await scan(dir)).refusal).toMatchObject({ code: "InteriorDamage", damagePosition: 0, survivorPosition: chain.batches[1]!.position });
+  });
+});
+
+describe("the probe budget (SPEC §3.5)", () => {
+  /** Headers that decode, fit and extend the chain but whose blobs never verify. */
+  function craftedResidue(count: number, claimedBytes: number, firstOffset: bigint): Uint8Array {
+    const residue = new Uint8Array(count * 512);
+    for (let i = 0; i < count; i++) {
+      const header = encodeBatch({ baseOffset: firstOffset + BigInt(i), baseTimestamp: 1n, messages: [{ payload: new Uint8Array(8) }] }).subarray(0, 256);
+      const crafted = header.slice();
+      writeU64(crafted, BATCH_LENGTH_AT, BigInt(claimedBytes));
+      residue.set(crafted, i * 512);
+    }
+    return residue;
+  }
+
+  it("a crafted residue of decoding, fitting, chain-extending headers ends in UnverifiedResidue within the budget", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    const residue = craftedResidue(64, 4096, chain.nextOffset);
+    writeSegment(dir, 0n, concat([chain.log, residue, new Uint8Array(8192)]), indexAt(chain, [0]));
+    const limit = 50_000;
+    const partition = await scan(dir, { probeBudgetUnits: limit });
+    expect(partition.verdict).toBe("refused");
+    expect(partition.action).toBe("tombstone");
+    const refusal = partition.refusal!;
+    expect(refusal).toMatchObject({ code: "UnverifiedResidue", segment: 0n, damagePosition: chain.log.length, limitUnits: limit });
+    if (refusal.code !== "UnverifiedResidue") throw new Error("unreachable");
+    expect(refusal.spentUnits).toBeGreaterThan(limit);
+    expect(refusal.residueBytes).toBe(residue.length + 8192);
+    // Exactly: candidate k*512 (k ≥ 1) passes and costs 1 + 4096; others cost 1.
+    // Walk the pseudo-code by hand to find the stopping candidate.
+    let spent = 0;
+    let stoppedAt = -1;
+    for (let c = chain.log.length + 1; ; c++) {
+      spent += 1;
+      const relative = c - chain.log.length;
+      if (relative % 512 === 0 && relative / 512 < 64) spent += 4096;
+      if (spent > limit) { stoppedAt = c; break; }
+    }
+    expect(refusal.stoppedAt).toBe(stoppedAt);
+    expect(refusal.spentUnits).toBe(spent);
+    // Replicas do not help: a budget verdict repeats on every replica.
+    expect((await scanPartition(dir, { engine: engines[0]!, probeBudgetUnits: limit, replicaCount: 3 })).partitions[0]!.action).toBe("tombstone");
+  });
+
+  it("the default budget is shared by every segment of one load", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3] });
+    const second = buildChain({ counts: [4], startOffset: 3n, seed: 5 });
+    writeSegment(dir, 0n, concat([first.log, new Uint8Array(3000)]), indexAt(first, [0]));
+    writeSegment(dir, 3n, concat([second.log, new Uint8Array(3000)]), indexAt(second, [0]));
+    const partition = await scan(dir);
+    expect(partition.budget.spentUnits).toBe(2 * (3000 - 256));
+    // A limit that the first probe fits in but the second does not.
+    const limited = await scan(dir, { probeBudgetUnits: 3000 });
+    expect(limited.segments[0]!.outcome).toBe("torn-tail");
+    expect(limited.refusal).toMatchObject({ code: "UnverifiedResidue", segment: 3n, stoppedAt: second.log.length + 1 + (3000 - 2744), spentUnits: 3001 });
+  });
+});
+
+describe("partition contiguity and the first-refusal rule (SPEC §4)", () => {
+  it("a non-tail empty segment refuses EmptyNonTailSegment", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3] });
+    const third = buildChain({ counts: [2], startOffset: 5n });
+    writeSegment(dir, 0n, first.log, indexAt(first, [0]));
+    writeSegment(dir, 3n, new Uint8Array(0), []);
+    writeSegment(dir, 5n, third.log, indexAt(third, [0]));
+    expect((await scan(dir)).refusal).toMatchObject({ code: "EmptyNonTailSegment", emptyStart: 3n, nextStart: 5n });
+  });
+
+  it("a hole and an overlap refuse with both segments' bounds", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3, 4] });
+    const later = buildChain({ counts: [2], startOffset: 9n });
+    writeSegment(dir, 0n, first.log, indexAt(first, [0]));
+    writeSegment(dir, 9n, later.log, indexAt(later, [0]));
+    expect((await scan(dir)).refusal).toMatchObject({ code: "Hole", previousStart: 0n, previousEnd: 6n, nextStart: 9n });
+
+    const overlapping = tempPartition(2);
+    const early = buildChain({ counts: [2], startOffset: 5n });
+    writeSegment(overlapping, 0n, first.log, indexAt(first, [0]));
+    writeSegment(overlapping, 5n, early.log, indexAt(early, [0]));
+    expect((await scan(overlapping)).refusal).toMatchObject({ code: "Overlap", previousStart: 0n, previousEnd: 6n, nextStart: 5n });
+  });
+
+  it("the lowest-offset refused segment is the partition's refusal and every segment is still reported", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3, 4] });
+    const second = buildChain({ counts: [2, 2], startOffset: 7n, seed: 8 });
+    const third = buildChain({ counts: [5], startOffset: 11n, seed: 9 });
+    const secondEntries = indexAt(second, [1, 0]);
+    writeSegment(dir, 0n, concat([first.log, new Uint8Array(1000)]), indexAt(first, [0]));
+    writeSegment(dir, 7n, second.log, secondEntries);
+    writeSegment(dir, 11n, third.log.subarray(0, 100), [{ offset: 11n, timestamp: 0n, position: 50n }]);
+    const partition = await scan(dir);
+    expect(partition.segments.map((segment) => segment.outcome)).toEqual(["torn-tail", "refused", "refused"]);
+    expect(partition.refusal).toMatchObject({ code: "IndexEntriesNotMonotone", segment: 7n });
+    expect(partition.segments[2]!.refusal).toMatchObject({ code: "SizeDivergence" });
+  });
+
+  it("sweep candidates (.staging, orphan .index) make the partition repairable; other files are never ours", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3] });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    writeFileSync(join(dir, "00000000000000000000.index.staging"), "x");
+    writeFileSync(join(dir, "00000000000000000099.index"), "orphan");
+    writeFileSync(join(dir, "superblock.a"), "not ours");
+    writeFileSync(join(dir, "notanumber.log"), "ignored");
+    mkdirSync(join(dir, "offsets"));
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("repairable");
+    expect(partition.sweep).toEqual([
+      { path: join(dir, "00000000000000000000.index.staging"), kind: "staging" },
+      { path: join(dir, "00000000000000000099.index"), kind: "orphan-index" },
+    ]);
+    expect(partition.ignored).toEqual([join(dir, "notanumber.log")]);
+  });
+});
+
+describe("scanPath discovery (SPEC §9.2)", () => {
+  it("finds partitions under a data dir in path order, and scans one .log alone", async () => {
+    const dataDir = tempDataDir();
+    const chain = buildChain({ counts: [3] });
+    for (const partition of [2, 1, 10]) {
+      writeSegment(tempPartition(partition, dataDir), 0n, chain.log, indexAt(chain, [0]));
+    }
+    const report = await scanPath(dataDir, { engine: engines[0]! });
+    expect(report.partitions.map((p) => p.path.split("/").pop())).toEqual(["1", "10", "2"]);
+    expect(report.summary).toMatchObject({ partitions: 3, clean: 3, repairable: 0, refused: 0, failed: 0 });
+
+    const lonely = tempPartition(7, dataDir);
+    const { logPath } = writeSegment(lonely, 0n, concat([chain.log, new Uint8Array(500)]), indexAt(chain, [0]));
+    writeSegment(lonely, 9n, chain.log); // a hole that a single-.log scan does not check
+    const single = await scanPath(logPath, { engine: engines[0]! });
+    expect(single.partitions).toHaveLength(1);
+    expect(single.partitions[0]).toMatchObject({ path: logPath, verdict: "repairable", singleSegment: true, sweep: [] });
   });
 });
