@@ -1,0 +1,74 @@
+/**
+ * Many partitions on a bounded pool of worker threads (SPEC §7): one engine
+ * per worker, memory = pool size × one scan's window. Results keep target
+ * order, so the report is identical to a sequential scan.
+ */
+import { Worker } from "node:worker_threads";
+import type { EngineKind } from "../engine/types.js";
+import { abortError } from "../io/errors.js";
+import type { PartitionReport, ScanOptionsUsed } from "../report/types.js";
+import type { ProgressEvent } from "./options.js";
+import type { ScanTarget } from "./targets.js";
+import type { WorkerMessage, WorkerRequest } from "./worker.js";
+
+/** The compiled worker beside this module; absent when running from TypeScript sources. */
+export const WORKER_URL = new URL("./worker.js", import.meta.url);
+
+export function poolAvailable(): boolean {
+  return import.meta.url.endsWith(".js");
+}
+
+export interface PoolOptions {
+  concurrency: number;
+  engineKind: EngineKind;
+  used: ScanOptionsUsed;
+  signal: AbortSignal | undefined;
+  onProgress: ((event: ProgressEvent) => void) | undefined;
+}
+
+export function scanOnPool(targets: readonly ScanTarget[], options: PoolOptions): Promise<PartitionReport[]> {
+  const reports: PartitionReport[] = new Array(targets.length);
+  const workers: Worker[] = [];
+  let nextTarget = 0;
+  let finished = 0;
+  return new Promise<PartitionReport[]>((resolvePool, rejectPool) => {
+    let settled = false;
+    const settle = (error: Error | null): void => {
+      if (settled) return;
+      settled = true;
+      options.signal?.removeEventListener("abort", onAbort);
+      for (const worker of workers) void worker.terminate();
+      if (error) rejectPool(error);
+      else resolvePool(reports);
+    };
+    const onAbort = (): void => settle(abortError(options.signal!));
+    if (options.signal?.aborted) return onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const dispatch = (worker: Worker): void => {
+      if (nextTarget >= targets.length) return;
+      const id = nextTarget++;
+      const request: WorkerRequest = { id, target: targets[id]!, engineKind: options.engineKind, used: options.used };
+      worker.postMessage(request);
+    };
+    const workerCount = Math.max(1, Math.min(options.concurrency, targets.length));
+    for (let i = 0; i < workerCount; i++) {
+      const worker = new Worker(WORKER_URL);
+      workers.push(worker);
+      worker.on("message", (message: WorkerMessage) => {
+        if (message.type === "progress") {
+          options.onProgress?.({ path: targets[message.id]!.path, bytesDone: message.bytesDone, bytesTotal: message.bytesTotal });
+        } else if (message.type === "error") {
+          settle(Object.assign(new Error(`scan of ${targets[message.id]!.path} failed in a worker: ${message.message}`), { stack: message.stack }));
+        } else {
+          reports[message.id] = message.report;
+          if (++finished === targets.length) settle(null);
+          else dispatch(worker);
+        }
+      });
+      worker.on("error", (error) => settle(error));
+      dispatch(worker);
+    }
+    if (targets.length === 0) settle(null);
+  });
+}
