@@ -13,3 +13,4 @@ export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./forma
 export type { BatchInput, MessageInput } from "./format/encode.js";
 export { readBatchHeader, readFrameHeader, readIndexEntry, headerDecodeStatus, VerifyStatus, VERIFY_STATUS_NAMES } from "./format/records.js";
 export type { BatchHeader, FrameHeader, IndexEntry } from "./format/records.js";
+export { toJsonReport, stringifyJson } from "./report/json.js";
