@@ -379,6 +379,19 @@ describe("the probe budget (SPEC §3.5)", () => {
     expect(limited.segments[0]!.outcome).toBe("torn-tail");
     expect(limited.refusal).toMatchObject({ code: "UnverifiedResidue", segment: 3n, stoppedAt: second.log.length + 1 + (3000 - 2744), spentUnits: 3001 });
   });
+  it("a budget run out by one segment stops the next segment's probe at its first candidate", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3] });
+    const second = buildChain({ counts: [4], startOffset: 3n, seed: 5 });
+    writeSegment(dir, 0n, concat([first.log, new Uint8Array(3000)]), indexAt(first, [0]));
+    writeSegment(dir, 3n, concat([second.log, new Uint8Array(3000)]), indexAt(second, [0]));
+    const partition = await scan(dir, { probeBudgetUnits: 1000 });
+    expect(partition.segments[0]!.refusal).toMatchObject({ code: "UnverifiedResidue", stoppedAt: first.log.length + 1001, spentUnits: 1001 });
+    expect(partition.segments[1]!.refusal).toMatchObject({ code: "UnverifiedResidue", stoppedAt: second.log.length + 1, spentUnits: 1002 });
+    expect(partition.segments[1]!.residue).toMatchObject({ probe: "budget-exhausted", spentUnits: 1 });
+    expect(partition.budget).toEqual({ limitUnits: 1000, spentUnits: 1002 });
+    expect(partition.refusal).toMatchObject({ segment: 0n });
+  });
 });
 
 describe("partition contiguity and the first-refusal rule (SPEC §4)", () => {

@@ -84,8 +84,9 @@ export function scanCandidatesSkipping(
     if (ruledOutUntil > candidate) {
       const skipped = Math.min(ruledOutUntil, toOffset) - candidate;
       if (spentUnits + skipped > limitUnits) {
-        const stoppedAt = candidate + (limitUnits - spentUnits);
-        return { status: "exhausted", offset: stoppedAt, spentUnits: limitUnits + 1 };
+        // A budget already overspent on entry (an earlier segment ran it out) stops at the first candidate.
+        const stoppedAt = candidate + Math.max(0, limitUnits - spentUnits);
+        return { status: "exhausted", offset: stoppedAt, spentUnits: Math.max(spentUnits, limitUnits) + 1 };
       }
       spentUnits += skipped;
       candidate += skipped;

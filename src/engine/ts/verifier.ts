@@ -140,6 +140,7 @@ export class BatchVerifier {
     this.blobRemaining -= FRAME_HEADER_BYTES;
     this.bodyRemaining = bodyBytes;
     this.inBody = true;
+    if (bodyBytes === 0) this.feedBody(bytes, at + take, at + take); // an empty-body frame is complete with its header
     return at + take;
   }
 
