@@ -145,6 +145,12 @@ export function planPartition(partition: PartitionReport): PartitionPlan {
     indexTrims: [],
     sweeps: partition.sweep.map((s) => ({ path: s.path, kind: s.kind })),
   };
+  // Repair writes only inside the partition dir and its preserve dir.
+  for (const file of [...partition.segments.map((s) => s.logPath), ...partition.sweep.map((s) => s.path)]) {
+    if (path.resolve(path.dirname(file)) !== path.resolve(dir)) {
+      throw new PlanError(`${file} is not in the partition directory ${dir}`, { path: file });
+    }
+  }
   for (const segment of partition.segments) planSegment(segment, plan);
   return plan;
 }
@@ -280,6 +286,9 @@ export function formatPlan(plan: RepairPlan): string {
   }
   for (const p of plan.partitions) {
     lines.push("", `partition ${p.path}`, `  preserve into ${p.preserveDir}${path.sep} (journal: journal.jsonl)`);
+    for (const s of p.sweeps) {
+      lines.push(`  sweep ${path.basename(s.path)} (${s.kind}): move into the preserve dir`);
+    }
     for (const t of p.truncations) {
       const name = path.basename(t.logPath);
       const kept = t.residue.allZero
@@ -295,9 +304,6 @@ export function formatPlan(plan: RepairPlan): string {
     }
     for (const t of p.indexTrims) {
       lines.push(`  trim ${path.basename(t.indexPath)}: ${t.fromSize} -> ${t.toSize} bytes (partial trailing entry; the old index is kept)`);
-    }
-    for (const s of p.sweeps) {
-      lines.push(`  sweep ${path.basename(s.path)} (${s.kind}): move into the preserve dir`);
     }
   }
   if (plan.skipped.length > 0) {

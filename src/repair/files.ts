@@ -1,0 +1,171 @@
+/**
+ * Streaming byte helpers for repair and restore: every read, copy, hash and
+ * comparison goes through one bounded buffer, so preserving a 1 GiB residue
+ * costs the chunk size in memory, never the residue's size.
+ */
+import * as path from "node:path";
+import type { Engine } from "../engine/types.js";
+import { isAllZero } from "../format/bytes.js";
+import { PreserveError, RepairError } from "./errors.js";
+import type { RepairFile, RepairFs } from "./fs-layer.js";
+
+/** Default chunk of every streamed copy, hash and comparison. */
+export const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+
+/** XXH3-64 as the journal writes it: 16 lower-case hex digits. */
+export function hex64(value: bigint): string {
+  return value.toString(16).padStart(16, "0");
+}
+
+export async function withFile<T>(fs: RepairFs, filePath: string, mode: "r" | "r+" | "w", body: (file: RepairFile) => Promise<T>): Promise<T> {
+  const file = await fs.open(filePath, mode);
+  try {
+    return await body(file);
+  } finally {
+    await file.close();
+  }
+}
+
+/** Reads exactly `length` bytes at `position`, or throws: a short read is never taken as the file's content. */
+export async function readExactly(file: RepairFile, filePath: string, buffer: Uint8Array, length: number, position: number): Promise<void> {
+  let done = 0;
+  while (done < length) {
+    const n = await file.read(buffer, done, length - done, position + done);
+    if (n <= 0) {
+      throw new RepairError(`${filePath} ended at byte ${position + done}, before the ${length} bytes expected at ${position}`, {
+        path: filePath, position: position + done,
+      });
+    }
+    done += n;
+  }
+}
+
+export async function writeExactly(file: RepairFile, buffer: Uint8Array, length: number, position: number | null): Promise<void> {
+  let done = 0;
+  while (done < length) {
+    const n = await file.write(buffer, done, length - done, position === null ? null : position + done);
+    done += n;
+  }
+}
+
+/** Calls `visit` with `[from, from + length)` of an open file, chunk by chunk, in order. */
+export async function forEachChunk(
+  file: RepairFile, filePath: string, from: number, length: number, chunkBytes: number,
+  visit: (bytes: Uint8Array, at: number) => Promise<void> | void,
+): Promise<void> {
+  const buffer = new Uint8Array(Math.max(1, Math.min(chunkBytes, length)));
+  for (let at = 0; at < length; at += buffer.length) {
+    const n = Math.min(buffer.length, length - at);
+    await readExactly(file, filePath, buffer, n, from + at);
+    await visit(buffer.subarray(0, n), at);
+  }
+}
+
+export interface RangeDigest {
+  xxh3: string;
+  allZero: boolean;
+}
+
+/** XXH3-64 of `[from, from + length)` of a file, and whether every byte of it is zero. */
+export async function digestRange(fs: RepairFs, engine: Engine, filePath: string, from: number, length: number, chunkBytes: number): Promise<RangeDigest> {
+  const hasher = engine.createHasher();
+  let allZero = true;
+  await withFile(fs, filePath, "r", (file) =>
+    forEachChunk(file, filePath, from, length, chunkBytes, (bytes) => {
+      hasher.update(bytes);
+      if (allZero && !isAllZero(bytes)) allZero = false;
+    }),
+  );
+  return { xxh3: hex64(hasher.digest()), allZero };
+}
+
+/** XXH3-64 of `length` zero bytes, streamed. */
+export function zeroDigest(engine: Engine, length: number, chunkBytes: number): string {
+  const hasher = engine.createHasher();
+  const zeros = new Uint8Array(Math.max(1, Math.min(chunkBytes, length)));
+  for (let at = 0; at < length; at += zeros.length) hasher.update(zeros.subarray(0, Math.min(zeros.length, length - at)));
+  return hex64(hasher.digest());
+}
+
+/**
+ * Copies `[from, from + length)` of `source` into a new file `dest` (created or
+ * overwritten), fsyncs it, and returns the XXH3-64 of the bytes copied.
+ */
+export async function copyRangeToFile(
+  fs: RepairFs, engine: Engine, source: string, from: number, length: number, dest: string, chunkBytes: number,
+): Promise<string> {
+  const hasher = engine.createHasher();
+  await withFile(fs, source, "r", (input) =>
+    withFile(fs, dest, "w", async (output) => {
+      await forEachChunk(input, source, from, length, chunkBytes, async (bytes, at) => {
+        hasher.update(bytes);
+        await writeExactly(output, bytes, bytes.length, at);
+      });
+      await output.sync();
+    }),
+  );
+  return hex64(hasher.digest());
+}
+
+export interface PreservedCopy {
+  /** Name inside the preserve directory. */
+  file: string;
+  bytes: number;
+  xxh3: string;
+}
+
+/**
+ * Copies `[from, from + length)` of `source` into the preserve directory under
+ * `baseName` and makes it durable: the bytes go to `<baseName>.tmp`, are
+ * fsynced, read back and checked against the hash taken while copying, then
+ * renamed into place and the directory is fsynced. A file already holding
+ * exactly these bytes under the chosen name (a crashed earlier run) is simply
+ * replaced by the identical copy; a different file under that name is kept and
+ * the copy takes the next free `<baseName>.<n>`.
+ */
+export async function preserveRange(
+  fs: RepairFs, engine: Engine, source: string, from: number, length: number,
+  preserveDir: string, baseName: string, chunkBytes: number,
+): Promise<PreservedCopy> {
+  const tmp = path.join(preserveDir, `${baseName}.tmp`);
+  const xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes);
+  const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes);
+  const size = (await fs.stat(tmp))?.size;
+  if (check.xxh3 !== xxh3 || size !== length) {
+    throw new PreserveError(`the copy of ${source} [${from}, ${from + length}) in ${tmp} does not read back identical`, {
+      path: tmp, position: from,
+    });
+  }
+  const file = await freeName(fs, preserveDir, baseName, async (existing) => {
+    const stat = await fs.stat(existing);
+    return stat !== null && stat.isFile && stat.size === length
+      && (await digestRange(fs, engine, existing, 0, length, chunkBytes)).xxh3 === xxh3;
+  });
+  await fs.rename(tmp, path.join(preserveDir, file));
+  await fs.syncDir(preserveDir);
+  return { file, bytes: length, xxh3 };
+}
+
+/**
+ * The first of `base`, `base.1`, `base.2`, … in `dir` that is free, or that
+ * `reusable` accepts (an identical copy from a crashed earlier run).
+ */
+export async function freeName(
+  fs: RepairFs, dir: string, base: string, reusable?: (existingPath: string) => Promise<boolean>,
+): Promise<string> {
+  for (let n = 0; ; n++) {
+    const name = n === 0 ? base : `${base}.${n}`;
+    const full = path.join(dir, name);
+    if ((await fs.stat(full)) === null) return name;
+    if (reusable !== undefined && (await reusable(full))) return name;
+  }
+}
+
+/** Moves a file into `destDir` under a free name derived from its own; fsyncs both directories. Returns the new name. */
+export async function moveAside(fs: RepairFs, filePath: string, destDir: string, suffix = ""): Promise<string> {
+  const name = await freeName(fs, destDir, path.basename(filePath) + suffix);
+  await fs.rename(filePath, path.join(destDir, name));
+  await fs.syncDir(destDir);
+  await fs.syncDir(path.dirname(filePath));
+  return name;
+}

@@ -1,0 +1,250 @@
+/**
+ * SPEC §6.2: `restore` undoes applied repairs from the journal, newest step
+ * first, and puts every original byte and file back:
+ * - a cut log is re-extended: preserved residue bytes are appended after their
+ *   XXH3-64 and length are checked against the journal (an all-zero residue is
+ *   re-extended by its length), and the restored range is hashed again;
+ * - a swept file is moved back from the preserve dir;
+ * - a replaced index gets its preserved copy back (via staging + rename), and
+ *   an index repair created where there was none is moved into the preserve dir.
+ *
+ * Each undo looks at the files, not at the journal's `done` lines, to decide
+ * what happened (see apply.ts), so an intent whose step never ran is left
+ * alone. Each finished undo appends an `undone` line (fsynced) naming its
+ * intent: a restore re-run after a crash skips those and resumes at the step
+ * it was in, whose undo is idempotent, so it converges. (Re-running an undo
+ * that had finished would be wrong: once an earlier sweep is moved back, a
+ * `.staging` file at the path of a later index step is the original file,
+ * not the step's scratch.) When done, the
+ * journal is renamed `journal.<n>.restored.jsonl`, so a second restore is a
+ * no-op. Restore only ever moves files into the preserve dir, never unlinks.
+ *
+ * Restore is for undoing a repair before the partition was served again: a
+ * log that has since grown past its cut point (new appends) is a conflict, and
+ * restore stops there with a `RestoreConflictError` rather than guess.
+ */
+import * as path from "node:path";
+import { createEngine } from "../engine/index.js";
+import type { Engine } from "../engine/types.js";
+import { RestoreConflictError } from "./errors.js";
+import {
+  DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, forEachChunk, moveAside, readExactly, withFile, writeExactly,
+} from "./files.js";
+import { nodeRepairFs } from "./fs-layer.js";
+import type { RepairFs } from "./fs-layer.js";
+import { JOURNAL_NAME, JournalWriter, journalName, readJournal } from "./journal.js";
+import type { JournalIndexImage, JournalOp } from "./journal.js";
+import { preserveDirOf } from "./plan.js";
+
+export interface RestoreOptions {
+  fs?: RepairFs;
+  /** Engine whose XXH3-64 checks preserved bytes (default: `createEngine()`). */
+  engine?: Engine;
+  /** Chunk of every streamed copy, hash and comparison (default 1 MiB). */
+  chunkBytes?: number;
+}
+
+export interface RestoreResult {
+  partitionDir: string;
+  /** False when there was no journal to restore from (nothing was done). */
+  restored: boolean;
+  /** Where the journal was moved once every step was undone. */
+  restoredJournal: string | null;
+  /** One line per step undone (steps that had not happened are not listed). */
+  undone: string[];
+}
+
+interface Context {
+  fs: RepairFs;
+  engine: Engine;
+  chunkBytes: number;
+  dir: string;
+  preserveDir: string;
+  journalPath: string;
+}
+
+export async function restore(partitionDir: string, options: RestoreOptions = {}): Promise<RestoreResult> {
+  const fs = options.fs ?? nodeRepairFs;
+  const dir = path.resolve(partitionDir);
+  const preserveDir = preserveDirOf(dir);
+  const journalPath = path.join(preserveDir, JOURNAL_NAME);
+  const result: RestoreResult = { partitionDir: dir, restored: false, restoredJournal: null, undone: [] };
+  if ((await fs.stat(journalPath)) === null) return result;
+
+  const ctx: Context = {
+    fs, engine: options.engine ?? (await createEngine()), chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+    dir, preserveDir, journalPath,
+  };
+  const records = await readJournal(fs, journalPath);
+  const key = (run: string, seq: number): string => `${run}#${seq}`;
+  const alreadyUndone = new Set(records.flatMap((r) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
+  const intents = records.flatMap((r) => (r.kind === "intent" && !alreadyUndone.has(key(r.run, r.seq)) ? [r] : [])).reverse();
+  const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
+  try {
+    for (const intent of intents) {
+      const line = await undo(intent.op, ctx);
+      if (line !== null) result.undone.push(line);
+      await journal.append({ kind: "undone", of: { run: intent.run, seq: intent.seq } });
+    }
+  } finally {
+    await journal.close();
+  }
+  await fs.syncDir(dir);
+
+  const taken = new Set((await fs.readdir(preserveDir)).map((name) => /^journal\.(\d+)\.restored\.jsonl$/.exec(name)?.[1]).filter((n) => n !== undefined).map(Number));
+  let n = 1;
+  while (taken.has(n)) n++;
+  const restoredJournal = path.join(preserveDir, `journal.${n}.restored.jsonl`);
+  await fs.rename(journalPath, restoredJournal);
+  await fs.syncDir(preserveDir);
+  return { ...result, restored: true, restoredJournal };
+}
+
+function undo(op: JournalOp, ctx: Context): Promise<string | null> {
+  switch (op.type) {
+    case "truncate-log":
+      return undoTruncate(op, ctx);
+    case "move-aside":
+      return undoMove(op, ctx);
+    case "replace-index":
+      return undoReplaceIndex(op, ctx);
+  }
+}
+
+function conflict(ctx: Context, message: string, filePath: string, extra: { segment?: string; position?: number } = {}): RestoreConflictError {
+  return new RestoreConflictError(`cannot restore from ${ctx.journalPath}: ${message}`, {
+    path: filePath,
+    ...(extra.segment !== undefined ? { segment: BigInt(extra.segment) } : {}),
+    ...(extra.position !== undefined ? { position: extra.position } : {}),
+  });
+}
+
+async function matches(ctx: Context, filePath: string, image: JournalIndexImage): Promise<boolean> {
+  const stat = await ctx.fs.stat(filePath);
+  if (stat === null || !stat.isFile || stat.size !== image.size) return false;
+  return (await digestRange(ctx.fs, ctx.engine, filePath, 0, image.size, ctx.chunkBytes)).xxh3 === image.xxh3;
+}
+
+/** Whether `[aFrom, aFrom + length)` of `a` equals `[bFrom, …)` of `b`, streamed. */
+async function rangesEqual(ctx: Context, a: string, aFrom: number, b: string, bFrom: number, length: number): Promise<boolean> {
+  const other = new Uint8Array(Math.max(1, Math.min(ctx.chunkBytes, length)));
+  let equal = true;
+  await withFile(ctx.fs, b, "r", (bFile) =>
+    withFile(ctx.fs, a, "r", (aFile) =>
+      forEachChunk(aFile, a, aFrom, length, ctx.chunkBytes, async (bytes, at) => {
+        if (!equal) return;
+        await readExactly(bFile, b, other, bytes.length, bFrom + at);
+        for (let i = 0; i < bytes.length; i++) {
+          if (bytes[i] !== other[i]) {
+            equal = false;
+            return;
+          }
+        }
+      }),
+    ),
+  );
+  return equal;
+}
+
+async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ctx: Context): Promise<string | null> {
+  const { fs } = ctx;
+  const log = path.join(ctx.dir, journalName(op.log, ctx.journalPath));
+  const where = { segment: op.segment };
+  const stat = await fs.stat(log);
+  if (stat === null) throw conflict(ctx, `${log} is gone, so its cut residue has nowhere to go back to`, log, where);
+  const size = stat.size;
+  if (size < op.toSize || size > op.fromSize || op.fromSize - op.toSize !== op.residue.bytes) {
+    throw conflict(ctx, `${log} holds ${size} bytes; it was cut from ${op.fromSize} to ${op.toSize}, so it changed since the repair`, log, {
+      ...where, position: size,
+    });
+  }
+  const residue = op.residue;
+  const source = residue.file === null ? null : path.join(ctx.preserveDir, journalName(residue.file, ctx.journalPath));
+  if (source !== null && !(await matches(ctx, source, { size: residue.bytes, xxh3: residue.xxh3 }))) {
+    throw conflict(ctx, `the preserved residue ${source} is not the ${residue.bytes} bytes with XXH3 ${residue.xxh3} the journal recorded`, source, {
+      ...where, position: op.toSize,
+    });
+  }
+  // Whatever of the residue is already back (a crashed restore, or a cut that never happened) must be exactly its prefix.
+  const have = size - op.toSize;
+  if (have > 0) {
+    const same = source === null
+      ? (await digestRange(fs, ctx.engine, log, op.toSize, have, ctx.chunkBytes)).allZero
+      : await rangesEqual(ctx, log, op.toSize, source, 0, have);
+    if (!same) {
+      throw conflict(ctx, `${log} holds bytes past its cut point ${op.toSize} that are not the preserved residue`, log, { ...where, position: op.toSize });
+    }
+  }
+  if (size === op.fromSize) return null;
+
+  await withFile(fs, log, "r+", async (file) => {
+    if (source === null) {
+      await file.truncate(op.fromSize); // re-extends with zeros: the all-zero residue, byte for byte
+    } else {
+      await withFile(fs, source, "r", (input) =>
+        forEachChunk(input, source, have, residue.bytes - have, ctx.chunkBytes, (bytes, at) => writeExactly(file, bytes, bytes.length, size + at)),
+      );
+    }
+    await file.sync();
+  });
+  const back = await digestRange(fs, ctx.engine, log, op.toSize, residue.bytes, ctx.chunkBytes);
+  if (back.xxh3 !== residue.xxh3) {
+    throw conflict(ctx, `${log} [${op.toSize}, ${op.fromSize}) does not hash to ${residue.xxh3} after re-appending its residue`, log, {
+      ...where, position: op.toSize,
+    });
+  }
+  const how = source === null ? "zero bytes re-extended" : `bytes re-appended from ${path.basename(source)}`;
+  return `${op.log}: ${op.toSize} -> ${op.fromSize} bytes (${residue.bytes - have} ${how})`;
+}
+
+async function undoMove(op: Extract<JournalOp, { type: "move-aside" }>, ctx: Context): Promise<string | null> {
+  const from = path.join(ctx.dir, journalName(op.name, ctx.journalPath));
+  const to = path.join(ctx.preserveDir, journalName(op.to, ctx.journalPath));
+  const atHome = (await ctx.fs.stat(from)) !== null;
+  const aside = await ctx.fs.stat(to);
+  if (atHome && aside === null) return null; // never moved, or already back
+  if (atHome || aside === null) {
+    throw conflict(ctx, atHome ? `both ${from} and its moved copy ${to} exist` : `${op.name} is neither in ${ctx.dir} nor at ${to}`, from);
+  }
+  if (aside.size !== op.size) throw conflict(ctx, `${to} holds ${aside.size} bytes, the journal says ${op.size}`, to);
+  await ctx.fs.rename(to, from);
+  await ctx.fs.syncDir(ctx.dir);
+  await ctx.fs.syncDir(ctx.preserveDir);
+  return `${op.name}: moved back (${op.kind})`;
+}
+
+async function undoReplaceIndex(op: Extract<JournalOp, { type: "replace-index" }>, ctx: Context): Promise<string | null> {
+  const { fs } = ctx;
+  const index = path.join(ctx.dir, journalName(op.index, ctx.journalPath));
+  const staging = path.join(ctx.dir, journalName(op.staging, ctx.journalPath));
+  const where = { segment: op.segment };
+  let changed = false;
+  // A staging file left by the crashed step (or by a crashed restore) holds only derived bytes: move it aside.
+  if ((await fs.stat(staging)) !== null) {
+    await moveAside(fs, staging, ctx.preserveDir, ".discarded");
+    changed = true;
+  }
+  const current = await fs.stat(index);
+  if (op.old === null) {
+    if (current === null) return changed ? `${op.index}: unfinished rebuilt index set aside` : null;
+    if (!(await matches(ctx, index, op.new))) {
+      throw conflict(ctx, `${index} is not the index the repair created (${op.new.size} bytes, XXH3 ${op.new.xxh3})`, index, where);
+    }
+    await moveAside(fs, index, ctx.preserveDir, ".discarded");
+    return `${op.index}: created by the repair, moved aside (there was no index before)`;
+  }
+  if (current !== null && (await matches(ctx, index, op.old))) {
+    return changed ? `${op.index}: unfinished replacement set aside` : null;
+  }
+  if (current !== null && !(await matches(ctx, index, op.new))) {
+    throw conflict(ctx, `${index} is neither the original index nor the one the repair wrote`, index, where);
+  }
+  const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
+  if (!(await matches(ctx, old, op.old))) {
+    throw conflict(ctx, `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`, old, where);
+  }
+  await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
+  await fs.rename(staging, index);
+  await fs.syncDir(ctx.dir);
+  return `${op.index}: original ${op.old.size}-byte index put back`;
+}
