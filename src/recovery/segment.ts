@@ -14,7 +14,7 @@ import { readIndexEntriesStreaming, validateIndex } from "./index-file.js";
 import { type ProbeBudget, probeResidue } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { verifyBatchAt } from "./verify.js";
-import { IndexEntryMatcher, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
+import { IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
 
 export interface SegmentFiles {
   startOffset: bigint;
@@ -126,10 +126,25 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
     if (walk.batchesVerified === 0 && walk.discontinuity === null) return markRefused(report, divergence());
   }
   report.startTimestamp = first.timestamp;
-  report.endOffset = walk.lastWithMessages ? lastOffsetOf(walk.lastWithMessages) : last.offset;
-  report.endTimestamp = walk.lastWithMessages ? walk.lastWithMessages.baseTimestamp : last.timestamp;
+  const lastWithMessages = walk.lastWithMessages ?? (await lastBatchWithMessagesBefore(window, files.startOffset, lastPosition));
+  report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : last.offset;
+  report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : last.timestamp;
   report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;
   await settleWalk(files, context, window, report, walk);
+}
+
+/**
+ * The tail walk proved only empty batches, whose base offset is the NEXT offset:
+ * taking the last entry's offset as the end bound would claim an offset the
+ * segment does not hold (and refuse a healthy successor as Overlap). Find the
+ * true end by walking the bytes before the last entry, as deep mode would; only when none holds a
+ * message does the last entry's own offset stand (SPEC §3.2 step 4). Rare: a
+ * tail chunk of nothing but empty batches.
+ */
+async function lastBatchWithMessagesBefore(window: FileWindow, startOffset: bigint, lastPosition: number): Promise<ProvenBatch | null> {
+  if (lastPosition === 0) return null;
+  const walk = await walkBatches(window, { fromPosition: 0, expectedOffset: startOffset, rebuildIndex: false, untilPosition: lastPosition });
+  return walk.lastWithMessages;
 }
 
 /** SPEC §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */

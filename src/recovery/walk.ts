@@ -37,6 +37,8 @@ export interface WalkOptions {
   fromPosition: number;
   expectedOffset: bigint;
   rebuildIndex: boolean;
+  /** Stop (as if at the file end) on reaching this position. Defaults to the file size. */
+  untilPosition?: number;
   /** Deep mode: told of every verified batch start, to check index entries against them. */
   onVerifiedBatch?: (batch: ProvenBatch) => Promise<void>;
 }
@@ -55,7 +57,8 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
   };
   let lastIndexedPosition = -1;
   let position = options.fromPosition;
-  while (position < window.fileSize) {
+  const endPosition = Math.min(options.untilPosition ?? window.fileSize, window.fileSize);
+  while (position < endPosition) {
     const check = await verifyBatchAt(window, position);
     if (!check.verified) break;
     const { header } = check;
