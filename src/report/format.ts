@@ -29,7 +29,8 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+  if (unit === 0) return `${value} B`;
+  return Number.isInteger(value) ? `${value} ${units[unit]}` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /** Groups digits for legibility: 2281701376 → "2,281,701,376". */
@@ -74,7 +75,7 @@ function outcomeText(outcome: SegmentReport["outcome"], c: Colors): string {
 }
 
 function offsetRange(segment: SegmentReport): string {
-  if (segment.endOffset === null) return `${segment.startOffset}..`;
+  if (segment.endOffset === null) return `${segment.startOffset}.. (no messages)`;
   return `${segment.startOffset}..${segment.endOffset}`;
 }
 
@@ -138,19 +139,16 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
   const rows = partition.segments.map((segment) => ({
     segment,
     name: baseName(segment.logPath),
-    range: offsetRange(segment),
+    range: offsetRange(segment) + (segment.messageCount === null || segment.endOffset === null ? "" : ` (${formatCount(segment.messageCount)} msgs)`),
     size: formatBytes(segment.messagesSize),
-    count: segment.messageCount === null ? "?" : formatCount(segment.messageCount),
   }));
   const rangeWidth = Math.max(0, ...rows.map((row) => row.range.length));
   const sizeWidth = Math.max(0, ...rows.map((row) => row.size.length));
-  const countWidth = Math.max(0, ...rows.map((row) => row.count.length));
   for (const row of rows) {
     const { segment } = row;
     const parts = [
       `  ${c.dim(row.name)}`,
       `offsets ${pad(row.range, rangeWidth)}`,
-      `${padStart(row.count, countWidth)} msgs`,
       padStart(row.size, sizeWidth),
       pad(segment.arm, 10),
       outcomeText(segment.outcome, c),
@@ -166,10 +164,10 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
     }
   }
   for (const candidate of partition.sweep) {
-    lines.push(`  sweep ${displayPath(candidate.path, options.relativeTo)} ${c.dim(`(${candidate.kind})`)}`);
+    lines.push(`  sweep ${baseName(candidate.path)} ${c.dim(`(${candidate.kind}: moved aside by repair)`)}`);
   }
   for (const ignored of partition.ignored) {
-    lines.push(`  ${c.dim(`ignored (not a segment; never touched): ${displayPath(ignored, options.relativeTo)}`)}`);
+    lines.push(`  ${c.dim(`ignored ${baseName(ignored)} (not a segment name; never touched)`)}`);
   }
   return lines.join("\n");
 }

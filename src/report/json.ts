@@ -173,3 +173,143 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
 export function stringifyJson(value: unknown, indent = 2): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v), indent);
 }
+
+// ---------------------------------------------------------------------------
+// Shape check of a parsed `scan --json` report (SPEC §9.3), for consumers that
+// read a report back and for the tests. Strict: every field is type-checked,
+// and no object may carry a key the contract does not name.
+
+const U64_TEXT = /^(0|[1-9][0-9]*)$/;
+
+const REFUSAL_FIELDS: Record<Refusal["code"], Record<string, "u64" | "number">> = {
+  InteriorDamage: { segment: "u64", damagePosition: "number", survivorPosition: "number" },
+  UnverifiedResidue: {
+    segment: "u64", damagePosition: "number", residueBytes: "number", limitUnits: "number", spentUnits: "number", stoppedAt: "number",
+  },
+  OffsetDiscontinuity: { segment: "u64", position: "number", expectedOffset: "u64", foundOffset: "u64" },
+  IndexEntriesNotMonotone: { segment: "u64", entryIndex: "number" },
+  IndexEntryBeforeSegmentStart: { segment: "u64", firstEntryOffset: "u64" },
+  SizeDivergence: { segment: "u64", indexedOffset: "u64", indexedPosition: "number", messagesSize: "number" },
+  EmptyNonTailSegment: { emptyStart: "u64", nextStart: "u64" },
+  Hole: { previousStart: "u64", previousEnd: "u64", nextStart: "u64" },
+  Overlap: { previousStart: "u64", previousEnd: "u64", nextStart: "u64" },
+};
+
+type Check = (value: unknown, at: string, problems: string[]) => void;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const num: Check = (value, at, problems) => {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) problems.push(`${at}: expected a non-negative integer number, got ${JSON.stringify(value)}`);
+};
+const anyNumber: Check = (value, at, problems) => {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) problems.push(`${at}: expected a non-negative number, got ${JSON.stringify(value)}`);
+};
+const str: Check = (value, at, problems) => {
+  if (typeof value !== "string") problems.push(`${at}: expected a string, got ${JSON.stringify(value)}`);
+};
+const bool: Check = (value, at, problems) => {
+  if (typeof value !== "boolean") problems.push(`${at}: expected a boolean, got ${JSON.stringify(value)}`);
+};
+const u64: Check = (value, at, problems) => {
+  if (typeof value !== "string" || !U64_TEXT.test(value) || BigInt(value) >= 1n << 64n) {
+    problems.push(`${at}: expected a u64 as a decimal string, got ${JSON.stringify(value)}`);
+  }
+};
+const oneOf = (...allowed: string[]): Check => (value, at, problems) => {
+  if (typeof value !== "string" || !allowed.includes(value)) problems.push(`${at}: expected one of ${allowed.join("|")}, got ${JSON.stringify(value)}`);
+};
+const nullable = (check: Check): Check => (value, at, problems) => {
+  if (value !== null) check(value, at, problems);
+};
+const arrayOf = (check: Check): Check => (value, at, problems) => {
+  if (!Array.isArray(value)) {
+    problems.push(`${at}: expected an array, got ${JSON.stringify(value)}`);
+    return;
+  }
+  value.forEach((item, i) => check(item, `${at}[${i}]`, problems));
+};
+const object = (fields: Record<string, Check>, optional: Record<string, Check> = {}): Check => (value, at, problems) => {
+  if (!isObject(value)) {
+    problems.push(`${at}: expected an object, got ${JSON.stringify(value)}`);
+    return;
+  }
+  for (const [key, check] of Object.entries(fields)) {
+    if (!(key in value)) problems.push(`${at}.${key}: missing`);
+    else check(value[key], `${at}.${key}`, problems);
+  }
+  for (const [key, check] of Object.entries(optional)) {
+    if (key in value) check(value[key], `${at}.${key}`, problems);
+  }
+  for (const key of Object.keys(value)) {
+    if (!(key in fields) && !(key in optional)) problems.push(`${at}.${key}: not part of the report contract`);
+  }
+};
+
+const refusalCheck: Check = (value, at, problems) => {
+  if (!isObject(value) || typeof value.code !== "string" || !(value.code in REFUSAL_FIELDS)) {
+    problems.push(`${at}: expected a refusal with a known code, got ${JSON.stringify(value)}`);
+    return;
+  }
+  const fields: Record<string, Check> = { code: str, message: str };
+  for (const [key, kind] of Object.entries(REFUSAL_FIELDS[value.code as Refusal["code"]])) fields[key] = kind === "u64" ? u64 : num;
+  object(fields)(value, at, problems);
+  if (typeof value.message === "string" && value.message.trim().length === 0) problems.push(`${at}.message: empty`);
+};
+
+const segmentCheck = object({
+  startOffset: u64, endOffset: nullable(u64), startTimestamp: nullable(u64), endTimestamp: nullable(u64),
+  messageCount: nullable(num), logPath: str, messagesSize: num, indexSize: num,
+  arm: oneOf("indexed", "index-less", "empty-file"),
+  outcome: oneOf("clean", "torn-tail", "empty", "refused"),
+  walkedSize: num,
+  residue: nullable(object({
+    damagePosition: num, bytes: num, allZero: bool, probe: oneOf("no-survivor", "survivor", "budget-exhausted"),
+    survivorPosition: nullable(num), spentUnits: num,
+  })),
+  gaps: arrayOf(object({ position: num, expectedOffset: u64, foundOffset: u64 })),
+  index: object({ entries: num, trailingBytes: num, rebuilt: bool, rebuiltEntries: num, mismatches: num }),
+  refusal: nullable(refusalCheck),
+});
+
+const partitionCheck = object({
+  path: str,
+  verdict: oneOf("clean", "repairable", "refused", "failed"),
+  action: oneOf("serve", "repair", "tombstone", "rebuild-from-peers", "retry"),
+  refusal: nullable(refusalCheck),
+  error: nullable(object({ code: str, path: str, message: str })),
+  budget: object({ limitUnits: num, spentUnits: num }),
+  sweep: arrayOf(object({ path: str, kind: oneOf("staging", "orphan-index") })),
+  segments: arrayOf(segmentCheck),
+});
+
+const reportCheck = object({
+  segscan: str,
+  engine: oneOf("wasm", "ts"),
+  options: object({ verify: oneOf("tail", "full"), replicaCount: num, probeBudgetUnits: num, windowBytes: num }, { maxBatchBytes: num }),
+  partitions: arrayOf(partitionCheck),
+  summary: object({
+    partitions: num, clean: num, repairable: num, refused: num, failed: num, bytesScanned: num, elapsedMs: anyNumber,
+  }),
+});
+
+/**
+ * Problems with a parsed JSON value as a SPEC §9.3 report: every field's type,
+ * enum values, u64 decimal strings, refusal fields by code, no extra keys, and
+ * the summary counts against the partitions. Empty when the shape is right.
+ */
+export function validateJsonReport(value: unknown): string[] {
+  const problems: string[] = [];
+  reportCheck(value, "$", problems);
+  if (problems.length === 0 && isObject(value) && Array.isArray(value.partitions) && isObject(value.summary)) {
+    const partitions = value.partitions as JsonPartition[];
+    const summary = value.summary as JsonScanReport["summary"];
+    if (summary.partitions !== partitions.length) problems.push(`$.summary.partitions: ${summary.partitions} but ${partitions.length} partitions`);
+    for (const verdict of ["clean", "repairable", "refused", "failed"] as const) {
+      const count = partitions.filter((partition) => partition.verdict === verdict).length;
+      if (summary[verdict] !== count) problems.push(`$.summary.${verdict}: ${summary[verdict]} but ${count} partitions are ${verdict}`);
+    }
+  }
+  return problems;
+}

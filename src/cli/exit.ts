@@ -1,0 +1,45 @@
+/**
+ * Exit status, after fsck(8): each condition is a bit, and a run that meets
+ * several ORs them together (e.g. 1|4 = 5: some partitions were repaired and
+ * clean now, others were refused and left as they are).
+ */
+import type { ScanReport } from "../report/types.js";
+
+export const EXIT = {
+  /** Every partition is clean. */
+  CLEAN: 0,
+  /** Repairs were applied and every repaired partition scans clean now. */
+  REPAIRED: 1,
+  /** Problems left: a dry run found repairs to make, or a partition was refused. */
+  PROBLEMS: 4,
+  /** Operational error: I/O, a `failed` partition, an unreadable path. */
+  OPERATIONAL: 8,
+  /** Usage error: bad flags or arguments. */
+  USAGE: 16,
+  /** Cancelled (SIGINT/SIGTERM): nothing was changed. */
+  CANCELLED: 32,
+} as const;
+
+/** Exit status of a dry-run scan: 4 for repairable or refused partitions, 8 for failed ones. */
+export function scanExitCode(report: ScanReport): number {
+  let code: number = EXIT.CLEAN;
+  for (const partition of report.partitions) {
+    if (partition.verdict === "failed") code |= EXIT.OPERATIONAL;
+    else if (partition.verdict !== "clean") code |= EXIT.PROBLEMS;
+  }
+  return code;
+}
+
+/** A usage error: bad flag values or arguments (exit 16). */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** An operational error with a message meant for the operator (exit 8). */
+export class OperationalError extends Error {
+  override readonly name = "OperationalError";
+}
+
+export function isAbortError(error: unknown): boolean {
+  return error instanceof Error && error.name === "AbortError";
+}

@@ -1,0 +1,38 @@
+/** Flag value parsers: a bad value is a commander InvalidArgumentError, so it exits 16. */
+import { InvalidArgumentError } from "commander";
+
+/** A non-negative integer, with `_` or `,` digit separators allowed. */
+export function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (raw: string): number => {
+    const text = raw.trim().replace(/[_,]/g, "");
+    if (!/^\d+$/.test(text)) throw new InvalidArgumentError(`expected an integer, got "${raw}"`);
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw new InvalidArgumentError(`expected an integer in [${min}, ${max}], got ${raw}`);
+    }
+    return value;
+  };
+}
+
+const SIZE_UNITS: Record<string, number> = {
+  "": 1, b: 1,
+  k: 1024, kb: 1024, kib: 1024,
+  m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2,
+  g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3,
+};
+
+/** A byte size: `65536`, `64KiB`, `1M`, `1.5MiB` (binary units). */
+export function parseBytes(min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (raw: string): number => {
+    const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(raw.replace(/[_,]/g, ""));
+    const unit = match ? SIZE_UNITS[match[2]!.toLowerCase()] : undefined;
+    if (!match || unit === undefined) {
+      throw new InvalidArgumentError(`expected a byte size such as 1048576, 64KiB or 1MiB, got "${raw}"`);
+    }
+    const value = Math.round(Number(match[1]) * unit);
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw new InvalidArgumentError(`expected a size in [${min}, ${max}] bytes, got ${raw} (${value})`);
+    }
+    return value;
+  };
+}

@@ -1,0 +1,131 @@
+/** The commander program: commands and flags of SPEC §9.2, exit status after fsck. */
+import { Command, CommanderError, Option } from "commander";
+import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
+import { SIZE_PROFILES } from "../gen/index.js";
+import { SEGSCAN_VERSION } from "../recovery/scan.js";
+import {
+  benchCommand, demoCommand, dumpCommand, genCommand, repairCommand, restoreCommand, scanCommand,
+  type DumpFlags, type GenFlags, type RepairFlags,
+} from "./commands.js";
+import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
+import { parseBytes, parseInteger } from "./parse.js";
+import { addScanFlags, type ScanFlags } from "./scan-flags.js";
+
+const EXIT_HELP = `
+Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
+  0   every partition is clean
+  1   repairs were applied and the repaired partitions scan clean now
+  4   problems left: a dry run found repairs to make, or a partition was refused
+  8   operational error: I/O, a failed partition, a missing path
+  16  usage error: bad flags or arguments
+  32  cancelled (Ctrl-C): nothing was changed`;
+
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command("segscan");
+  program
+    .description("Prove what Apache Iggy segment files really hold after a crash: cut only a provably torn tail, " +
+      "refuse where damage hides durable data, never lose a byte.")
+    .version(SEGSCAN_VERSION, "-V, --version")
+    .exitOverride()
+    .showHelpAfterError("(add --help for usage)")
+    .configureOutput({ outputError: (text, write) => write(`segscan: ${text.replace(/^error: /, "")}`) })
+    .addHelpText("after", EXIT_HELP);
+
+  addScanFlags(program.command("scan")
+    .description("scan partitions and report what their segments hold (read-only)")
+    .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"))
+    .addHelpText("after", EXIT_HELP)
+    .action(async (paths: string[], flags: ScanFlags, command: Command) => setExit(await scanCommand(paths, flags, command)));
+
+  addScanFlags(program.command("repair")
+    .description("print the repair plan; with --apply, carry it out (cut bytes are preserved and journaled)")
+    .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file")
+    .option("--apply", "carry out the plan, then re-scan the repaired partitions"))
+    .addHelpText("after", EXIT_HELP)
+    .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
+
+  program.command("restore")
+    .description("undo applied repairs of a partition from its journal (<dir>.segscan/journal.jsonl)")
+    .argument("<partition-dir>", "the partition directory that was repaired")
+    .option("--json", "print the result as JSON")
+    .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(dir, flags)));
+
+  program.command("dump")
+    .description("list a .log's batches (position, offsets, count, timestamps, length, verify result), or a .index's entries")
+    .argument("<file>", "a segment .log (or .index) file")
+    .option("--messages", "also list every message frame (offset, timestamp, id, sizes, checksum, payload preview)")
+    .option("--json", "print JSON (u64 values as decimal strings)")
+    .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
+    .option("--window <bytes>", `verification window; larger batches are streamed (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
+      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
+    .action(async (file: string, flags: DumpFlags, command: Command) => setExit(await dumpCommand(file, flags, command)));
+
+  program.command("gen")
+    .description("write a realistic sample data dir, optionally with one named fault injected")
+    .argument("[dir]", "target directory (created; must be empty)")
+    .option("--scenario <name>", "inject this fault into the first partition (see --list)")
+    .option("--list", "list the fault scenarios and their expected verdicts")
+    .option("--seed <n>", "PRNG seed: the same seed writes the same bytes", parseInteger(0, 0xffffffff), 1)
+    .addOption(new Option("--size <profile>", "size profile").choices(Object.keys(SIZE_PROFILES)).default("small"))
+    .option("--segments <n>", "segments per partition", parseInteger(1, 100_000))
+    .option("--segment-bytes <bytes>", "close a segment at this size (e.g. 512KiB, 16MiB)", parseBytes(1024, 2 ** 30))
+    .option("--flush-bytes <bytes>", "one index entry per flushed chunk of this size (the server's cadence is 1MiB)", parseBytes(1024, 2 ** 30))
+    .option("--topics <n>", "topics per stream", parseInteger(1, 10_000))
+    .option("--partitions <n>", "partitions per topic", parseInteger(1, 10_000))
+    .option("--force", "write even if the directory is not empty")
+    .option("--json", "print what was written as JSON")
+    .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));
+
+  program.command("demo")
+    .description("write a sample with faults to a temp dir, scan it, show the report and the repair plan")
+    .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
+    .option("--no-progress", "never show the progress bar")
+    .action(async (flags: { engine: "wasm" | "ts"; progress: boolean }, command: Command) => setExit(await demoCommand(flags, command)));
+
+  program.command("bench")
+    .description("run the benchmark suite (SPEC 10)")
+    .option("--json", "machine-readable results")
+    .option("--quick", "small inputs (16 MiB) for a fast smoke run")
+    .option("--scaling", "the scaling check: scans at 64 MiB, 256 MiB and 1 GiB, and the probe's budget plateau")
+    .action(async (flags: { json?: boolean; quick?: boolean; scaling?: boolean }) => setExit(await benchCommand(flags)));
+
+  return program;
+}
+
+function report(message: string): void {
+  process.stderr.write(`segscan: ${message}\n`);
+}
+
+/** Parses `argv` and runs the command; resolves to the process exit status. */
+export async function run(argv: readonly string[]): Promise<number> {
+  let code: number = EXIT.CLEAN;
+  const program = buildProgram((value) => {
+    code = value;
+  });
+  if (argv.length <= 2) {
+    program.outputHelp({ error: true });
+    return EXIT.USAGE;
+  }
+  try {
+    await program.parseAsync([...argv]);
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.CLEAN : EXIT.USAGE;
+    if (error instanceof UsageError) {
+      report(error.message);
+      return EXIT.USAGE;
+    }
+    if (isAbortError(error)) {
+      report((error as Error).message.replace(/^segscan: /, ""));
+      return EXIT.CANCELLED;
+    }
+    if (error instanceof OperationalError) {
+      report(error.message);
+      return EXIT.OPERATIONAL;
+    }
+    const err = error as NodeJS.ErrnoException;
+    report(`${err.name && err.name !== "Error" ? `${err.name}: ` : ""}${err.message ?? String(error)}`);
+    if (process.env.SEGSCAN_DEBUG) process.stderr.write(`${err.stack ?? ""}\n`);
+    return EXIT.OPERATIONAL;
+  }
+}

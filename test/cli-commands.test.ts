@@ -1,0 +1,536 @@
+/**
+ * Every `segscan` command and every exit status, through the BUILT CLI
+ * (dist/src/cli/main.js; `npm test` builds first): help, usage errors (16),
+ * operational errors (8), repair dry run (4) and --apply (1, then scan 0),
+ * restore bringing every byte back, dump, gen, demo, bench, and Ctrl-C (32)
+ * changing nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
+import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+
+const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
+const BENCH = fileURLToPath(new URL("../dist/bench/run.js", import.meta.url));
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function startCli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const base = { ...process.env };
+  delete base.FORCE_COLOR;
+  delete base.NO_COLOR;
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const done = new Promise<Run>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+const runCli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> => startCli(args, env).done;
+
+/** Every file under `dir` → sha256 (directories named *.segscan excluded when asked). */
+async function tree(dir: string, options: { skipSegscan?: boolean } = {}): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) {
+        if (options.skipSegscan && entry.name.endsWith(".segscan")) continue;
+        await walk(path);
+      } else {
+        out.set(relative(dir, path), createHash("sha256").update(await readFile(path)).digest("hex"));
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+/** Every file and directory under `dir` → size, mtime and ctime (cheap for huge sparse files; any write changes them). */
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      const info = await stat(path);
+      out.set(relative(dir, path), `${info.size}:${info.mtimeMs}:${info.ctimeMs}`);
+      if (entry.isDirectory()) await walk(path);
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+function jsonReport(text: string): JsonScanReport {
+  const parsed: unknown = JSON.parse(text);
+  expect(validateJsonReport(parsed)).toEqual([]);
+  return parsed as JsonScanReport;
+}
+
+let root: string;
+let counter = 0;
+const fresh = (name: string): string => join(root, `${name}-${++counter}`);
+
+/** A small sample with one scenario per partition. */
+function sample(scenarios: string[], seed = 2): Promise<GeneratedDataDir> {
+  return generateDataDir(fresh(scenarios.join("+") || "clean"), {
+    size: "tiny", seed, scenarios, topicsPerStream: 1, partitionsPerTopic: Math.max(1, scenarios.length),
+  });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npm run build, or npx tsc -p tsconfig.json)`);
+  root = await mkdtemp(join(tmpdir(), "segscan-cli-cmd-"));
+});
+
+afterAll(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe.concurrent("help and version (exit 0)", () => {
+  it("segscan --help lists every command and the exit statuses", async () => {
+    for (const args of [["--help"], ["help"]]) {
+      const run = await runCli(args);
+      expect(run.code).toBe(0);
+      for (const command of ["scan", "repair", "restore", "dump", "gen", "demo", "bench"]) expect(run.stdout).toContain(command);
+      expect(run.stdout).toMatch(/16\s+usage error/);
+      expect(run.stdout).toMatch(/32\s+cancelled/);
+    }
+  });
+
+  it("every command has --help naming its flags", async () => {
+    const flags: Record<string, string[]> = {
+      scan: ["<path...>", "--json", "--engine", "--deep", "--replicas", "--probe-budget", "--window", "--concurrency", "--no-progress"],
+      repair: ["<path...>", "--apply", "--json", "--engine", "--deep", "--replicas", "--probe-budget", "--window", "--concurrency", "--no-progress"],
+      restore: ["<partition-dir>"],
+      dump: ["<file>", "--messages", "--json"],
+      gen: ["[dir]", "--scenario", "--list", "--seed"],
+      demo: [],
+      bench: ["--json"],
+    };
+    await Promise.all(Object.entries(flags).map(async ([command, expected]) => {
+      const [viaFlag, viaHelp] = await Promise.all([runCli([command, "--help"]), runCli(["help", command])]);
+      expect(viaFlag.code, command).toBe(0);
+      expect(viaHelp.code, command).toBe(0);
+      expect(viaFlag.stdout).toContain(`Usage: segscan ${command}`);
+      for (const flag of expected) expect(viaFlag.stdout, `${command} ${flag}`).toContain(flag);
+    }));
+  });
+
+  it("--version prints the version", async () => {
+    const run = await runCli(["--version"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe("1.0.0");
+  });
+});
+
+describe.concurrent("usage errors exit 16", () => {
+  let data: string;
+  let file: string;
+  beforeAll(async () => {
+    data = (await sample([])).dir;
+    file = join(root, "notes.txt");
+    await writeFile(file, "not a segment");
+  });
+
+  const cases: [string, () => string[]][] = [
+    ["no arguments", () => []],
+    ["an unknown command", () => ["frobnicate"]],
+    ["scan without a path", () => ["scan"]],
+    ["an unknown engine", () => ["scan", data, "--engine", "java"]],
+    ["--replicas 0", () => ["scan", data, "--replicas", "0"]],
+    ["--replicas two", () => ["scan", data, "--replicas", "two"]],
+    ["--window below the minimum", () => ["scan", data, "--window", "1"]],
+    ["--window above the maximum", () => ["scan", data, "--window", "1TiB"]],
+    ["--window garbage", () => ["scan", data, "--window", "lots"]],
+    ["--probe-budget -1", () => ["scan", data, "--probe-budget", "-1"]],
+    ["--concurrency 0", () => ["scan", data, "--concurrency", "0"]],
+    ["an unknown flag", () => ["scan", data, "--bogus"]],
+    ["scan of a file that is not a .log", () => ["scan", file]],
+    ["repair without a path", () => ["repair"]],
+    ["a flag missing its value", () => ["repair", data, "--engine"]],
+    ["restore without a dir", () => ["restore"]],
+    ["restore of two dirs", () => ["restore", data, data]],
+    ["restore of a file", () => ["restore", file]],
+    ["dump without a file", () => ["dump"]],
+    ["dump of a directory", () => ["dump", data]],
+    ["gen without a dir", () => ["gen"]],
+    ["gen of an unknown scenario", () => ["gen", join(root, "never"), "--scenario", "meteor-strike"]],
+    ["gen with a bad seed", () => ["gen", join(root, "never"), "--seed", "x"]],
+    ["gen with an unknown size", () => ["gen", join(root, "never"), "--size", "huge"]],
+    ["gen into a non-empty dir", () => ["gen", data]],
+    ["demo with an argument", () => ["demo", "extra"]],
+    ["bench with an unknown flag", () => ["bench", "--bogus"]],
+  ];
+  for (const [name, args] of cases) {
+    it(name, async () => {
+      const run = await runCli(args());
+      expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(16);
+      expect(run.stderr.length).toBeGreaterThan(0);
+      expect(existsSync(join(root, "never"))).toBe(false);
+    });
+  }
+});
+
+describe.concurrent("operational errors exit 8", () => {
+  it("scan, repair, dump and restore of a missing path", async () => {
+    const missing = join(root, "does-not-exist");
+    for (const args of [["scan", missing], ["repair", missing, "--apply"], ["dump", join(missing, "0.log")], ["restore", missing]]) {
+      const run = await runCli(args);
+      expect(run.code, args.join(" ")).toBe(8);
+      expect(run.stderr).toMatch(/ENOENT/);
+    }
+  });
+
+  it("a failed partition (a read error) is reported, never classified, and exits 8", async () => {
+    const generated = await sample([]);
+    const segment = generated.partitions[0]!.segments[0]!;
+    const dir = fresh("failed");
+    await mkdir(dir);
+    const log = join(dir, `${segment.stem}.log`);
+    await writeFile(log, await readFile(segment.logPath));
+    // An ".index" that is a directory: reading it fails with EISDIR.
+    await mkdir(join(dir, `${segment.stem}.index`));
+    const before = await tree(dir);
+    const run = await runCli(["scan", log, "--json"]);
+    expect(run.code).toBe(8);
+    const report = jsonReport(run.stdout);
+    expect(report.partitions[0]!.verdict).toBe("failed");
+    expect(report.partitions[0]!.action).toBe("retry");
+    expect(report.partitions[0]!.error?.code).toBe("ReadFailure");
+    const human = await runCli(["repair", log, "--apply"]);
+    expect(human.code).toBe(8);
+    expect(human.stdout).toContain("ReadFailure");
+    expect(await tree(dir)).toEqual(before);
+  });
+});
+
+describe("repair and restore", () => {
+  it("dry run exits 4 and changes nothing; --apply exits 1; scan then exits 0; restore brings every byte back", async () => {
+    const generated = await sample(["torn-tail", "zero-tail", "lost-index", "scratch-files", "torn-index"]);
+    const dir = generated.dir;
+    const original = await tree(dir);
+
+    const dry = await runCli(["repair", dir]);
+    expect(dry.code, dry.stderr).toBe(4);
+    expect(dry.stdout).toContain("Repair plan: 5 partitions to repair.");
+    expect(dry.stdout).toContain("dry run: nothing was changed");
+    expect(await tree(dir)).toEqual(original);
+
+    const json = await runCli(["repair", dir, "--json"]);
+    expect(json.code).toBe(4);
+    const parsed = JSON.parse(json.stdout) as { report: unknown; plan: { partitions: unknown[] }; applied: unknown; after: unknown };
+    expect(validateJsonReport(parsed.report)).toEqual([]);
+    expect(parsed.plan.partitions).toHaveLength(5);
+    expect(parsed.applied).toBeNull();
+
+    const apply = await runCli(["repair", dir, "--apply"]);
+    expect(apply.code, `${apply.stdout}\n${apply.stderr}`).toBe(1);
+    expect(apply.stdout).toContain("all 5 repaired partition(s) are clean now");
+    expect(await tree(dir, { skipSegscan: true })).not.toEqual(original);
+
+    const scan = await runCli(["scan", dir, "--json"]);
+    expect(scan.code).toBe(0);
+    expect(jsonReport(scan.stdout).summary.clean).toBe(5);
+
+    const again = await runCli(["repair", dir, "--apply"]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("nothing to repair");
+
+    for (const partition of generated.partitions) {
+      const restored = await runCli(["restore", partition.path]);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stdout).toContain(`restored ${partition.path}`);
+    }
+    expect(await tree(dir, { skipSegscan: true })).toEqual(original);
+
+    const twice = await runCli(["restore", generated.partitions[0]!.path]);
+    expect(twice.code).toBe(0);
+    expect(twice.stdout).toContain("nothing to restore");
+
+    const rescan = await runCli(["scan", dir]);
+    expect(rescan.code).toBe(4);
+  });
+
+  it("--apply with a refusal left exits 5 (1|4) and never touches the refused partition", async () => {
+    const generated = await sample(["torn-tail", "payload-bitflip"]);
+    const refused = generated.partitions[1]!.path;
+    const before = await tree(refused);
+    const apply = await runCli(["repair", generated.dir, "--apply", "--json"]);
+    expect(apply.code, apply.stderr).toBe(5);
+    const parsed = JSON.parse(apply.stdout) as { report: unknown; after: unknown; applied: { partitions: { path: string }[] } };
+    expect(validateJsonReport(parsed.report)).toEqual([]);
+    expect(validateJsonReport(parsed.after)).toEqual([]);
+    expect(parsed.applied.partitions.map((p) => p.path)).toEqual([generated.partitions[0]!.path]);
+    expect(await tree(refused)).toEqual(before);
+    expect(existsSync(`${refused}.segscan`)).toBe(false);
+    const scan = await runCli(["scan", generated.dir]);
+    expect(scan.code).toBe(4);
+    expect(scan.stdout).toContain("InteriorDamage");
+  });
+
+  it("repairs one .log scanned alone", async () => {
+    const generated = await sample(["torn-tail"]);
+    const log = generated.partitions[0]!.segments.at(-1)!.logPath;
+    const apply = await runCli(["repair", log, "--apply"]);
+    expect(apply.code, `${apply.stdout}\n${apply.stderr}`).toBe(1);
+    expect((await runCli(["scan", log])).code).toBe(0);
+  });
+});
+
+describe.concurrent("dump", () => {
+  let clean: GeneratedDataDir;
+  beforeAll(async () => {
+    clean = await sample([]);
+  });
+
+  it("lists one line per batch, every one verified; exit 0", async () => {
+    const segment = clean.partitions[0]!.segments[0]!;
+    const run = await runCli(["dump", segment.logPath]);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split("\n").filter((line) => line.startsWith("position: "));
+    expect(lines).toHaveLength(segment.batches.length);
+    lines.forEach((line, i) => {
+      const batch = segment.batches[i]!;
+      expect(line).toContain(`position: ${batch.position} baseOffset: ${batch.baseOffset} `);
+      expect(line).toContain(`count: ${batch.messageCount} `);
+      expect(line).toContain(`length: ${batch.length} `);
+      expect(line).toMatch(/verify: ok$/);
+    });
+    expect(run.stdout).toContain(`${segment.batches.length} batches, ${segment.batches.length} verified`);
+  });
+
+  it("--messages lists every frame; a 4 KiB window streams the big batches to the same result", async () => {
+    const segment = clean.partitions[0]!.segments[0]!;
+    const [run, small] = await Promise.all([
+      runCli(["dump", segment.logPath, "--messages"]),
+      runCli(["dump", segment.logPath, "--messages", "--window", "4KiB", "--engine", "ts"]),
+    ]);
+    expect(run.code).toBe(0);
+    expect(small.code).toBe(0);
+    const frames = run.stdout.split("\n").filter((line) => line.startsWith("| offset: "));
+    expect(frames).toHaveLength(segment.messages);
+    expect(frames.every((line) => line.includes("checksum: ok"))).toBe(true);
+    expect(frames[0]).toContain(`| offset: ${segment.startOffset} `);
+    expect(frames[0]).toContain('{"event":');
+    expect(segment.batches.some((batch) => batch.length > 4096)).toBe(true);
+    const body = (text: string): string => text.split("\n").slice(1).join("\n");
+    expect(body(small.stdout)).toBe(body(run.stdout));
+  });
+
+  it("--json is machine-readable, u64 values as strings", async () => {
+    const segment = clean.partitions[0]!.segments[1]!;
+    const run = await runCli(["dump", segment.logPath, "--json", "--messages"]);
+    expect(run.code).toBe(0);
+    const dump = JSON.parse(run.stdout) as {
+      size: number; verified: number; stopped: unknown;
+      batches: { position: number; baseOffset: string; verify: string; messages: { offset: string; checksum: string }[] }[];
+    };
+    expect(dump.size).toBe(segment.size);
+    expect(dump.stopped).toBeNull();
+    expect(dump.verified).toBe(segment.batches.length);
+    expect(dump.batches.map((b) => b.baseOffset)).toEqual(segment.batches.map((b) => b.baseOffset.toString()));
+    expect(dump.batches.flatMap((b) => b.messages)).toHaveLength(segment.messages);
+    expect(dump.batches[0]!.messages[0]!.offset).toBe(segment.startOffset.toString());
+  });
+
+  it("says where a torn tail stops the listing; exit 4", async () => {
+    const generated = await sample(["torn-tail"]);
+    const run = await runCli(["dump", generated.partitions[0]!.segments.at(-1)!.logPath]);
+    expect(run.code).toBe(4);
+    expect(run.stdout).toMatch(/verify: batch-beyond-file/);
+    expect(run.stdout).toMatch(/listing stopped at byte [\d,]+: the batch claims/);
+  });
+
+  it("stops at the first header that does not decode, and says so", async () => {
+    const generated = await sample(["length-bitflip"]);
+    const segment = generated.partitions[0]!.segments.at(-1)!;
+    const run = await runCli(["dump", segment.logPath]);
+    expect(run.code).toBe(4);
+    expect(run.stdout).toContain("does not decode (length-over-cap)");
+    const listed = run.stdout.split("\n").filter((line) => line.startsWith("position: "));
+    expect(listed.length).toBeLessThan(segment.batches.length);
+    expect(listed.every((line) => line.endsWith("verify: ok"))).toBe(true);
+  });
+
+  it("shows a damaged batch's verify result and keeps listing after it", async () => {
+    const generated = await sample(["payload-bitflip"]);
+    const segment = generated.partitions[0]!.segments[1]!;
+    const run = await runCli(["dump", segment.logPath, "--messages"]);
+    expect(run.code).toBe(4);
+    const lines = run.stdout.split("\n").filter((line) => line.startsWith("position: "));
+    expect(lines).toHaveLength(segment.batches.length);
+    expect(lines.filter((line) => line.endsWith("verify: frame-checksum"))).toHaveLength(1);
+    expect(run.stdout).toContain("checksum: mismatch");
+  });
+
+  it("lists a .index's entries and flags a torn entry", async () => {
+    const generated = await sample(["torn-index"]);
+    const segment = generated.partitions[0]!.segments.at(-1)!;
+    const run = await runCli(["dump", segment.indexPath]);
+    expect(run.code).toBe(4);
+    expect(run.stdout.split("\n").filter((line) => line.startsWith("entry: "))).toHaveLength(segment.indexEntries.length);
+    expect(run.stdout).toMatch(/trailing bytes: a partial entry/);
+    const ok = await runCli(["dump", clean.partitions[0]!.segments[0]!.indexPath, "--json"]);
+    expect(ok.code).toBe(0);
+    expect((JSON.parse(ok.stdout) as { entries: unknown[] }).entries).toHaveLength(clean.partitions[0]!.segments[0]!.indexEntries.length);
+  });
+});
+
+describe.concurrent("gen, demo, bench", () => {
+  it("gen --list names every scenario with its expected verdict", async () => {
+    const run = await runCli(["gen", "--list"]);
+    expect(run.code).toBe(0);
+    for (const scenario of SCENARIOS) expect(run.stdout).toContain(scenario.name);
+    const json = await runCli(["gen", "--list", "--json"]);
+    expect((JSON.parse(json.stdout) as { name: string }[]).map((s) => s.name)).toEqual(SCENARIOS.map((s) => s.name));
+  });
+
+  it("gen writes the same sample for the same seed, and scan finds the injected fault", async () => {
+    const a = fresh("gen-a");
+    const b = fresh("gen-b");
+    const [runA, runB] = await Promise.all([
+      runCli(["gen", a, "--scenario", "zero-tail", "--seed", "4", "--size", "tiny"]),
+      runCli(["gen", b, "--scenario", "zero-tail", "--seed", "4", "--size", "tiny"]),
+    ]);
+    expect(runA.code, runA.stderr).toBe(0);
+    expect(runB.code).toBe(0);
+    expect(runA.stdout).toContain("zero-tail →");
+    expect(runA.stdout).toContain("expected: repairable");
+    expect(await tree(a)).toEqual(await tree(b));
+    const scan = await runCli(["scan", a, "--json"]);
+    expect(scan.code).toBe(4);
+    expect(jsonReport(scan.stdout).partitions[0]!.segments.at(-1)!.residue?.allZero).toBe(true);
+  });
+
+  it("gen honours size flags", async () => {
+    const dir = fresh("gen-sized");
+    const run = await runCli(["gen", dir, "--size", "tiny", "--segments", "4", "--partitions", "1", "--segment-bytes", "48KiB",
+      "--flush-bytes", "16KiB", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { partitions: { segments: { size: number; indexEntries: number }[] }[] };
+    expect(out.partitions).toHaveLength(1);
+    expect(out.partitions[0]!.segments).toHaveLength(4);
+    for (const segment of out.partitions[0]!.segments) {
+      expect(segment.size).toBeGreaterThanOrEqual(48 * 1024);
+      expect(segment.indexEntries).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it("demo writes a faulty sample, shows the report and the plan, and exits 0", async () => {
+    const run = await runCli(["demo", "--engine", "ts"]);
+    const dir = /rm -r (\S+)/.exec(run.stdout)?.[1];
+    try {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain("segscan demo");
+      expect(run.stdout).toContain("6 partitions: 1 clean, 4 repairable, 1 refused, 0 failed");
+      expect(run.stdout).toContain("InteriorDamage");
+      expect(run.stdout).toContain("Repair plan: 4 partitions to repair.");
+      expect(run.stdout).toContain("--apply");
+      expect(dir).toBeDefined();
+      expect(existsSync(dir!)).toBe(true);
+    } finally {
+      if (dir?.includes("segscan-demo-")) await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("bench runs the suite when built, else exits 8 saying so", async () => {
+    if (!existsSync(BENCH)) {
+      const run = await runCli(["bench"]);
+      expect(run.code).toBe(8);
+      expect(run.stderr).toContain("not built");
+      return;
+    }
+    const run = await runCli(["bench", "--json", "--quick"]);
+    expect(run.code, run.stderr).toBe(0);
+    const rows = JSON.parse(run.stdout) as { task: string; engine: string; bytesPerOp: number; mbPerSec: number; ratio: number }[];
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(typeof row.task).toBe("string");
+      expect(typeof row.engine).toBe("string");
+      expect(row.bytesPerOp).toBeGreaterThan(0);
+      expect(row.mbPerSec).toBeGreaterThan(0);
+      expect(row.ratio).toBeGreaterThan(0);
+    }
+    expect(new Set(rows.map((row) => row.engine))).toContain("wasm");
+  });
+});
+
+describe("cancellation and the progress bar", () => {
+  let big: GeneratedDataDir;
+  beforeAll(async () => {
+    // The canonical delayed-allocation crash: a 1 GiB zero tail (sparse), long enough to show a bar anywhere.
+    big = await sample(["clean"]);
+    const segment = big.partitions[0]!.segments.at(-1)!;
+    await truncate(segment.logPath, segment.size + 1024 * 1024 * 1024);
+  });
+
+  /**
+   * Resolves once the child is well into reading the zero tail (Linux:
+   * /proc/<pid>/io rchar), so the scan, and the signal handler installed
+   * before it, are running.
+   */
+  async function scanning(pid: number): Promise<void> {
+    for (let i = 0; i < 1200; i++) {
+      const io = await readFile(`/proc/${pid}/io`, "utf8").catch(() => "");
+      const read = /rchar:\s*(\d+)/.exec(io)?.[1];
+      if (read !== undefined && Number(read) > 64 * 1024 * 1024) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error("the CLI never started reading");
+  }
+
+  it.skipIf(process.platform !== "linux")("SIGINT cancels a scan or a repair: exit 32, nothing changed", async () => {
+    const before = await snapshot(big.dir);
+    for (const args of [["scan", big.dir, "--engine", "ts"], ["repair", big.dir, "--apply", "--engine", "ts"]]) {
+      const { child, done } = startCli(args);
+      await scanning(child.pid!);
+      child.kill("SIGINT");
+      const run = await done;
+      expect(run.code, `${args.join(" ")}\n${run.stdout}\n${run.stderr}`).toBe(32);
+      expect(run.stderr).toContain("cancelled");
+      expect(run.stdout).toBe("");
+    }
+    expect(await snapshot(big.dir)).toEqual(before);
+    expect(existsSync(`${big.partitions[0]!.path}.segscan`)).toBe(false);
+  });
+
+  const hasScript = process.platform === "linux" && spawnSync("script", ["--version"]).status === 0;
+  it.skipIf(!hasScript)("on a TTY a long scan shows a progress bar on stderr; --no-progress and --json hide it", async () => {
+    const inPty = (args: string[]): Promise<string> => new Promise((resolve, reject) => {
+      const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(" ");
+      const child = spawn("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, TERM: "xterm" }, stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+      child.on("error", reject);
+      child.on("close", () => resolve(out));
+    });
+    const [shown, hidden, json] = await Promise.all([
+      inPty(["scan", big.dir, "--concurrency", "1", "--engine", "ts"]),
+      inPty(["scan", big.dir, "--concurrency", "1", "--no-progress"]),
+      inPty(["scan", big.dir, "--concurrency", "1", "--json"]),
+    ]);
+    expect(shown).toMatch(/scanning .*% · [\d.]+ (B|KiB|MiB|GiB) of 1(\.0)? GiB · [\d.]+ (B|KiB|MiB|GiB)\/s · ETA/);
+    expect(shown).toContain("torn-tail");
+    expect(shown).toMatch(/\x1b\[3\dm/);
+    expect(hidden).not.toContain("scanning");
+    expect(hidden).toContain("torn-tail");
+    expect(json).not.toContain("scanning");
+  });
+});
