@@ -21,7 +21,7 @@ function makeDataDir(partitions: number): string {
     if (kind === 2) writeSegment(dir, 0n, chain.log);
     if (kind === 3) {
       const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [1]));
-      truncateSync(logPath, chain.log.length + 200_000);
+      truncateSync(logPath, chain.log.length + 24 * 1024 * 1024); // pushes the total past POOL_MIN_BYTES
     }
   }
   return dataDir;

@@ -3,7 +3,7 @@
  * partitions under a path and scan each. Read-only: nothing here writes.
  */
 import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
@@ -17,6 +17,13 @@ import { type ScanTarget, discoverTargets, singleLogFiles } from "./targets.js";
 export { discoverTargets, type ScanTarget } from "./targets.js";
 
 export const SEGSCAN_VERSION = "1.0.0";
+
+/**
+ * Below this much log data a worker pool costs more than it saves: each worker
+ * takes ~100–250 ms to start and compile the engine, while one thread scans
+ * tens of MiB in that time.
+ */
+export const POOL_MIN_BYTES = 64 * 1024 * 1024;
 
 export async function scanPartition(directory: string, options: ScanOptions = {}, scanFs: ScanFs = nodeScanFs): Promise<ScanReport> {
   return scanTargets([{ path: resolve(directory), singleLog: false }], options, scanFs);
@@ -37,11 +44,24 @@ export async function scanTargets(targets: readonly ScanTarget[], options: ScanO
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
   // Workers read through the real filesystem with their own engine: a caller's
   // ScanFs (tests' fault injection) keeps the scan in this thread.
-  const pooled = concurrency > 1 && targets.length > 1 && scanFs === nodeScanFs && poolAvailable();
+  const pooled = concurrency > 1 && targets.length > 1 && scanFs === nodeScanFs && poolAvailable()
+    && (await totalLogBytes(targets, scanFs)) >= POOL_MIN_BYTES;
   const partitions = pooled
     ? await scanOnPool(targets, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress })
     : await scanSequentially(targets, engine, resolved, scanFs);
   return assembleReport(engine, resolved.used, partitions, performance.now() - startedAt);
+}
+
+/** Sum of `.log` sizes under the targets: one listing and stat per file, no reads. */
+async function totalLogBytes(targets: readonly ScanTarget[], scanFs: ScanFs): Promise<number> {
+  let total = 0;
+  for (const target of targets) {
+    const logs = target.singleLog
+      ? [target.path]
+      : (await scanFs.list(target.path)).filter((entry) => entry.isFile && entry.name.endsWith(".log")).map((entry) => join(target.path, entry.name));
+    for (const log of logs) total += await scanFs.stat(log).then((info) => info.size, () => 0);
+  }
+  return total;
 }
 
 async function scanSequentially(targets: readonly ScanTarget[], engine: Engine, resolved: ReturnType<typeof resolveScanOptions>, scanFs: ScanFs): Promise<PartitionReport[]> {
