@@ -57,7 +57,7 @@ const ACC_INIT: usize = memory.data<u64>([
   PRIME32_3, PRIME64_1, PRIME64_2, PRIME64_3, PRIME64_4, PRIME32_2, PRIME64_5, PRIME32_1,
 ], 16);
 
-/** Scratch accumulators of the one-shot long path and of a streaming digest. */
+/** Scratch accumulators of a streaming digest. */
 const ACC_TMP: usize = memory.data(64, 16);
 /** Scratch stripe of a streaming digest whose buffered tail is shorter than a stripe. */
 const LAST_STRIPE_TMP: usize = memory.data(64, 16);
@@ -273,12 +273,75 @@ function mergeAccs(acc: usize, len: u64): u64 {
   return avalanche(r);
 }
 
+/**
+ * One-shot long input, accumulators in registers throughout (no state in memory):
+ * the same stripe step as consumeStripes, the last stripe being one more step
+ * with the secret at offset 121 and no scramble.
+ */
 function hashLong(p: usize, len: usize): u64 {
-  const acc = ACC_TMP;
-  memory.copy(acc, ACC_INIT, 64);
-  consumeStripes(acc, p, (len - 1) >> 6, 0);
-  accumulateLast(acc, p + len - STRIPE);
-  return mergeAccs(acc, <u64>len);
+  // ACC_INIT in the swapped layout: [acc1, acc0], [acc3, acc2], ...
+  let b0 = i64x2(<i64>PRIME64_1, <i64>PRIME32_3);
+  let b1 = i64x2(<i64>PRIME64_3, <i64>PRIME64_2);
+  let b2 = i64x2(<i64>PRIME32_2, <i64>PRIME64_4);
+  let b3 = i64x2(<i64>PRIME32_1, <i64>PRIME64_5);
+  let nb = (len - 1) >> 6;
+  const last = p + len - STRIPE;
+  let k: usize = 0;
+  let stop: usize = 0;
+  for (;;) {
+    // Stripes of this block, then the last stripe (once every block is done).
+    let n = nb;
+    if (n > <usize>STRIPES_PER_BLOCK) n = <usize>STRIPES_PER_BLOCK;
+    if (n > 0) {
+      k = SECRET;
+      stop = p + (n << 6);
+    } else {
+      k = SECRET + SECRET_LAST_ACC;
+      p = last;
+      stop = last + STRIPE;
+    }
+    while (p < stop) {
+      const x0 = v128.load(p);
+      const x1 = v128.load(p, 16);
+      const d0 = v128.xor(x0, v128.load(k));
+      const d1 = v128.xor(x1, v128.load(k, 16));
+      const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
+      const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
+      b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
+      b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
+      const x2 = v128.load(p, 32);
+      const x3 = v128.load(p, 48);
+      const d2 = v128.xor(x2, v128.load(k, 32));
+      const d3 = v128.xor(x3, v128.load(k, 48));
+      const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
+      const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
+      b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
+      b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+      p += STRIPE;
+      k += 8;
+    }
+    if (n == 0) break;
+    nb -= n;
+    if (n == <usize>STRIPES_PER_BLOCK) {
+      const ks = SECRET + SECRET_SCRAMBLE;
+      const prime = i64x2.splat(PRIME32_1);
+      const s0 = v128.load(ks);
+      const s1 = v128.load(ks, 16);
+      const s2 = v128.load(ks, 32);
+      const s3 = v128.load(ks, 48);
+      b0 = i64x2.mul(v128.xor(v128.xor(b0, i64x2.shr_u(b0, 47)), i64x2.shuffle(s0, s0, 1, 0)), prime);
+      b1 = i64x2.mul(v128.xor(v128.xor(b1, i64x2.shr_u(b1, 47)), i64x2.shuffle(s1, s1, 1, 0)), prime);
+      b2 = i64x2.mul(v128.xor(v128.xor(b2, i64x2.shr_u(b2, 47)), i64x2.shuffle(s2, s2, 1, 0)), prime);
+      b3 = i64x2.mul(v128.xor(v128.xor(b3, i64x2.shr_u(b3, 47)), i64x2.shuffle(s3, s3, 1, 0)), prime);
+    }
+  }
+  const s = SECRET + SECRET_MERGE;
+  let r: u64 = <u64>len * PRIME64_1;
+  r += mul128fold64(<u64>i64x2.extract_lane(b0, 1) ^ rd64(s), <u64>i64x2.extract_lane(b0, 0) ^ rd64(s + 8));
+  r += mul128fold64(<u64>i64x2.extract_lane(b1, 1) ^ rd64(s + 16), <u64>i64x2.extract_lane(b1, 0) ^ rd64(s + 24));
+  r += mul128fold64(<u64>i64x2.extract_lane(b2, 1) ^ rd64(s + 32), <u64>i64x2.extract_lane(b2, 0) ^ rd64(s + 40));
+  r += mul128fold64(<u64>i64x2.extract_lane(b3, 1) ^ rd64(s + 48), <u64>i64x2.extract_lane(b3, 0) ^ rd64(s + 56));
+  return avalanche(r);
 }
 
 /** XXH3-64 of `len` bytes at `p`. */

@@ -1,0 +1,225 @@
+// Header decode gate (SPEC 1.2) and batch verification (SPEC 2.1 steps 2-3).
+//
+// The verifier is a streaming state machine held in module globals (every scan
+// window owns its own instance, so one verifier per window). Check order and
+// status codes follow VerifyStatus in src/format/records.ts and the TypeScript
+// engine's BatchVerifier: chunking never changes a result.
+
+import { xxh3, xxh3Digest, xxh3Reset, xxh3Update, xxh3Update64, XXH3_STATE_BYTES } from "./xxh3";
+
+// VerifyStatus codes (src/format/records.ts).
+// @ts-ignore: decorator
+@inline const OK: i32 = 0;
+// @ts-ignore: decorator
+@inline const LENGTH_BELOW_HEADER: i32 = 2;
+// @ts-ignore: decorator
+@inline const LENGTH_OVER_CAP: i32 = 3;
+// @ts-ignore: decorator
+@inline const RESERVED_NON_ZERO: i32 = 4;
+// @ts-ignore: decorator
+@inline const FRAME_COUNT_MISMATCH: i32 = 6;
+// @ts-ignore: decorator
+@inline const FRAME_HEADER_OVERRUN: i32 = 7;
+// @ts-ignore: decorator
+@inline const FRAME_RESERVED_NON_ZERO: i32 = 8;
+// @ts-ignore: decorator
+@inline const FRAME_OVERRUN: i32 = 9;
+// @ts-ignore: decorator
+@inline const FRAME_CHECKSUM: i32 = 10;
+// @ts-ignore: decorator
+@inline const BATCH_CHECKSUM: i32 = 11;
+/** Not a VerifyStatus: verifyFinish was called before the whole blob was fed. */
+// @ts-ignore: decorator
+@inline const NOT_FINISHED: i32 = -1;
+
+// @ts-ignore: decorator
+@inline const HEADER_BYTES: u64 = 256;
+// @ts-ignore: decorator
+@inline const FRAME_HEADER: usize = 48;
+
+/** The decode gate's length cap (SPEC 2.2 MAX_BATCH_BYTES or an override). */
+export let maxBatchBytes: u64 = 64 << 20;
+
+export function setMaxBatchBytes(v: f64): void {
+  maxBatchBytes = <u64>v;
+}
+
+// ---------------------------------------------------------------------------
+// Decode gate
+
+/** True when the 204 reserved bytes [p+52, p+256) are all zero. */
+// @ts-ignore: decorator
+@inline export function reservedZero(p: usize): bool {
+  let r = v128.or(v128.load(p, 52), v128.load(p, 68));
+  r = v128.or(r, v128.or(v128.load(p, 84), v128.load(p, 100)));
+  r = v128.or(r, v128.or(v128.load(p, 116), v128.load(p, 132)));
+  r = v128.or(r, v128.or(v128.load(p, 148), v128.load(p, 164)));
+  r = v128.or(r, v128.or(v128.load(p, 180), v128.load(p, 196)));
+  r = v128.or(r, v128.or(v128.load(p, 212), v128.load(p, 228)));
+  r = v128.or(r, v128.load(p, 240));
+  return !v128.any_true(r);
+}
+
+/** SPEC 1.2 on the 256 bytes at p: length floor, length cap (u64, before anything else is read), reserved. */
+export function headerStatus(p: usize): i32 {
+  const len = load<u64>(p, 32);
+  if (len < HEADER_BYTES) return LENGTH_BELOW_HEADER;
+  if (len > maxBatchBytes) return LENGTH_OVER_CAP;
+  if (!reservedZero(p)) return RESERVED_NON_ZERO;
+  return OK;
+}
+
+// ---------------------------------------------------------------------------
+// Verifier state
+
+const BATCH_STATE: usize = memory.data(<i32>XXH3_STATE_BYTES, 16);
+const FRAME_STATE: usize = memory.data(<i32>XXH3_STATE_BYTES, 16);
+/** A frame header collected across chunks (48 bytes), or the stored checksum of a streamed body. */
+const FRAME_HDR: usize = memory.data(64, 16);
+
+let expectedChecksum: u64 = 0;
+let messageCount: u32 = 0;
+let framesSeen: u32 = 0;
+/** Blob bytes not yet fed. */
+let blobRemaining: i64 = 0;
+/** Bytes of the current frame header collected so far (0 = between frames). */
+let headerFilled: usize = 0;
+/** Body bytes of the current frame still to hash (valid while inBody). */
+let bodyRemaining: u64 = 0;
+let inBody: bool = false;
+let status: i32 = OK;
+
+/** Starts verifying the batch whose decoded header is at p. */
+export function verifyStart(p: usize): void {
+  xxh3Reset(BATCH_STATE);
+  xxh3Update(BATCH_STATE, p, 40);
+  xxh3Update(BATCH_STATE, p + 48, 4);
+  expectedChecksum = load<u64>(p, 40);
+  messageCount = load<u32>(p, 48);
+  blobRemaining = <i64>load<u64>(p, 32) - <i64>HEADER_BYTES;
+  framesSeen = 0;
+  headerFilled = 0;
+  bodyRemaining = 0;
+  inBody = false;
+  status = OK;
+}
+
+/** Checks that run the moment a new frame starts, before any of its bytes are read. */
+// @ts-ignore: decorator
+@inline function beginFrame(): bool {
+  if (framesSeen == messageCount) {
+    status = FRAME_COUNT_MISMATCH;
+    return false;
+  }
+  if (blobRemaining < <i64>FRAME_HEADER) {
+    status = FRAME_HEADER_OVERRUN;
+    return false;
+  }
+  return true;
+}
+
+/** Checks a complete frame header at h; returns the body length, or -1 on failure. */
+// @ts-ignore: decorator
+@inline function acceptHeader(h: usize): i64 {
+  if (load<u64>(h, 40) != 0) {
+    status = FRAME_RESERVED_NON_ZERO;
+    return -1;
+  }
+  const body = <i64>load<u32>(h, 36) + <i64>load<u32>(h, 32);
+  if (body > blobRemaining - <i64>FRAME_HEADER) {
+    status = FRAME_OVERRUN;
+    return -1;
+  }
+  return body;
+}
+
+/** A frame is complete: compare its stored checksum and bind it into the batch checksum. */
+// @ts-ignore: decorator
+@inline function completeFrame(stored: u64, computed: u64): void {
+  if (stored != computed) {
+    status = FRAME_CHECKSUM;
+    return;
+  }
+  framesSeen++;
+  xxh3Update64(BATCH_STATE, stored);
+}
+
+/** Feeds the next `len` blob bytes at p; a non-Ok result is final. */
+export function verifyFeed(p: usize, len: usize): i32 {
+  const end = p + len;
+  while (status == OK && p < end) {
+    if (inBody) {
+      // Body of a frame whose header arrived in an earlier chunk.
+      let take = <u64>(end - p);
+      if (take > bodyRemaining) take = bodyRemaining;
+      xxh3Update(FRAME_STATE, p, <usize>take);
+      bodyRemaining -= take;
+      blobRemaining -= <i64>take;
+      p += <usize>take;
+      if (bodyRemaining == 0) {
+        inBody = false;
+        completeFrame(load<u64>(FRAME_HDR), xxh3Digest(FRAME_STATE));
+      }
+    } else if (headerFilled == 0 && end - p >= FRAME_HEADER) {
+      // Fast path: the whole frame header is here.
+      if (!beginFrame()) break;
+      const body = acceptHeader(p);
+      if (body < 0) break;
+      const frameEnd = p + FRAME_HEADER + <usize>body;
+      if (<u64>body <= <u64>(end - p - FRAME_HEADER)) {
+        const computed = xxh3(p + 8, FRAME_HEADER - 8 + <usize>body);
+        blobRemaining -= <i64>FRAME_HEADER + body;
+        completeFrame(load<u64>(p), computed);
+        p = frameEnd;
+      } else {
+        // The body continues in a later chunk: keep the stored checksum and stream the rest.
+        store<u64>(FRAME_HDR, load<u64>(p));
+        xxh3Reset(FRAME_STATE);
+        xxh3Update(FRAME_STATE, p + 8, FRAME_HEADER - 8);
+        blobRemaining -= <i64>FRAME_HEADER;
+        bodyRemaining = <u64>body;
+        inBody = true;
+        p += FRAME_HEADER;
+      }
+    } else {
+      // Slow path: a frame header split across chunks.
+      if (headerFilled == 0 && !beginFrame()) break;
+      let take = FRAME_HEADER - headerFilled;
+      if (take > end - p) take = end - p;
+      memory.copy(FRAME_HDR + headerFilled, p, take);
+      headerFilled += take;
+      p += take;
+      if (headerFilled < FRAME_HEADER) continue;
+      headerFilled = 0;
+      const body = acceptHeader(FRAME_HDR);
+      if (body < 0) break;
+      xxh3Reset(FRAME_STATE);
+      xxh3Update(FRAME_STATE, FRAME_HDR + 8, FRAME_HEADER - 8);
+      blobRemaining -= <i64>FRAME_HEADER;
+      if (body == 0) {
+        // A frame with no body is complete with its header.
+        completeFrame(load<u64>(FRAME_HDR), xxh3Digest(FRAME_STATE));
+      } else {
+        bodyRemaining = <u64>body;
+        inBody = true;
+      }
+    }
+  }
+  return status;
+}
+
+/** After the whole blob was fed: frame count, then the batch checksum. */
+export function verifyFinish(): i32 {
+  if (status != OK) return status;
+  if (blobRemaining != 0 || inBody || headerFilled != 0) return NOT_FINISHED;
+  if (framesSeen != messageCount) return (status = FRAME_COUNT_MISMATCH);
+  if (xxh3Digest(BATCH_STATE) != expectedChecksum) return (status = BATCH_CHECKSUM);
+  return OK;
+}
+
+/** The whole batch (decoded header at p) is in memory: verify it in one pass. */
+export function verifyInWindow(p: usize): i32 {
+  verifyStart(p);
+  const s = verifyFeed(p + <usize>HEADER_BYTES, <usize>(<u64>load<u64>(p, 32) - HEADER_BYTES));
+  return s == OK ? verifyFinish() : s;
+}

@@ -1,0 +1,341 @@
+/**
+ * The wasm engine (SPEC §8): AssemblyScript kernels compiled to one
+ * `dist/segscan.wasm`, driven through raw pointers into linear memory.
+ *
+ * Memory management:
+ * - The WebAssembly.Module is compiled once per process (cached promise).
+ * - Every scan window gets a FRESH instance whose memory is grown ONCE at open to
+ *   hold the kernels' static data, the window and a small read-ahead pad. It never
+ *   grows afterwards, so the `view()` Uint8Array stays attached while async file
+ *   reads write into it. `close()` drops the instance.
+ * - `xxh3_64` of bytes that already sit in an open window's memory (≥ 4 KiB) runs
+ *   in place, in that window's instance (the one-shot kernel keeps no state that a
+ *   streaming verification could be holding).
+ * - Hashing of other JS bytes (`xxh3_64`, `createHasher`) runs in one staging
+ *   instance per engine: bytes are copied into a fixed 64 KiB staging area (small
+ *   enough to stay in cache between the copy and the hash) and hashed one-shot or
+ *   streamed. Each hasher keeps its 336-byte XXH3 state in JS and swaps it into the
+ *   staging instance's state slot only when another hasher used the slot last.
+ * - u64 values cross as BigInt (i64), offsets and unit counts as numbers; every
+ *   crossing is per window, batch, chunk or candidate scan, never per byte.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { instantiateSync } from "@assemblyscript/loader";
+import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../../format/constants.js";
+import { readU64Clamped } from "../../format/bytes.js";
+import type { VerifyStatus } from "../../format/records.js";
+import { resolveKernelLimits } from "../ts/engine.js";
+import type {
+  CandidateScanRequest, CandidateScanResult, Engine, EngineWindow, Hasher, KernelLimits,
+} from "../types.js";
+
+/*
+ * The compiler options target plain ES2022 (no DOM lib), so the few WebAssembly
+ * JS API types used here are declared locally rather than as globals.
+ */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(deltaPages: number): number;
+}
+/** An opaque compiled WebAssembly.Module. */
+type WasmModule = object;
+const WebAssemblyApi = (globalThis as unknown as {
+  WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> };
+}).WebAssembly;
+
+/** The raw exports of assembly/index.ts (pointers are byte addresses in the instance's memory). */
+interface Kernels {
+  readonly memory: WasmMemory;
+  heapBase(): number;
+  xxh3StateBytes(): number;
+  xxh3(p: number, len: number): bigint;
+  xxh3Reset(st: number): void;
+  xxh3Update(st: number, p: number, len: number): void;
+  xxh3Update64(st: number, v: bigint): void;
+  xxh3Digest(st: number): bigint;
+  setMaxBatchBytes(v: number): void;
+  headerStatus(p: number): number;
+  verifyStart(p: number): void;
+  verifyFeed(p: number, len: number): number;
+  verifyFinish(): number;
+  verifyInWindow(p: number): number;
+  findCandidate(c: number, end: number, fileEnd: number, minBase: bigint): number;
+  firstNonZero(p: number, limit: number): number;
+}
+
+const WASM_PAGE = 65536;
+/** Bytes past a window's end that kernels may read ahead (zero-run scan reads whole 64-byte blocks). */
+const READ_AHEAD_PAD = 256;
+/** Staging area for JS bytes: fits in L2 so the hash reads what the copy just wrote. */
+const STAGE_BYTES = 64 * 1024;
+const STATE_SLOT_BYTES = 384;
+/** verifyFinish's code for "called before the whole blob was fed" (not a VerifyStatus). */
+const NOT_FINISHED = -1;
+/** Keeps an absolute file end inside i64 when it crosses as f64. */
+const FILE_END_CLAMP = 2 ** 62;
+
+/** Inputs at least this long that live in an open window's memory are hashed in place. */
+const IN_PLACE_MIN_BYTES = 4096;
+
+let modulePromise: Promise<WasmModule> | undefined;
+
+/** The kernels of every open window, by the ArrayBuffer of its memory. */
+const openWindowKernels = new WeakMap<ArrayBuffer, Kernels>();
+
+/**
+ * `dist/src/engine/wasm/engine.js` → `dist/segscan.wasm` (the published layout).
+ * Run from source (`src/engine/wasm/engine.ts` under vitest or a TS loader) the
+ * same relative step lands on the repo root, so `dist/segscan.wasm` there is
+ * the fallback.
+ */
+function wasmPath(): string {
+  const published = fileURLToPath(new URL("../../../segscan.wasm", import.meta.url));
+  if (existsSync(published)) return published;
+  const fromSource = fileURLToPath(new URL("../../../dist/segscan.wasm", import.meta.url));
+  if (existsSync(fromSource)) return fromSource;
+  throw new Error(`segscan.wasm not found at ${published} (run \`npm run build:wasm\`)`);
+}
+
+/** Compiles the kernels once per process (every engine and window shares the Module). */
+export function loadWasmModule(): Promise<WasmModule> {
+  if (modulePromise === undefined) {
+    modulePromise = (async () => {
+      const bytes = readFileSync(wasmPath());
+      return WebAssemblyApi.compile(bytes);
+    })();
+    // A failed load may be retried by a later call.
+    modulePromise.catch(() => {
+      modulePromise = undefined;
+    });
+  }
+  return modulePromise;
+}
+
+function instantiate(module: WasmModule): Kernels {
+  const { instance } = instantiateSync(module as Parameters<typeof instantiateSync>[0], {});
+  // The raw exports: the loader's demangled wrappers add a rest-args hop per call.
+  return (instance as unknown as { exports: Kernels }).exports;
+}
+
+/** Grows `memory` once so that it holds at least `bytes`. */
+function growTo(memory: WasmMemory, bytes: number): void {
+  const have = memory.buffer.byteLength;
+  if (bytes > have) memory.grow(Math.ceil((bytes - have) / WASM_PAGE));
+}
+
+/** An i64 result as the u64 it is (i64 crosses into JS as a signed BigInt). */
+function u64(value: bigint): bigint {
+  return value < 0n ? BigInt.asUintN(64, value) : value;
+}
+
+// ---------------------------------------------------------------------------
+// Hashing of JS bytes
+
+class HashStage {
+  private readonly k: Kernels;
+  private readonly bytes: Uint8Array;
+  /** State for one-shot hashing of inputs larger than the stage. */
+  private readonly scratchState: number;
+  /** The state slot hashers swap their state into. */
+  private readonly slot: number;
+  private readonly stage: number;
+  private resident: WasmHasher | null = null;
+  readonly stateBytes: number;
+  readonly freshState: Uint8Array;
+
+  constructor(module: WasmModule) {
+    this.k = instantiate(module);
+    const base = this.k.heapBase();
+    this.scratchState = base;
+    this.slot = base + STATE_SLOT_BYTES;
+    this.stage = base + 2 * STATE_SLOT_BYTES;
+    growTo(this.k.memory, this.stage + STAGE_BYTES + READ_AHEAD_PAD);
+    this.bytes = new Uint8Array(this.k.memory.buffer);
+    this.stateBytes = this.k.xxh3StateBytes();
+    this.k.xxh3Reset(this.slot);
+    this.freshState = this.bytes.slice(this.slot, this.slot + this.stateBytes);
+  }
+
+  hash(input: Uint8Array): bigint {
+    const n = input.length;
+    if (n >= IN_PLACE_MIN_BYTES) {
+      // Bytes already in a window's memory (e.g. a residue read into a window): no copy.
+      const owner = openWindowKernels.get(input.buffer as ArrayBuffer);
+      if (owner !== undefined) return u64(owner.xxh3(input.byteOffset, n));
+    }
+    const k = this.k;
+    if (n <= STAGE_BYTES) {
+      this.bytes.set(input, this.stage);
+      return u64(k.xxh3(this.stage, n));
+    }
+    k.xxh3Reset(this.scratchState);
+    this.feed(this.scratchState, input);
+    return u64(k.xxh3Digest(this.scratchState));
+  }
+
+  private feed(state: number, input: Uint8Array): void {
+    const n = input.length;
+    for (let at = 0; at < n; at += STAGE_BYTES) {
+      const take = Math.min(STAGE_BYTES, n - at);
+      this.bytes.set(input.subarray(at, at + take), this.stage);
+      this.k.xxh3Update(state, this.stage, take);
+    }
+  }
+
+  /** Makes `hasher`'s state the resident one in the slot. */
+  private activate(hasher: WasmHasher): void {
+    if (this.resident === hasher) return;
+    if (this.resident !== null) {
+      this.resident.state.set(this.bytes.subarray(this.slot, this.slot + this.stateBytes));
+    }
+    this.bytes.set(hasher.state, this.slot);
+    this.resident = hasher;
+  }
+
+  update(hasher: WasmHasher, input: Uint8Array): void {
+    if (input.length === 0) return;
+    this.activate(hasher);
+    this.feed(this.slot, input);
+  }
+
+  digest(hasher: WasmHasher): bigint {
+    this.activate(hasher);
+    return u64(this.k.xxh3Digest(this.slot));
+  }
+}
+
+class WasmHasher implements Hasher {
+  /** This hasher's XXH3 state while another hasher holds the stage's slot. */
+  readonly state: Uint8Array;
+
+  constructor(private readonly stage: HashStage) {
+    this.state = stage.freshState.slice();
+  }
+
+  update(bytes: Uint8Array): void {
+    this.stage.update(this, bytes);
+  }
+
+  digest(): bigint {
+    return this.stage.digest(this);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Scan windows
+
+function checkRange(what: string, offset: number, length: number, capacity: number): void {
+  if (!(Number.isInteger(offset) && Number.isInteger(length) && offset >= 0 && length >= 0 && offset + length <= capacity)) {
+    throw new RangeError(`${what}: bytes [${offset}, ${offset + length}) are outside the ${capacity}-byte window`);
+  }
+}
+
+class WasmWindow implements EngineWindow {
+  private k: Kernels | null;
+  /** Address of window byte 0 in the instance's memory. */
+  private readonly base: number;
+  private readonly bytes: Uint8Array;
+
+  constructor(module: WasmModule, readonly capacityBytes: number, readonly limits: KernelLimits) {
+    if (!Number.isSafeInteger(capacityBytes) || capacityBytes <= 0) {
+      throw new RangeError(`window size must be a positive integer, got ${capacityBytes}`);
+    }
+    const k = instantiate(module);
+    this.base = k.heapBase();
+    // The one and only growth: from here on the view can never be detached.
+    growTo(k.memory, this.base + capacityBytes + READ_AHEAD_PAD);
+    k.setMaxBatchBytes(limits.maxBatchBytes);
+    this.bytes = new Uint8Array(k.memory.buffer, this.base, capacityBytes);
+    this.k = k;
+    openWindowKernels.set(k.memory.buffer, k);
+  }
+
+  private kernels(): Kernels {
+    if (this.k === null) throw new Error("engine window used after close()");
+    return this.k;
+  }
+
+  view(): Uint8Array {
+    this.kernels();
+    return this.bytes;
+  }
+
+  headerStatus(offset: number): VerifyStatus {
+    const k = this.kernels();
+    checkRange("headerStatus", offset, BATCH_HEADER_BYTES, this.capacityBytes);
+    return k.headerStatus(this.base + offset) as VerifyStatus;
+  }
+
+  verifyInWindow(offset: number): VerifyStatus {
+    const k = this.kernels();
+    checkRange("verifyInWindow", offset, BATCH_HEADER_BYTES, this.capacityBytes);
+    const batchLength = readU64Clamped(this.bytes, offset + BATCH_LENGTH_AT);
+    if (batchLength < BATCH_HEADER_BYTES || batchLength > this.capacityBytes - offset) {
+      throw new RangeError(`verifyInWindow: the batch at ${offset} (${batchLength} bytes) is not whole in the window`);
+    }
+    return this.finished(k.verifyInWindow(this.base + offset));
+  }
+
+  verifyStart(offset: number): void {
+    const k = this.kernels();
+    checkRange("verifyStart", offset, BATCH_HEADER_BYTES, this.capacityBytes);
+    k.verifyStart(this.base + offset);
+  }
+
+  verifyFeed(offset: number, lengthBytes: number): VerifyStatus {
+    const k = this.kernels();
+    checkRange("verifyFeed", offset, lengthBytes, this.capacityBytes);
+    return k.verifyFeed(this.base + offset, lengthBytes) as VerifyStatus;
+  }
+
+  verifyFinish(): VerifyStatus {
+    return this.finished(this.kernels().verifyFinish());
+  }
+
+  private finished(code: number): VerifyStatus {
+    if (code === NOT_FINISHED) throw new Error("BatchVerifier.finish called before the whole blob was fed");
+    return code as VerifyStatus;
+  }
+
+  scanCandidates(request: CandidateScanRequest): CandidateScanResult {
+    const k = this.kernels();
+    const { fromOffset: from, toOffset: to, spentUnits: spent, limitUnits: limit } = request;
+    if (!(to > from)) return { status: "done", offset: to, spentUnits: spent };
+    checkRange("scanCandidates", from, to - 1 - from + BATCH_HEADER_BYTES, this.capacityBytes);
+    // Every candidate costs 1 unit, so the spend is arithmetic: the candidate whose
+    // unit first takes the spend past the limit is `exhaustAt`. Only the first
+    // candidate that passes the checks, at or before it, can stop the loop earlier.
+    const exhaustAt = from + Math.max(0, Math.floor(limit - spent));
+    const searchEnd = Math.min(to, exhaustAt + 1);
+    let passed = searchEnd;
+    const min = request.minBaseOffset;
+    if (min !== null && min <= U64_MAX) {
+      const fileEnd = Math.min(FILE_END_CLAMP, Math.max(-FILE_END_CLAMP, Math.floor(this.base + request.fileEndOffset)));
+      const minBase = min < 0n ? 0n : min;
+      passed = (k.findCandidate(this.base + from, this.base + searchEnd, fileEnd, minBase) >>> 0) - this.base;
+    }
+    if (passed < searchEnd) return { status: "passed", offset: passed, spentUnits: spent + (passed - from + 1) };
+    if (exhaustAt < to) return { status: "exhausted", offset: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
+    return { status: "done", offset: to, spentUnits: spent + (to - from) };
+  }
+
+  close(): void {
+    if (this.k !== null) openWindowKernels.delete(this.k.memory.buffer);
+    this.k = null;
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+export async function createWasmEngine(): Promise<Engine> {
+  const module = await loadWasmModule();
+  const stage = new HashStage(module);
+  return {
+    kind: "wasm",
+    xxh3_64: (bytes: Uint8Array) => stage.hash(bytes),
+    createHasher: () => new WasmHasher(stage),
+    openWindow: (windowBytes: number, limits?: Partial<KernelLimits>) =>
+      new WasmWindow(module, windowBytes, resolveKernelLimits(limits)),
+  };
+}
