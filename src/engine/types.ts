@@ -105,6 +105,12 @@ export interface EngineWindow {
    * minBaseOffset) or where the budget runs out. Skip-ahead changes speed only.
    */
   scanCandidates(request: CandidateScanRequest): CandidateScanResult;
+  /**
+   * Window offset of the first nonzero byte in `[offset, offset + lengthBytes)`,
+   * or `offset + lengthBytes` when all are zero (a residue of zeros is recorded
+   * by its length only, SPEC §6.2).
+   */
+  firstNonZero(offset: number, lengthBytes: number): number;
   /** Releases engine memory; the window must not be used afterwards. */
   close(): void;
 }

@@ -24,6 +24,26 @@ export interface ProbeResult {
   stoppedAt: number | null;
   /** Units this probe spent (the budget holds the running total). */
   spentUnits: number;
+  /** What the probe's own windows showed about `[damage, size)` being all zero (see ZeroTracker). */
+  zeros: ZeroTracker;
+}
+
+/**
+ * Whether the residue is all zero, learned from the windows the probe loads
+ * anyway, so a zero tail is read once, not twice. `checkedUntil` is the file
+ * position up to which every byte was examined.
+ */
+export class ZeroTracker {
+  firstNonZero: number | null = null;
+  constructor(public checkedUntil: number) {}
+
+  observe(window: FileWindow): void {
+    if (this.firstNonZero !== null || window.start > this.checkedUntil || window.end <= this.checkedUntil) return;
+    const offset = this.checkedUntil - window.start;
+    const found = window.engineWindow.firstNonZero(offset, window.end - this.checkedUntil);
+    if (found < offset + (window.end - this.checkedUntil)) this.firstNonZero = window.start + found;
+    this.checkedUntil = window.end;
+  }
 }
 
 /**
@@ -38,8 +58,9 @@ export async function probeResidue(
 ): Promise<ProbeResult> {
   const kernels = window.engineWindow;
   const unitsBefore = budget.spentUnits;
+  const zeros = new ZeroTracker(damagePosition);
   const finish = (verdict: ProbeVerdict, survivorPosition: number | null, stoppedAt: number | null): ProbeResult => ({
-    verdict, survivorPosition, stoppedAt, spentUnits: budget.spentUnits - unitsBefore,
+    verdict, survivorPosition, stoppedAt, spentUnits: budget.spentUnits - unitsBefore, zeros,
   });
   const lastCandidate = window.fileSize - BATCH_HEADER_BYTES;
   const extendable = minBaseOffset <= U64_MAX ? minBaseOffset : null;
@@ -47,6 +68,7 @@ export async function probeResidue(
   while (candidate <= lastCandidate) {
     // Only the candidate's header must be resident: a refill happens when it is not.
     const offset = await window.ensure(candidate, BATCH_HEADER_BYTES);
+    zeros.observe(window);
     const windowStart = window.start;
     const windowLastCandidate = Math.min(lastCandidate, window.end - BATCH_HEADER_BYTES);
     const scan = kernels.scanCandidates({

@@ -11,7 +11,7 @@ import { FileWindow } from "../io/window.js";
 import type { EngineWindow } from "../engine/types.js";
 import type { Refusal, Residue, SegmentReport, VerifyMode } from "../report/types.js";
 import { readIndexEntriesStreaming, validateIndex } from "./index-file.js";
-import { type ProbeBudget, probeResidue } from "./probe.js";
+import { type ProbeBudget, type ZeroTracker, probeResidue } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { verifyBatchAt } from "./verify.js";
 import { IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
@@ -189,7 +189,7 @@ async function settleWalk(files: SegmentFiles, context: SegmentContext, window: 
   const residue: Residue = {
     damagePosition,
     bytes: files.logSize - damagePosition,
-    allZero: await residueIsAllZero(window, damagePosition),
+    allZero: await residueIsAllZero(window, probe.zeros),
     probe: probe.verdict,
     survivorPosition: probe.survivorPosition,
     spentUnits: probe.spentUnits,
@@ -207,14 +207,15 @@ async function settleWalk(files: SegmentFiles, context: SegmentContext, window: 
   }
 }
 
-/** Whether `[from, size)` is all zero: repair records such a residue by its length only (SPEC §6.2). */
-async function residueIsAllZero(window: FileWindow, from: number): Promise<boolean> {
-  for (let position = from; position < window.fileSize; ) {
-    const chunkBytes = Math.min(window.capacityBytes, window.fileSize - position);
-    const offset = await window.ensure(position, chunkBytes);
-    const view = window.engineWindow.view();
-    for (let i = offset; i < offset + chunkBytes; i++) if (view[i] !== 0) return false;
-    position += chunkBytes;
+/**
+ * Whether the residue is all zero: repair records such a residue by its length
+ * only (SPEC §6.2). The probe's windows usually answered already; only a probe
+ * that stopped early leaves bytes to read.
+ */
+async function residueIsAllZero(window: FileWindow, zeros: ZeroTracker): Promise<boolean> {
+  while (zeros.firstNonZero === null && zeros.checkedUntil < window.fileSize) {
+    await window.ensure(zeros.checkedUntil, Math.min(window.capacityBytes, window.fileSize - zeros.checkedUntil));
+    zeros.observe(window);
   }
-  return true;
+  return zeros.firstNonZero === null;
 }

@@ -61,6 +61,12 @@ class TsWindow implements EngineWindow {
     return scanCandidatesSkipping(this.bytes, request, this.limits.maxBatchBytes);
   }
 
+  firstNonZero(offset: number, lengthBytes: number): number {
+    const end = offset + lengthBytes;
+    for (let i = offset; i < end; i++) if (this.bytes[i] !== 0) return i;
+    return end;
+  }
+
   close(): void {
     // Garbage-collected memory: nothing to release.
   }

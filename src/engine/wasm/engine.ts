@@ -320,6 +320,13 @@ class WasmWindow implements EngineWindow {
     return { status: "done", offset: to, spentUnits: spent + (to - from) };
   }
 
+  firstNonZero(offset: number, lengthBytes: number): number {
+    const k = this.kernels();
+    checkRange("firstNonZero", offset, lengthBytes, this.capacityBytes);
+    // The kernel reads whole 64-byte blocks; READ_AHEAD_PAD keeps that inside memory.
+    return (k.firstNonZero(this.base + offset, this.base + offset + lengthBytes) >>> 0) - this.base;
+  }
+
   close(): void {
     if (this.k !== null) openWindowKernels.delete(this.k.memory.buffer);
     this.k = null;
