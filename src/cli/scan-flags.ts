@@ -40,7 +40,7 @@ export function addScanFlags(command: Command): Command {
       parseInteger(0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES), PROBE_BUDGET_UNITS)
     .option("--window <bytes>", `scan window (e.g. 4KiB, 1MiB; ${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
       parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
-    .option("--concurrency <n>", "partitions scanned in parallel (default: CPU count)", parseInteger(1, 4096), defaultConcurrency())
+    .option("--concurrency <n>", "partitions scanned in parallel on worker threads (the default is this machine's CPU count)", parseInteger(1, 4096), defaultConcurrency())
     .option("--no-progress", "never show the progress bar (it shows only on a TTY, for scans over 0.5 s)");
 }
 

@@ -307,8 +307,12 @@ export function formatPlan(plan: RepairPlan): string {
     }
   }
   if (plan.skipped.length > 0) {
+    // Problems are listed one by one; clean partitions only by count (a data dir can hold thousands).
+    const problems = plan.skipped.filter((s) => s.verdict !== "clean");
+    const cleanCount = plan.skipped.length - problems.length;
     lines.push("", "left untouched:");
-    for (const s of plan.skipped) lines.push(`  ${s.path}: ${s.verdict}, action ${s.action}`);
+    for (const s of problems) lines.push(`  ${s.path}: ${s.verdict}, action ${s.action}`);
+    if (cleanCount > 0) lines.push(`  ${cleanCount} clean partition${cleanCount === 1 ? "" : "s"}: action serve`);
   }
   return lines.join("\n") + "\n";
 }

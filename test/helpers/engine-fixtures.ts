@@ -15,24 +15,9 @@ import type { Engine } from "../../src/engine/types.js";
 export const U64_MAX = (1n << 64n) - 1n;
 export const U128_MAX = (1n << 128n) - 1n;
 
-/** Small deterministic PRNG (mulberry32): fast-check draws a seed, this fills bytes. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng, randomBytes as seededBytes } from "./fixtures.js";
 
-export function seededBytes(length: number, seed: number): Uint8Array {
-  const next = prng(seed);
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = Math.floor(next() * 256);
-  return bytes;
-}
+export { prng, seededBytes };
 
 /** A message description cheap for fast-check to generate and shrink (bytes come from a seed). */
 export interface MessageSpec {
