@@ -44,6 +44,11 @@ export class FileWindow {
     return this.startPosition + this.heldBytes;
   }
 
+  /** Window offset of `[position, position + lengthBytes)` if it is resident now, else -1 (no I/O, no await). */
+  residentOffset(position: number, lengthBytes: number): number {
+    return position >= this.startPosition && position + lengthBytes <= this.end ? position - this.startPosition : -1;
+  }
+
   /**
    * Makes `[position, position + lengthBytes)` resident and returns its window
    * offset. `lengthBytes` must not exceed the capacity or run past the file.
@@ -58,11 +63,20 @@ export class FileWindow {
     return position - this.startPosition;
   }
 
-  /** Reads as much as fits from `position` on. */
+  /**
+   * Reads as much as fits from `position` on. Bytes from `position` that are
+   * already resident (the head of a batch split by the window end) move to the
+   * front instead of being read again.
+   */
   private async refill(position: number): Promise<void> {
     const wanted = Math.min(this.capacityBytes, this.fileSize - position);
     const view = this.engineWindow.view();
     let filled = 0;
+    if (position >= this.startPosition && position < this.end) {
+      filled = Math.min(this.end - position, wanted);
+      view.copyWithin(0, position - this.startPosition, position - this.startPosition + filled);
+    }
+    const carried = filled;
     while (filled < wanted) {
       let count: number;
       try {
@@ -79,7 +93,7 @@ export class FileWindow {
     }
     this.startPosition = position;
     this.heldBytes = filled;
-    this.hooks.onRead?.(filled);
+    this.hooks.onRead?.(filled - carried);
     // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (SPEC §7).
     await yieldMacrotask();
     if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);

@@ -8,6 +8,32 @@ export type BatchCheck =
   | { verified: false; status: VerifyStatus; header: BatchHeader | null };
 
 export async function verifyBatchAt(window: FileWindow, position: number): Promise<BatchCheck> {
+  return verifyResidentBatch(window, position) ?? verifyBatchWithReads(window, position);
+}
+
+/**
+ * The common case without a single await: header and whole batch already in
+ * the window. `null` when a read is needed (the caller takes the async path).
+ */
+export function verifyResidentBatch(window: FileWindow, position: number): BatchCheck | null {
+  const kernels = window.engineWindow;
+  if (window.fileSize - position < BATCH_HEADER_BYTES) {
+    return { verified: false, status: VerifyStatus.HeaderBeyondFile, header: null };
+  }
+  const offset = window.residentOffset(position, BATCH_HEADER_BYTES);
+  if (offset < 0) return null;
+  const headerStatus = kernels.headerStatus(offset);
+  if (headerStatus !== VerifyStatus.Ok) return { verified: false, status: headerStatus, header: null };
+  const header = readBatchHeader(kernels.view(), offset);
+  if (header.batchLength > window.fileSize - position) {
+    return { verified: false, status: VerifyStatus.BatchBeyondFile, header };
+  }
+  if (window.residentOffset(position, header.batchLength) < 0) return null;
+  const status = kernels.verifyInWindow(offset);
+  return status === VerifyStatus.Ok ? { verified: true, header } : { verified: false, status, header };
+}
+
+async function verifyBatchWithReads(window: FileWindow, position: number): Promise<BatchCheck> {
   const kernels = window.engineWindow;
   if (window.fileSize - position < BATCH_HEADER_BYTES) {
     return { verified: false, status: VerifyStatus.HeaderBeyondFile, header: null };

@@ -7,7 +7,7 @@ import { REBUILT_INDEX_STRIDE_BYTES } from "../format/constants.js";
 import type { IndexEntry } from "../format/records.js";
 import type { FileWindow } from "../io/window.js";
 import type { ForwardGap, RebuiltIndexEntry } from "../report/types.js";
-import { verifyBatchAt } from "./verify.js";
+import { verifyBatchAt, verifyResidentBatch } from "./verify.js";
 
 export interface ProvenBatch {
   position: number;
@@ -40,7 +40,7 @@ export interface WalkOptions {
   /** Stop (as if at the file end) on reaching this position. Defaults to the file size. */
   untilPosition?: number;
   /** Deep mode: told of every verified batch start, to check index entries against them. */
-  onVerifiedBatch?: (batch: ProvenBatch) => Promise<void>;
+  onVerifiedBatch?: (batch: ProvenBatch) => Promise<void> | void;
 }
 
 export async function walkBatches(window: FileWindow, options: WalkOptions): Promise<WalkResult> {
@@ -59,7 +59,7 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
   let position = options.fromPosition;
   const endPosition = Math.min(options.untilPosition ?? window.fileSize, window.fileSize);
   while (position < endPosition) {
-    const check = await verifyBatchAt(window, position);
+    const check = verifyResidentBatch(window, position) ?? (await verifyBatchAt(window, position));
     if (!check.verified) break;
     const { header } = check;
     if (header.baseOffset < result.expectedOffset) {
@@ -80,7 +80,8 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
         lastIndexedPosition = position;
       }
     }
-    await options.onVerifiedBatch?.(batch);
+    const pending = options.onVerifiedBatch?.(batch);
+    if (pending) await pending;
     result.batchesVerified++;
     position += header.batchLength;
   }
@@ -108,7 +109,14 @@ export class IndexEntryMatcher {
     return this.pending.done ? null : this.pending.value;
   }
 
-  async onBatch(batch: ProvenBatch): Promise<void> {
+  /** Synchronous unless the next entry must be read from the index file. */
+  onBatch(batch: ProvenBatch): Promise<void> | void {
+    const next = this.pending;
+    if (next !== null && (next.done || next.value.position > BigInt(batch.position))) return;
+    return this.consumeEntriesUpTo(batch);
+  }
+
+  private async consumeEntriesUpTo(batch: ProvenBatch): Promise<void> {
     const position = BigInt(batch.position);
     for (let entry = await this.peek(); entry !== null && entry.position <= position; entry = await this.peek()) {
       if (entry.position < position || entry.offset !== batch.baseOffset) this.mismatches++;
