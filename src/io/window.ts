@@ -77,25 +77,35 @@ export class FileWindow {
       view.copyWithin(0, position - this.startPosition, position - this.startPosition + filled);
     }
     const carried = filled;
-    while (filled < wanted) {
-      let count: number;
-      try {
-        count = await this.file.read(view.subarray(filled, wanted), position + filled);
-      } catch (cause) {
-        this.heldBytes = 0;
-        throw new ScanFailure("ReadFailure", this.path, `read of ${this.path} at byte ${position + filled} failed (${describeCause(cause)}); nothing was changed`, { cause });
-      }
-      if (count === 0) {
-        this.heldBytes = 0;
-        throw new ScanFailure("StorageSizeMismatch", this.path, `${this.path} ended at byte ${position + filled} but was ${this.fileSize} bytes when the scan started; nothing was changed`);
-      }
-      filled += count;
+    try {
+      await this.readRange(view, carried, wanted, position);
+    } catch (error) {
+      this.heldBytes = 0;
+      throw error;
     }
+    filled = wanted;
     this.startPosition = position;
     this.heldBytes = filled;
     this.hooks.onRead?.(filled - carried);
     // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (SPEC §7).
     await yieldMacrotask();
     if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);
+  }
+
+  /** Fills `view[from, to)` with the file bytes at `windowPosition + from` onwards. */
+  private async readRange(view: Uint8Array, from: number, to: number, windowPosition: number): Promise<void> {
+    for (let filled = from; filled < to; ) {
+      const at = windowPosition + filled;
+      let count: number;
+      try {
+        count = await this.file.read(view.subarray(filled, to), at);
+      } catch (cause) {
+        throw new ScanFailure("ReadFailure", this.path, `read of ${this.path} at byte ${at} failed (${describeCause(cause)}); nothing was changed`, { cause });
+      }
+      if (count === 0) {
+        throw new ScanFailure("StorageSizeMismatch", this.path, `${this.path} ended at byte ${at} but was ${this.fileSize} bytes when the scan started; nothing was changed`);
+      }
+      filled += count;
+    }
   }
 }
