@@ -2,7 +2,7 @@
  * Scenario tests for every case of SPEC §3–5 (each review blocker is one),
  * with exact verdicts, refusal fields and positions, on both engines.
  */
-import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BATCH_LENGTH_AT, MAX_BATCH_BYTES, PROBE_BUDGET_UNITS } from "../src/format/constants.js";
@@ -471,5 +471,56 @@ describe("scanPath discovery (SPEC §9.2)", () => {
     const single = await scanPath(logPath, { engine: engines[0]! });
     expect(single.partitions).toHaveLength(1);
     expect(single.partitions[0]).toMatchObject({ path: logPath, verdict: "repairable", singleSegment: true, sweep: [] });
+  });
+});
+
+describe("review findings", () => {
+  it("a symlinked .log is scanned through its link, and its .index is no orphan", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3] });
+    const tail = buildChain({ counts: [4], startOffset: 3n, seed: 3 });
+    writeSegment(dir, 0n, first.log, indexAt(first, [0]));
+    const { logPath } = writeSegment(dir, 3n, tail.log, indexAt(tail, [0]));
+    const elsewhere = join(tempDataDir(), "moved.log");
+    renameSync(logPath, elsewhere);
+    symlinkSync(elsewhere, logPath);
+    const partition = await scan(dir);
+    expect(partition.sweep).toEqual([]);
+    expect(partition.verdict).toBe("clean");
+    expect(partition.segments.map((segment) => segment.endOffset)).toEqual([2n, 6n]);
+  });
+
+  it("a dangling .log link fails the partition instead of hiding the segment", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3] });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    writeFileSync(join(dir, "00000000000000000003.index"), new Uint8Array(0));
+    symlinkSync(join(dir, "nowhere.log"), join(dir, "00000000000000000003.log"));
+    const partition = await scan(dir);
+    expect(partition.verdict).toBe("failed");
+    expect(partition.error).toMatchObject({ code: "OpenFailure" });
+    expect(partition.sweep).toEqual([]);
+  });
+
+  it("tail and deep mode use the same chain end as the probe floor after an empty-only tail chunk", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [5, 5, 0] });
+    const replayed = buildChain({ counts: [2], startOffset: 3n, seed: 4 });
+    const log = concat([chain.log, new Uint8Array(300).fill(0xab), replayed.log]);
+    writeSegment(dir, 0n, log, indexAt(chain, [0, 2]));
+    for (const verify of ["tail", "full"] as const) {
+      const segment = (await scan(dir, { verify })).segments[0]!;
+      expect(segment).toMatchObject({ outcome: "torn-tail", endOffset: 9n, walkedSize: chain.log.length });
+      expect(segment.residue).toMatchObject({ probe: "no-survivor" });
+    }
+  });
+
+  it("an index position past 2^53 is reported clamped, with the exact value in the message", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3] });
+    writeSegment(dir, 0n, chain.log, [...indexAt(chain, [0]), { offset: 3n, timestamp: 0n, position: (1n << 64n) - 1n }]);
+    const refusal = (await scan(dir)).refusal!;
+    expect(refusal).toMatchObject({ code: "SizeDivergence", indexedPosition: Number.MAX_SAFE_INTEGER });
+    expect(refusal.message).toContain("18446744073709551615");
   });
 });

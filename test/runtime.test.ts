@@ -7,7 +7,7 @@ import { truncateSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition, scanPath } from "../src/recovery/scan.js";
 import type { ProgressEvent } from "../src/recovery/options.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
@@ -53,6 +53,23 @@ describe("read failures are not evidence (SPEC §3.6)", () => {
       expect(report.summary.failed).toBe(1);
     });
   }
+});
+
+describe("a single .log whose index cannot be stat'ed (SPEC §3.6)", () => {
+  it("fails with OpenFailure rather than taking the index-less arm", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3] });
+    const { logPath, indexPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    const denyIndex: ScanFs = {
+      ...nodeScanFs,
+      async stat(path) {
+        if (path === indexPath) throw Object.assign(new Error("permission denied"), { code: "EACCES" });
+        return nodeScanFs.stat(path);
+      },
+    };
+    const report = await scanPath(logPath, { engine: createTsEngine() }, denyIndex);
+    expect(report.partitions[0]).toMatchObject({ verdict: "failed", action: "retry", error: { code: "OpenFailure", path: indexPath } });
+  });
 });
 
 describe("runtime behaviour (SPEC §7)", () => {

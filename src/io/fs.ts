@@ -3,6 +3,7 @@
  * pure over bytes; tests substitute a fake to inject read failures (SPEC §3.6).
  */
 import { open, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
 
 export interface DirectoryEntry {
   name: string;
@@ -31,7 +32,13 @@ export interface ScanFs {
 export const nodeScanFs: ScanFs = {
   async list(directory) {
     const entries = await readdir(directory, { withFileTypes: true });
-    return entries.map((entry) => ({ name: entry.name, isFile: entry.isFile(), isDirectory: entry.isDirectory() }));
+    return Promise.all(entries.map(async (entry) => {
+      if (!entry.isSymbolicLink()) return { name: entry.name, isFile: entry.isFile(), isDirectory: entry.isDirectory() };
+      // A link is what it points at. A dangling one is listed as a file, so the
+      // scan fails to open it (OpenFailure) instead of pretending it is absent.
+      const target = await stat(join(directory, entry.name)).catch(() => null);
+      return { name: entry.name, isFile: target?.isFile() ?? true, isDirectory: target?.isDirectory() ?? false };
+    }));
   },
   async stat(path) {
     const info = await stat(path);

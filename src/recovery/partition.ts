@@ -3,7 +3,7 @@
  * probe budget, check contiguity, and classify. Read failures stop the
  * partition as `failed` (SPEC §3.6); refusals never stop the other segments.
  */
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
 import type { Engine } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
@@ -36,6 +36,24 @@ async function statSize(scanFs: ScanFs, path: string): Promise<number> {
   }
 }
 
+/** SPEC §9.2: one `.log` scanned alone, its `.index` beside it, its start offset from its name. */
+async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> {
+  const stem = basename(logPath).slice(0, -LOG_SUFFIX.length);
+  const startOffset = parseSegmentStem(stem);
+  if (startOffset === null) throw new TypeError(`${logPath}: a segment's name must be its start offset, a decimal u64`);
+  const indexPath = join(dirname(logPath), stem + INDEX_SUFFIX);
+  let indexSize = 0;
+  try {
+    indexSize = (await scanFs.stat(indexPath)).size;
+  } catch (cause) {
+    // Only absence means "no index"; any other failure is not evidence (SPEC §3.6).
+    if ((cause as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw new ScanFailure("OpenFailure", indexPath, `cannot stat ${indexPath} (${describeCause(cause)}); nothing was changed`, { cause });
+    }
+  }
+  return { segments: [{ startOffset, logPath, indexPath, logSize: await statSize(scanFs, logPath), indexSize }], sweep: [], ignored: [] };
+}
+
 /** SPEC §4 step 1: one listing; segments by `.log` stem, sweep candidates, and files that are not ours. */
 async function listPartition(scanFs: ScanFs, directory: string): Promise<Listing> {
   let entries;
@@ -44,7 +62,9 @@ async function listPartition(scanFs: ScanFs, directory: string): Promise<Listing
   } catch (cause) {
     throw new ScanFailure("ListFailure", directory, `cannot list ${directory} (${describeCause(cause)}); nothing was changed`, { cause });
   }
-  const files = new Set(entries.filter((entry) => entry.isFile).map((entry) => entry.name));
+  // Every non-directory name counts for pairing, so a `.log` that is not a
+  // regular file never turns its live `.index` into a sweepable orphan.
+  const files = new Set(entries.filter((entry) => !entry.isDirectory).map((entry) => entry.name));
   const listing: Listing = { segments: [], sweep: [], ignored: [] };
   for (const name of [...files].sort()) {
     const path = join(directory, name);
@@ -105,13 +125,13 @@ export interface LoadContext {
 }
 
 /** Loads a partition directory, or (when `singleLog` is set) one `.log` as a partition of one segment. */
-export async function loadPartition(path: string, context: LoadContext, singleLog?: SegmentFiles): Promise<PartitionReport> {
+export async function loadPartition(path: string, context: LoadContext, singleLog = false): Promise<PartitionReport> {
   const { used } = context.options;
   const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
   const report: PartitionReport = {
     path, verdict: "clean", action: "serve", refusal: null, error: null,
     budget: { limitUnits: budget.limitUnits, spentUnits: 0 },
-    sweep: [], segments: [], ignored: [], bytesScanned: 0, singleSegment: singleLog !== undefined,
+    sweep: [], segments: [], ignored: [], bytesScanned: 0, singleSegment: singleLog,
   };
   const engineWindow = context.engine.openWindow(used.windowBytes, used.maxBatchBytes === undefined ? {} : { maxBatchBytes: used.maxBatchBytes });
   let bytesTotal = 0;
@@ -120,7 +140,7 @@ export async function loadPartition(path: string, context: LoadContext, singleLo
     context.options.onProgress?.({ path, bytesDone: Math.min(report.bytesScanned, bytesTotal), bytesTotal });
   };
   try {
-    const listing = singleLog ? { segments: [singleLog], sweep: [], ignored: [] } : await listPartition(context.scanFs, path);
+    const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path);
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
     bytesTotal = listing.segments.reduce((sum, segment) => sum + segment.logSize, 0);

@@ -24,9 +24,9 @@ export const refuse = {
     code: "IndexEntryBeforeSegmentStart", ...f,
     message: `segment ${f.segment}: the first index entry claims offset ${f.firstEntryOffset}, below the segment's start, so the index cannot be trusted and nothing was cut`,
   }),
-  sizeDivergence: (f: Fields<"SizeDivergence">): Refusal => ({
+  sizeDivergence: (f: Fields<"SizeDivergence">, exactPosition: bigint = BigInt(f.indexedPosition)): Refusal => ({
     code: "SizeDivergence", ...f,
-    message: `segment ${f.segment}: the last index entry (offset ${f.indexedOffset}, byte ${f.indexedPosition}) points at no verifying batch in the ${f.messagesSize}-byte log, so the index claims data the log does not hold and nothing was cut`,
+    message: `segment ${f.segment}: the last index entry (offset ${f.indexedOffset}, byte ${exactPosition}) points at no verifying batch in the ${f.messagesSize}-byte log, so the index claims data the log does not hold and nothing was cut`,
   }),
   emptyNonTailSegment: (f: Fields<"EmptyNonTailSegment">): Refusal => ({
     code: "EmptyNonTailSegment", ...f,

@@ -12,7 +12,7 @@ import type { PartitionReport, ScanReport } from "../report/types.js";
 import { type ScanOptions, resolveScanOptions } from "./options.js";
 import { loadPartition } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
-import { type ScanTarget, discoverTargets, singleLogFiles } from "./targets.js";
+import { type ScanTarget, discoverTargets } from "./targets.js";
 
 export { discoverTargets, type ScanTarget } from "./targets.js";
 
@@ -68,8 +68,7 @@ async function scanSequentially(targets: readonly ScanTarget[], engine: Engine, 
   const partitions: PartitionReport[] = [];
   for (const target of targets) {
     if (resolved.signal?.aborted) throw abortError(resolved.signal);
-    const singleLog = target.singleLog ? await singleLogFiles(target.path, scanFs) : undefined;
-    partitions.push(await loadPartition(target.path, { engine, scanFs, options: resolved }, singleLog));
+    partitions.push(await loadPartition(target.path, { engine, scanFs, options: resolved }, target.singleLog));
   }
   return partitions;
 }

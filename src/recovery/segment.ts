@@ -106,8 +106,8 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   const last = summary.last!;
   const lastPosition = last.position < BigInt(files.logSize) ? Number(last.position) : null;
   const divergence = (): Refusal => refuse.sizeDivergence({
-    segment, indexedOffset: last.offset, indexedPosition: Number(last.position), messagesSize: files.logSize,
-  });
+    segment, indexedOffset: last.offset, indexedPosition: clampPosition(last.position), messagesSize: files.logSize,
+  }, last.position);
   if (lastPosition === null) return markRefused(report, divergence());
 
   let walk: WalkResult;
@@ -130,7 +130,8 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : last.offset;
   report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : last.timestamp;
   report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;
-  await settleWalk(files, context, window, report, walk);
+  // The probe's floor is the same chain end the report prints, so tail and deep mode agree.
+  await settleWalk(files, context, window, report, walk, lastWithMessages);
 }
 
 /**
@@ -168,6 +169,15 @@ async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, wi
   }
 }
 
+/**
+ * Positions are numbers in the report (SPEC §9.3). An index entry can claim any
+ * u64; one past 2^53 is far past any segment (MAX_SEGMENT_BYTES), so it is
+ * reported as MAX_SAFE_INTEGER, and the refusal message carries the exact value.
+ */
+function clampPosition(position: bigint): number {
+  return position > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(position);
+}
+
 function setRebuiltIndex(report: SegmentReport, walk: WalkResult): void {
   report.rebuiltIndex = walk.rebuiltIndex ?? [];
   report.index.rebuilt = true;
@@ -175,7 +185,10 @@ function setRebuiltIndex(report: SegmentReport, walk: WalkResult): void {
 }
 
 /** Continuity refusal, then the residue and its probe (SPEC §3.4–3.5). */
-async function settleWalk(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport, walk: WalkResult): Promise<void> {
+async function settleWalk(
+  files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport, walk: WalkResult,
+  lastWithMessages: ProvenBatch | null = walk.lastWithMessages,
+): Promise<void> {
   const segment = files.startOffset;
   report.gaps = walk.gaps;
   report.walkedSize = walk.stopPosition;
@@ -184,7 +197,7 @@ async function settleWalk(files: SegmentFiles, context: SegmentContext, window: 
   }
   if (walk.stopPosition >= files.logSize) return; // outcome stays clean
   const damagePosition = walk.stopPosition;
-  const minBaseOffset = walk.lastWithMessages ? lastOffsetOf(walk.lastWithMessages) + 1n : files.startOffset;
+  const minBaseOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) + 1n : files.startOffset;
   const probe = await probeResidue(window, damagePosition, minBaseOffset, context.budget);
   const residue: Residue = {
     damagePosition,

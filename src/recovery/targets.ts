@@ -1,9 +1,7 @@
 /** What to scan: partitions discovered under a path (SPEC §9.2), or one `.log`. */
-import { basename, dirname, join } from "node:path";
-import { INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
+import { join } from "node:path";
+import { LOG_SUFFIX } from "../format/constants.js";
 import type { ScanFs } from "../io/fs.js";
-import { parseSegmentStem } from "./partition.js";
-import type { SegmentFiles } from "./segment.js";
 
 /** Directories segscan itself creates beside a partition: never scanned as partitions. */
 const OWN_DIRECTORY_PATTERN = /\.(segscan|fenced\.\d+)$/;
@@ -33,20 +31,4 @@ export async function discoverTargets(path: string, scanFs: ScanFs): Promise<Sca
   };
   await visit(path);
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
-
-/** One `.log` scanned alone: its `.index` beside it, its start offset from its name. */
-export async function singleLogFiles(logPath: string, scanFs: ScanFs): Promise<SegmentFiles> {
-  const stem = basename(logPath).slice(0, -LOG_SUFFIX.length);
-  const indexPath = join(dirname(logPath), stem + INDEX_SUFFIX);
-  const indexSize = await scanFs.stat(indexPath).then((info) => info.size, () => 0);
-  const startOffset = parseSegmentStem(stem);
-  if (startOffset === null) throw new TypeError(`${logPath}: a segment's name must be its start offset, a decimal u64`);
-  return {
-    startOffset,
-    logPath,
-    indexPath,
-    logSize: (await scanFs.stat(logPath)).size,
-    indexSize,
-  };
 }

@@ -9,7 +9,7 @@ import { nodeScanFs } from "../io/fs.js";
 import type { PartitionReport } from "../report/types.js";
 import type { ScanOptionsUsed } from "../report/types.js";
 import { loadPartition } from "./partition.js";
-import { singleLogFiles, type ScanTarget } from "./targets.js";
+import type { ScanTarget } from "./targets.js";
 
 export interface WorkerRequest {
   id: number;
@@ -29,7 +29,6 @@ parentPort?.on("message", async (request: WorkerRequest) => {
   const post = (message: WorkerMessage): void => parentPort!.postMessage(message);
   try {
     engine ??= createEngine(request.engineKind);
-    const singleLog = request.target.singleLog ? await singleLogFiles(request.target.path, nodeScanFs) : undefined;
     const report = await loadPartition(request.target.path, {
       engine: await engine,
       scanFs: nodeScanFs,
@@ -38,7 +37,7 @@ parentPort?.on("message", async (request: WorkerRequest) => {
         signal: undefined,
         onProgress: (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal }),
       },
-    }, singleLog);
+    }, request.target.singleLog);
     post({ type: "done", id: request.id, report });
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
