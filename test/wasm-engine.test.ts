@@ -15,27 +15,12 @@ import { writeU32, writeU64 } from "../src/format/bytes.js";
 import { MAX_BATCH_BYTES, U64_MAX } from "../src/format/constants.js";
 import { VerifyStatus } from "../src/format/records.js";
 import type { CandidateScanRequest, CandidateScanResult, EngineWindow } from "../src/engine/types.js";
+import { randomBytes, randomIndexes as rng } from "./helpers/fixtures.js";
 
 const wasm = await createWasmEngine();
 const ts = createTsEngine();
 
-/** Small deterministic PRNG (xorshift32). */
-function rng(seed: number): (bound: number) => number {
-  let s = seed >>> 0 || 1;
-  return (bound) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % bound;
-  };
-}
 
-function randomBytes(n: number, seed: number): Uint8Array {
-  const next = rng(seed);
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = next(256);
-  return out;
-}
 
 interface Pair {
   w: EngineWindow;

@@ -10,6 +10,7 @@ import { createWasmEngine } from "../src/engine/wasm/engine.js";
 import { xxh3_64 as tsXxh3 } from "../src/engine/ts/xxh3.js";
 import { encodeBatch } from "../src/format/encode.js";
 import { VerifyStatus } from "../src/format/records.js";
+import { randomBytes } from "./helpers/fixtures.js";
 
 const oracle = await createXXHash3(0, 0);
 function ref(bytes: Uint8Array): bigint {
@@ -20,18 +21,6 @@ function ref(bytes: Uint8Array): bigint {
 
 const engine = await createWasmEngine();
 
-/** Deterministic pseudo-random bytes (xorshift32). */
-function randomBytes(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    out[i] = s >>> 24;
-  }
-  return out;
-}
 
 const DATA = randomBytes(6 * 1024 * 1024, 0x2545f491);
 

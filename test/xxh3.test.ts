@@ -2,6 +2,7 @@ import { describe, it, expect } from "vitest";
 import fc from "fast-check";
 import { createXXHash3 } from "hash-wasm";
 import { XXH3_DEFAULT_SECRET, Xxh3Stream, xxh3_64 } from "../src/engine/ts/xxh3.js";
+import { randomBytes, randomIndexes as rng } from "./helpers/fixtures.js";
 
 // Outside oracle: hash-wasm's XXH3-64 with seed 0. digest("hex") is the
 // canonical big-endian text of the 64-bit value (checked below on the empty input).
@@ -12,29 +13,7 @@ function ref(bytes: Uint8Array): bigint {
   return BigInt("0x" + oracle.digest("hex"));
 }
 
-/** Deterministic pseudo-random bytes (xorshift32). */
-function randomBytes(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    out[i] = s >>> 24;
-  }
-  return out;
-}
 
-/** Deterministic small PRNG for lengths / split points. */
-function rng(seed: number): (bound: number) => number {
-  let s = seed >>> 0 || 1;
-  return (bound) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % bound;
-  };
-}
 
 function hex(x: bigint): string {
   return x.toString(16).padStart(16, "0");

@@ -32,6 +32,12 @@ export function prng(seed: number): () => number {
   };
 }
 
+/** Uniform integers in [0, bound), for lengths and split points. */
+export function randomIndexes(seed: number): (bound: number) => number {
+  const next = prng(seed);
+  return (bound) => Math.floor(next() * bound);
+}
+
 export function randomBytes(length: number, seed: number): Uint8Array {
   const next = prng(seed);
   const bytes = new Uint8Array(length);
