@@ -40,7 +40,7 @@ import { ByteSource, type DataKind, type DataSet, cacheRoot, ensureDataSet } fro
 
 export interface BenchRow {
   task: string;
-  /** "wasm", "ts", "hash-wasm", "raw-read" or "raw-read-sync". */
+  /** "wasm", "wasm-blocking", "ts", "hash-wasm", "raw-read" or "raw-read-sync". */
   engine: string;
   bytesPerOp: number;
   /** 10^6 bytes per second, from the median time per op. */
@@ -177,6 +177,8 @@ function rawReadSync(path: string, buffer: Uint8Array): number {
 interface ScanSpec {
   verify: "full" | "tail";
   probeBudgetUnits?: number;
+  /** The scan's read mode (ScanOptions.io); default async. */
+  io?: "async" | "blocking";
 }
 
 function scanOptions(engine: Engine, spec: ScanSpec): Parameters<typeof scanPartition>[1] {
@@ -185,6 +187,7 @@ function scanOptions(engine: Engine, spec: ScanSpec): Parameters<typeof scanPart
     verify: spec.verify,
     concurrency: 1,
     ...(spec.probeBudgetUnits !== undefined ? { probeBudgetUnits: spec.probeBudgetUnits } : {}),
+    ...(spec.io !== undefined ? { io: spec.io } : {}),
   };
 }
 
@@ -474,10 +477,10 @@ async function scanTasks(context: Context, rows: RowSet): Promise<void> {
     context.progress(`bench: ${task}…`);
     await warmPageCache(context, set);
     const contenders: Contender[] = [rawReadContender(context, set)];
-    if (kind === "deep") {
-      contenders.push({ engine: "raw-read-sync", isAsync: false, fn: () => rawReadSync(set.logPath, context.rawBuffer) });
-    }
+    // The like-for-like pair for the CLI's blocking reads: raw-read-sync vs wasm-blocking.
+    contenders.push({ engine: "raw-read-sync", isAsync: false, fn: () => rawReadSync(set.logPath, context.rawBuffer) });
     contenders.push((await scanContender(context, set, context.engines.wasm, spec, task)).contender);
+    contenders.push((await scanContender(context, set, context.engines.wasm, { ...spec, io: "blocking" }, task, "wasm-blocking")).contender);
     contenders.push((await scanContender(context, set, context.engines.ts, spec, task)).contender);
     rows.addTask(task, "raw-read", set.logBytes, await measureGroup(task, contenders, plan));
   }

@@ -4,7 +4,7 @@ export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./e
 export { scanPartition, scanPath, discoverTargets, SEGSCAN_VERSION } from "./recovery/scan.js";
 export type { ScanOptions, ProgressEvent } from "./recovery/options.js";
 export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js";
-export { nodeScanFs } from "./io/fs.js";
+export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";
 export { ScanFailure } from "./io/errors.js";
 export { decideAction } from "./policy/policy.js";
 export type * from "./report/types.js";

@@ -24,8 +24,8 @@ beforeAll(async () => {
 async function scan(dir: string, options: ScanOptions = {}): Promise<PartitionReport> {
   const reports = [];
   for (const engine of engines) {
-    for (const windowBytes of [4096, 1 << 20]) {
-      const report = await scanPartition(dir, { ...options, engine, windowBytes });
+    for (const [windowBytes, io] of [[4096, "async"], [1 << 20, "blocking"]] as const) {
+      const report = await scanPartition(dir, { ...options, engine, windowBytes, io });
       reports.push(report.partitions[0]!);
     }
   }

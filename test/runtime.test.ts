@@ -74,7 +74,7 @@ describe("a single .log whose index cannot be stat'ed (SPEC §3.6)", () => {
 
 describe("runtime behaviour (SPEC §7)", () => {
   it("a timer beside the scan of a 64 MiB residue keeps firing, and memory does not grow with the residue", async () => {
-    for (const engine of await allEngines()) {
+    for (const [engine, io] of (await allEngines()).flatMap((engine) => [[engine, "async"], [engine, "blocking"]] as const)) {
       const dir = tempPartition();
       const chain = buildChain({ counts: [3, 4] });
       const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
@@ -88,7 +88,7 @@ describe("runtime behaviour (SPEC §7)", () => {
         peakArrayBuffers = Math.max(peakArrayBuffers, process.memoryUsage().arrayBuffers);
       };
       const ticksBefore = ticks;
-      const report = await scanPartition(dir, { engine, onProgress });
+      const report = await scanPartition(dir, { engine, io, onProgress });
       clearInterval(timer);
       expect(report.partitions[0]!.segments[0]!.outcome).toBe("torn-tail");
       // A microtask-only "yield" would let no interval callback run during the scan.

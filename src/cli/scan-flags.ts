@@ -100,6 +100,9 @@ export async function runScan(
       probeBudgetUnits: flags.probeBudget,
       windowBytes: flags.window,
       concurrency: flags.concurrency,
+      // A CLI process serves nothing else: blocking reads are about twice as fast
+      // from the page cache, and the scan still yields after every window.
+      io: "blocking",
       signal,
       ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
     });

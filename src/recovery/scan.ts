@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
-import { type ScanFs, nodeScanFs } from "../io/fs.js";
+import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { PartitionReport, ScanReport } from "../report/types.js";
 import { type ScanOptions, resolveScanOptions } from "./options.js";
 import { loadPartition } from "./partition.js";
@@ -25,12 +25,21 @@ export const SEGSCAN_VERSION = "1.0.0";
  */
 export const POOL_MIN_BYTES = 64 * 1024 * 1024;
 
-export async function scanPartition(directory: string, options: ScanOptions = {}, scanFs: ScanFs = nodeScanFs): Promise<ScanReport> {
-  return scanTargets([{ path: resolve(directory), singleLog: false }], options, scanFs);
+/** `scanFs` replaces the filesystem (tests inject faults through it); by default `options.io` picks one. */
+export async function scanPartition(directory: string, options: ScanOptions = {}, scanFs?: ScanFs): Promise<ScanReport> {
+  return scanTargets([{ path: resolve(directory), singleLog: false }], options, scanFs ?? defaultScanFs(options));
+}
+
+function defaultScanFs(options: ScanOptions): ScanFs {
+  if (options.io !== undefined && options.io !== "async" && options.io !== "blocking") {
+    throw new RangeError(`io must be "async" or "blocking", got ${String(options.io)}`);
+  }
+  return options.io === "blocking" ? nodeBlockingScanFs : nodeScanFs;
 }
 
 /** A data dir, any dir under it, a partition dir, or one `.log` (several paths allowed). */
-export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFs: ScanFs = nodeScanFs): Promise<ScanReport> {
+export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
+  const scanFs = scanFsOverride ?? defaultScanFs(options);
   const targets: ScanTarget[] = [];
   for (const path of typeof paths === "string" ? [paths] : paths) targets.push(...(await discoverTargets(resolve(path), scanFs)));
   return scanTargets(targets, options, scanFs);
@@ -44,7 +53,7 @@ export async function scanTargets(targets: readonly ScanTarget[], options: ScanO
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
   // Workers read through the real filesystem with their own engine: a caller's
   // ScanFs (tests' fault injection) keeps the scan in this thread.
-  const pooled = concurrency > 1 && targets.length > 1 && scanFs === nodeScanFs && poolAvailable()
+  const pooled = concurrency > 1 && targets.length > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable()
     && (await totalLogBytes(targets, scanFs)) >= POOL_MIN_BYTES;
   const partitions = pooled
     ? await scanOnPool(targets, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress })

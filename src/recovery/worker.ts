@@ -5,7 +5,7 @@
 import { parentPort } from "node:worker_threads";
 import { createEngine } from "../engine/index.js";
 import type { Engine, EngineKind } from "../engine/types.js";
-import { nodeScanFs } from "../io/fs.js";
+import { nodeBlockingScanFs } from "../io/fs.js";
 import type { PartitionReport } from "../report/types.js";
 import type { ScanOptionsUsed } from "../report/types.js";
 import { loadPartition } from "./partition.js";
@@ -31,7 +31,8 @@ parentPort?.on("message", async (request: WorkerRequest) => {
     engine ??= createEngine(request.engineKind);
     const report = await loadPartition(request.target.path, {
       engine: await engine,
-      scanFs: nodeScanFs,
+      // A worker thread has nothing else to serve: blocking reads are the faster path.
+      scanFs: nodeBlockingScanFs,
       options: {
         used: request.used,
         signal: undefined,
