@@ -71,22 +71,20 @@ export class FileWindow {
   private async refill(position: number): Promise<void> {
     const wanted = Math.min(this.capacityBytes, this.fileSize - position);
     const view = this.engineWindow.view();
-    let filled = 0;
+    let carried = 0;
     if (position >= this.startPosition && position < this.end) {
-      filled = Math.min(this.end - position, wanted);
-      view.copyWithin(0, position - this.startPosition, position - this.startPosition + filled);
+      carried = Math.min(this.end - position, wanted);
+      view.copyWithin(0, position - this.startPosition, position - this.startPosition + carried);
     }
-    const carried = filled;
     try {
       await this.readRange(view, carried, wanted, position);
     } catch (error) {
       this.heldBytes = 0;
       throw error;
     }
-    filled = wanted;
     this.startPosition = position;
-    this.heldBytes = filled;
-    this.hooks.onRead?.(filled - carried);
+    this.heldBytes = wanted;
+    this.hooks.onRead?.(wanted - carried);
     // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (SPEC §7).
     await yieldMacrotask();
     if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);

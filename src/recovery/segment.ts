@@ -112,21 +112,30 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
 
   let walk: WalkResult;
   if (context.verify === "full") {
-    // Tail-mode refusals first, so both modes refuse the same indexes (SPEC §3.2 deep mode).
-    if (!(await verifyBatchAt(window, lastPosition)).verified) return markRefused(report, divergence());
     const matcher = new IndexEntryMatcher(indexEntries(files, context));
+    let lastEntryProven = false;
     walk = await walkBatches(window, {
       fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true,
-      onVerifiedBatch: (batch) => matcher.onBatch(batch),
+      onVerifiedBatch: (batch) => {
+        if (batch.position === lastPosition) lastEntryProven = true;
+        return matcher.onBatch(batch);
+      },
     });
-    report.index.mismatches = await matcher.finish();
-    if (report.index.mismatches > 0 && walk.rebuiltIndex) setRebuiltIndex(report, walk);
+    const mismatches = await matcher.finish();
+    // Tail-mode refusals first, so both modes refuse the same indexes (SPEC §3.2
+    // deep mode). The walk has usually proven the last entry's batch already;
+    // only when it stopped short is that batch read and verified on its own.
+    if (!lastEntryProven && !(await verifyBatchAt(window, lastPosition)).verified) return markRefused(report, divergence());
+    report.index.mismatches = mismatches;
+    if (mismatches > 0 && walk.rebuiltIndex) setRebuiltIndex(report, walk);
   } else {
     walk = await walkBatches(window, { fromPosition: lastPosition, expectedOffset: last.offset, rebuildIndex: false });
     if (walk.batchesVerified === 0 && walk.discontinuity === null) return markRefused(report, divergence());
   }
   report.startTimestamp = first.timestamp;
-  const lastWithMessages = walk.lastWithMessages ?? (await lastBatchWithMessagesBefore(window, files.startOffset, lastPosition));
+  // Deep mode already walked from byte 0: a walk that found no message proves none came before.
+  const lastWithMessages = walk.lastWithMessages
+    ?? (context.verify === "tail" ? await lastBatchWithMessagesBefore(window, files.startOffset, lastPosition) : null);
   report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : last.offset;
   report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : last.timestamp;
   report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;

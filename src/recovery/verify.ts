@@ -8,7 +8,16 @@ export type BatchCheck =
   | { verified: false; status: VerifyStatus; header: BatchHeader | null };
 
 export async function verifyBatchAt(window: FileWindow, position: number): Promise<BatchCheck> {
-  return verifyResidentBatch(window, position) ?? verifyBatchWithReads(window, position);
+  const resident = verifyResidentBatch(window, position);
+  if (resident) return resident;
+  const kernels = window.engineWindow;
+  const headerOffset = await window.ensure(position, BATCH_HEADER_BYTES);
+  const gate = checkHeader(window, headerOffset, position);
+  if (!("batchLength" in gate)) return gate;
+  const status = gate.batchLength <= window.capacityBytes
+    ? kernels.verifyInWindow(await window.ensure(position, gate.batchLength))
+    : await streamVerify(window, position, headerOffset, gate.batchLength);
+  return status === VerifyStatus.Ok ? { verified: true, header: gate } : { verified: false, status, header: gate };
 }
 
 /**
@@ -16,43 +25,28 @@ export async function verifyBatchAt(window: FileWindow, position: number): Promi
  * the window. `null` when a read is needed (the caller takes the async path).
  */
 export function verifyResidentBatch(window: FileWindow, position: number): BatchCheck | null {
-  const kernels = window.engineWindow;
   if (window.fileSize - position < BATCH_HEADER_BYTES) {
     return { verified: false, status: VerifyStatus.HeaderBeyondFile, header: null };
   }
   const offset = window.residentOffset(position, BATCH_HEADER_BYTES);
   if (offset < 0) return null;
-  const headerStatus = kernels.headerStatus(offset);
-  if (headerStatus !== VerifyStatus.Ok) return { verified: false, status: headerStatus, header: null };
-  const header = readBatchHeader(kernels.view(), offset);
-  if (header.batchLength > window.fileSize - position) {
-    return { verified: false, status: VerifyStatus.BatchBeyondFile, header };
-  }
-  if (window.residentOffset(position, header.batchLength) < 0) return null;
-  const status = kernels.verifyInWindow(offset);
-  return status === VerifyStatus.Ok ? { verified: true, header } : { verified: false, status, header };
+  const gate = checkHeader(window, offset, position);
+  if (!("batchLength" in gate)) return gate;
+  if (window.residentOffset(position, gate.batchLength) < 0) return null;
+  const status = window.engineWindow.verifyInWindow(offset);
+  return status === VerifyStatus.Ok ? { verified: true, header: gate } : { verified: false, status, header: gate };
 }
 
-async function verifyBatchWithReads(window: FileWindow, position: number): Promise<BatchCheck> {
+/** SPEC §2.1 step 1 on a resident header: the decoded header, or why it is not believed. */
+function checkHeader(window: FileWindow, offset: number, position: number): BatchHeader | BatchCheck {
   const kernels = window.engineWindow;
-  if (window.fileSize - position < BATCH_HEADER_BYTES) {
-    return { verified: false, status: VerifyStatus.HeaderBeyondFile, header: null };
-  }
-  let offset = await window.ensure(position, BATCH_HEADER_BYTES);
   const headerStatus = kernels.headerStatus(offset);
   if (headerStatus !== VerifyStatus.Ok) return { verified: false, status: headerStatus, header: null };
   const header = readBatchHeader(kernels.view(), offset);
   if (header.batchLength > window.fileSize - position) {
     return { verified: false, status: VerifyStatus.BatchBeyondFile, header };
   }
-  let status: VerifyStatus;
-  if (header.batchLength <= window.capacityBytes) {
-    offset = await window.ensure(position, header.batchLength);
-    status = kernels.verifyInWindow(offset);
-  } else {
-    status = await streamVerify(window, position, offset, header.batchLength);
-  }
-  return status === VerifyStatus.Ok ? { verified: true, header } : { verified: false, status, header };
+  return header;
 }
 
 /** A batch larger than the window passes through it in window-sized chunks (memory stays bounded). */
