@@ -189,7 +189,7 @@ describe.concurrent("scenario details", () => {
     }
   });
 
-  it("crafted-residue exhausts the DEFAULT budget", async () => {
+  it("review blocker 6: with no override the budget is the build-time constant PROBE_BUDGET_UNITS, and crafted-residue exhausts it", async () => {
     const report = parseReport(await tailRun("crafted-residue"));
     const refusal = report.partitions[0]!.refusal!;
     expect(refusal.code).toBe("UnverifiedResidue");

@@ -81,7 +81,7 @@ describe("torn tails (SPEC §3.5: no-survivor is cut)", () => {
     expect(partition.budget.spentUnits).toBe(4096 - 256);
   });
 
-  it("a zero tail wider than 64 MiB is cut: there is no width gate (review blocker)", async () => {
+  it("review blocker 2: a zero tail wider than 64 MiB is cut: there is no width gate", async () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 4] });
     const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
@@ -164,7 +164,7 @@ describe("interior damage (SPEC §3.5: a survivor refuses)", () => {
 });
 
 describe("continuity (SPEC §3.4)", () => {
-  it("a forward gap in an indexed, byte-clean segment is absorbed and reported (review blocker)", async () => {
+  it("review blocker 3: a forward gap in an indexed, byte-clean segment is absorbed and reported", async () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 4, 5], baseOffsets: [0n, 3n, 100n] });
     writeSegment(dir, 0n, chain.log, indexAt(chain, [0, 1]));
@@ -285,7 +285,7 @@ describe("index validation (SPEC §3.2)", () => {
 });
 
 describe("index-less arm (SPEC §3.3)", () => {
-  it("a mid-chain segment with a lost index is walked and its index rebuilt (review blocker)", async () => {
+  it("a mid-chain segment with a lost index is walked and its index rebuilt (review finding)", async () => {
     const dir = tempPartition();
     const first = buildChain({ counts: [3, 4] });
     const middle = buildChain({ counts: Array(40).fill(50), startOffset: 7n, seed: 3, payloadBytes: 600 });

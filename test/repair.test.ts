@@ -153,7 +153,7 @@ function failingReads(failing: string): ScanFs {
 }
 
 describe("partitions whose action is not repair are never written", () => {
-  it("refused (tombstone) and failed (retry) partitions are byte-for-byte untouched; the repairable one is repaired", async () => {
+  it("review blocker 4: a tombstone holds: refused (tombstone) and failed (retry) partitions are byte-for-byte untouched; the repairable one is repaired", async () => {
     const dataDir = tempDataDir();
     const repairable = tempPartition(1, dataDir);
     const refused = tempPartition(2, dataDir);

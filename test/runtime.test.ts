@@ -73,7 +73,7 @@ describe("a single .log whose index cannot be stat'ed (SPEC §3.6)", () => {
 });
 
 describe("runtime behaviour (SPEC §7)", () => {
-  it("a timer beside the scan of a 64 MiB residue keeps firing, and memory does not grow with the residue", async () => {
+  it("review blocker 1: a timer beside the scan of a 64 MiB residue keeps firing (a real macrotask yield), and memory does not grow with the residue", async () => {
     for (const [engine, io] of (await allEngines()).flatMap((engine) => [[engine, "async"], [engine, "blocking"]] as const)) {
       const dir = tempPartition();
       const chain = buildChain({ counts: [3, 4] });

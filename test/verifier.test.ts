@@ -145,7 +145,7 @@ describe("the header gate (SPEC §1.2, §2.2)", () => {
     expectStatus(headerWithLength(BigInt(MAX_BATCH_BYTES)), S.BatchBeyondFile);
   });
 
-  it("LengthOverCap is decided from the 256 header bytes alone, in a 4 KiB window", () => {
+  it("review blocker 5: LengthOverCap is decided from the 256 header bytes alone, in a 4 KiB window: a bit-flipped batch_length drives no read or allocation", () => {
     const window = engine.openWindow(MIN_WINDOW_BYTES);
     expect(window.capacityBytes).toBe(4096);
     const view = window.view();
