@@ -4,6 +4,7 @@
  * the JSON shape with u64 values as decimal strings.
  */
 import type { EngineKind } from "../engine/types.js";
+import type { ScanError } from "../io/errors.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
@@ -41,12 +42,8 @@ export type Refusal =
 
 export type RefusalCode = Refusal["code"];
 
-/** SPEC §3.6: read failures stop the partition; they are never evidence. */
-export interface ScanError {
-  code: "ReadFailure" | "OpenFailure" | "StorageSizeMismatch" | "ListFailure";
-  path: string;
-  message: string;
-}
+/** SPEC §3.6: read failures stop the partition; they are never evidence (defined with ScanFailure, below the report). */
+export type { ScanError, ScanErrorCode } from "../io/errors.js";
 
 export interface Residue {
   damagePosition: number;

@@ -2,7 +2,8 @@
  * The pure-TypeScript engine: the same kernels as the wasm engine, for hosts
  * without WebAssembly and as the benchmark baseline (SPEC §8).
  */
-import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, MAX_BATCH_BYTES } from "../../format/constants.js";
+import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../../format/constants.js";
+import { resolveKernelLimits } from "../limits.js";
 import { readU64 } from "../../format/bytes.js";
 import { VerifyStatus, headerDecodeStatus } from "../../format/records.js";
 import type {
@@ -10,15 +11,7 @@ import type {
 } from "../types.js";
 import { scanCandidatesSkipping } from "./candidates.js";
 import { BatchVerifier } from "./verifier.js";
-import { Xxh3Stream, xxh3_64 } from "./xxh3.js";
-
-export function resolveKernelLimits(limits: Partial<KernelLimits> = {}): KernelLimits {
-  const maxBatchBytes = limits.maxBatchBytes ?? MAX_BATCH_BYTES;
-  if (!Number.isSafeInteger(maxBatchBytes) || maxBatchBytes < BATCH_HEADER_BYTES) {
-    throw new RangeError(`maxBatchBytes must be an integer ≥ ${BATCH_HEADER_BYTES}, got ${maxBatchBytes}`);
-  }
-  return { maxBatchBytes };
-}
+import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
 
 class TsWindow implements EngineWindow {
   private readonly bytes: Uint8Array;

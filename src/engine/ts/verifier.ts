@@ -11,7 +11,7 @@ import {
 } from "../../format/constants.js";
 import { readU32, readU64 } from "../../format/bytes.js";
 import { VerifyStatus } from "../../format/records.js";
-import { Xxh3Stream, xxh3_64 } from "./xxh3.js";
+import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
 
 /** Frame checksums are staged here before hashing, so the batch hash sees few, larger updates. */
 const CHECKSUM_STAGING_BYTES = 4096;

@@ -25,7 +25,7 @@ import { instantiateSync } from "@assemblyscript/loader";
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../../format/constants.js";
 import { readU64Clamped } from "../../format/bytes.js";
 import type { VerifyStatus } from "../../format/records.js";
-import { resolveKernelLimits } from "../ts/engine.js";
+import { resolveKernelLimits } from "../limits.js";
 import type {
   CandidateScanRequest, CandidateScanResult, Engine, EngineWindow, Hasher, KernelLimits,
 } from "../types.js";
