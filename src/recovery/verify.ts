@@ -1,10 +1,15 @@
-/** SPEC §2.1: does a batch verify at a file position? Streams batches larger than the window. */
-import { BATCH_HEADER_BYTES } from "../format/constants.js";
+/**
+ * SPEC §2.1: does a batch verify at a file position? Streams batches larger
+ * than the window, including oversized ones (SPEC §2.2): a header that decodes
+ * except that batch_length exceeds `maxBatchBytes` and that fits the file.
+ */
+import { BATCH_HEADER_BYTES, BATCH_RESERVED_BYTES, BATCH_RESERVED_START } from "../format/constants.js";
 import { type BatchHeader, VerifyStatus, readBatchHeader } from "../format/records.js";
 import type { FileWindow } from "../io/window.js";
 
 export type BatchCheck =
-  | { verified: true; header: BatchHeader }
+  /** `oversized`: batch_length > the window's `maxBatchBytes` (SPEC §2.2): accepted, with a warning. */
+  | { verified: true; header: BatchHeader; oversized: boolean }
   | { verified: false; status: VerifyStatus; header: BatchHeader | null };
 
 export async function verifyBatchAt(window: FileWindow, position: number): Promise<BatchCheck> {
@@ -14,10 +19,18 @@ export async function verifyBatchAt(window: FileWindow, position: number): Promi
   const headerOffset = await window.ensure(position, BATCH_HEADER_BYTES);
   const gate = checkHeader(window, headerOffset, position);
   if (!("batchLength" in gate)) return gate;
+  // Nothing is sized from the header: a batch larger than the window (an
+  // oversized one always is, by default) passes through it in chunks.
   const status = gate.batchLength <= window.capacityBytes
     ? kernels.verifyInWindow(await window.ensure(position, gate.batchLength))
     : await streamVerify(window, position, headerOffset, gate.batchLength);
-  return status === VerifyStatus.Ok ? { verified: true, header: gate } : { verified: false, status, header: gate };
+  return checked(window, gate, status);
+}
+
+function checked(window: FileWindow, header: BatchHeader, status: VerifyStatus): BatchCheck {
+  return status === VerifyStatus.Ok
+    ? { verified: true, header, oversized: header.batchLength > window.engineWindow.limits.maxBatchBytes }
+    : { verified: false, status, header };
 }
 
 /**
@@ -33,14 +46,27 @@ export function verifyResidentBatch(window: FileWindow, position: number): Batch
   const gate = checkHeader(window, offset, position);
   if (!("batchLength" in gate)) return gate;
   if (window.residentOffset(position, gate.batchLength) < 0) return null;
-  const status = window.engineWindow.verifyInWindow(offset);
-  return status === VerifyStatus.Ok ? { verified: true, header: gate } : { verified: false, status, header: gate };
+  return checked(window, gate, window.engineWindow.verifyInWindow(offset));
 }
 
-/** SPEC §2.1 step 1 on a resident header: the decoded header, or why it is not believed. */
+/**
+ * SPEC §2.1 step 1 on a resident header: the decoded header, or why it is not
+ * believed. A length over the cap (LengthOverCap) is an oversized batch when it
+ * fits the file (one comparison, before anything else is read) and the reserved
+ * bytes are zero (SPEC §2.2); otherwise it stays LengthOverCap / ReservedNonZero.
+ */
 function checkHeader(window: FileWindow, offset: number, position: number): BatchHeader | BatchCheck {
   const kernels = window.engineWindow;
   const headerStatus = kernels.headerStatus(offset);
+  if (headerStatus === VerifyStatus.LengthOverCap) {
+    const header = readBatchHeader(kernels.view(), offset);
+    if (header.batchLength > window.fileSize - position) return { verified: false, status: headerStatus, header: null };
+    const reservedStart = offset + BATCH_RESERVED_START;
+    if (kernels.firstNonZero(reservedStart, BATCH_RESERVED_BYTES) !== reservedStart + BATCH_RESERVED_BYTES) {
+      return { verified: false, status: VerifyStatus.ReservedNonZero, header: null };
+    }
+    return header;
+  }
   if (headerStatus !== VerifyStatus.Ok) return { verified: false, status: headerStatus, header: null };
   const header = readBatchHeader(kernels.view(), offset);
   if (header.batchLength > window.fileSize - position) {
