@@ -13,6 +13,7 @@ import type { Engine } from "../src/engine/types.js";
 import { nodeScanFs, type ScanFs } from "../src/io/fs.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import type { ScanOptions } from "../src/recovery/options.js";
+import { formatPartition } from "../src/report/format.js";
 import { toJsonReport, validateJsonReport } from "../src/report/json.js";
 import type { PartitionReport, ScanReport } from "../src/report/types.js";
 import { allEngines } from "./helpers/engines.js";
@@ -85,6 +86,8 @@ describe("an oversized batch that verifies is kept, with a warning", () => {
     const partition = await scan(dir, { maxBatchBytes: SMALL_CAP });
     expect(partition.segments[0]).toMatchObject({ arm: "index-less", outcome: "clean", messageCount: 46, walkedSize: chain.log.length });
     expect(partition.segments[0]!.warnings).toEqual([oversizedWarning(big.position, big.length)]);
+    // The text report shows it too.
+    expect(formatPartition(partition)).toContain(`warning OversizedBatch: ${partition.segments[0]!.warnings[0]!.message}`);
   });
 
   it("under the default cap the same segment has no warning", async () => {

@@ -40,9 +40,9 @@ export class ZeroTracker {
 
   observe(window: FileWindow): void {
     if (this.firstNonZero !== null || window.start > this.checkedUntil || window.end <= this.checkedUntil) return;
-    const offset = this.checkedUntil - window.start;
-    const found = window.engineWindow.firstNonZero(offset, window.end - this.checkedUntil);
-    if (found < offset + (window.end - this.checkedUntil)) this.firstNonZero = window.start + found;
+    const index = this.checkedUntil - window.start;
+    const found = window.engineWindow.firstNonZero(index, window.end - this.checkedUntil);
+    if (found < index + (window.end - this.checkedUntil)) this.firstNonZero = window.start + found;
     this.checkedUntil = window.end;
   }
 }

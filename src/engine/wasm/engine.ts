@@ -16,7 +16,7 @@
  *   enough to stay in cache between the copy and the hash) and hashed one-shot or
  *   streamed. Each hasher keeps its 336-byte XXH3 state in JS and swaps it into the
  *   staging instance's state slot only when another hasher used the slot last.
- * - u64 values cross as BigInt (i64), offsets and unit counts as numbers; every
+ * - u64 values cross as BigInt (i64), window indexes and unit counts as numbers; every
  *   crossing is per window, batch, chunk or candidate scan, never per byte.
  */
 import { existsSync, readFileSync } from "node:fs";
