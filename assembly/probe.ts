@@ -12,10 +12,22 @@
 //     does every later candidate whose field lies in the same run of zeros: the
 //     next nonzero byte is found with v128 any_true over 64-byte blocks.
 
-import { maxBatchBytes, reservedZero } from "./verify";
+import { reservedZero } from "./verify";
+import {
+  BATCH_BASE_OFFSET_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, BATCH_RESERVED_START,
+} from "./format";
 
 // @ts-ignore: decorator
-@inline const HEADER_BYTES: u64 = 256;
+@inline const HEADER_BYTES: u64 = <u64>BATCH_HEADER_BYTES;
+/** Last byte of a candidate's header (inside its reserved region). */
+// @ts-ignore: decorator
+@inline const HEADER_LAST: usize = BATCH_HEADER_BYTES - 1;
+/** A nonzero last header byte rules out this candidate and the next RESERVED_SPAN - 1 ones. */
+// @ts-ignore: decorator
+@inline const RESERVED_SPAN: usize = BATCH_HEADER_BYTES - BATCH_RESERVED_START;
+/** End of the batch_length field: the zero-run skip works on the field's last byte. */
+// @ts-ignore: decorator
+@inline const LENGTH_FIELD_END: usize = BATCH_LENGTH_AT + 8;
 
 /** First nonzero byte in [p, limit), or limit. May read up to 63 bytes past limit. */
 export function firstNonZero(p: usize, limit: usize): usize {
@@ -50,37 +62,41 @@ export function firstNonZero(p: usize, limit: usize): usize {
 }
 
 /**
- * First candidate c in [c, end) whose header decodes (length cap: maxBatchBytes),
- * whose batch fits (c + batch_length <= fileEnd), whose message_count > 0 and
- * whose base_offset >= minBase (u64). Returns `end` when none does.
+ * First candidate c in [c, end) whose header decodes except for the length cap
+ * (batch_length >= 256, reserved bytes zero), whose batch fits
+ * (c + batch_length <= fileEnd), whose message_count > 0 and whose
+ * base_offset >= minBase (u64). Returns `end` when none does.
+ *
+ * There is no maxBatchBytes comparison: a length over the cap that fits the
+ * file is an oversized batch (SPEC 2.2), handed to the verifier by streaming
+ * and charged its length; one that does not fit fails the fileEnd comparison.
  * The caller guarantees that the 256 bytes of every candidate are readable.
  */
 export function findCandidate(c: usize, end: usize, fileEnd: f64, minBase: u64): usize {
   const fileEndI = <i64>fileEnd;
-  const maxLen = maxBatchBytes;
   while (c < end) {
-    if (load<u8>(c + 255) != 0) {
-      c += 204;
+    if (load<u8>(c + HEADER_LAST) != 0) {
+      c += RESERVED_SPAN;
       continue;
     }
     if (!reservedZero(c)) {
-      const q = lastNonZero(c + 52, c + 255);
-      c = q - 51;
+      const q = lastNonZero(c + BATCH_RESERVED_START, c + HEADER_LAST);
+      c = q - (BATCH_RESERVED_START - 1);
       continue;
     }
-    const len = load<u64>(c, 32);
+    const len = load<u64>(c, BATCH_LENGTH_AT);
     if (len == 0) {
       // Every candidate whose length field lies in this run of zeros claims length 0.
-      const q = firstNonZero(c + 40, end + 39);
-      c = q - 39;
+      const q = firstNonZero(c + LENGTH_FIELD_END, end + LENGTH_FIELD_END - 1);
+      c = q - (LENGTH_FIELD_END - 1);
       continue;
     }
     if (
       len >= HEADER_BYTES &&
-      len <= maxLen &&
+      len <= <u64>fileEndI && // first, so that c + len below cannot wrap
       <i64>c + <i64>len <= fileEndI &&
-      load<u32>(c, 48) != 0 &&
-      load<u64>(c, 8) >= minBase
+      load<u32>(c, BATCH_MESSAGE_COUNT_AT) != 0 &&
+      load<u64>(c, BATCH_BASE_OFFSET_AT) >= minBase
     ) {
       return c;
     }

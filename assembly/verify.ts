@@ -6,6 +6,11 @@
 // engine's BatchVerifier: chunking never changes a result.
 
 import { xxh3, xxh3Digest, xxh3Reset, xxh3Update, xxh3Update64, XXH3_STATE_BYTES } from "./xxh3";
+import {
+  BATCH_CHECKSUM_AT, BATCH_CHECKSUMMED_HEADER_BYTES, BATCH_HEADER_BYTES, BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT, BATCH_RESERVED_START, BATCH_MESSAGE_COUNT_BYTES, FRAME_CHECKSUM_AT, FRAME_CHECKSUMMED_FROM,
+  FRAME_HEADER_BYTES, FRAME_PAYLOAD_LENGTH_AT, FRAME_RESERVED_AT, FRAME_USER_HEADERS_LENGTH_AT,
+} from "./format";
 
 // VerifyStatus codes (src/format/records.ts).
 // @ts-ignore: decorator
@@ -33,9 +38,9 @@ import { xxh3, xxh3Digest, xxh3Reset, xxh3Update, xxh3Update64, XXH3_STATE_BYTES
 @inline const NOT_FINISHED: i32 = -1;
 
 // @ts-ignore: decorator
-@inline const HEADER_BYTES: u64 = 256;
+@inline const HEADER_BYTES: u64 = <u64>BATCH_HEADER_BYTES;
 // @ts-ignore: decorator
-@inline const FRAME_HEADER: usize = 48;
+@inline const FRAME_HEADER: usize = FRAME_HEADER_BYTES;
 
 /** The decode gate's length cap (SPEC 2.2 MAX_BATCH_BYTES or an override). */
 export let maxBatchBytes: u64 = 64 << 20;
@@ -47,22 +52,25 @@ export function setMaxBatchBytes(v: f64): void {
 // ---------------------------------------------------------------------------
 // Decode gate
 
-/** True when the 204 reserved bytes [p+52, p+256) are all zero. */
+/**
+ * True when the 204 reserved bytes [p+52, p+256) are all zero: twelve 16-byte
+ * loads from BATCH_RESERVED_START, then the last 16 header bytes (overlapping).
+ */
 // @ts-ignore: decorator
 @inline export function reservedZero(p: usize): bool {
-  let r = v128.or(v128.load(p, 52), v128.load(p, 68));
-  r = v128.or(r, v128.or(v128.load(p, 84), v128.load(p, 100)));
-  r = v128.or(r, v128.or(v128.load(p, 116), v128.load(p, 132)));
-  r = v128.or(r, v128.or(v128.load(p, 148), v128.load(p, 164)));
-  r = v128.or(r, v128.or(v128.load(p, 180), v128.load(p, 196)));
-  r = v128.or(r, v128.or(v128.load(p, 212), v128.load(p, 228)));
-  r = v128.or(r, v128.load(p, 240));
+  let r = v128.or(v128.load(p, BATCH_RESERVED_START), v128.load(p, BATCH_RESERVED_START + 16));
+  r = v128.or(r, v128.or(v128.load(p, BATCH_RESERVED_START + 32), v128.load(p, BATCH_RESERVED_START + 48)));
+  r = v128.or(r, v128.or(v128.load(p, BATCH_RESERVED_START + 64), v128.load(p, BATCH_RESERVED_START + 80)));
+  r = v128.or(r, v128.or(v128.load(p, BATCH_RESERVED_START + 96), v128.load(p, BATCH_RESERVED_START + 112)));
+  r = v128.or(r, v128.or(v128.load(p, BATCH_RESERVED_START + 128), v128.load(p, BATCH_RESERVED_START + 144)));
+  r = v128.or(r, v128.or(v128.load(p, BATCH_RESERVED_START + 160), v128.load(p, BATCH_RESERVED_START + 176)));
+  r = v128.or(r, v128.load(p, BATCH_HEADER_BYTES - 16));
   return !v128.any_true(r);
 }
 
 /** SPEC 1.2 on the 256 bytes at p: length floor, length cap (u64, before anything else is read), reserved. */
 export function headerStatus(p: usize): i32 {
-  const len = load<u64>(p, 32);
+  const len = load<u64>(p, BATCH_LENGTH_AT);
   if (len < HEADER_BYTES) return LENGTH_BELOW_HEADER;
   if (len > maxBatchBytes) return LENGTH_OVER_CAP;
   if (!reservedZero(p)) return RESERVED_NON_ZERO;
@@ -92,11 +100,11 @@ let status: i32 = OK;
 /** Starts verifying the batch whose decoded header is at p. */
 export function verifyStart(p: usize): void {
   xxh3Reset(BATCH_STATE);
-  xxh3Update(BATCH_STATE, p, 40);
-  xxh3Update(BATCH_STATE, p + 48, 4);
-  expectedChecksum = load<u64>(p, 40);
-  messageCount = load<u32>(p, 48);
-  blobRemaining = <i64>load<u64>(p, 32) - <i64>HEADER_BYTES;
+  xxh3Update(BATCH_STATE, p, BATCH_CHECKSUMMED_HEADER_BYTES);
+  xxh3Update(BATCH_STATE, p + BATCH_MESSAGE_COUNT_AT, BATCH_MESSAGE_COUNT_BYTES);
+  expectedChecksum = load<u64>(p, BATCH_CHECKSUM_AT);
+  messageCount = load<u32>(p, BATCH_MESSAGE_COUNT_AT);
+  blobRemaining = <i64>load<u64>(p, BATCH_LENGTH_AT) - <i64>HEADER_BYTES;
   framesSeen = 0;
   headerFilled = 0;
   bodyRemaining = 0;
@@ -121,11 +129,11 @@ export function verifyStart(p: usize): void {
 /** Checks a complete frame header at h; returns the body length, or -1 on failure. */
 // @ts-ignore: decorator
 @inline function acceptHeader(h: usize): i64 {
-  if (load<u64>(h, 40) != 0) {
+  if (load<u64>(h, FRAME_RESERVED_AT) != 0) {
     status = FRAME_RESERVED_NON_ZERO;
     return -1;
   }
-  const body = <i64>load<u32>(h, 36) + <i64>load<u32>(h, 32);
+  const body = <i64>load<u32>(h, FRAME_PAYLOAD_LENGTH_AT) + <i64>load<u32>(h, FRAME_USER_HEADERS_LENGTH_AT);
   if (body > blobRemaining - <i64>FRAME_HEADER) {
     status = FRAME_OVERRUN;
     return -1;
@@ -158,7 +166,7 @@ export function verifyFeed(p: usize, len: usize): i32 {
       p += <usize>take;
       if (bodyRemaining == 0) {
         inBody = false;
-        completeFrame(load<u64>(FRAME_HDR), xxh3Digest(FRAME_STATE));
+        completeFrame(load<u64>(FRAME_HDR, FRAME_CHECKSUM_AT), xxh3Digest(FRAME_STATE));
       }
     } else if (headerFilled == 0 && end - p >= FRAME_HEADER) {
       // Fast path: the whole frame header is here.
@@ -167,15 +175,15 @@ export function verifyFeed(p: usize, len: usize): i32 {
       if (body < 0) break;
       const frameEnd = p + FRAME_HEADER + <usize>body;
       if (<u64>body <= <u64>(end - p - FRAME_HEADER)) {
-        const computed = xxh3(p + 8, FRAME_HEADER - 8 + <usize>body);
+        const computed = xxh3(p + FRAME_CHECKSUMMED_FROM, FRAME_HEADER - FRAME_CHECKSUMMED_FROM + <usize>body);
         blobRemaining -= <i64>FRAME_HEADER + body;
-        completeFrame(load<u64>(p), computed);
+        completeFrame(load<u64>(p, FRAME_CHECKSUM_AT), computed);
         p = frameEnd;
       } else {
         // The body continues in a later chunk: keep the stored checksum and stream the rest.
-        store<u64>(FRAME_HDR, load<u64>(p));
+        store<u64>(FRAME_HDR, load<u64>(p, FRAME_CHECKSUM_AT), FRAME_CHECKSUM_AT);
         xxh3Reset(FRAME_STATE);
-        xxh3Update(FRAME_STATE, p + 8, FRAME_HEADER - 8);
+        xxh3Update(FRAME_STATE, p + FRAME_CHECKSUMMED_FROM, FRAME_HEADER - FRAME_CHECKSUMMED_FROM);
         blobRemaining -= <i64>FRAME_HEADER;
         bodyRemaining = <u64>body;
         inBody = true;
@@ -194,11 +202,11 @@ export function verifyFeed(p: usize, len: usize): i32 {
       const body = acceptHeader(FRAME_HDR);
       if (body < 0) break;
       xxh3Reset(FRAME_STATE);
-      xxh3Update(FRAME_STATE, FRAME_HDR + 8, FRAME_HEADER - 8);
+      xxh3Update(FRAME_STATE, FRAME_HDR + FRAME_CHECKSUMMED_FROM, FRAME_HEADER - FRAME_CHECKSUMMED_FROM);
       blobRemaining -= <i64>FRAME_HEADER;
       if (body == 0) {
         // A frame with no body is complete with its header.
-        completeFrame(load<u64>(FRAME_HDR), xxh3Digest(FRAME_STATE));
+        completeFrame(load<u64>(FRAME_HDR, FRAME_CHECKSUM_AT), xxh3Digest(FRAME_STATE));
       } else {
         bodyRemaining = <u64>body;
         inBody = true;
@@ -220,6 +228,6 @@ export function verifyFinish(): i32 {
 /** The whole batch (decoded header at p) is in memory: verify it in one pass. */
 export function verifyInWindow(p: usize): i32 {
   verifyStart(p);
-  const s = verifyFeed(p + <usize>HEADER_BYTES, <usize>(<u64>load<u64>(p, 32) - HEADER_BYTES));
+  const s = verifyFeed(p + <usize>HEADER_BYTES, <usize>(<u64>load<u64>(p, BATCH_LENGTH_AT) - HEADER_BYTES));
   return s == OK ? verifyFinish() : s;
 }

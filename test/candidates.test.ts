@@ -2,7 +2,7 @@
  * SPEC §3.5: the damage-probe candidate loop. `scanCandidatesPlain` is the
  * definition (one candidate at a time, 1 unit each); `scanCandidatesSkipping`
  * and the TS engine window's `scanCandidates` must give the identical status,
- * stopping offset and spentUnits on every window and every limit: skip-ahead
+ * stopping index and spentUnits on every window and every limit: skip-ahead
  * changes speed, never a verdict or a unit count.
  */
 import { describe, expect, it } from "vitest";
@@ -32,7 +32,7 @@ interface CaseParams {
   content: Content;
   windowBytes: number;
   seed: number;
-  /** Per-mille of the window where fromOffset falls (within its first 40%), and of the rest the range spans. */
+  /** Per-mille of the window where fromIndex falls (within its first 40%), and of the rest the range spans. */
   from: number;
   span: number;
   fileEndExtra: number;
@@ -65,10 +65,10 @@ function buildCase(p: CaseParams): Case {
   const next = prng(p.seed);
   const int = (n: number): number => Math.floor(next() * n);
   const W = p.windowBytes;
-  const lastCandidate = W - BATCH_HEADER_BYTES; // toOffset - 1 + 256 <= W
-  const fromOffset = Math.floor((p.from / 1000) * 0.4 * (lastCandidate + 1));
-  const toOffset = fromOffset + Math.floor((p.span / 1000) * (lastCandidate + 1 - fromOffset));
-  const fileEndOffset = Math.max(toOffset - 1 + BATCH_HEADER_BYTES, BATCH_HEADER_BYTES) + p.fileEndExtra;
+  const lastCandidate = W - BATCH_HEADER_BYTES; // toIndex - 1 + 256 <= W
+  const fromIndex = Math.floor((p.from / 1000) * 0.4 * (lastCandidate + 1));
+  const toIndex = fromIndex + Math.floor((p.span / 1000) * (lastCandidate + 1 - fromIndex));
+  const fileEndIndex = Math.max(toIndex - 1 + BATCH_HEADER_BYTES, BATCH_HEADER_BYTES) + p.fileEndExtra;
   const maxBatchBytes = p.smallCap ? 256 + int(4000) : MAX_BATCH_BYTES;
   const minBaseOffset =
     p.minBase === "null" ? null
@@ -106,14 +106,14 @@ function buildCase(p: CaseParams): Case {
     // Few headers (they rarely overlap, so many decode) or many (overlaps hide each other).
     const headers = 1 + int(next() < 0.5 ? 3 : 12);
     for (let h = 0; h < headers; h++) {
-      const c = fromOffset + int(Math.max(1, toOffset - fromOffset + 8));
+      const c = fromIndex + int(Math.max(1, toIndex - fromIndex + 8));
       if (c + BATCH_HEADER_BYTES > W) continue;
       // Half the headers pass every check (when anything can); the rest miss one or more.
       const good = next() < 0.5;
       const base = minBaseOffset ?? BigInt(int(1000));
       const baseOffset = good ? [base, U64_MAX, base + BigInt(int(1000))][int(3)]!
         : [base, base + 1n, base - 1n, base + BigInt(int(1 << 30)), 0n, U64_MAX][int(6)]!;
-      const fits = fileEndOffset - c;
+      const fits = fileEndIndex - c;
       const lengthPick = good ? 2 : int(8);
       const length =
         lengthPick === 0 ? BigInt(fits) // exactly to the file end
@@ -141,7 +141,7 @@ function buildCase(p: CaseParams): Case {
   }
   return {
     bytes,
-    request: { fromOffset, toOffset, fileEndOffset, minBaseOffset, spentUnits: p.spentUnits },
+    request: { fromIndex, toIndex, fileEndIndex, minBaseOffset, spentUnits: p.spentUnits },
     maxBatchBytes,
   };
 }
@@ -149,8 +149,8 @@ function buildCase(p: CaseParams): Case {
 /** Plain, skipping and the engine window on one request: all three must be identical. */
 function runAll(c: Case, limitUnits: number): CandidateScanResult {
   const request: CandidateScanRequest = { ...c.request, limitUnits };
-  const plain = scanCandidatesPlain(c.bytes, request, c.maxBatchBytes);
-  const skipping = scanCandidatesSkipping(c.bytes, request, c.maxBatchBytes);
+  const plain = scanCandidatesPlain(c.bytes, request);
+  const skipping = scanCandidatesSkipping(c.bytes, request);
   const window = engine.openWindow(c.bytes.length, { maxBatchBytes: c.maxBatchBytes });
   window.view().set(c.bytes);
   const viaEngine = window.scanCandidates(request);
@@ -163,11 +163,11 @@ function runAll(c: Case, limitUnits: number): CandidateScanResult {
 
 /** Midpoints of the longest zero runs in the candidate range: where a skip-ahead jumps. */
 function candidatesInsideSkipRuns(c: Case): number[] {
-  const { fromOffset, toOffset } = c.request;
+  const { fromIndex, toIndex } = c.request;
   const picks: number[] = [];
   let runStart = -1;
-  for (let i = fromOffset; i <= toOffset; i++) {
-    const zero = i < toOffset && c.bytes[i + BATCH_LENGTH_AT] === 0;
+  for (let i = fromIndex; i <= toIndex; i++) {
+    const zero = i < toIndex && c.bytes[i + BATCH_LENGTH_AT] === 0;
     if (zero && runStart < 0) runStart = i;
     if (!zero && runStart >= 0) {
       if (i - runStart > 16) picks.push(runStart + Math.floor((i - runStart) / 2), i - 1);
@@ -191,7 +191,7 @@ function limitsFor(c: Case, unlimited: CandidateScanResult, extra: number): numb
     spent + Math.floor((end - spent) * extra),
     spent + Math.floor((end - spent) / 2),
     Number.MAX_SAFE_INTEGER,
-    ...candidatesInsideSkipRuns(c).map((candidate) => spent + (candidate - c.request.fromOffset)),
+    ...candidatesInsideSkipRuns(c).map((candidate) => spent + (candidate - c.request.fromIndex)),
   ];
   return [...new Set(limits.filter((l) => l >= spent))];
 }
@@ -224,16 +224,17 @@ describe("scanCandidatesSkipping ≡ scanCandidatesPlain ≡ window.scanCandidat
         for (let guard = 0; guard < 50; guard++) {
           const result = runAll({ ...c, request }, Number.MAX_SAFE_INTEGER);
           if (result.status !== "passed") {
-            expect(result).toEqual({ status: "done", offset: request.toOffset, spentUnits: request.spentUnits + (request.toOffset - request.fromOffset) });
+            expect(result).toEqual({ status: "done", index: request.toIndex, spentUnits: request.spentUnits + (request.toIndex - request.fromIndex) });
             break;
           }
-          const at = result.offset;
-          expect(headerDecodeStatus(c.bytes, at, c.maxBatchBytes)).toBe(VerifyStatus.Ok);
-          expect(at + readU64Clamped(c.bytes, at + BATCH_LENGTH_AT)).toBeLessThanOrEqual(request.fileEndOffset);
+          const at = result.index;
+          // Decodes with no length cap: a length over maxBatchBytes that fits the file is an oversized candidate.
+          expect(headerDecodeStatus(c.bytes, at, Number.POSITIVE_INFINITY)).toBe(VerifyStatus.Ok);
+          expect(at + readU64Clamped(c.bytes, at + BATCH_LENGTH_AT)).toBeLessThanOrEqual(request.fileEndIndex);
           expect(readU32(c.bytes, at + BATCH_MESSAGE_COUNT_AT)).toBeGreaterThan(0);
           expect(readU64(c.bytes, at + BATCH_BASE_OFFSET_AT) >= request.minBaseOffset!).toBe(true);
-          expect(result.spentUnits).toBe(request.spentUnits + (at - request.fromOffset) + 1);
-          request = { ...request, fromOffset: at + 1, spentUnits: result.spentUnits };
+          expect(result.spentUnits).toBe(request.spentUnits + (at - request.fromIndex) + 1);
+          request = { ...request, fromIndex: at + 1, spentUnits: result.spentUnits };
         }
       }),
       { numRuns: 200 },
@@ -246,8 +247,8 @@ describe("scanCandidatesSkipping ≡ scanCandidatesPlain ≡ window.scanCandidat
         const c = buildCase({ ...params, minBase: "null" });
         const result = runAll(c, Number.MAX_SAFE_INTEGER);
         expect(result).toEqual({
-          status: "done", offset: c.request.toOffset,
-          spentUnits: c.request.spentUnits + c.request.toOffset - c.request.fromOffset,
+          status: "done", index: c.request.toIndex,
+          spentUnits: c.request.spentUnits + c.request.toIndex - c.request.fromIndex,
         });
       }),
       { numRuns: 100 },
@@ -273,9 +274,9 @@ describe("scanCandidatesSkipping ≡ scanCandidatesPlain ≡ window.scanCandidat
 describe("fixed scenarios", () => {
   const zeros = (n: number): Uint8Array => new Uint8Array(n);
   const request = (over: Partial<CandidateScanRequest>, bytes: Uint8Array): CandidateScanRequest => ({
-    fromOffset: 0,
-    toOffset: bytes.length - BATCH_HEADER_BYTES + 1,
-    fileEndOffset: bytes.length,
+    fromIndex: 0,
+    toIndex: bytes.length - BATCH_HEADER_BYTES + 1,
+    fileEndIndex: bytes.length,
     minBaseOffset: 0n,
     spentUnits: 0,
     limitUnits: Number.MAX_SAFE_INTEGER,
@@ -288,27 +289,28 @@ describe("fixed scenarios", () => {
   it("a 1 MiB zero window: done, one unit per candidate; a limit inside the run stops exactly there", () => {
     const bytes = zeros(1 << 20);
     const candidates = bytes.length - 255;
-    expect(all(bytes, request({}, bytes))).toEqual({ status: "done", offset: candidates, spentUnits: candidates });
+    expect(all(bytes, request({}, bytes))).toEqual({ status: "done", index: candidates, spentUnits: candidates });
     for (const limit of [0, 1, 2, 1000, 654_321, candidates - 1]) {
       expect(all(bytes, request({ limitUnits: limit, spentUnits: 0 }, bytes)))
-        .toEqual({ status: "exhausted", offset: limit, spentUnits: limit + 1 });
+        .toEqual({ status: "exhausted", index: limit, spentUnits: limit + 1 });
     }
     expect(all(bytes, request({ limitUnits: candidates }, bytes)).status).toBe("done");
-    expect(all(bytes, request({ spentUnits: 5000, limitUnits: 5000 + 77, fromOffset: 100 }, bytes)))
-      .toEqual({ status: "exhausted", offset: 177, spentUnits: 5078 });
+    expect(all(bytes, request({ spentUnits: 5000, limitUnits: 5000 + 77, fromIndex: 100 }, bytes)))
+      .toEqual({ status: "exhausted", index: 177, spentUnits: 5078 });
   });
 
   it("a real batch in a zero residue is the passing candidate; a limit one short stops just before it", () => {
     const bytes = zeros(20_000);
     const batch = encodeBatch({ baseOffset: 500n, baseTimestamp: 1n, messages: [{ payload: new Uint8Array(100) }] });
     bytes.set(batch, 12_345);
-    expect(all(bytes, request({ minBaseOffset: 500n }, bytes))).toEqual({ status: "passed", offset: 12_345, spentUnits: 12_346 });
-    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_345 }, bytes))).toEqual({ status: "passed", offset: 12_345, spentUnits: 12_346 });
-    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_344 }, bytes))).toEqual({ status: "exhausted", offset: 12_344, spentUnits: 12_345 });
+    expect(all(bytes, request({ minBaseOffset: 500n }, bytes))).toEqual({ status: "passed", index: 12_345, spentUnits: 12_346 });
+    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_345 }, bytes))).toEqual({ status: "passed", index: 12_345, spentUnits: 12_346 });
+    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_344 }, bytes))).toEqual({ status: "exhausted", index: 12_344, spentUnits: 12_345 });
     // Does not extend the chain / claims past the file / no messages: ruled out.
     expect(all(bytes, request({ minBaseOffset: 501n }, bytes)).status).toBe("done");
-    expect(all(bytes, request({ minBaseOffset: 500n, fileEndOffset: 12_345 + batch.length - 1 }, bytes)).status).toBe("done");
-    expect(all(bytes, request({ minBaseOffset: 500n }, bytes), batch.length - 1).status).toBe("done");
+    expect(all(bytes, request({ minBaseOffset: 500n, fileEndIndex: 12_345 + batch.length - 1 }, bytes)).status).toBe("done");
+    // A cap below the batch's length does not rule it out: oversized but fitting the file, it is handed to the verifier (SPEC §2.2).
+    expect(all(bytes, request({ minBaseOffset: 500n }, bytes), batch.length - 1)).toEqual({ status: "passed", index: 12_345, spentUnits: 12_346 });
     const empty = zeros(20_000);
     empty.set(encodeBatch({ baseOffset: 500n, baseTimestamp: 1n, messages: [] }), 12_345);
     expect(all(empty, request({ minBaseOffset: 0n }, empty)).status).toBe("done");
@@ -317,16 +319,16 @@ describe("fixed scenarios", () => {
   it("reserved-region skips: a limit landing inside a skip stops at the exact candidate", () => {
     const bytes = zeros(50_000);
     for (let q = 300; q < bytes.length; q += 200) bytes[q] = 0xff;
-    const toOffset = bytes.length - 255;
-    for (const limit of [0, 3, 47, 48, 49, 10_000, 33_333, toOffset - 1]) {
-      expect(all(bytes, request({ limitUnits: limit }, bytes))).toEqual({ status: "exhausted", offset: limit, spentUnits: limit + 1 });
+    const toIndex = bytes.length - 255;
+    for (const limit of [0, 3, 47, 48, 49, 10_000, 33_333, toIndex - 1]) {
+      expect(all(bytes, request({ limitUnits: limit }, bytes))).toEqual({ status: "exhausted", index: limit, spentUnits: limit + 1 });
     }
-    expect(all(bytes, request({}, bytes))).toEqual({ status: "done", offset: toOffset, spentUnits: toOffset });
+    expect(all(bytes, request({}, bytes))).toEqual({ status: "done", index: toIndex, spentUnits: toIndex });
   });
 
   it("an empty candidate range is done at once", () => {
     const bytes = zeros(4096);
-    expect(all(bytes, request({ fromOffset: 10, toOffset: 10, spentUnits: 7, limitUnits: 7 }, bytes)))
-      .toEqual({ status: "done", offset: 10, spentUnits: 7 });
+    expect(all(bytes, request({ fromIndex: 10, toIndex: 10, spentUnits: 7, limitUnits: 7 }, bytes)))
+      .toEqual({ status: "done", index: 10, spentUnits: 7 });
   });
 });

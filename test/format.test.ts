@@ -18,7 +18,7 @@ import {
   VerifyStatus, headerDecodeStatus, readBatchHeader, readFrameHeader, readIndexEntries, readIndexEntry,
   type IndexEntry,
 } from "../src/format/records.js";
-import { xxh3_64 } from "../src/engine/ts/xxh3.js";
+import { xxh3_64 } from "../src/hash/xxh3.js";
 import {
   U128_MAX, U64_MAX, batchSpecArb, encodeSpec, toBatchInput, type BatchSpec,
 } from "./helpers/engine-fixtures.js";

@@ -17,7 +17,7 @@ function segment(overrides: Partial<SegmentReport> & { startOffset: bigint }): S
   return {
     endOffset: null, startTimestamp: null, endTimestamp: null, messageCount: 0,
     logPath: `${DIR}/${stem}.log`, messagesSize: 1000, indexSize: 24, arm: "indexed", outcome: "clean", walkedSize: 1000,
-    residue: null, gaps: [], refusal: null, rebuiltIndex: null,
+    residue: null, gaps: [], warnings: [], refusal: null, rebuiltIndex: null,
     index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
     ...overrides,
   };

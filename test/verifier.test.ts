@@ -14,7 +14,7 @@ import { readU32, readU64, writeU32, writeU64 } from "../src/format/bytes.js";
 import { encodeBatch, type MessageInput } from "../src/format/encode.js";
 import { VerifyStatus, headerDecodeStatus } from "../src/format/records.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
-import { xxh3_64 } from "../src/engine/ts/xxh3.js";
+import { xxh3_64 } from "../src/hash/xxh3.js";
 import { BatchVerifier } from "../src/engine/ts/verifier.js";
 import {
   U64_MAX, batchSpecArb, chunkingArb, encodeSpec, frameStarts, seededBytes, splitsFor, verifyStreamed, verifyWhole,

@@ -101,10 +101,10 @@ describe("wasm headerStatus", () => {
 
 // ---------------------------------------------------------------------------
 
-function scanBoth(pair: Pair, request: CandidateScanRequest, maxBatchBytes = MAX_BATCH_BYTES): CandidateScanResult {
+function scanBoth(pair: Pair, request: CandidateScanRequest): CandidateScanResult {
   const a = pair.w.scanCandidates(request);
   const b = pair.t.scanCandidates(request);
-  const plain = scanCandidatesPlain(pair.t.view(), request, maxBatchBytes);
+  const plain = scanCandidatesPlain(pair.t.view(), request);
   expect(a, `wasm vs plain ${JSON.stringify({ ...request, minBaseOffset: String(request.minBaseOffset) })}`).toEqual(plain);
   if (request.spentUnits <= request.limitUnits) {
     expect(a, `wasm vs ts ${JSON.stringify({ ...request, minBaseOffset: String(request.minBaseOffset) })}`).toEqual(b);
@@ -113,18 +113,18 @@ function scanBoth(pair: Pair, request: CandidateScanRequest, maxBatchBytes = MAX
 }
 
 /** Runs the probe's loop shape: scan, and after a passing candidate go on from the next one. */
-function probeSequence(pair: Pair, base: Omit<CandidateScanRequest, "fromOffset" | "spentUnits">, from: number, spent: number, maxBatchBytes?: number): CandidateScanResult[] {
+function probeSequence(pair: Pair, base: Omit<CandidateScanRequest, "fromIndex" | "spentUnits">, from: number, spent: number): CandidateScanResult[] {
   const results: CandidateScanResult[] = [];
   let at = from;
   let spentUnits = spent;
   for (;;) {
-    const r = scanBoth(pair, { ...base, fromOffset: at, spentUnits }, maxBatchBytes);
+    const r = scanBoth(pair, { ...base, fromIndex: at, spentUnits });
     results.push(r);
     if (r.status !== "passed") return results;
     // The pessimistic charge of a candidate that did not verify.
     spentUnits = r.spentUnits + 300;
     if (spentUnits > base.limitUnits) return results;
-    at = r.offset + 1;
+    at = r.index + 1;
   }
 }
 
@@ -156,8 +156,8 @@ describe("wasm scanCandidates", () => {
     load(pair, randomBytes(SIZE, 77));
     for (const limit of [0, 1, 2, 203, 204, 205, 1000, 12_345, TO - 1, TO, TO + 1, 2_281_701_376]) {
       for (const spent of [0, 1, Math.min(limit, 7), limit]) {
-        scanBoth(pair, { fromOffset: 0, toOffset: TO, fileEndOffset: SIZE, minBaseOffset: 0n, spentUnits: spent, limitUnits: limit });
-        scanBoth(pair, { fromOffset: 333, toOffset: 40_000, fileEndOffset: SIZE, minBaseOffset: 0n, spentUnits: spent, limitUnits: limit });
+        scanBoth(pair, { fromIndex: 0, toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: spent, limitUnits: limit });
+        scanBoth(pair, { fromIndex: 333, toIndex: 40_000, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: spent, limitUnits: limit });
       }
     }
     pair.close();
@@ -166,19 +166,19 @@ describe("wasm scanCandidates", () => {
   it("zeros: the whole range is one skip; exhaustion lands inside the zero run", () => {
     const pair = openPair(SIZE);
     for (const limit of [0, 1, 5, 39, 40, 41, 4096, 50_000, TO - 2, TO - 1, TO, 1e12]) {
-      const r = scanBoth(pair, { fromOffset: 0, toOffset: TO, fileEndOffset: SIZE, minBaseOffset: 0n, spentUnits: 0, limitUnits: limit });
-      if (limit < TO) expect(r).toEqual({ status: "exhausted", offset: limit, spentUnits: limit + 1 });
-      else expect(r).toEqual({ status: "done", offset: TO, spentUnits: TO });
-      scanBoth(pair, { fromOffset: 1000, toOffset: 1001, fileEndOffset: SIZE, minBaseOffset: 0n, spentUnits: limit, limitUnits: limit });
+      const r = scanBoth(pair, { fromIndex: 0, toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: 0, limitUnits: limit });
+      if (limit < TO) expect(r).toEqual({ status: "exhausted", index: limit, spentUnits: limit + 1 });
+      else expect(r).toEqual({ status: "done", index: TO, spentUnits: TO });
+      scanBoth(pair, { fromIndex: 1000, toIndex: 1001, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: limit, limitUnits: limit });
     }
     pair.close();
   });
 
   it("a budget already spent past the limit stops at the first candidate (plain semantics)", () => {
     const pair = openPair(SIZE);
-    const r = pair.w.scanCandidates({ fromOffset: 10, toOffset: TO, fileEndOffset: SIZE, minBaseOffset: 0n, spentUnits: 500, limitUnits: 400 });
-    expect(r).toEqual({ status: "exhausted", offset: 10, spentUnits: 501 });
-    scanBoth(pair, { fromOffset: 10, toOffset: TO, fileEndOffset: SIZE, minBaseOffset: 0n, spentUnits: 500, limitUnits: 400 });
+    const r = pair.w.scanCandidates({ fromIndex: 10, toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: 500, limitUnits: 400 });
+    expect(r).toEqual({ status: "exhausted", index: 10, spentUnits: 501 });
+    scanBoth(pair, { fromIndex: 10, toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: 500, limitUnits: 400 });
     pair.close();
   });
 
@@ -191,17 +191,17 @@ describe("wasm scanCandidates", () => {
       const next = rng(seed * 31);
       for (const limit of [3, 100 + next(5000), 20_000 + next(40_000), 1e9]) {
         const min = [0n, 99n, 100n, 101n, 102n, U64_MAX][next(6)]!;
-        const seq = probeSequence(pair, { toOffset: TO, fileEndOffset: SIZE - next(2) * next(5000), minBaseOffset: min, limitUnits: limit }, next(100), next(3));
+        const seq = probeSequence(pair, { toIndex: TO, fileEndIndex: SIZE - next(2) * next(5000), minBaseOffset: min, limitUnits: limit }, next(100), next(3));
         for (const r of seq) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       }
-      probeSequence(pair, { toOffset: TO, fileEndOffset: SIZE, minBaseOffset: null, limitUnits: 1e9 }, 0, 0);
+      probeSequence(pair, { toIndex: TO, fileEndIndex: SIZE, minBaseOffset: null, limitUnits: 1e9 }, 0, 0);
     }
     // The corpus exercises every outcome many times.
     for (const status of ["passed", "exhausted", "done"]) expect(statuses.get(status) ?? 0).toBeGreaterThan(20);
     pair.close();
   });
 
-  it("boundaries: exact fit, one past the file, base == min, cap and floor lengths", () => {
+  it("boundaries: exact fit, one past the file, base == min, cap and floor lengths (a length over the cap that fits is a candidate)", () => {
     const MAXB = 5000;
     const pair = openPair(SIZE, MAXB);
     const bytes = new Uint8Array(SIZE);
@@ -216,17 +216,18 @@ describe("wasm scanCandidates", () => {
     writeHeader(bytes, 57_000, { length: fileEnd - 57_000 });
     writeHeader(bytes, TO - 1, { length: 256 });
     load(pair, bytes);
-    const seq = probeSequence(pair, { toOffset: TO, fileEndOffset: fileEnd, minBaseOffset: 100n, limitUnits: 1e9 }, 0, 0, MAXB);
-    expect(seq.map((r) => r.offset)).toEqual([4000, 6000, 57_000, TO]);
-    expect(seq.map((r) => r.status)).toEqual(["passed", "passed", "passed", "done"]);
+    const seq = probeSequence(pair, { toIndex: TO, fileEndIndex: fileEnd, minBaseOffset: 100n, limitUnits: 1e9 }, 0, 0);
+    // 1000 claims MAXB + 1 bytes: an oversized batch that fits the file is handed to the verifier (SPEC §2.2).
+    expect(seq.map((r) => r.index)).toEqual([1000, 4000, 6000, 57_000, TO]);
+    expect(seq.map((r) => r.status)).toEqual(["passed", "passed", "passed", "passed", "done"]);
     // The last candidate of the range, with its header ending exactly at the window end.
-    const last = probeSequence(pair, { toOffset: TO, fileEndOffset: SIZE, minBaseOffset: 100n, limitUnits: 1e9 }, 57_001, 0, MAXB);
-    expect(last[0]).toEqual({ status: "passed", offset: TO - 1, spentUnits: TO - 1 - 57_001 + 1 });
-    probeSequence(pair, { toOffset: TO, fileEndOffset: fileEnd, minBaseOffset: U64_MAX, limitUnits: 1e9 }, 0, 0, MAXB);
-    probeSequence(pair, { toOffset: TO, fileEndOffset: fileEnd, minBaseOffset: 0n, limitUnits: 1e9 }, 0, 0, MAXB);
+    const last = probeSequence(pair, { toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 100n, limitUnits: 1e9 }, 57_001, 0);
+    expect(last[0]).toEqual({ status: "passed", index: TO - 1, spentUnits: TO - 1 - 57_001 + 1 });
+    probeSequence(pair, { toIndex: TO, fileEndIndex: fileEnd, minBaseOffset: U64_MAX, limitUnits: 1e9 }, 0, 0);
+    probeSequence(pair, { toIndex: TO, fileEndIndex: fileEnd, minBaseOffset: 0n, limitUnits: 1e9 }, 0, 0);
     // Limits that stop exactly on, just before and just after a passing candidate.
     for (const limit of [3999, 4000, 4001, 4002]) {
-      probeSequence(pair, { toOffset: TO, fileEndOffset: fileEnd, minBaseOffset: 100n, limitUnits: limit }, 0, 0, MAXB);
+      probeSequence(pair, { toIndex: TO, fileEndIndex: fileEnd, minBaseOffset: 100n, limitUnits: limit }, 0, 0);
     }
     pair.close();
   });
@@ -246,8 +247,8 @@ describe("wasm scanCandidates", () => {
         writeHeader(bytes, h, header);
         load(pair, bytes);
         for (let d = 0; d <= 260; d++) {
-          const seq = probeSequence(pair, { toOffset: TO, fileEndOffset: 1 << 26, minBaseOffset: 0n, limitUnits: 1e9 }, h - d, 0);
-          expect(seq.some((r) => r.status === "passed" && r.offset === h)).toBe(true);
+          const seq = probeSequence(pair, { toIndex: TO, fileEndIndex: 1 << 26, minBaseOffset: 0n, limitUnits: 1e9 }, h - d, 0);
+          expect(seq.some((r) => r.status === "passed" && r.index === h)).toBe(true);
         }
       }
     }
@@ -269,7 +270,7 @@ describe("wasm scanCandidates", () => {
           const next = rng(seed);
           for (let i = 0; i < 10; i++) bytes[next(4096)] = next(2) ? 0 : 1;
           load(pair, bytes);
-          probeSequence(pair, { toOffset: 4096 - 255, fileEndOffset: 4096 + next(3) * 1000, minBaseOffset: BigInt(next(103)), limitUnits: limit }, Math.min(from, 4096 - 255), Math.min(spent, limit));
+          probeSequence(pair, { toIndex: 4096 - 255, fileEndIndex: 4096 + next(3) * 1000, minBaseOffset: BigInt(next(103)), limitUnits: limit }, Math.min(from, 4096 - 255), Math.min(spent, limit));
         },
       ),
       { numRuns: 300 },
@@ -511,7 +512,7 @@ describe("wasm window memory", () => {
     const buffer = view.buffer;
     view.set(batch(1, 30, 500), 0);
     expect(w.verifyInWindow(0)).toBe(VerifyStatus.Ok);
-    w.scanCandidates({ fromOffset: 0, toOffset: (1 << 16) - 255, fileEndOffset: 1 << 16, minBaseOffset: 0n, spentUnits: 0, limitUnits: 1e9 });
+    w.scanCandidates({ fromIndex: 0, toIndex: (1 << 16) - 255, fileEndIndex: 1 << 16, minBaseOffset: 0n, spentUnits: 0, limitUnits: 1e9 });
     expect(w.view()).toBe(view);
     expect(view.buffer).toBe(buffer);
     expect(view.byteLength).toBe(1 << 16);

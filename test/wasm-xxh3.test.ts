@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createXXHash3 } from "hash-wasm";
 import { createWasmEngine } from "../src/engine/wasm/engine.js";
-import { xxh3_64 as tsXxh3 } from "../src/engine/ts/xxh3.js";
+import { xxh3_64 as tsXxh3 } from "../src/hash/xxh3.js";
 import { encodeBatch } from "../src/format/encode.js";
 import { VerifyStatus } from "../src/format/records.js";
 import { randomBytes } from "./helpers/fixtures.js";

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "vitest";
 import fc from "fast-check";
 import { createXXHash3 } from "hash-wasm";
-import { XXH3_DEFAULT_SECRET, Xxh3Stream, xxh3_64 } from "../src/engine/ts/xxh3.js";
+import { XXH3_DEFAULT_SECRET, Xxh3Stream, xxh3_64 } from "../src/hash/xxh3.js";
 import { randomBytes, randomIndexes as rng } from "./helpers/fixtures.js";
 
 // Outside oracle: hash-wasm's XXH3-64 with seed 0. digest("hex") is the

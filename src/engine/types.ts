@@ -37,80 +37,101 @@ export interface KernelLimits {
   maxBatchBytes: number;
 }
 
-/** Outcome of one candidate-scan call over a window (SPEC §3.5). */
+/**
+ * Outcome of one candidate-scan call over a window (SPEC §3.5). Positions in the
+ * candidate API are window byte indexes (`…Index`: 0 is the window's first
+ * byte); `minBaseOffset` alone is a message offset.
+ */
 export type CandidateScanStatus =
-  /** The candidate at `offset` passed every pre-verification check; its 1 unit is already charged. */
+  /** The candidate at `index` passed every pre-verification check; its 1 unit is already charged. */
   | "passed"
-  /** Charging the candidate at `offset` took `spentUnits` past the limit. */
+  /** Charging the candidate at `index` took `spentUnits` past the limit. */
   | "exhausted"
-  /** Every candidate in the range was ruled out; `offset` is the range end. */
+  /** Every candidate in the range was ruled out; `index` is the range end. */
   | "done";
 
 export interface CandidateScanResult {
   status: CandidateScanStatus;
-  /** Window-relative position of the stopping candidate (or the range end for "done"). */
-  offset: number;
+  /** Window index of the stopping candidate (or the range end for "done"). */
+  index: number;
   /** Units spent so far, including every candidate of this call. */
   spentUnits: number;
 }
 
 export interface CandidateScanRequest {
-  /** Window-relative first candidate. */
-  fromOffset: number;
+  /** Window index of the first candidate. */
+  fromIndex: number;
   /**
-   * Window-relative end (exclusive) of the candidates to examine. The caller
-   * guarantees `toOffset - 1 + 256 <= bytes held in the window`.
+   * Window index just past the last candidate to examine. The caller
+   * guarantees `toIndex - 1 + 256 <= bytes held in the window`.
    */
-  toOffset: number;
-  /** File size expressed relative to the window start: a candidate fits when `c + batch_length <= fileEndOffset`. */
-  fileEndOffset: number;
+  toIndex: number;
   /**
-   * Lowest base_offset that extends the chain (inclusive): chain end + 1, or the
-   * segment's start offset when no batch with messages was proven. `null` when
-   * nothing can extend it (chain end is u64::MAX).
+   * The file size as a window index (file size − window start): a candidate
+   * fits when `c + batch_length <= fileEndIndex`. Never negative.
+   */
+  fileEndIndex: number;
+  /**
+   * Lowest base_offset (a message offset) that extends the chain (inclusive):
+   * chain end + 1, or the segment's start offset when no batch with messages
+   * was proven. `null` when nothing can extend it (chain end is u64::MAX).
    */
   minBaseOffset: bigint | null;
   spentUnits: number;
   limitUnits: number;
 }
 
+/**
+ * A scan window. Both engines implement it through `CheckedEngineWindow`
+ * (src/engine/window.ts), which enforces the contract below in one place: a
+ * call outside it throws the same error from either engine — `RangeError` for
+ * an index or length outside the window (or a batch not whole in it), `Error`
+ * for a window used after `close()` or a streaming verification called out of
+ * order. Results for calls inside the contract are identical across engines.
+ */
 export interface EngineWindow {
   readonly capacityBytes: number;
   readonly limits: KernelLimits;
   /** The window's bytes (length `capacityBytes`). Stable for the window's life. */
   view(): Uint8Array;
   /**
-   * The SPEC §1.2 decode gate on the 256 bytes at `offset`: Ok, LengthBelowHeader,
-   * LengthOverCap or ReservedNonZero (in that order of checking).
+   * The SPEC §1.2 decode gate on the 256 bytes at window index `index`: Ok,
+   * LengthBelowHeader, LengthOverCap or ReservedNonZero (in that order of checking).
    */
-  headerStatus(offset: number): VerifyStatus;
+  headerStatus(index: number): VerifyStatus;
   /**
-   * Verifies (SPEC §2.1 steps 2–3) a batch whose header is at `offset` and whose
-   * whole `batch_length` bytes are in the window. The header must decode.
+   * Verifies (SPEC §2.1 steps 2–3) a batch whose header is at `index` and whose
+   * whole `batch_length` (≥ 256) bytes are in the window. The length may exceed
+   * `limits.maxBatchBytes` (an oversized batch, SPEC §2.2); the caller checked
+   * the rest of the header.
    */
-  verifyInWindow(offset: number): VerifyStatus;
+  verifyInWindow(index: number): VerifyStatus;
   /**
    * Streaming verification of a batch larger than the window: `verifyStart` with
-   * the decoded header at `offset`, then `verifyFeed` with the blob's bytes in
-   * order (any chunking), then `verifyFinish`. A non-Ok status from `verifyFeed`
-   * is final (stop feeding). Chunking never changes the result.
+   * the header at `index` (batch_length ≥ 256, any size), then `verifyFeed` with
+   * the blob's bytes in order (any chunking, never past the blob end), then
+   * `verifyFinish` once the whole blob was fed. A non-Ok status from
+   * `verifyFeed` is final (stop feeding; `verifyFinish` returns it). Chunking
+   * never changes the result.
    */
-  verifyStart(offset: number): void;
-  verifyFeed(offset: number, lengthBytes: number): VerifyStatus;
+  verifyStart(index: number): void;
+  verifyFeed(index: number, lengthBytes: number): VerifyStatus;
   verifyFinish(): VerifyStatus;
   /**
-   * The damage-probe candidate loop (SPEC §3.5) over window positions: each
+   * The damage-probe candidate loop (SPEC §3.5) over window indexes: each
    * candidate costs 1 unit whether examined or skipped; stops at the first that
-   * passes the checks (decodes, fits the file, message_count > 0, base_offset ≥
-   * minBaseOffset) or where the budget runs out. Skip-ahead changes speed only.
+   * passes the checks (decodes — the length cap aside —, fits the file,
+   * message_count > 0, base_offset ≥ minBaseOffset) or where the budget runs
+   * out. No candidate past the one that exhausts the budget is examined or
+   * read. Skip-ahead changes speed only.
    */
   scanCandidates(request: CandidateScanRequest): CandidateScanResult;
   /**
-   * Window offset of the first nonzero byte in `[offset, offset + lengthBytes)`,
-   * or `offset + lengthBytes` when all are zero (a residue of zeros is recorded
+   * Window index of the first nonzero byte in `[index, index + lengthBytes)`,
+   * or `index + lengthBytes` when all are zero (a residue of zeros is recorded
    * by its length only, SPEC §6.2).
    */
-  firstNonZero(offset: number, lengthBytes: number): number;
-  /** Releases engine memory; the window must not be used afterwards. */
+  firstNonZero(index: number, lengthBytes: number): number;
+  /** Releases engine memory; any later call (but `close`) throws. */
   close(): void;
 }

@@ -11,7 +11,7 @@ import {
 } from "./constants.js";
 import { writeU32, writeU64 } from "./bytes.js";
 import type { IndexEntry } from "./records.js";
-import { xxh3_64 } from "../engine/ts/xxh3.js";
+import { xxh3_64 } from "../hash/xxh3.js";
 
 export interface MessageInput {
   /** u128 message id; defaults to 0. */

@@ -17,7 +17,10 @@ export interface BatchHeader {
   baseOffset: bigint;
   baseTimestamp: bigint;
   originTimestamp: bigint;
-  /** Header + blob, in bytes; ≤ MAX_BATCH_BYTES once decoded, so a safe number. */
+  /**
+   * Header + blob, in bytes; ≤ MAX_BATCH_BYTES once decoded, or (an oversized
+   * batch, SPEC §2.2) ≤ the file size; Infinity for a u64 past 2^53.
+   */
   batchLength: number;
   batchChecksum: bigint;
   messageCount: number;

@@ -14,23 +14,17 @@ import type { IndexEntry } from "../format/records.js";
 import { INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
 import { makeMessage } from "./messages.js";
 import { Prng } from "./prng.js";
-import { getScenario, type ScenarioExpectation } from "./scenarios.js";
+import { getScenario } from "./scenarios.js";
+import type {
+  BatchLayout, GeneratedDataDir, InjectedFault, PartitionLayout, ScenarioExpectation, SegmentLayout, SizeProfile,
+} from "./types.js";
+
+export type {
+  BatchLayout, GeneratedDataDir, InjectedFault, PartitionLayout, ScenarioExpectation, SegmentLayout, SizeProfile,
+} from "./types.js";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
-
-export interface SizeProfile {
-  streams: number;
-  topicsPerStream: number;
-  partitionsPerTopic: number;
-  segmentsPerPartition: number;
-  /** A segment is closed once it holds at least this many bytes (and its last chunk ≥ 3 batches). */
-  segmentBytes: number;
-  /** A chunk is flushed (and the next one gets an index entry) once it holds at least this many bytes. */
-  flushBytes: number;
-  /** Largest number of messages in one batch. */
-  maxBatchMessages: number;
-}
 
 /**
  * `small` (default) keeps tests fast: 4 partitions × 3 segments of 512 KiB
@@ -71,60 +65,6 @@ export interface GenerateOptions extends Partial<SizeProfile> {
   startTimestampMicros?: bigint;
   /** Write into a directory that already holds files (default: refuse). */
   force?: boolean;
-}
-
-export interface BatchLayout {
-  position: number;
-  length: number;
-  baseOffset: bigint;
-  messageCount: number;
-  baseTimestamp: bigint;
-  /** Which flushed chunk (index entry) the batch belongs to. */
-  chunk: number;
-}
-
-export interface SegmentLayout {
-  startOffset: bigint;
-  endOffset: bigint;
-  stem: string;
-  logPath: string;
-  indexPath: string;
-  size: number;
-  messages: number;
-  batches: BatchLayout[];
-  /** Index of each chunk's first batch in `batches`. */
-  chunkStarts: number[];
-  indexEntries: IndexEntry[];
-}
-
-export interface PartitionLayout {
-  path: string;
-  /** Path relative to the data dir, e.g. `streams/1/topics/1/partitions/1`. */
-  relativePath: string;
-  streamId: number;
-  topicId: number;
-  partitionId: number;
-  segments: SegmentLayout[];
-}
-
-export interface InjectedFault {
-  scenario: string;
-  partition: string;
-  description: string;
-  expected: ScenarioExpectation;
-  /** What the injection did, for the operator (e.g. "cut 00000000000000004242.log at byte 501,234"). */
-  detail: string;
-}
-
-export interface GeneratedDataDir {
-  dir: string;
-  seed: number;
-  profile: SizeProfile;
-  partitions: PartitionLayout[];
-  faults: InjectedFault[];
-  /** Sum of the generated `.log` sizes before faults. */
-  logBytes: number;
-  messages: number;
 }
 
 export const DEFAULT_START_TIMESTAMP_MICROS = 1_717_200_000_000_000n; // 2024-06-01T00:00:00Z

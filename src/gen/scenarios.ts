@@ -19,36 +19,12 @@ import {
 } from "../format/constants.js";
 import { readU32, writeU32, writeU64 } from "../format/bytes.js";
 import { encodeIndex, encodeIndexEntry, segmentStem } from "../format/encode.js";
-import { xxh3_64 } from "../engine/ts/xxh3.js";
-import type {
-  PartitionAction, PartitionVerdict, RefusalCode, SegmentOutcome,
-} from "../report/types.js";
-import type { PartitionLayout, SegmentLayout, SizeProfile } from "./generate.js";
+import { xxh3_64 } from "../hash/xxh3.js";
+import type { RefusalCode, SegmentOutcome } from "../report/types.js";
 import type { Prng } from "./prng.js";
+import type { PartitionLayout, Scenario, ScenarioExpectation, SegmentLayout, SizeProfile } from "./types.js";
 
-export interface ScenarioExpectation {
-  /** Verdict of the faulted partition in the default (tail) mode. */
-  verdict: PartitionVerdict;
-  refusal: RefusalCode | null;
-  /** SPEC §6.1 action with one replica. */
-  action: PartitionAction;
-  /** Outcome of the faulted segment, where one segment carries the fault. */
-  outcome: SegmentOutcome | null;
-  /** Exit status of `segscan scan <data dir>` (the other partitions are clean). */
-  scanExit: number;
-  /** Where `--deep` concludes differently. */
-  deep?: { verdict: PartitionVerdict; refusal: RefusalCode | null; scanExit: number };
-}
-
-export interface Scenario {
-  name: string;
-  description: string;
-  expected: ScenarioExpectation;
-  /** Throws when the size profile cannot host the fault (e.g. too few segments). */
-  checkProfile?(profile: SizeProfile): void;
-  /** Injects the fault; returns a one-line account of what was changed. */
-  inject(partition: PartitionLayout, rng: Prng): Promise<string>;
-}
+export type { Scenario, ScenarioExpectation } from "./types.js";
 
 // ---------------------------------------------------------------------------
 // Byte-level helpers

@@ -1,10 +1,19 @@
 /** SPEC §3.6: failures that stop a partition and are never evidence about its bytes. */
-import type { ScanError } from "../report/types.js";
+
+/** What stopped a partition: read failures are never evidence about its bytes (SPEC §3.6). */
+export type ScanErrorCode = "ReadFailure" | "OpenFailure" | "StorageSizeMismatch" | "ListFailure";
+
+/** A ScanFailure as the report carries it (re-exported by `report/types.ts`). */
+export interface ScanError {
+  code: ScanErrorCode;
+  path: string;
+  message: string;
+}
 
 export class ScanFailure extends Error {
   override readonly name = "ScanFailure";
   constructor(
-    readonly code: ScanError["code"],
+    readonly code: ScanErrorCode,
     readonly path: string,
     message: string,
     options?: { cause?: unknown },

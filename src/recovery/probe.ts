@@ -31,7 +31,8 @@ export interface ProbeResult {
 /**
  * Whether the residue is all zero, learned from the windows the probe loads
  * anyway, so a zero tail is read once, not twice. `checkedUntil` is the file
- * position up to which every byte was examined.
+ * position up to which every byte was examined. A probe that ran out of budget
+ * stops reading there: the bytes past it are unknown, not zero.
  */
 export class ZeroTracker {
   firstNonZero: number | null = null;
@@ -39,9 +40,9 @@ export class ZeroTracker {
 
   observe(window: FileWindow): void {
     if (this.firstNonZero !== null || window.start > this.checkedUntil || window.end <= this.checkedUntil) return;
-    const offset = this.checkedUntil - window.start;
-    const found = window.engineWindow.firstNonZero(offset, window.end - this.checkedUntil);
-    if (found < offset + (window.end - this.checkedUntil)) this.firstNonZero = window.start + found;
+    const index = this.checkedUntil - window.start;
+    const found = window.engineWindow.firstNonZero(index, window.end - this.checkedUntil);
+    if (found < index + (window.end - this.checkedUntil)) this.firstNonZero = window.start + found;
     this.checkedUntil = window.end;
   }
 }
@@ -65,30 +66,36 @@ export async function probeResidue(
   const lastCandidate = window.fileSize - BATCH_HEADER_BYTES;
   const extendable = minBaseOffset <= U64_MAX ? minBaseOffset : null;
   let candidate = damagePosition + 1;
+  // Reads and kernel calls stay within the budget (plus one window): each
+  // candidate costs a unit, the kernel never examines one past the candidate
+  // that exhausts the budget (CheckedEngineWindow.scanCandidates), and the loop
+  // returns as soon as the budget is exhausted, reading nothing further.
   while (candidate <= lastCandidate) {
     // Only the candidate's header must be resident: a refill happens when it is not.
-    const offset = await window.ensure(candidate, BATCH_HEADER_BYTES);
+    const index = await window.ensure(candidate, BATCH_HEADER_BYTES);
     zeros.observe(window);
     const windowStart = window.start;
     const windowLastCandidate = Math.min(lastCandidate, window.end - BATCH_HEADER_BYTES);
     const scan = kernels.scanCandidates({
-      fromOffset: offset,
-      toOffset: windowLastCandidate - windowStart + 1,
-      fileEndOffset: window.fileSize - windowStart,
+      fromIndex: index,
+      toIndex: windowLastCandidate - windowStart + 1,
+      fileEndIndex: window.fileSize - windowStart,
       minBaseOffset: extendable,
       spentUnits: budget.spentUnits,
       limitUnits: budget.limitUnits,
     });
     budget.spentUnits = scan.spentUnits;
-    const stopPosition = windowStart + scan.offset;
+    const stopPosition = windowStart + scan.index;
     if (scan.status === "exhausted") return finish("budget-exhausted", null, stopPosition);
     if (scan.status === "done") {
       candidate = stopPosition;
       continue;
     }
-    const claimedBytes = readU64Clamped(kernels.view(), scan.offset + BATCH_LENGTH_AT);
+    // The candidate may claim more than maxBatchBytes: an oversized batch that
+    // fits the file is verified by streaming like any other (SPEC §2.2).
+    const claimedBytes = readU64Clamped(kernels.view(), scan.index + BATCH_LENGTH_AT);
     const verified = stopPosition + claimedBytes <= window.end
-      ? kernels.verifyInWindow(scan.offset) === VerifyStatus.Ok // resident: no await, no refill
+      ? kernels.verifyInWindow(scan.index) === VerifyStatus.Ok // resident: no await, no refill
       : (await verifyBatchAt(window, stopPosition)).verified;
     if (verified) return finish("survivor", stopPosition, null);
     // Pessimistic: the whole slice the header claims was handed to the verifier.

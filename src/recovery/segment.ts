@@ -3,7 +3,7 @@
  * and say what is proven. Pure over its inputs apart from reads through the
  * window; it never writes.
  */
-import { INDEX_ENTRY_BYTES } from "../format/constants.js";
+import { BATCH_HEADER_BYTES, INDEX_ENTRY_BYTES } from "../format/constants.js";
 import type { IndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
@@ -11,7 +11,7 @@ import { FileWindow } from "../io/window.js";
 import type { EngineWindow } from "../engine/types.js";
 import type { Refusal, Residue, SegmentReport, VerifyMode } from "../report/types.js";
 import { readIndexEntriesStreaming, validateIndex } from "./index-file.js";
-import { type ProbeBudget, type ZeroTracker, probeResidue } from "./probe.js";
+import { type ProbeBudget, type ProbeResult, probeResidue } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { verifyBatchAt } from "./verify.js";
 import { IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
@@ -70,6 +70,7 @@ function blankReport(files: SegmentFiles, wholeEntries: number): SegmentReport {
     walkedSize: 0,
     residue: null,
     gaps: [],
+    warnings: [],
     index: {
       entries: wholeEntries,
       trailingBytes: files.indexSize - wholeEntries * INDEX_ENTRY_BYTES,
@@ -134,8 +135,12 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   }
   report.startTimestamp = first.timestamp;
   // Deep mode already walked from byte 0: a walk that found no message proves none came before.
-  const lastWithMessages = walk.lastWithMessages
-    ?? (context.verify === "tail" ? await lastBatchWithMessagesBefore(window, files.startOffset, lastPosition) : null);
+  let lastWithMessages = walk.lastWithMessages;
+  if (lastWithMessages === null && context.verify === "tail") {
+    const before = await lastBatchWithMessagesBefore(window, files.startOffset, lastPosition);
+    lastWithMessages = before.lastWithMessages;
+    addOversizedWarnings(report, before, context.engineWindow.limits.maxBatchBytes);
+  }
   report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : last.offset;
   report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : last.timestamp;
   report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;
@@ -151,10 +156,27 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
  * message does the last entry's own offset stand (SPEC §3.2 step 4). Rare: a
  * tail chunk of nothing but empty batches.
  */
-async function lastBatchWithMessagesBefore(window: FileWindow, startOffset: bigint, lastPosition: number): Promise<ProvenBatch | null> {
-  if (lastPosition === 0) return null;
-  const walk = await walkBatches(window, { fromPosition: 0, expectedOffset: startOffset, rebuildIndex: false, untilPosition: lastPosition });
-  return walk.lastWithMessages;
+async function lastBatchWithMessagesBefore(
+  window: FileWindow, startOffset: bigint, lastPosition: number,
+): Promise<Pick<WalkResult, "lastWithMessages" | "oversizedBatches">> {
+  if (lastPosition === 0) return { lastWithMessages: null, oversizedBatches: [] };
+  return walkBatches(window, { fromPosition: 0, expectedOffset: startOffset, rebuildIndex: false, untilPosition: lastPosition });
+}
+
+/**
+ * SPEC §2.2: a verified batch longer than `maxBatchBytes` is kept, with a
+ * warning. Warnings stay in ascending position order whichever walk found them.
+ */
+function addOversizedWarnings(report: SegmentReport, walk: Pick<WalkResult, "oversizedBatches">, maxBatchBytes: number): void {
+  for (const { position, batchLength } of walk.oversizedBatches) {
+    if (report.warnings.some((warning) => warning.position === position)) continue;
+    report.warnings.push({
+      code: "OversizedBatch", position, batchLength,
+      message: `the batch at byte ${position} of ${report.logPath} is ${batchLength} bytes, over the ${maxBatchBytes}-byte batch limit; `
+        + "it verified by streaming and was kept (a server with a larger message_bus.max_message_size writes such batches)",
+    });
+  }
+  report.warnings.sort((a, b) => a.position - b.position);
 }
 
 /** SPEC §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */
@@ -200,6 +222,7 @@ async function settleWalk(
 ): Promise<void> {
   const segment = files.startOffset;
   report.gaps = walk.gaps;
+  addOversizedWarnings(report, walk, context.engineWindow.limits.maxBatchBytes);
   report.walkedSize = walk.stopPosition;
   if (walk.discontinuity) {
     return markRefused(report, refuse.offsetDiscontinuity({ segment, ...walk.discontinuity }));
@@ -211,7 +234,7 @@ async function settleWalk(
   const residue: Residue = {
     damagePosition,
     bytes: files.logSize - damagePosition,
-    allZero: await residueIsAllZero(window, probe.zeros),
+    allZero: await residueIsAllZero(window, probe),
     probe: probe.verdict,
     survivorPosition: probe.survivorPosition,
     spentUnits: probe.spentUnits,
@@ -231,10 +254,19 @@ async function settleWalk(
 
 /**
  * Whether the residue is all zero: repair records such a residue by its length
- * only (SPEC §6.2). The probe's windows usually answered already; only a probe
- * that stopped early leaves bytes to read.
+ * only (SPEC §6.2). True only when every residue byte was read and found zero.
+ *
+ * The probe's windows usually answered already; a residue too short to hold a
+ * candidate (< 257 bytes) is read here. A probe that ran out of budget must
+ * not read on (its reads stay bounded by the budget, never by the file size: a
+ * 2 TiB sparse tail), so it answers false unless its own candidates reached
+ * the file end (stopped at the last candidate, whose header ends the file).
+ * That rule depends only on the bytes and the limit, so the report is the same
+ * whatever window size or engine ran the probe.
  */
-async function residueIsAllZero(window: FileWindow, zeros: ZeroTracker): Promise<boolean> {
+async function residueIsAllZero(window: FileWindow, probe: ProbeResult): Promise<boolean> {
+  const zeros = probe.zeros;
+  if (probe.verdict === "budget-exhausted" && probe.stoppedAt! + BATCH_HEADER_BYTES < window.fileSize) return false;
   while (zeros.firstNonZero === null && zeros.checkedUntil < window.fileSize) {
     await window.ensure(zeros.checkedUntil, Math.min(window.capacityBytes, window.fileSize - zeros.checkedUntil));
     zeros.observe(window);

@@ -27,6 +27,8 @@ export interface WalkResult {
   /** Offset the next batch must reach (SPEC §3.4). */
   expectedOffset: bigint;
   gaps: ForwardGap[];
+  /** Verified batches longer than `maxBatchBytes` (SPEC §2.2), kept: the segment warns about each. */
+  oversizedBatches: { position: number; batchLength: number }[];
   /** A verified batch below the expected offset (SPEC §3.4): the walk stopped on it. */
   discontinuity: { position: number; expectedOffset: bigint; foundOffset: bigint } | null;
   /** SPEC §3.3 rebuilt index, when asked for. */
@@ -52,6 +54,7 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     lastWithMessages: null,
     expectedOffset: options.expectedOffset,
     gaps: [],
+    oversizedBatches: [],
     discontinuity: null,
     rebuiltIndex: options.rebuildIndex ? [] : null,
   };
@@ -66,6 +69,7 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
       result.discontinuity = { position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset };
       break;
     }
+    if (check.oversized) result.oversizedBatches.push({ position, batchLength: header.batchLength });
     if (header.baseOffset > result.expectedOffset) {
       result.gaps.push({ position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset });
     }

@@ -158,6 +158,7 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
     for (const gap of segment.gaps) {
       lines.push(`      forward gap at byte ${formatCount(gap.position)}: expected offset ${gap.expectedOffset}, found ${gap.foundOffset} (absorbed)`);
     }
+    for (const warning of segment.warnings) lines.push(`      ${c.yellow("warning")} ${warning.code}: ${warning.message}`);
     for (const note of indexNotes(segment)) lines.push(`      ${note}`);
     if (segment.refusal !== null && segment.refusal !== partition.refusal) {
       lines.push(`      ${refusalLine(segment.refusal, c)}`);

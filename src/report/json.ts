@@ -5,7 +5,7 @@
  * are left out, so the JSON is exactly the documented shape.
  */
 import type {
-  ForwardGap, PartitionReport, Refusal, Residue, ScanError, ScanReport, SegmentReport,
+  ForwardGap, PartitionReport, Refusal, Residue, ScanError, ScanReport, SegmentReport, SegmentWarning,
 } from "./types.js";
 
 export interface JsonScanOptions {
@@ -35,6 +35,13 @@ export interface JsonGap {
   foundOffset: string;
 }
 
+export interface JsonWarning {
+  code: SegmentWarning["code"];
+  position: number;
+  batchLength: number;
+  message: string;
+}
+
 export interface JsonSegment {
   startOffset: string;
   endOffset: string | null;
@@ -49,6 +56,7 @@ export interface JsonSegment {
   walkedSize: number;
   residue: JsonResidue | null;
   gaps: JsonGap[];
+  warnings: JsonWarning[];
   index: { entries: number; trailingBytes: number; rebuilt: boolean; rebuiltEntries: number; mismatches: number };
   refusal: JsonRefusal | null;
 }
@@ -118,6 +126,9 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
     walkedSize: segment.walkedSize,
     residue: segment.residue === null ? null : residueToJson(segment.residue),
     gaps: segment.gaps.map(gapToJson),
+    warnings: segment.warnings.map((warning) => ({
+      code: warning.code, position: warning.position, batchLength: warning.batchLength, message: warning.message,
+    })),
     index: {
       entries: segment.index.entries,
       trailingBytes: segment.index.trailingBytes,
@@ -269,6 +280,7 @@ const segmentCheck = object({
     survivorPosition: nullable(num), spentUnits: num,
   })),
   gaps: arrayOf(object({ position: num, expectedOffset: u64, foundOffset: u64 })),
+  warnings: arrayOf(object({ code: oneOf("OversizedBatch"), position: num, batchLength: num, message: str })),
   index: object({ entries: num, trailingBytes: num, rebuilt: bool, rebuiltEntries: num, mismatches: num }),
   refusal: nullable(refusalCheck),
 });

@@ -4,6 +4,7 @@
  * the JSON shape with u64 values as decimal strings.
  */
 import type { EngineKind } from "../engine/types.js";
+import type { ScanError } from "../io/errors.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
@@ -41,16 +42,17 @@ export type Refusal =
 
 export type RefusalCode = Refusal["code"];
 
-/** SPEC §3.6: read failures stop the partition; they are never evidence. */
-export interface ScanError {
-  code: "ReadFailure" | "OpenFailure" | "StorageSizeMismatch" | "ListFailure";
-  path: string;
-  message: string;
-}
+/** SPEC §3.6: read failures stop the partition; they are never evidence (defined with ScanFailure, below the report). */
+export type { ScanError, ScanErrorCode } from "../io/errors.js";
 
 export interface Residue {
   damagePosition: number;
   bytes: number;
+  /**
+   * True only when every residue byte was read and found zero. A probe that ran
+   * out of budget stops reading, so its residue reports false unless the bytes
+   * it read reached the end.
+   */
   allZero: boolean;
   probe: ProbeVerdict;
   survivorPosition: number | null;
@@ -61,6 +63,21 @@ export interface ForwardGap {
   position: number;
   expectedOffset: bigint;
   foundOffset: bigint;
+}
+
+/**
+ * Something a scan accepted but wants the operator to know (docs/format.md §2.2).
+ * `OversizedBatch`: a batch whose length exceeds `maxBatchBytes` verified (by
+ * streaming) and was kept; a server configured with a larger
+ * `message_bus.max_message_size` writes such batches.
+ */
+export interface SegmentWarning {
+  code: "OversizedBatch";
+  /** Byte position of the batch in the `.log`. */
+  position: number;
+  /** Its batch_length (header + blob), in bytes. */
+  batchLength: number;
+  message: string;
 }
 
 export interface RebuiltIndexEntry {
@@ -94,6 +111,8 @@ export interface SegmentReport {
   walkedSize: number;
   residue: Residue | null;
   gaps: ForwardGap[];
+  /** Always present, usually empty; in ascending position order. */
+  warnings: SegmentWarning[];
   index: SegmentIndexReport;
   refusal: Refusal | null;
   /**

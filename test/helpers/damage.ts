@@ -4,7 +4,7 @@
  * hold the real scanner to: one candidate at a time, no windows, no skip-ahead,
  * the whole file in memory.
  */
-import { xxh3_64 } from "../../src/engine/ts/xxh3.js";
+import { xxh3_64 } from "../../src/hash/xxh3.js";
 import type { IndexEntry } from "../../src/format/records.js";
 import { type BuiltChain, concat, randomBytes } from "./fixtures.js";
 

@@ -16,35 +16,37 @@ import type { CandidateScanRequest, CandidateScanResult } from "../types.js";
 /** Bytes of the batch_length field: a candidate whose field is all zero claims length 0. */
 const LENGTH_FIELD_END = BATCH_LENGTH_AT + 8;
 
-/** The full check of one candidate: decodes, fits, carries messages, extends the chain. */
-export function candidatePasses(
-  bytes: Uint8Array,
-  at: number,
-  request: CandidateScanRequest,
-  maxBatchBytes: number,
-): boolean {
+/**
+ * Candidates are decoded with no length cap: a length over `maxBatchBytes`
+ * that fits the file is an oversized batch (SPEC §2.2), handed to the verifier
+ * by streaming and charged its length; one that does not fit fails the
+ * file-end comparison below.
+ */
+const NO_LENGTH_CAP = Number.POSITIVE_INFINITY;
+
+/**
+ * The full check of one candidate: decodes (the length cap aside), fits the
+ * file, carries messages, extends the chain.
+ */
+export function candidatePasses(bytes: Uint8Array, at: number, request: CandidateScanRequest): boolean {
   if (request.minBaseOffset === null) return false;
-  if (headerDecodeStatus(bytes, at, maxBatchBytes) !== VerifyStatus.Ok) return false;
-  if (readU64Clamped(bytes, at + BATCH_LENGTH_AT) > request.fileEndOffset - at) return false;
+  if (headerDecodeStatus(bytes, at, NO_LENGTH_CAP) !== VerifyStatus.Ok) return false;
+  if (readU64Clamped(bytes, at + BATCH_LENGTH_AT) > request.fileEndIndex - at) return false;
   if (readU32(bytes, at + BATCH_MESSAGE_COUNT_AT) === 0) return false;
   return readU64(bytes, at + BATCH_BASE_OFFSET_AT) >= request.minBaseOffset;
 }
 
 /** The definition: one candidate at a time, no skipping. Tests hold the engines to it. */
-export function scanCandidatesPlain(
-  bytes: Uint8Array,
-  request: CandidateScanRequest,
-  maxBatchBytes: number,
-): CandidateScanResult {
+export function scanCandidatesPlain(bytes: Uint8Array, request: CandidateScanRequest): CandidateScanResult {
   let spentUnits = request.spentUnits;
-  for (let candidate = request.fromOffset; candidate < request.toOffset; candidate++) {
+  for (let candidate = request.fromIndex; candidate < request.toIndex; candidate++) {
     spentUnits += 1;
-    if (candidatePasses(bytes, candidate, request, maxBatchBytes)) {
-      return { status: "passed", offset: candidate, spentUnits };
+    if (candidatePasses(bytes, candidate, request)) {
+      return { status: "passed", index: candidate, spentUnits };
     }
-    if (spentUnits > request.limitUnits) return { status: "exhausted", offset: candidate, spentUnits };
+    if (spentUnits > request.limitUnits) return { status: "exhausted", index: candidate, spentUnits };
   }
-  return { status: "done", offset: request.toOffset, spentUnits };
+  return { status: "done", index: request.toIndex, spentUnits };
 }
 
 /** Last nonzero byte in [from, to), or -1. */
@@ -60,15 +62,11 @@ function firstNonZero(bytes: Uint8Array, from: number, to: number): number {
 }
 
 /** The same loop with skip-ahead (SPEC §3.5): identical result, far fewer decodes. */
-export function scanCandidatesSkipping(
-  bytes: Uint8Array,
-  request: CandidateScanRequest,
-  maxBatchBytes: number,
-): CandidateScanResult {
-  const { toOffset, limitUnits } = request;
+export function scanCandidatesSkipping(bytes: Uint8Array, request: CandidateScanRequest): CandidateScanResult {
+  const { toIndex, limitUnits } = request;
   let spentUnits = request.spentUnits;
-  let candidate = request.fromOffset;
-  while (candidate < toOffset) {
+  let candidate = request.fromIndex;
+  while (candidate < toIndex) {
     let ruledOutUntil = candidate;
     // A nonzero byte q in this candidate's reserved region rules out every
     // candidate up to q - 52 (each still has q inside its own reserved region).
@@ -78,26 +76,26 @@ export function scanCandidatesSkipping(
     } else {
       // Reserved region zero: every candidate whose batch_length field lies in
       // the zero run that starts at this candidate's field claims length 0.
-      const zeroRunEnd = firstNonZero(bytes, candidate + BATCH_LENGTH_AT, toOffset - 1 + LENGTH_FIELD_END);
+      const zeroRunEnd = firstNonZero(bytes, candidate + BATCH_LENGTH_AT, toIndex - 1 + LENGTH_FIELD_END);
       ruledOutUntil = zeroRunEnd - LENGTH_FIELD_END + 1;
     }
     if (ruledOutUntil > candidate) {
-      const skipped = Math.min(ruledOutUntil, toOffset) - candidate;
+      const skipped = Math.min(ruledOutUntil, toIndex) - candidate;
       if (spentUnits + skipped > limitUnits) {
         // A budget already overspent on entry (an earlier segment ran it out) stops at the first candidate.
         const stoppedAt = candidate + Math.max(0, limitUnits - spentUnits);
-        return { status: "exhausted", offset: stoppedAt, spentUnits: Math.max(spentUnits, limitUnits) + 1 };
+        return { status: "exhausted", index: stoppedAt, spentUnits: Math.max(spentUnits, limitUnits) + 1 };
       }
       spentUnits += skipped;
       candidate += skipped;
       continue;
     }
     spentUnits += 1;
-    if (candidatePasses(bytes, candidate, request, maxBatchBytes)) {
-      return { status: "passed", offset: candidate, spentUnits };
+    if (candidatePasses(bytes, candidate, request)) {
+      return { status: "passed", index: candidate, spentUnits };
     }
-    if (spentUnits > limitUnits) return { status: "exhausted", offset: candidate, spentUnits };
+    if (spentUnits > limitUnits) return { status: "exhausted", index: candidate, spentUnits };
     candidate += 1;
   }
-  return { status: "done", offset: toOffset, spentUnits };
+  return { status: "done", index: toIndex, spentUnits };
 }

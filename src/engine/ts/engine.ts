@@ -2,72 +2,63 @@
  * The pure-TypeScript engine: the same kernels as the wasm engine, for hosts
  * without WebAssembly and as the benchmark baseline (SPEC §8).
  */
-import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, MAX_BATCH_BYTES } from "../../format/constants.js";
-import { readU64 } from "../../format/bytes.js";
+import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../../format/constants.js";
+import { resolveKernelLimits } from "../limits.js";
+import { readU64Clamped } from "../../format/bytes.js";
 import { VerifyStatus, headerDecodeStatus } from "../../format/records.js";
-import type {
-  CandidateScanRequest, CandidateScanResult, Engine, EngineWindow, Hasher, KernelLimits,
-} from "../types.js";
+import type { CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits } from "../types.js";
+import { CheckedEngineWindow } from "../window.js";
 import { scanCandidatesSkipping } from "./candidates.js";
 import { BatchVerifier } from "./verifier.js";
-import { Xxh3Stream, xxh3_64 } from "./xxh3.js";
+import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
 
-export function resolveKernelLimits(limits: Partial<KernelLimits> = {}): KernelLimits {
-  const maxBatchBytes = limits.maxBatchBytes ?? MAX_BATCH_BYTES;
-  if (!Number.isSafeInteger(maxBatchBytes) || maxBatchBytes < BATCH_HEADER_BYTES) {
-    throw new RangeError(`maxBatchBytes must be an integer ≥ ${BATCH_HEADER_BYTES}, got ${maxBatchBytes}`);
-  }
-  return { maxBatchBytes };
-}
-
-class TsWindow implements EngineWindow {
-  private readonly bytes: Uint8Array;
+class TsWindow extends CheckedEngineWindow {
+  private readonly windowBytes: Uint8Array;
   private readonly verifier = new BatchVerifier();
-  readonly limits: KernelLimits;
 
-  constructor(readonly capacityBytes: number, limits: KernelLimits) {
-    this.bytes = new Uint8Array(capacityBytes);
-    this.limits = limits;
+  constructor(capacityBytes: number, limits: KernelLimits) {
+    super(capacityBytes, limits);
+    this.windowBytes = new Uint8Array(capacityBytes);
   }
 
-  view(): Uint8Array {
-    return this.bytes;
+  protected bytes(): Uint8Array {
+    return this.windowBytes;
   }
 
-  headerStatus(offset: number): VerifyStatus {
-    return headerDecodeStatus(this.bytes, offset, this.limits.maxBatchBytes);
+  protected rawHeaderStatus(index: number): VerifyStatus {
+    return headerDecodeStatus(this.windowBytes, index, this.limits.maxBatchBytes);
   }
 
-  verifyInWindow(offset: number): VerifyStatus {
-    const batchLength = Number(readU64(this.bytes, offset + BATCH_LENGTH_AT));
-    this.verifier.start(this.bytes, offset);
-    const blobStatus = this.verifier.feed(this.bytes, offset + BATCH_HEADER_BYTES, batchLength - BATCH_HEADER_BYTES);
+  protected rawVerifyInWindow(index: number): VerifyStatus {
+    const batchLength = readU64Clamped(this.windowBytes, index + BATCH_LENGTH_AT);
+    this.verifier.start(this.windowBytes, index);
+    const blobStatus = this.verifier.feed(this.windowBytes, index + BATCH_HEADER_BYTES, batchLength - BATCH_HEADER_BYTES);
     return blobStatus === VerifyStatus.Ok ? this.verifier.finish() : blobStatus;
   }
 
-  verifyStart(offset: number): void {
-    this.verifier.start(this.bytes, offset);
+  protected rawVerifyStart(index: number): void {
+    this.verifier.start(this.windowBytes, index);
   }
 
-  verifyFeed(offset: number, lengthBytes: number): VerifyStatus {
-    return this.verifier.feed(this.bytes, offset, lengthBytes);
+  protected rawVerifyFeed(index: number, lengthBytes: number): VerifyStatus {
+    return this.verifier.feed(this.windowBytes, index, lengthBytes);
   }
 
-  verifyFinish(): VerifyStatus {
+  protected rawVerifyFinish(): VerifyStatus {
     return this.verifier.finish();
   }
 
-  scanCandidates(request: CandidateScanRequest): CandidateScanResult {
-    return scanCandidatesSkipping(this.bytes, request, this.limits.maxBatchBytes);
+  protected rawScanCandidates(request: CandidateScanRequest): CandidateScanResult {
+    return scanCandidatesSkipping(this.windowBytes, request);
   }
 
-  firstNonZero(offset: number, lengthBytes: number): number {
-    const end = offset + lengthBytes;
-    for (let i = offset; i < end; i++) if (this.bytes[i] !== 0) return i;
+  protected rawFirstNonZero(index: number, lengthBytes: number): number {
+    const end = index + lengthBytes;
+    for (let i = index; i < end; i++) if (this.windowBytes[i] !== 0) return i;
     return end;
   }
 
-  close(): void {
+  protected release(): void {
     // Garbage-collected memory: nothing to release.
   }
 }

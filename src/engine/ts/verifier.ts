@@ -11,7 +11,7 @@ import {
 } from "../../format/constants.js";
 import { readU32, readU64 } from "../../format/bytes.js";
 import { VerifyStatus } from "../../format/records.js";
-import { Xxh3Stream, xxh3_64 } from "./xxh3.js";
+import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
 
 /** Frame checksums are staged here before hashing, so the batch hash sees few, larger updates. */
 const CHECKSUM_STAGING_BYTES = 4096;
@@ -41,7 +41,7 @@ export class BatchVerifier {
     this.batchHasher.update(header.subarray(at + BATCH_MESSAGE_COUNT_AT, at + BATCH_MESSAGE_COUNT_AT + 4));
     this.expectedBatchChecksum = readU64(header, at + BATCH_CHECKSUM_AT);
     this.messageCount = readU32(header, at + BATCH_MESSAGE_COUNT_AT);
-    // Safe: the decode gate capped batch_length at MAX_BATCH_BYTES.
+    // The caller proved the batch fits the file (an oversized batch may exceed MAX_BATCH_BYTES), so it is a safe number.
     this.blobRemaining = Number(readU64(header, at + BATCH_LENGTH_AT)) - BATCH_HEADER_BYTES;
     this.framesSeen = 0;
     this.headerFilled = 0;

@@ -16,19 +16,17 @@
  *   enough to stay in cache between the copy and the hash) and hashed one-shot or
  *   streamed. Each hasher keeps its 336-byte XXH3 state in JS and swaps it into the
  *   staging instance's state slot only when another hasher used the slot last.
- * - u64 values cross as BigInt (i64), offsets and unit counts as numbers; every
+ * - u64 values cross as BigInt (i64), window indexes and unit counts as numbers; every
  *   crossing is per window, batch, chunk or candidate scan, never per byte.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { instantiateSync } from "@assemblyscript/loader";
-import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../../format/constants.js";
-import { readU64Clamped } from "../../format/bytes.js";
+import { U64_MAX } from "../../format/constants.js";
 import type { VerifyStatus } from "../../format/records.js";
-import { resolveKernelLimits } from "../ts/engine.js";
-import type {
-  CandidateScanRequest, CandidateScanResult, Engine, EngineWindow, Hasher, KernelLimits,
-} from "../types.js";
+import { resolveKernelLimits } from "../limits.js";
+import type { CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits } from "../types.js";
+import { CheckedEngineWindow } from "../window.js";
 
 /*
  * The compiler options target plain ES2022 (no DOM lib), so the few WebAssembly
@@ -48,7 +46,10 @@ const WebAssemblyApi = (globalThis as unknown as {
 interface Kernels {
   readonly memory: WasmMemory;
   heapBase(): number;
+  heapAlignBytes(): number;
   xxh3StateBytes(): number;
+  stateSlotBytes(): number;
+  readAheadPadBytes(): number;
   xxh3(p: number, len: number): bigint;
   xxh3Reset(st: number): void;
   xxh3Update(st: number, p: number, len: number): void;
@@ -65,11 +66,53 @@ interface Kernels {
 }
 
 const WASM_PAGE = 65536;
-/** Bytes past a window's end that kernels may read ahead (zero-run scan reads whole 64-byte blocks). */
-const READ_AHEAD_PAD = 256;
 /** Staging area for JS bytes: fits in L2 so the hash reads what the copy just wrote. */
 const STAGE_BYTES = 64 * 1024;
-const STATE_SLOT_BYTES = 384;
+/**
+ * The least read-ahead this wrapper's own reasoning needs: firstNonZero loads
+ * whole 64-byte blocks past its limit (assembly/probe.ts). The module states
+ * its real need; a smaller one means the build and this wrapper disagree.
+ */
+const MIN_READ_AHEAD_PAD_BYTES = 64;
+
+/**
+ * The memory layout the kernels need (assembly/layout.ts), read from the module
+ * at load and asserted, never hard-coded here.
+ */
+export interface WasmLayout {
+  /** First free byte above the kernels' static data. */
+  heapBase: number;
+  heapAlignBytes: number;
+  xxh3StateBytes: number;
+  /** Bytes one XXH3 state slot occupies (≥ xxh3StateBytes, keeps the next slot aligned). */
+  stateSlotBytes: number;
+  /** Bytes past a window or the staging area the kernels may read. */
+  readAheadPadBytes: number;
+}
+
+/** Reads the layout from an instance's exports and throws if it cannot be used (exported for tests). */
+export function readLayout(k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh3StateBytes" | "stateSlotBytes" | "readAheadPadBytes">): WasmLayout {
+  const layout: WasmLayout = {
+    heapBase: k.heapBase(),
+    heapAlignBytes: k.heapAlignBytes(),
+    xxh3StateBytes: k.xxh3StateBytes(),
+    stateSlotBytes: k.stateSlotBytes(),
+    readAheadPadBytes: k.readAheadPadBytes(),
+  };
+  const align = layout.heapAlignBytes;
+  const problems = [
+    !(Number.isInteger(align) && align >= 16 && (align & (align - 1)) === 0) && `heap alignment ${align} is not a power of two ≥ 16 (v128 loads)`,
+    layout.heapBase % align !== 0 && `heap base ${layout.heapBase} is not ${align}-byte aligned`,
+    !(layout.xxh3StateBytes > 0) && `XXH3 state size ${layout.xxh3StateBytes} is not positive`,
+    (layout.stateSlotBytes < layout.xxh3StateBytes || layout.stateSlotBytes % align !== 0)
+      && `state slot of ${layout.stateSlotBytes} bytes cannot hold a ${layout.xxh3StateBytes}-byte state at ${align}-byte alignment`,
+    layout.readAheadPadBytes < MIN_READ_AHEAD_PAD_BYTES && `read-ahead pad ${layout.readAheadPadBytes} < ${MIN_READ_AHEAD_PAD_BYTES} bytes`,
+  ].filter((problem): problem is string => typeof problem === "string");
+  if (problems.length > 0) {
+    throw new Error(`segscan.wasm has an unexpected memory layout (${problems.join("; ")}); rebuild it with \`npm run build:wasm\``);
+  }
+  return layout;
+}
 /** verifyFinish's code for "called before the whole blob was fed" (not a VerifyStatus). */
 const NOT_FINISHED = -1;
 /** Keeps an absolute file end inside i64 when it crosses as f64. */
@@ -144,15 +187,14 @@ class HashStage {
   readonly stateBytes: number;
   readonly freshState: Uint8Array;
 
-  constructor(module: WasmModule) {
-    this.k = instantiate(module);
-    const base = this.k.heapBase();
-    this.scratchState = base;
-    this.slot = base + STATE_SLOT_BYTES;
-    this.stage = base + 2 * STATE_SLOT_BYTES;
-    growTo(this.k.memory, this.stage + STAGE_BYTES + READ_AHEAD_PAD);
+  constructor(k: Kernels, layout: WasmLayout) {
+    this.k = k;
+    this.scratchState = layout.heapBase;
+    this.slot = layout.heapBase + layout.stateSlotBytes;
+    this.stage = layout.heapBase + 2 * layout.stateSlotBytes;
+    growTo(this.k.memory, this.stage + STAGE_BYTES + layout.readAheadPadBytes);
     this.bytes = new Uint8Array(this.k.memory.buffer);
-    this.stateBytes = this.k.xxh3StateBytes();
+    this.stateBytes = layout.xxh3StateBytes;
     this.k.xxh3Reset(this.slot);
     this.freshState = this.bytes.slice(this.slot, this.slot + this.stateBytes);
   }
@@ -225,118 +267,91 @@ class WasmHasher implements Hasher {
 // ---------------------------------------------------------------------------
 // Scan windows
 
-function checkRange(what: string, offset: number, length: number, capacity: number): void {
-  if (!(Number.isInteger(offset) && Number.isInteger(length) && offset >= 0 && length >= 0 && offset + length <= capacity)) {
-    throw new RangeError(`${what}: bytes [${offset}, ${offset + length}) are outside the ${capacity}-byte window`);
-  }
-}
-
-class WasmWindow implements EngineWindow {
+class WasmWindow extends CheckedEngineWindow {
   private k: Kernels | null;
   /** Address of window byte 0 in the instance's memory. */
   private readonly base: number;
-  private readonly bytes: Uint8Array;
+  private readonly windowBytes: Uint8Array;
 
-  constructor(
-    private readonly instances: InstancePool,
-    readonly capacityBytes: number,
-    readonly limits: KernelLimits,
-  ) {
-    if (!Number.isSafeInteger(capacityBytes) || capacityBytes <= 0) {
-      throw new RangeError(`window size must be a positive integer, got ${capacityBytes}`);
-    }
+  constructor(private readonly instances: InstancePool, capacityBytes: number, limits: KernelLimits) {
+    super(capacityBytes, limits);
     const k = instances.take();
-    this.base = k.heapBase();
+    this.base = instances.layout.heapBase;
     // The one and only growth: from here on the view can never be detached.
-    growTo(k.memory, this.base + capacityBytes + READ_AHEAD_PAD);
+    growTo(k.memory, this.base + capacityBytes + instances.layout.readAheadPadBytes);
     k.setMaxBatchBytes(limits.maxBatchBytes);
-    this.bytes = new Uint8Array(k.memory.buffer, this.base, capacityBytes);
+    this.windowBytes = new Uint8Array(k.memory.buffer, this.base, capacityBytes);
     this.k = k;
     openWindowKernels.set(k.memory.buffer, k);
   }
 
+  /** The contract checks (CheckedEngineWindow) already refused a closed window. */
   private kernels(): Kernels {
-    if (this.k === null) throw new Error("engine window used after close()");
-    return this.k;
+    return this.k!;
   }
 
-  view(): Uint8Array {
-    this.kernels();
-    return this.bytes;
+  protected bytes(): Uint8Array {
+    return this.windowBytes;
   }
 
-  headerStatus(offset: number): VerifyStatus {
+  protected rawHeaderStatus(index: number): VerifyStatus {
+    return this.kernels().headerStatus(this.base + index) as VerifyStatus;
+  }
+
+  protected rawVerifyInWindow(index: number): VerifyStatus {
+    return finished(this.kernels().verifyInWindow(this.base + index));
+  }
+
+  protected rawVerifyStart(index: number): void {
+    this.kernels().verifyStart(this.base + index);
+  }
+
+  protected rawVerifyFeed(index: number, lengthBytes: number): VerifyStatus {
+    return this.kernels().verifyFeed(this.base + index, lengthBytes) as VerifyStatus;
+  }
+
+  protected rawVerifyFinish(): VerifyStatus {
+    return finished(this.kernels().verifyFinish());
+  }
+
+  protected rawScanCandidates(request: CandidateScanRequest): CandidateScanResult {
     const k = this.kernels();
-    checkRange("headerStatus", offset, BATCH_HEADER_BYTES, this.capacityBytes);
-    return k.headerStatus(this.base + offset) as VerifyStatus;
-  }
-
-  verifyInWindow(offset: number): VerifyStatus {
-    const k = this.kernels();
-    checkRange("verifyInWindow", offset, BATCH_HEADER_BYTES, this.capacityBytes);
-    const batchLength = readU64Clamped(this.bytes, offset + BATCH_LENGTH_AT);
-    if (batchLength < BATCH_HEADER_BYTES || batchLength > this.capacityBytes - offset) {
-      throw new RangeError(`verifyInWindow: the batch at ${offset} (${batchLength} bytes) is not whole in the window`);
-    }
-    return this.finished(k.verifyInWindow(this.base + offset));
-  }
-
-  verifyStart(offset: number): void {
-    const k = this.kernels();
-    checkRange("verifyStart", offset, BATCH_HEADER_BYTES, this.capacityBytes);
-    k.verifyStart(this.base + offset);
-  }
-
-  verifyFeed(offset: number, lengthBytes: number): VerifyStatus {
-    const k = this.kernels();
-    checkRange("verifyFeed", offset, lengthBytes, this.capacityBytes);
-    return k.verifyFeed(this.base + offset, lengthBytes) as VerifyStatus;
-  }
-
-  verifyFinish(): VerifyStatus {
-    return this.finished(this.kernels().verifyFinish());
-  }
-
-  private finished(code: number): VerifyStatus {
-    if (code === NOT_FINISHED) throw new Error("BatchVerifier.finish called before the whole blob was fed");
-    return code as VerifyStatus;
-  }
-
-  scanCandidates(request: CandidateScanRequest): CandidateScanResult {
-    const k = this.kernels();
-    const { fromOffset: from, toOffset: to, spentUnits: spent, limitUnits: limit } = request;
-    if (!(to > from)) return { status: "done", offset: to, spentUnits: spent };
-    checkRange("scanCandidates", from, to - 1 - from + BATCH_HEADER_BYTES, this.capacityBytes);
+    const { fromIndex: from, toIndex: to, spentUnits: spent, limitUnits: limit } = request;
     // Every candidate costs 1 unit, so the spend is arithmetic: the candidate whose
     // unit first takes the spend past the limit is `exhaustAt`. Only the first
     // candidate that passes the checks, at or before it, can stop the loop earlier.
-    const exhaustAt = from + Math.max(0, Math.floor(limit - spent));
+    const exhaustAt = from + Math.max(0, limit - spent);
     const searchEnd = Math.min(to, exhaustAt + 1);
     let passed = searchEnd;
     const min = request.minBaseOffset;
     if (min !== null && min <= U64_MAX) {
-      const fileEnd = Math.min(FILE_END_CLAMP, Math.max(-FILE_END_CLAMP, Math.floor(this.base + request.fileEndOffset)));
+      const fileEnd = Math.min(FILE_END_CLAMP, this.base + request.fileEndIndex);
       const minBase = min < 0n ? 0n : min;
       passed = (k.findCandidate(this.base + from, this.base + searchEnd, fileEnd, minBase) >>> 0) - this.base;
     }
-    if (passed < searchEnd) return { status: "passed", offset: passed, spentUnits: spent + (passed - from + 1) };
-    if (exhaustAt < to) return { status: "exhausted", offset: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
-    return { status: "done", offset: to, spentUnits: spent + (to - from) };
+    if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
+    if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
+    return { status: "done", index: to, spentUnits: spent + (to - from) };
   }
 
-  firstNonZero(offset: number, lengthBytes: number): number {
+  protected rawFirstNonZero(index: number, lengthBytes: number): number {
+    // The kernel reads whole 64-byte blocks; the read-ahead pad keeps that inside memory.
+    const at = this.base + index;
+    return (this.kernels().firstNonZero(at, at + lengthBytes) >>> 0) - this.base;
+  }
+
+  protected release(): void {
     const k = this.kernels();
-    checkRange("firstNonZero", offset, lengthBytes, this.capacityBytes);
-    // The kernel reads whole 64-byte blocks; READ_AHEAD_PAD keeps that inside memory.
-    return (k.firstNonZero(this.base + offset, this.base + offset + lengthBytes) >>> 0) - this.base;
-  }
-
-  close(): void {
-    if (this.k === null) return;
-    openWindowKernels.delete(this.k.memory.buffer);
-    this.instances.give(this.k);
+    openWindowKernels.delete(k.memory.buffer);
+    this.instances.give(k);
     this.k = null;
   }
+}
+
+/** A verifier status, or the kernel's NOT_FINISHED (unreachable through CheckedEngineWindow) as an error. */
+function finished(code: number): VerifyStatus {
+  if (code === NOT_FINISHED) throw new Error("verifyFinish called before the whole blob was fed");
+  return code as VerifyStatus;
 }
 
 // ---------------------------------------------------------------------------
@@ -351,7 +366,7 @@ const MAX_IDLE_WINDOW_INSTANCES = 2;
 
 class InstancePool {
   private readonly idle: Kernels[] = [];
-  constructor(private readonly module: WasmModule) {}
+  constructor(private readonly module: WasmModule, readonly layout: WasmLayout) {}
 
   take(): Kernels {
     return this.idle.pop() ?? instantiate(this.module);
@@ -362,14 +377,23 @@ class InstancePool {
   }
 }
 
-export async function createWasmEngine(): Promise<Engine> {
+export interface WasmEngine extends Engine {
+  /** The memory layout read from the module and asserted at load. */
+  readonly layout: WasmLayout;
+}
+
+export async function createWasmEngine(): Promise<WasmEngine> {
   const module = await loadWasmModule();
-  const stage = new HashStage(module);
-  const instances = new InstancePool(module);
+  const stageKernels = instantiate(module);
+  // Every instance of one module has the same layout: read and assert it once, at load.
+  const layout = readLayout(stageKernels);
+  const stage = new HashStage(stageKernels, layout);
+  const instances = new InstancePool(module, layout);
   return {
     kind: "wasm",
     xxh3_64: (bytes: Uint8Array) => stage.hash(bytes),
     createHasher: () => new WasmHasher(stage),
+    layout,
     openWindow: (windowBytes: number, limits?: Partial<KernelLimits>) =>
       new WasmWindow(instances, windowBytes, resolveKernelLimits(limits)),
   };
