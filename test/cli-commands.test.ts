@@ -205,7 +205,7 @@ describe.concurrent("operational errors exit 8", () => {
     await mkdir(dir);
     const log = join(dir, `${segment.stem}.log`);
     await writeFile(log, await readFile(segment.logPath));
-    // An ".index" that is a directory: reading it fails with EISDIR.
+    // An ".index" that is a directory: never opened, it fails the partition as NotRegularFile.
     await mkdir(join(dir, `${segment.stem}.index`));
     const before = await tree(dir);
     const run = await runCli(["scan", log, "--json"]);
@@ -213,10 +213,10 @@ describe.concurrent("operational errors exit 8", () => {
     const report = jsonReport(run.stdout);
     expect(report.partitions[0]!.verdict).toBe("failed");
     expect(report.partitions[0]!.action).toBe("retry");
-    expect(report.partitions[0]!.error?.code).toBe("ReadFailure");
+    expect(report.partitions[0]!.error?.code).toBe("NotRegularFile");
     const human = await runCli(["repair", log, "--apply"]);
     expect(human.code).toBe(8);
-    expect(human.stdout).toContain("ReadFailure");
+    expect(human.stdout).toContain("NotRegularFile");
     expect(await tree(dir)).toEqual(before);
   });
 });

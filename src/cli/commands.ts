@@ -11,7 +11,8 @@ import { applyRepair, formatPlan, planRepair, planToJson, restore, type ApplyRes
 import { colors, formatBytes, formatCount, formatReport, formatSummary, refusalLine } from "../report/format.js";
 import { stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../report/types.js";
-import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
+import { describeCause } from "../io/errors.js";
+import { colorEnabled, out, resolveEngine, withCancellation } from "./context.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
@@ -41,8 +42,8 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
 }
 
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
+  // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
   const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
-  if (report.partitions.length === 0) warn(`no partitions found under ${paths.join(", ")} (no directory holds a .log file)`);
   if (flags.json) {
     await out(stringifyJson(toJsonReport(report)) + "\n");
   } else {
@@ -264,6 +265,10 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   if (flags.scenario !== undefined && !listScenarios().some((s) => s.name === flags.scenario)) {
     throw new UsageError(`unknown scenario "${flags.scenario}"; \`segscan gen --list\` shows them`);
   }
+  const existing = await stat(dir).catch(() => null);
+  if (existing !== null && !existing.isDirectory()) {
+    throw new UsageError(`${dir} already exists and is not a directory; gen writes a new data dir: give a new or empty directory (nothing was written)`);
+  }
   const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
   if (flags.segments !== undefined) options.segmentsPerPartition = flags.segments;
@@ -277,6 +282,11 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   } catch (error) {
     const name = (error as Error).name;
     if (name === "GenerateTargetNotEmpty" || error instanceof RangeError) throw new UsageError((error as Error).message);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST" || code === "ENOTDIR") {
+      // A path component is a file: the target cannot be a directory.
+      throw new UsageError(`cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`);
+    }
     throw error;
   }
   if (flags.json) {
