@@ -445,6 +445,22 @@ describe.concurrent("gen, demo, bench", () => {
       expect(run.stdout).toContain("--apply");
       expect(dir).toBeDefined();
       expect(existsSync(dir!)).toBe(true);
+      // "Try it yourself" (17.16): every command works as printed, run from the project directory.
+      const tries = run.stdout.slice(run.stdout.indexOf("Try it yourself")).split("\n").map((line) => line.trim())
+        .filter((line) => line.startsWith("npx ") || line.startsWith("segscan "));
+      expect(tries.map((line) => line.split(" ").slice(0, 3).join(" "))).toEqual([
+        "npx segscan repair", "npx segscan scan", "npx segscan restore", "npx segscan dump",
+      ]);
+      const projectDir = fileURLToPath(new URL("..", import.meta.url));
+      const codes = [];
+      for (const line of tries) {
+        const [, ...args] = line.split(" ");
+        // --no-install: resolve only the project's own bin, never the registry.
+        const tried = spawnSync("npx", ["--no-install", ...args], { cwd: projectDir, encoding: "utf8" });
+        codes.push(tried.status);
+      }
+      // dump exits 4 because restore put the torn tail back.
+      expect(codes).toEqual([5, 4, 0, 4]);
     } finally {
       if (dir?.includes("segscan-demo-")) await rm(dir, { recursive: true, force: true });
     }
@@ -532,5 +548,139 @@ describe("cancellation and the progress bar", () => {
     expect(hidden).not.toContain("scanning");
     expect(hidden).toContain("torn-tail");
     expect(json).not.toContain("scanning");
+  });
+});
+
+describe.concurrent("paths that hold no partition, overlapping paths, unreadable paths (16.3, 16.6, 17.8)", () => {
+  it("an empty directory exits 16 saying why; a node root with no partition exits 0 with a note", async () => {
+    const empty = fresh("empty");
+    await mkdir(empty);
+    const run = await runCli(["scan", empty]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain(`${empty} holds no partition`);
+    expect(run.stdout).toBe("");
+    const node = fresh("node-root");
+    await mkdir(join(node, "streams"), { recursive: true });
+    await mkdir(join(node, "metadata"));
+    const nodeRun = await runCli(["scan", node, "--json"]);
+    expect(nodeRun.code, nodeRun.stderr).toBe(0);
+    expect(nodeRun.stderr).toContain("node root");
+    expect(jsonReport(nodeRun.stdout).partitions).toEqual([]);
+  });
+
+  it("a FIFO named like a segment .log exits 8 (NotRegularFile) at once, as a path or inside a partition", async () => {
+    const dir = fresh("fifo");
+    await mkdir(dir);
+    const fifo = join(dir, "00000000000000000000.log");
+    spawnSync("mkfifo", [fifo]);
+    await writeFile(join(dir, "00000000000000000000.index"), new Uint8Array(16));
+    for (const target of [fifo, dir]) {
+      const run = await runCli(["scan", target, "--json"]);
+      expect(run.code, target).toBe(8);
+      expect(jsonReport(run.stdout).partitions[0]!.error).toMatchObject({ code: "NotRegularFile", path: fifo });
+    }
+    const fifoNamedLog = join(dir, "notes.log");
+    spawnSync("mkfifo", [fifoNamedLog]);
+    const odd = await runCli(["scan", fifoNamedLog, "--json"]);
+    expect(odd.code).toBe(8);
+    expect(jsonReport(odd.stdout).partitions[0]!.error!.code).toBe("NoSegments");
+  });
+
+  it("`repair dir dir/streams --apply` repairs each partition once and exits 1", async () => {
+    const generated = await sample(["torn-tail", "zero-tail"]);
+    const run = await runCli(["repair", generated.dir, join(generated.dir, "streams"), "--apply"]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+    expect(run.stdout.match(/^repaired /gm)).toHaveLength(2);
+    expect(run.stdout).toContain("all 2 repaired partition(s) are clean now");
+  });
+
+  it("`scan p1 /nonexistent` still reports p1, lists the missing path as failed, and exits 8", async () => {
+    const generated = await sample([]);
+    const p1 = generated.partitions[0]!.path;
+    const missing = join(root, "nonexistent");
+    const run = await runCli(["scan", p1, missing, "--json"]);
+    expect(run.code).toBe(8);
+    const report = jsonReport(run.stdout);
+    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([[p1, "clean"], [missing, "failed"]]);
+    expect(report.partitions[1]!.error!.message).toContain("no such file or directory (ENOENT)");
+    expect(run.stderr).toContain(missing);
+    const human = await runCli(["scan", p1, missing]);
+    expect(human.code).toBe(8);
+    expect(human.stdout).toContain("1 clean, 0 repairable, 0 refused, 1 failed");
+  });
+
+  it("a chmod 000 partition dir is a failed ListFailure beside the others (unprivileged runs only)", async (context) => {
+    if (process.getuid?.() === 0) {
+      context.skip("running as root: root ignores chmod 000, so this cannot fail a listing (test/discovery.test.ts injects EACCES through the ScanFs seam instead)");
+    }
+    const generated = await sample(["torn-tail", "zero-tail"]);
+    const denied = generated.partitions[1]!.path;
+    const { chmod } = await import("node:fs/promises");
+    await chmod(denied, 0o000);
+    try {
+      const run = await runCli(["scan", generated.dir, "--json"]);
+      expect(run.code).toBe(8 | 4);
+      const report = jsonReport(run.stdout);
+      expect(report.partitions.find((p) => p.path === denied)!.error!.code).toBe("ListFailure");
+      expect(report.partitions.find((p) => p.path === generated.partitions[0]!.path)!.verdict).toBe("repairable");
+    } finally {
+      await chmod(denied, 0o755);
+    }
+  });
+});
+
+describe.concurrent("inputs accepted before but not now, and clearer messages (17.11, 17.14, 17.15, 17.17)", () => {
+  it("a .log with a non-segment name is listed as ignored, and a partition of only that is failed NoSegments (exit 8)", async () => {
+    const dir = fresh("bad-name");
+    await mkdir(dir);
+    await writeFile(join(dir, "0x88.log"), new Uint8Array(100 * 1024));
+    const json = await runCli(["scan", dir, "--json"]);
+    expect(json.code).toBe(8);
+    const partition = jsonReport(json.stdout).partitions[0]!;
+    expect(partition.error).toMatchObject({ code: "NoSegments", path: dir });
+    expect(partition.ignored).toEqual([expect.objectContaining({ path: join(dir, "0x88.log"), kind: "bad-segment-name" })]);
+    const human = await runCli(["scan", dir]);
+    expect(human.stdout).toContain("ignored 0x88.log");
+    expect(human.stdout).toContain("NoSegments");
+  });
+
+  it("--window 4095 names the value once; --probe-budget -1 says non-negative; --concurrency over the cap is refused", async () => {
+    const data = (await sample([])).dir;
+    const window = await runCli(["scan", data, "--window", "4095"]);
+    expect(window.code).toBe(16);
+    expect(window.stderr).toContain("got 4095");
+    expect(window.stderr).not.toContain("(4095");
+    const kib = await runCli(["scan", data, "--window", "3KiB"]);
+    expect(kib.stderr).toContain("got 3KiB (3072 bytes)");
+    const budget = await runCli(["scan", data, "--probe-budget", "-1"]);
+    expect(budget.code).toBe(16);
+    expect(budget.stderr).toContain("must be a non-negative integer");
+    const { availableParallelism } = await import("node:os");
+    const cap = 2 * availableParallelism();
+    const many = await runCli(["scan", data, "--concurrency", String(cap + 1)]);
+    expect(many.code).toBe(16);
+    expect(many.stderr).toContain(`[1, ${cap}]`);
+    const help = await runCli(["scan", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain(`1..${cap}`);
+  });
+
+  it("gen onto an existing file is a usage error (16) with a sentence, writing nothing", async () => {
+    const file = fresh("a-file");
+    await writeFile(file, "x");
+    const run = await runCli(["gen", file]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain(`${file} already exists and is not a directory`);
+    expect(run.stderr).not.toMatch(/EEXIST/);
+    expect(await readFile(file, "utf8")).toBe("x");
+  });
+
+  it("a dry-run repair lists a refused partition once under \"left untouched\", with its reason", async () => {
+    const generated = await sample(["hole", "torn-tail"]);
+    const run = await runCli(["repair", generated.dir]);
+    expect(run.code).toBe(4);
+    const refused = generated.partitions[0]!.path;
+    expect(run.stdout.split(refused).length - 1).toBe(1);
+    expect(run.stdout.match(/left untouched/g)).toHaveLength(1);
+    expect(run.stdout).toMatch(/Hole: segment \d+ \(\d{20}\.log\)/);
   });
 });

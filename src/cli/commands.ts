@@ -59,19 +59,32 @@ export interface RepairFlags extends ScanFlags {
   apply?: boolean;
 }
 
+/**
+ * The one "left untouched" list: each refused or failed partition once, with
+ * its reason, then clean ones by count. `formatPlan` is given the plan without
+ * its skipped list (see `planText`), so nothing is listed twice.
+ */
 function problemsLeft(report: ScanReport): string {
   const c = colors(useColor());
   const lines: string[] = [];
   for (const partition of report.partitions) {
     if (partition.refusal !== null && partition.verdict === "refused") {
-      lines.push(`${partition.path}: ${c.red("refused")}, action ${partition.action}`);
-      lines.push(`  ${refusalLine(partition.refusal, c)}`);
+      lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
+      lines.push(`    ${refusalLine(partition.refusal, c)}`);
     } else if (partition.error !== null) {
-      lines.push(`${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
-      lines.push(`  ${partition.error.code}: ${partition.error.message}`);
+      lines.push(`  ${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
+      lines.push(`    ${partition.error.code}: ${partition.error.message}`);
     }
   }
-  return lines.length === 0 ? "" : `\nnot repairable here (left untouched):\n${lines.join("\n")}\n`;
+  const cleanCount = report.partitions.filter((partition) => partition.verdict === "clean").length;
+  if (cleanCount > 0 && lines.length > 0) lines.push(`  ${cleanCount} clean partition${cleanCount === 1 ? "" : "s"}: action serve`);
+  return lines.length === 0 ? "" : `\nleft untouched:\n${lines.join("\n")}\n`;
+}
+
+/** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
+function planText(plan: RepairPlan, report: ScanReport): string {
+  const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
+  return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
 }
 
 function appliedText(result: ApplyResult): string {
@@ -107,14 +120,14 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
       if (flags.json) {
         await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");
       } else {
-        let text = formatPlan(plan) + problemsLeft(report) + "\n" + formatSummary(report, { color }) + "\n";
+        let text = planText(plan, report) + problemsLeft(report) + "\n" + formatSummary(report, { color }) + "\n";
         if (plan.partitions.length > 0) text += c.dim("dry run: nothing was changed; add --apply to carry out the plan") + "\n";
         await out(text);
       }
       return scanExitCode(report);
     }
 
-    if (!flags.json) await out(formatPlan(plan) + "\napplying…\n");
+    if (!flags.json) await out(planText(plan, report) + "\napplying…\n");
     const engine = await resolveEngine(flags.engine, explicit);
     let result: ApplyResult;
     try {
@@ -329,15 +342,17 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${formatPlan(plan)}\n`);
   const first = generated.faults[0]?.partition ?? data;
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";
+  // `npx segscan` works as printed in the segscan project (npx runs the package's own bin) and
+  // wherever segscan is installed; a bare `segscan` needs a global install.
   await out([
-    c.bold("Try it yourself:"),
-    `  segscan repair ${data} --apply`,
+    c.bold("Try it yourself") + c.dim(" (in the segscan project directory, or wherever segscan is installed):"),
+    `  npx segscan repair ${data} --apply`,
     c.dim("      carry out the plan; exits 5 = 1 (repaired, clean now) | 4 (a refusal is left as it is)"),
-    `  segscan scan ${data}`,
+    `  npx segscan scan ${data}`,
     c.dim("      the repaired partitions scan clean; the refused one is still refused"),
-    `  segscan restore ${first}`,
+    `  npx segscan restore ${first}`,
     c.dim("      put every cut byte back from the journal"),
-    `  segscan dump ${tailLog} --messages`,
+    `  npx segscan dump ${tailLog} --messages`,
     c.dim("      list batches and messages, kafka-dump-log style"),
     `  rm -r ${dir}`,
     c.dim("      when done"),
