@@ -551,6 +551,32 @@ describe("cancellation and the progress bar", () => {
   });
 });
 
+describe("npm run demo builds only when the build is stale (17.16)", () => {
+  it("the demo script runs the built CLI, and buildIsStale follows source and output times", async () => {
+    const pkg = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { scripts: Record<string, string>; bin: Record<string, string> };
+    expect(pkg.scripts.demo).toBe("node scripts/run-built.mjs demo");
+    expect(pkg.bin.segscan).toBe("./dist/src/cli/main.js");
+    const { buildIsStale, BUILD_OUTPUTS } = await import("../scripts/run-built.mjs");
+    const project = fresh("project");
+    await mkdir(join(project, "src"), { recursive: true });
+    await writeFile(join(project, "src", "a.ts"), "export {};");
+    expect(buildIsStale(project)).toBe(true); // nothing built yet
+    const { utimes } = await import("node:fs/promises");
+    const past = new Date(Date.now() - 60_000);
+    await utimes(join(project, "src", "a.ts"), past, past);
+    await utimes(join(project, "src"), past, past);
+    for (const output of BUILD_OUTPUTS) {
+      await mkdir(join(project, output, ".."), { recursive: true });
+      await writeFile(join(project, output), "built");
+    }
+    expect(buildIsStale(project)).toBe(false); // fresh: no rebuild
+    await writeFile(join(project, "src", "b.ts"), "export {};");
+    const future = new Date(Date.now() + 60_000);
+    await utimes(join(project, "src", "b.ts"), future, future);
+    expect(buildIsStale(project)).toBe(true); // a source changed after the build
+  });
+});
+
 describe.concurrent("paths that hold no partition, overlapping paths, unreadable paths (16.3, 16.6, 17.8)", () => {
   it("an empty directory exits 16 saying why; a node root with no partition exits 0 with a note", async () => {
     const empty = fresh("empty");
@@ -662,6 +688,13 @@ describe.concurrent("inputs accepted before but not now, and clearer messages (1
     expect(many.stderr).toContain(`[1, ${cap}]`);
     const help = await runCli(["scan", "--help"]);
     expect(help.stdout.replace(/\s+/g, " ")).toContain(`1..${cap}`);
+  });
+
+  it("a raw errno failure is put in words: operation, path, cause and code, once (17.9)", async (context) => {
+    if (!existsSync("/sys/kernel")) context.skip("no /sys here: no read-only filesystem to fail a mkdir on");
+    const run = await runCli(["gen", "/sys/segscan-cannot-create"]);
+    expect(run.code).toBe(8);
+    expect(run.stderr.trim()).toMatch(/^segscan: cannot mkdir \/sys\/segscan-cannot-create: [a-z -]+ \((EPERM|EROFS|EACCES|ENOENT)\)$/);
   });
 
   it("gen onto an existing file is a usage error (16) with a sentence, writing nothing", async () => {
