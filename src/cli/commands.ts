@@ -36,7 +36,8 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
     lines.push(`${c.red("→")} refused partitions are left exactly as they are: not served, every byte kept as evidence.`);
   }
   if (report.summary.failed > 0) {
-    lines.push(`${c.magenta("→")} failed partitions hit a read error: nothing was concluded or changed; fix the storage and scan again.`);
+    lines.push(`${c.magenta("→")} failed partitions could not be judged (a read or listing error, a file that is not a regular file, ` +
+      "or no segment at all; each error says which): nothing was concluded or changed; fix that and scan again.");
   }
   return lines.length === 0 ? "" : lines.join("\n") + "\n";
 }
