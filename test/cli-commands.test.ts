@@ -205,7 +205,7 @@ describe.concurrent("operational errors exit 8", () => {
     await mkdir(dir);
     const log = join(dir, `${segment.stem}.log`);
     await writeFile(log, await readFile(segment.logPath));
-    // An ".index" that is a directory: reading it fails with EISDIR.
+    // An ".index" that is a directory: never opened, it fails the partition as NotRegularFile.
     await mkdir(join(dir, `${segment.stem}.index`));
     const before = await tree(dir);
     const run = await runCli(["scan", log, "--json"]);
@@ -213,10 +213,10 @@ describe.concurrent("operational errors exit 8", () => {
     const report = jsonReport(run.stdout);
     expect(report.partitions[0]!.verdict).toBe("failed");
     expect(report.partitions[0]!.action).toBe("retry");
-    expect(report.partitions[0]!.error?.code).toBe("ReadFailure");
+    expect(report.partitions[0]!.error?.code).toBe("NotRegularFile");
     const human = await runCli(["repair", log, "--apply"]);
     expect(human.code).toBe(8);
-    expect(human.stdout).toContain("ReadFailure");
+    expect(human.stdout).toContain("NotRegularFile");
     expect(await tree(dir)).toEqual(before);
   });
 });
@@ -445,6 +445,22 @@ describe.concurrent("gen, demo, bench", () => {
       expect(run.stdout).toContain("--apply");
       expect(dir).toBeDefined();
       expect(existsSync(dir!)).toBe(true);
+      // "Try it yourself" (17.16): every command works as printed, run from the project directory.
+      const tries = run.stdout.slice(run.stdout.indexOf("Try it yourself")).split("\n").map((line) => line.trim())
+        .filter((line) => line.startsWith("npx ") || line.startsWith("segscan "));
+      expect(tries.map((line) => line.split(" ").slice(0, 3).join(" "))).toEqual([
+        "npx segscan repair", "npx segscan scan", "npx segscan restore", "npx segscan dump",
+      ]);
+      const projectDir = fileURLToPath(new URL("..", import.meta.url));
+      const codes = [];
+      for (const line of tries) {
+        const [, ...args] = line.split(" ");
+        // --no-install: resolve only the project's own bin, never the registry.
+        const tried = spawnSync("npx", ["--no-install", ...args], { cwd: projectDir, encoding: "utf8" });
+        codes.push(tried.status);
+      }
+      // dump exits 4 because restore put the torn tail back.
+      expect(codes).toEqual([5, 4, 0, 4]);
     } finally {
       if (dir?.includes("segscan-demo-")) await rm(dir, { recursive: true, force: true });
     }
@@ -532,5 +548,172 @@ describe("cancellation and the progress bar", () => {
     expect(hidden).not.toContain("scanning");
     expect(hidden).toContain("torn-tail");
     expect(json).not.toContain("scanning");
+  });
+});
+
+describe("npm run demo builds only when the build is stale (17.16)", () => {
+  it("the demo script runs the built CLI, and buildIsStale follows source and output times", async () => {
+    const pkg = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { scripts: Record<string, string>; bin: Record<string, string> };
+    expect(pkg.scripts.demo).toBe("node scripts/run-built.mjs demo");
+    expect(pkg.bin.segscan).toBe("./dist/src/cli/main.js");
+    const { buildIsStale, BUILD_OUTPUTS } = await import("../scripts/run-built.mjs");
+    const project = fresh("project");
+    await mkdir(join(project, "src"), { recursive: true });
+    await writeFile(join(project, "src", "a.ts"), "export {};");
+    expect(buildIsStale(project)).toBe(true); // nothing built yet
+    const { utimes } = await import("node:fs/promises");
+    const past = new Date(Date.now() - 60_000);
+    await utimes(join(project, "src", "a.ts"), past, past);
+    await utimes(join(project, "src"), past, past);
+    for (const output of BUILD_OUTPUTS) {
+      await mkdir(join(project, output, ".."), { recursive: true });
+      await writeFile(join(project, output), "built");
+    }
+    expect(buildIsStale(project)).toBe(false); // fresh: no rebuild
+    await writeFile(join(project, "src", "b.ts"), "export {};");
+    const future = new Date(Date.now() + 60_000);
+    await utimes(join(project, "src", "b.ts"), future, future);
+    expect(buildIsStale(project)).toBe(true); // a source changed after the build
+  });
+});
+
+describe.concurrent("paths that hold no partition, overlapping paths, unreadable paths (16.3, 16.6, 17.8)", () => {
+  it("an empty directory exits 16 saying why; a node root with no partition exits 0 with a note", async () => {
+    const empty = fresh("empty");
+    await mkdir(empty);
+    const run = await runCli(["scan", empty]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain(`${empty} holds no partition`);
+    expect(run.stdout).toBe("");
+    const node = fresh("node-root");
+    await mkdir(join(node, "streams"), { recursive: true });
+    await mkdir(join(node, "metadata"));
+    const nodeRun = await runCli(["scan", node, "--json"]);
+    expect(nodeRun.code, nodeRun.stderr).toBe(0);
+    expect(nodeRun.stderr).toContain("node root");
+    expect(jsonReport(nodeRun.stdout).partitions).toEqual([]);
+  });
+
+  it("a FIFO named like a segment .log exits 8 (NotRegularFile) at once, as a path or inside a partition", async () => {
+    const dir = fresh("fifo");
+    await mkdir(dir);
+    const fifo = join(dir, "00000000000000000000.log");
+    spawnSync("mkfifo", [fifo]);
+    await writeFile(join(dir, "00000000000000000000.index"), new Uint8Array(16));
+    for (const target of [fifo, dir]) {
+      const run = await runCli(["scan", target, "--json"]);
+      expect(run.code, target).toBe(8);
+      expect(jsonReport(run.stdout).partitions[0]!.error).toMatchObject({ code: "NotRegularFile", path: fifo });
+    }
+    const fifoNamedLog = join(dir, "notes.log");
+    spawnSync("mkfifo", [fifoNamedLog]);
+    const odd = await runCli(["scan", fifoNamedLog, "--json"]);
+    expect(odd.code).toBe(8);
+    expect(jsonReport(odd.stdout).partitions[0]!.error!.code).toBe("NoSegments");
+  });
+
+  it("`repair dir dir/streams --apply` repairs each partition once and exits 1", async () => {
+    const generated = await sample(["torn-tail", "zero-tail"]);
+    const run = await runCli(["repair", generated.dir, join(generated.dir, "streams"), "--apply"]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(1);
+    expect(run.stdout.match(/^repaired /gm)).toHaveLength(2);
+    expect(run.stdout).toContain("all 2 repaired partition(s) are clean now");
+  });
+
+  it("`scan p1 /nonexistent` still reports p1, lists the missing path as failed, and exits 8", async () => {
+    const generated = await sample([]);
+    const p1 = generated.partitions[0]!.path;
+    const missing = join(root, "nonexistent");
+    const run = await runCli(["scan", p1, missing, "--json"]);
+    expect(run.code).toBe(8);
+    const report = jsonReport(run.stdout);
+    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([[p1, "clean"], [missing, "failed"]]);
+    expect(report.partitions[1]!.error!.message).toContain("no such file or directory (ENOENT)");
+    expect(run.stderr).toContain(missing);
+    const human = await runCli(["scan", p1, missing]);
+    expect(human.code).toBe(8);
+    expect(human.stdout).toContain("1 clean, 0 repairable, 0 refused, 1 failed");
+  });
+
+  it("a chmod 000 partition dir is a failed ListFailure beside the others (unprivileged runs only)", async (context) => {
+    if (process.getuid?.() === 0) {
+      context.skip("running as root: root ignores chmod 000, so this cannot fail a listing (test/discovery.test.ts injects EACCES through the ScanFs seam instead)");
+    }
+    const generated = await sample(["torn-tail", "zero-tail"]);
+    const denied = generated.partitions[1]!.path;
+    const { chmod } = await import("node:fs/promises");
+    await chmod(denied, 0o000);
+    try {
+      const run = await runCli(["scan", generated.dir, "--json"]);
+      expect(run.code).toBe(8 | 4);
+      const report = jsonReport(run.stdout);
+      expect(report.partitions.find((p) => p.path === denied)!.error!.code).toBe("ListFailure");
+      expect(report.partitions.find((p) => p.path === generated.partitions[0]!.path)!.verdict).toBe("repairable");
+    } finally {
+      await chmod(denied, 0o755);
+    }
+  });
+});
+
+describe.concurrent("inputs accepted before but not now, and clearer messages (17.11, 17.14, 17.15, 17.17)", () => {
+  it("a .log with a non-segment name is listed as ignored, and a partition of only that is failed NoSegments (exit 8)", async () => {
+    const dir = fresh("bad-name");
+    await mkdir(dir);
+    await writeFile(join(dir, "0x88.log"), new Uint8Array(100 * 1024));
+    const json = await runCli(["scan", dir, "--json"]);
+    expect(json.code).toBe(8);
+    const partition = jsonReport(json.stdout).partitions[0]!;
+    expect(partition.error).toMatchObject({ code: "NoSegments", path: dir });
+    expect(partition.ignored).toEqual([expect.objectContaining({ path: join(dir, "0x88.log"), kind: "bad-segment-name" })]);
+    const human = await runCli(["scan", dir]);
+    expect(human.stdout).toContain("ignored 0x88.log");
+    expect(human.stdout).toContain("NoSegments");
+  });
+
+  it("--window 4095 names the value once; --probe-budget -1 says non-negative; --concurrency over the cap is refused", async () => {
+    const data = (await sample([])).dir;
+    const window = await runCli(["scan", data, "--window", "4095"]);
+    expect(window.code).toBe(16);
+    expect(window.stderr).toContain("got 4095");
+    expect(window.stderr).not.toContain("(4095");
+    const kib = await runCli(["scan", data, "--window", "3KiB"]);
+    expect(kib.stderr).toContain("got 3KiB (3072 bytes)");
+    const budget = await runCli(["scan", data, "--probe-budget", "-1"]);
+    expect(budget.code).toBe(16);
+    expect(budget.stderr).toContain("must be a non-negative integer");
+    const { availableParallelism } = await import("node:os");
+    const cap = 2 * availableParallelism();
+    const many = await runCli(["scan", data, "--concurrency", String(cap + 1)]);
+    expect(many.code).toBe(16);
+    expect(many.stderr).toContain(`[1, ${cap}]`);
+    const help = await runCli(["scan", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain(`1..${cap}`);
+  });
+
+  it("a raw errno failure is put in words: operation, path, cause and code, once (17.9)", async (context) => {
+    if (!existsSync("/sys/kernel")) context.skip("no /sys here: no read-only filesystem to fail a mkdir on");
+    const run = await runCli(["gen", "/sys/segscan-cannot-create"]);
+    expect(run.code).toBe(8);
+    expect(run.stderr.trim()).toMatch(/^segscan: cannot mkdir \/sys\/segscan-cannot-create: [a-z -]+ \((EPERM|EROFS|EACCES|ENOENT)\)$/);
+  });
+
+  it("gen onto an existing file is a usage error (16) with a sentence, writing nothing", async () => {
+    const file = fresh("a-file");
+    await writeFile(file, "x");
+    const run = await runCli(["gen", file]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain(`${file} already exists and is not a directory`);
+    expect(run.stderr).not.toMatch(/EEXIST/);
+    expect(await readFile(file, "utf8")).toBe("x");
+  });
+
+  it("a dry-run repair lists a refused partition once under \"left untouched\", with its reason", async () => {
+    const generated = await sample(["hole", "torn-tail"]);
+    const run = await runCli(["repair", generated.dir]);
+    expect(run.code).toBe(4);
+    const refused = generated.partitions[0]!.path;
+    expect(run.stdout.split(refused).length - 1).toBe(1);
+    expect(run.stdout.match(/left untouched/g)).toHaveLength(1);
+    expect(run.stdout).toMatch(/Hole: segment \d+ \(\d{20}\.log\)/);
   });
 });

@@ -88,6 +88,7 @@ describe("validateJsonReport", () => {
         path: "p", verdict: "refused", action: "tombstone",
         refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
         error: null, budget: { limitUnits: 10, spentUnits: 0 }, sweep: [], segments: [],
+        ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
       }],
       summary: { partitions: 1, clean: 0, repairable: 0, refused: 1, failed: 0, bytesScanned: 0, elapsedMs: 1 },
     };
@@ -99,6 +100,8 @@ describe("validateJsonReport", () => {
     };
     expect(mutate((v) => ((v.partitions[0]!.refusal as Record<string, unknown>).nextStart = 20))).toHaveLength(1);
     expect(mutate((v) => ((v as Record<string, unknown>).ignored = []))).toHaveLength(1);
+    expect(mutate((v) => delete (v.partitions[0] as Record<string, unknown>).ignored)).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0]!.ignored[0]!.kind = "odd"))).toHaveLength(1);
     expect(mutate((v) => ((v.partitions[0] as Record<string, unknown>).bytesScanned = 1))).toHaveLength(1);
     expect(mutate((v) => (v.summary.refused = 0))).toHaveLength(1);
     expect(mutate((v) => ((v.options as Record<string, unknown>).verify = "deep"))).toHaveLength(1);

@@ -9,6 +9,7 @@ import { createTsEngine } from "../src/engine/ts/engine.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
 import { scanPartition, scanPath } from "../src/recovery/scan.js";
 import type { ProgressEvent } from "../src/recovery/options.js";
+import { formatReport } from "../src/report/format.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
@@ -53,6 +54,28 @@ describe("read failures are not evidence (SPEC §3.6)", () => {
       expect(report.summary.failed).toBe(1);
     });
   }
+});
+
+describe("failure messages name path, operation and cause once (17.9)", () => {
+  it("an open refused with Node's own EACCES text reads as one sentence, with no repeated code or path", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3] });
+    const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    const denyFs: ScanFs = {
+      ...nodeScanFs,
+      async open(path) {
+        if (path === logPath) throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: "EACCES", syscall: "open", path });
+        return nodeScanFs.open(path);
+      },
+    };
+    const report = await scanPartition(dir, { engine: createTsEngine() }, denyFs);
+    const error = report.partitions[0]!.error!;
+    expect(error.message).toBe(`cannot open ${logPath}: permission denied (EACCES); nothing was changed`);
+    const human = formatReport(report);
+    expect(human).toContain(`OpenFailure: ${error.message}`);
+    // The path is in the message: the human line does not repeat it.
+    expect(human.split(logPath).length - 1).toBe(1);
+  });
 });
 
 describe("a single .log whose index cannot be stat'ed (SPEC §3.6)", () => {

@@ -11,7 +11,8 @@ import { applyRepair, formatPlan, planRepair, planToJson, restore, type ApplyRes
 import { colors, formatBytes, formatCount, formatReport, formatSummary, refusalLine } from "../report/format.js";
 import { stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../report/types.js";
-import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
+import { describeCause } from "../io/errors.js";
+import { colorEnabled, out, resolveEngine, withCancellation } from "./context.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
@@ -35,14 +36,15 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
     lines.push(`${c.red("→")} refused partitions are left exactly as they are: not served, every byte kept as evidence.`);
   }
   if (report.summary.failed > 0) {
-    lines.push(`${c.magenta("→")} failed partitions hit a read error: nothing was concluded or changed; fix the storage and scan again.`);
+    lines.push(`${c.magenta("→")} failed partitions could not be judged (a read or listing error, a file that is not a regular file, ` +
+      "or no segment at all; each error says which): nothing was concluded or changed; fix that and scan again.");
   }
   return lines.length === 0 ? "" : lines.join("\n") + "\n";
 }
 
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
+  // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
   const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
-  if (report.partitions.length === 0) warn(`no partitions found under ${paths.join(", ")} (no directory holds a .log file)`);
   if (flags.json) {
     await out(stringifyJson(toJsonReport(report)) + "\n");
   } else {
@@ -58,19 +60,32 @@ export interface RepairFlags extends ScanFlags {
   apply?: boolean;
 }
 
+/**
+ * The one "left untouched" list: each refused or failed partition once, with
+ * its reason, then clean ones by count. `formatPlan` is given the plan without
+ * its skipped list (see `planText`), so nothing is listed twice.
+ */
 function problemsLeft(report: ScanReport): string {
   const c = colors(useColor());
   const lines: string[] = [];
   for (const partition of report.partitions) {
     if (partition.refusal !== null && partition.verdict === "refused") {
-      lines.push(`${partition.path}: ${c.red("refused")}, action ${partition.action}`);
-      lines.push(`  ${refusalLine(partition.refusal, c)}`);
+      lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
+      lines.push(`    ${refusalLine(partition.refusal, c)}`);
     } else if (partition.error !== null) {
-      lines.push(`${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
-      lines.push(`  ${partition.error.code}: ${partition.error.message}`);
+      lines.push(`  ${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
+      lines.push(`    ${partition.error.code}: ${partition.error.message}`);
     }
   }
-  return lines.length === 0 ? "" : `\nnot repairable here (left untouched):\n${lines.join("\n")}\n`;
+  const cleanCount = report.partitions.filter((partition) => partition.verdict === "clean").length;
+  if (cleanCount > 0 && lines.length > 0) lines.push(`  ${cleanCount} clean partition${cleanCount === 1 ? "" : "s"}: action serve`);
+  return lines.length === 0 ? "" : `\nleft untouched:\n${lines.join("\n")}\n`;
+}
+
+/** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
+function planText(plan: RepairPlan, report: ScanReport): string {
+  const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
+  return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
 }
 
 function appliedText(result: ApplyResult): string {
@@ -106,14 +121,14 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
       if (flags.json) {
         await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");
       } else {
-        let text = formatPlan(plan) + problemsLeft(report) + "\n" + formatSummary(report, { color }) + "\n";
+        let text = planText(plan, report) + problemsLeft(report) + "\n" + formatSummary(report, { color }) + "\n";
         if (plan.partitions.length > 0) text += c.dim("dry run: nothing was changed; add --apply to carry out the plan") + "\n";
         await out(text);
       }
       return scanExitCode(report);
     }
 
-    if (!flags.json) await out(formatPlan(plan) + "\napplying…\n");
+    if (!flags.json) await out(planText(plan, report) + "\napplying…\n");
     const engine = await resolveEngine(flags.engine, explicit);
     let result: ApplyResult;
     try {
@@ -264,6 +279,10 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   if (flags.scenario !== undefined && !listScenarios().some((s) => s.name === flags.scenario)) {
     throw new UsageError(`unknown scenario "${flags.scenario}"; \`segscan gen --list\` shows them`);
   }
+  const existing = await stat(dir).catch(() => null);
+  if (existing !== null && !existing.isDirectory()) {
+    throw new UsageError(`${dir} already exists and is not a directory; gen writes a new data dir: give a new or empty directory (nothing was written)`);
+  }
   const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
   if (flags.segments !== undefined) options.segmentsPerPartition = flags.segments;
@@ -277,6 +296,11 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   } catch (error) {
     const name = (error as Error).name;
     if (name === "GenerateTargetNotEmpty" || error instanceof RangeError) throw new UsageError((error as Error).message);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST" || code === "ENOTDIR") {
+      // A path component is a file: the target cannot be a directory.
+      throw new UsageError(`cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`);
+    }
     throw error;
   }
   if (flags.json) {
@@ -319,15 +343,17 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${formatPlan(plan)}\n`);
   const first = generated.faults[0]?.partition ?? data;
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";
+  // `npx segscan` works as printed in the segscan project (npx runs the package's own bin) and
+  // wherever segscan is installed; a bare `segscan` needs a global install.
   await out([
-    c.bold("Try it yourself:"),
-    `  segscan repair ${data} --apply`,
+    c.bold("Try it yourself") + c.dim(" (in the segscan project directory, or wherever segscan is installed):"),
+    `  npx segscan repair ${data} --apply`,
     c.dim("      carry out the plan; exits 5 = 1 (repaired, clean now) | 4 (a refusal is left as it is)"),
-    `  segscan scan ${data}`,
+    `  npx segscan scan ${data}`,
     c.dim("      the repaired partitions scan clean; the refused one is still refused"),
-    `  segscan restore ${first}`,
+    `  npx segscan restore ${first}`,
     c.dim("      put every cut byte back from the journal"),
-    `  segscan dump ${tailLog} --messages`,
+    `  npx segscan dump ${tailLog} --messages`,
     c.dim("      list batches and messages, kafka-dump-log style"),
     `  rm -r ${dir}`,
     c.dim("      when done"),

@@ -5,10 +5,12 @@ import { InvalidArgumentError } from "commander";
 export function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
     const text = raw.trim().replace(/[_,]/g, "");
-    if (!/^\d+$/.test(text)) throw new InvalidArgumentError(`expected an integer, got "${raw}"`);
+    if (!/^\d+$/.test(text)) {
+      throw new InvalidArgumentError(`must be a non-negative integer${min > 0 || max < Number.MAX_SAFE_INTEGER ? ` in [${min}, ${max}]` : ""}, got "${raw}"`);
+    }
     const value = Number(text);
     if (!Number.isSafeInteger(value) || value < min || value > max) {
-      throw new InvalidArgumentError(`expected an integer in [${min}, ${max}], got ${raw}`);
+      throw new InvalidArgumentError(`must be an integer in [${min}, ${max}], got ${raw}`);
     }
     return value;
   };
@@ -31,7 +33,9 @@ export function parseBytes(min: number, max = Number.MAX_SAFE_INTEGER) {
     }
     const value = Math.round(Number(match[1]) * unit);
     if (!Number.isSafeInteger(value) || value < min || value > max) {
-      throw new InvalidArgumentError(`expected a size in [${min}, ${max}] bytes, got ${raw} (${value})`);
+      // Spell out the bytes only when the flag was not already a plain byte count.
+      const bytes = String(value) === raw.trim() ? "" : ` (${value} bytes)`;
+      throw new InvalidArgumentError(`must be a size in [${min}, ${max}] bytes, got ${raw.trim()}${bytes}`);
     }
     return value;
   };

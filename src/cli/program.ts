@@ -7,6 +7,7 @@ import {
   benchCommand, demoCommand, dumpCommand, genCommand, repairCommand, restoreCommand, scanCommand,
   type DumpFlags, type GenFlags, type RepairFlags,
 } from "./commands.js";
+import { describeCause } from "../io/errors.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
@@ -16,8 +17,8 @@ Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
   0   every partition is clean
   1   repairs were applied and the repaired partitions scan clean now
   4   problems left: a dry run found repairs to make, or a partition was refused
-  8   operational error: I/O, a failed partition, a missing path
-  16  usage error: bad flags or arguments
+  8   operational error: I/O, a failed partition, a missing or unreadable path
+  16  usage error: bad flags or arguments, a path that holds no partition
   32  cancelled (Ctrl-C): nothing was changed`;
 
 export function buildProgram(setExit: (code: number) => void): Command {
@@ -123,8 +124,13 @@ export async function run(argv: readonly string[]): Promise<number> {
       report(error.message);
       return EXIT.OPERATIONAL;
     }
-    const err = error as NodeJS.ErrnoException;
-    report(`${err.name && err.name !== "Error" ? `${err.name}: ` : ""}${err.message ?? String(error)}`);
+    const err = error as NodeJS.ErrnoException & { dest?: string };
+    if (typeof err.code === "string" && typeof err.syscall === "string") {
+      // A raw errno error that no command put into words: say what failed, where, and why.
+      report(`cannot ${err.syscall}${err.path ? ` ${err.path}` : ""}${err.dest ? ` to ${err.dest}` : ""}: ${describeCause(err)}`);
+    } else {
+      report(`${err.name && err.name !== "Error" ? `${err.name}: ` : ""}${err.message ?? String(error)}`);
+    }
     if (process.env.SEGSCAN_DEBUG) process.stderr.write(`${err.stack ?? ""}\n`);
     return EXIT.OPERATIONAL;
   }

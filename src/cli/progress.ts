@@ -31,6 +31,78 @@ export function etaText(remainingBytes: number, bytesPerSecond: number): string 
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}m`;
 }
 
+/** Bar cells at most and at least; below the minimum the bar is dropped rather than drawn unreadably thin. */
+const BAR_MAX_CELLS = 24;
+const BAR_MIN_CELLS = 8;
+/** Width assumed when the stream does not say (not a real terminal, or a terminal that reports 0). */
+const DEFAULT_COLUMNS = 80;
+/** A path tail shorter than this says nothing useful, so the partition field is dropped instead. */
+const MIN_PARTITION_CHARS = 12;
+const SEPARATOR = " · ";
+
+export interface ProgressFields {
+  /** 0..1 */
+  fraction: number;
+  doneText: string;
+  totalText: string;
+  rateText: string;
+  etaText: string;
+  /** The partition being read (a path tail). */
+  partition: string;
+}
+
+/**
+ * The progress line for a terminal `columns` wide, never wider than
+ * `columns - 1` (a line that reaches the last column wraps on some
+ * terminals). Whole fields are dropped, least useful first: the partition
+ * path, the "scanning" label, the bar, the rate, the total, then the ETA; the
+ * percentage and bytes done always stay. Only the partition path is ever
+ * shortened, from its start, with "…".
+ */
+export function progressLine(fields: ProgressFields, columns: number): string {
+  const width = Math.max(1, (columns > 0 ? columns : DEFAULT_COLUMNS) - 1);
+  const fraction = Math.min(1, Math.max(0, fields.fraction));
+  const percent = `${Math.floor(fraction * 100)}%`;
+  type Level = { label: boolean; bar: boolean; rate: boolean; total: boolean; eta: boolean; partition: boolean };
+  const all: Level = { label: true, bar: true, rate: true, total: true, eta: true, partition: true };
+  const levels: Level[] = [
+    all,
+    { ...all, partition: false },
+    { ...all, partition: false, label: false },
+    { ...all, partition: false, label: false, bar: false },
+    { ...all, partition: false, label: false, bar: false, rate: false },
+    { ...all, partition: false, label: false, bar: false, rate: false, total: false },
+    { label: false, bar: false, rate: false, total: false, eta: false, partition: false },
+  ];
+  const drawBar = (cells: number): string => {
+    const filled = Math.round(fraction * cells);
+    return "█".repeat(filled) + "░".repeat(cells - filled);
+  };
+  for (const level of levels) {
+    const facts = [level.total ? `${fields.doneText} of ${fields.totalText}` : fields.doneText];
+    if (level.rate) facts.push(fields.rateText);
+    if (level.eta) facts.push(`ETA ${fields.etaText}`);
+    const compose = (bar: string, partition: string): string =>
+      [[level.label ? "scanning" : "", bar, percent].filter((piece) => piece !== "").join(" "), ...facts, ...(partition === "" ? [] : [partition])]
+        .join(SEPARATOR);
+    if (!level.bar) {
+      const line = compose("", "");
+      if (line.length <= width) return line;
+      continue;
+    }
+    const partition = level.partition ? fields.partition : "";
+    // The bar takes what the other fields leave, up to its maximum; the bar's own separating space is the + 1.
+    const cells = Math.min(BAR_MAX_CELLS, width - compose("", partition).length - 1);
+    if (cells >= BAR_MIN_CELLS) return compose(drawBar(cells), partition);
+    if (!level.partition) continue;
+    // A minimal bar, and the partition path's tail in the room left.
+    const room = width - compose(drawBar(BAR_MIN_CELLS), "").length - SEPARATOR.length;
+    if (room < MIN_PARTITION_CHARS) continue;
+    return compose(drawBar(BAR_MIN_CELLS), `…${fields.partition.slice(fields.partition.length - room + 1)}`);
+  }
+  return percent.slice(0, width);
+}
+
 /**
  * `estimates`: partition path → bytes expected (from a stat pass), so the total
  * and ETA are right before each partition reports its own total.
@@ -68,6 +140,12 @@ export function startProgress(
       rateText: `${formatBytes(rate)}/s`, etaText: etaText(total - done, rate), partition: tail,
     };
   };
+  // Fitted to the terminal's width at every redraw (a resize takes effect at once).
+  const format = (_options: unknown, params: { progress: number }, fields: Record<string, string>): string =>
+    progressLine({
+      fraction: params.progress, doneText: fields.doneText ?? "", totalText: fields.totalText ?? "",
+      rateText: fields.rateText ?? "", etaText: fields.etaText ?? "-", partition: fields.partition ?? "",
+    }, stream.columns ?? DEFAULT_COLUMNS);
 
   const render = (): void => {
     if (bar === null) return;
@@ -80,10 +158,7 @@ export function startProgress(
     if (stopped) return;
     bar = new cliProgress.SingleBar({
       stream,
-      format: "scanning {bar} {percentage}% · {doneText} of {totalText} · {rateText} · ETA {etaText} · {partition}",
-      barCompleteChar: "█",
-      barIncompleteChar: "░",
-      barsize: 24,
+      format: format as unknown as cliProgress.GenericFormatter,
       hideCursor: true,
       clearOnComplete: true,
       fps: 8,

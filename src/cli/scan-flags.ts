@@ -1,17 +1,16 @@
 /** The scan flags shared by `scan` and `repair` (SPEC §9.2), and the scan they drive. */
 import { availableParallelism } from "node:os";
-import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
 import { Command, Option } from "commander";
 import {
-  DEFAULT_WINDOW_BYTES, LOG_SUFFIX, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS,
+  DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS,
 } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
-import { discoverTargets, scanPath } from "../recovery/scan.js";
-import { nodeScanFs } from "../io/fs.js";
+import { maxConcurrency, WORKERS_PER_CPU } from "../recovery/options.js";
+import { type Discovery, discover, logBytesByTarget, scanTargets } from "../recovery/scan.js";
+import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { ScanReport } from "../report/types.js";
-import { resolveEngine } from "./context.js";
-import { OperationalError, UsageError } from "./exit.js";
+import { resolveEngine, warn } from "./context.js";
+import { UsageError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
 import { progressWanted, startProgress } from "./progress.js";
 
@@ -27,7 +26,7 @@ export interface ScanFlags {
 }
 
 export function defaultConcurrency(): number {
-  return Math.max(1, availableParallelism());
+  return Math.min(Math.max(1, availableParallelism()), maxConcurrency());
 }
 
 export function addScanFlags(command: Command): Command {
@@ -40,60 +39,62 @@ export function addScanFlags(command: Command): Command {
       parseInteger(0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES), PROBE_BUDGET_UNITS)
     .option("--window <bytes>", `scan window (e.g. 4KiB, 1MiB; ${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
       parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
-    .option("--concurrency <n>", "partitions scanned in parallel on worker threads (the default is this machine's CPU count)", parseInteger(1, 4096), defaultConcurrency())
+    .option("--concurrency <n>", `partitions scanned in parallel on worker threads: 1..${maxConcurrency()} ` +
+      `(at most ${WORKERS_PER_CPU} × this machine's ${availableParallelism()} CPUs; more only adds memory and contention); ` +
+      "the default is the CPU count", parseInteger(1, maxConcurrency()), defaultConcurrency())
     .option("--no-progress", "never show the progress bar (it shows only on a TTY, for scans over 0.5 s)");
 }
 
-/**
- * Checks each path before scanning: a missing path is an operational error
- * (exit 8, like fsck on a missing device); a file that is not a `.log` is a
- * usage error (exit 16).
- */
-export async function checkScanPaths(paths: readonly string[]): Promise<void> {
-  for (const path of paths) {
-    let info;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      throw new OperationalError(`cannot scan ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    }
-    if (info.isFile() && !path.endsWith(LOG_SUFFIX)) {
-      throw new UsageError(`${path} is a file but not a .log segment; give a data dir, a partition dir or a .log file`);
-    }
-    if (!info.isFile() && !info.isDirectory()) throw new UsageError(`${path} is neither a file nor a directory`);
+/** Finds the targets under each path; a path that is not a data dir, partition dir or `.log` is a usage error (exit 16). */
+async function discoverForCli(paths: readonly string[], signal: AbortSignal): Promise<Discovery> {
+  let discovery: Discovery;
+  try {
+    discovery = await discover(paths, nodeBlockingScanFs, signal);
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(`${error.message}; give a data dir, a partition dir or a .log file`);
+    throw error;
   }
-}
-
-/** Bytes each partition will read, from one stat pass, so the bar's total and ETA are right from the start. */
-async function estimateTotals(paths: readonly string[], into: Map<string, number>): Promise<void> {
-  for (const target of (await Promise.all(paths.map((path) => discoverTargets(path, nodeScanFs)))).flat()) {
-    let total = 0;
-    if (target.singleLog) {
-      total = (await stat(target.path)).size;
+  for (const target of discovery.targets) {
+    // Also on stderr, so it shows beside --json; the report lists it as a failed item (exit 8).
+    if (target.failure !== undefined) warn(target.failure.message);
+  }
+  for (const root of discovery.roots) {
+    if (root.kind !== "directory" || root.targets > 0) continue;
+    if (root.nodeRoot) {
+      warn(`${root.path} is an Iggy node root (it has metadata/ or streams/) that holds no partition: no directory under streams/ holds a .log file`);
     } else {
-      for (const name of await readdir(target.path)) {
-        if (name.endsWith(LOG_SUFFIX)) total += await stat(join(target.path, name)).then((s) => (s.isFile() ? s.size : 0), () => 0);
-      }
+      // A mistyped path must not look like a clean scan.
+      throw new UsageError(`${root.path} holds no partition: no directory under it holds a .log file, and it is not an Iggy node root ` +
+        "(no metadata/ or streams/ in it); give a data dir, a partition dir or a .log file");
     }
-    into.set(target.path, total);
   }
+  if (discovery.skipped.length > 0) {
+    warn(`not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`);
+  }
+  return discovery;
 }
 
-/** Runs the scan the flags describe; rejects with an AbortError when `signal` fires. */
+/**
+ * Runs the scan the flags describe; rejects with an AbortError when `signal`
+ * fires. A path that cannot be read is reported as a failed item (exit 8)
+ * beside the others; see `discoverForCli` for usage errors.
+ */
 export async function runScan(
   paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal,
 ): Promise<ScanReport> {
-  await checkScanPaths(paths);
   const engine = await resolveEngine(flags.engine, engineExplicit);
+  const discovery = await discoverForCli(paths, signal);
   const wanted = progressWanted(process.stderr, flags);
   const estimates = new Map<string, number>();
   if (wanted) {
-    const { resolve } = await import("node:path");
-    void estimateTotals(paths.map((path) => resolve(path)), estimates).catch(() => undefined);
+    // The bar's total and ETA are right from the start (one stat per file, no reads).
+    void logBytesByTarget(discovery.targets, nodeScanFs, signal).then((totals) => {
+      for (const [path, bytes] of totals) estimates.set(path, bytes);
+    }, () => undefined);
   }
   const progress = startProgress(process.stderr, wanted, estimates);
   try {
-    return await scanPath([...paths], {
+    return await scanTargets(discovery.targets, {
       engine,
       verify: flags.deep ? "full" : "tail",
       replicaCount: flags.replicas,
@@ -105,7 +106,7 @@ export async function runScan(
       io: "blocking",
       signal,
       ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
-    });
+    }, nodeBlockingScanFs, discovery.skipped);
   } finally {
     progress.stop();
   }

@@ -98,7 +98,7 @@ export class FileWindow {
       try {
         count = await this.file.read(view.subarray(filled, to), at);
       } catch (cause) {
-        throw new ScanFailure("ReadFailure", this.path, `read of ${this.path} at byte ${at} failed (${describeCause(cause)}); nothing was changed`, { cause });
+        throw new ScanFailure("ReadFailure", this.path, `read of ${this.path} at byte ${at} failed: ${describeCause(cause)}; nothing was changed`, { cause });
       }
       if (count === 0) {
         throw new ScanFailure("StorageSizeMismatch", this.path, `${this.path} ended at byte ${at} but was ${this.fileSize} bytes when the scan started; nothing was changed`);

@@ -35,7 +35,7 @@ export async function* readIndexEntriesStreaming(
   try {
     file = await scanFs.open(indexPath);
   } catch (cause) {
-    throw new ScanFailure("OpenFailure", indexPath, `cannot open ${indexPath} (${describeCause(cause)}); nothing was changed`, { cause });
+    throw new ScanFailure("OpenFailure", indexPath, `cannot open ${indexPath}: ${describeCause(cause)}; nothing was changed`, { cause });
   }
   try {
     const chunk = new Uint8Array(INDEX_CHUNK_ENTRIES * INDEX_ENTRY_BYTES);
@@ -62,7 +62,7 @@ async function readFully(
     try {
       count = await file.read(target.subarray(filled), position + filled);
     } catch (cause) {
-      throw new ScanFailure("ReadFailure", path, `read of ${path} at byte ${position + filled} failed (${describeCause(cause)}); nothing was changed`, { cause });
+      throw new ScanFailure("ReadFailure", path, `read of ${path} at byte ${position + filled} failed: ${describeCause(cause)}; nothing was changed`, { cause });
     }
     if (count === 0) {
       throw new ScanFailure("StorageSizeMismatch", path, `${path} ended at byte ${position + filled} but was ${sizeAtStart} bytes when the scan started; nothing was changed`);

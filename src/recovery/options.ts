@@ -1,6 +1,8 @@
 /** Options of `scanPartition` / `scanPath` (SPEC §9.1) and their resolution to the values a report records. */
 import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
-import type { Engine } from "../engine/types.js";
+import { availableParallelism } from "node:os";
+import { createEngine } from "../engine/index.js";
+import type { Engine, EngineKind } from "../engine/types.js";
 import type { ScanOptionsUsed, VerifyMode } from "../report/types.js";
 
 export interface ProgressEvent {
@@ -11,8 +13,8 @@ export interface ProgressEvent {
 }
 
 export interface ScanOptions {
-  /** Defaults to a fresh wasm engine (ts where WebAssembly is unavailable). */
-  engine?: Engine;
+  /** An engine, or its kind ("wasm" | "ts") to create one. Defaults to a fresh wasm engine (ts where WebAssembly is unavailable). */
+  engine?: Engine | EngineKind;
   /** SPEC §6.1: how many replicas hold this partition; decides the action on refusal. Default 1. */
   replicaCount?: number;
   /** "tail" (default): walk from the last index entry; "full": deep mode, every batch from byte 0 (SPEC §3.2). */
@@ -25,7 +27,12 @@ export interface ScanOptions {
   maxBatchBytes?: number;
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
-  /** Worker threads for many partitions (SPEC §7). Default: CPU count. */
+  /**
+   * Worker threads for many partitions (SPEC §7). Default: CPU count. A value
+   * above `maxConcurrency()` (2 × CPU count) is clamped to it: more workers
+   * than that only add memory and contention (60 workers on 2 cores ran 20×
+   * slower than 1), and the count never changes a report.
+   */
   concurrency?: number;
   /**
    * "async" (default): reads go through libuv's threadpool and never block the
@@ -40,26 +47,92 @@ export interface ResolvedScanOptions {
   used: ScanOptionsUsed;
   signal: AbortSignal | undefined;
   onProgress: ((event: ProgressEvent) => void) | undefined;
+  /** Worker threads, validated and clamped to `maxConcurrency()`. */
+  concurrency: number;
+  io: "async" | "blocking";
 }
 
-function requireInteger(name: string, value: number, min: number, max: number): number {
+/** Workers per CPU beyond which a scan only gets slower (docs/engines.md §7): reads and verification are CPU-bound per worker. */
+export const WORKERS_PER_CPU = 2;
+
+/** The most worker threads a scan uses on this machine. */
+export function maxConcurrency(): number {
+  return Math.max(1, availableParallelism()) * WORKERS_PER_CPU;
+}
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  "engine", "replicaCount", "verify", "probeBudgetUnits", "windowBytes", "maxBatchBytes", "signal", "onProgress", "concurrency", "io",
+]);
+
+/** Largest `replicaCount` accepted: far above any real cluster, low enough to catch a unit mix-up. */
+const MAX_REPLICA_COUNT = 1_000_000;
+
+/** Smallest `maxBatchBytes` override: one batch header (docs/format.md §2.2). */
+const MIN_MAX_BATCH_BYTES = 256;
+
+const describe = (value: unknown): string =>
+  typeof value === "string" ? JSON.stringify(value) : typeof value === "bigint" ? `${value}n` : typeof value === "function" ? "a function" : String(value);
+
+function requireInteger(name: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number") throw new TypeError(`${name} must be a number, got ${describe(value)}`);
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${value}`);
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${describe(value)}`);
   }
   return value;
 }
 
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return value instanceof AbortSignal || (typeof value === "object" && value !== null
+    && typeof (value as AbortSignal).aborted === "boolean" && typeof (value as AbortSignal).addEventListener === "function");
+}
+
+/**
+ * Checks every option before anything is read, so a mistake fails at once with
+ * the option's name: TypeError for a wrong type or unknown option, RangeError
+ * for a value out of range. `undefined` means "the default"; `null` is an error.
+ */
 export function resolveScanOptions(options: ScanOptions = {}): ResolvedScanOptions {
-  const verify = options.verify ?? "tail";
-  if (verify !== "tail" && verify !== "full") throw new RangeError(`verify must be "tail" or "full", got ${String(verify)}`);
+  if (typeof options !== "object" || options === null) throw new TypeError(`scan options must be an object, got ${describe(options)}`);
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) throw new TypeError(`unknown scan option "${key}"; known options: ${[...KNOWN_OPTIONS].join(", ")}`);
+  }
+  const verify = options.verify === undefined ? "tail" : options.verify;
+  if (verify !== "tail" && verify !== "full") throw new RangeError(`verify must be "tail" or "full", got ${describe(verify)}`);
   const used: ScanOptionsUsed = {
     verify,
-    replicaCount: requireInteger("replicaCount", options.replicaCount ?? 1, 1, 1_000_000),
+    replicaCount: requireInteger("replicaCount", options.replicaCount ?? 1, 1, MAX_REPLICA_COUNT),
     probeBudgetUnits: requireInteger("probeBudgetUnits", options.probeBudgetUnits ?? PROBE_BUDGET_UNITS, 0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES),
     windowBytes: requireInteger("windowBytes", options.windowBytes ?? DEFAULT_WINDOW_BYTES, MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
   };
   if (options.maxBatchBytes !== undefined) {
-    used.maxBatchBytes = requireInteger("maxBatchBytes", options.maxBatchBytes, 256, Number.MAX_SAFE_INTEGER);
+    used.maxBatchBytes = requireInteger("maxBatchBytes", options.maxBatchBytes, MIN_MAX_BATCH_BYTES, Number.MAX_SAFE_INTEGER);
   }
-  return { used, signal: options.signal, onProgress: options.onProgress };
+  if (options.signal !== undefined && !isAbortSignal(options.signal)) {
+    throw new TypeError(`signal must be an AbortSignal, got ${describe(options.signal)}`);
+  }
+  if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
+    throw new TypeError(`onProgress must be a function, got ${describe(options.onProgress)}`);
+  }
+  const io = options.io === undefined ? "async" : options.io;
+  if (io !== "async" && io !== "blocking") throw new RangeError(`io must be "async" or "blocking", got ${describe(io)}`);
+  const requested = requireInteger("concurrency", options.concurrency ?? availableParallelism(), 1, Number.MAX_SAFE_INTEGER);
+  if (options.engine !== undefined && typeof options.engine !== "string" && !isEngine(options.engine)) {
+    throw new TypeError(`engine must be an Engine (from createEngine) or "wasm" | "ts", got ${describe(options.engine)}`);
+  }
+  if (typeof options.engine === "string" && options.engine !== "wasm" && options.engine !== "ts") {
+    throw new RangeError(`engine must be "wasm" or "ts" (or an Engine from createEngine), got ${describe(options.engine)}`);
+  }
+  return { used, signal: options.signal, onProgress: options.onProgress, concurrency: Math.min(requested, maxConcurrency()), io };
+}
+
+function isEngine(value: unknown): value is Engine {
+  return typeof value === "object" && value !== null && typeof (value as Engine).openWindow === "function"
+    && typeof (value as Engine).xxh3_64 === "function" && ((value as Engine).kind === "wasm" || (value as Engine).kind === "ts");
+}
+
+/** The engine option as an Engine: the one given, one of the kind named, or the default. Call after `resolveScanOptions`. */
+export async function resolveEngineOption(engine: ScanOptions["engine"]): Promise<Engine> {
+  if (engine === undefined) return createEngine();
+  if (typeof engine === "string") return createEngine(engine);
+  return engine;
 }

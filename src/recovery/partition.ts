@@ -7,17 +7,22 @@ import { basename, dirname, join } from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
 import type { Engine } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import type { ScanFs } from "../io/fs.js";
+import { NotRegularFileError, type ScanFs } from "../io/fs.js";
 import { decideAction } from "../policy/policy.js";
-import type { PartitionReport, PartitionVerdict, Refusal, SegmentReport, SweepCandidate } from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, PartitionVerdict, Refusal, ScanError, SegmentReport, SweepCandidate } from "../report/types.js";
 import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { type SegmentFiles, recoverSegment } from "./segment.js";
+import { directoryLinkEntry } from "./targets.js";
 
-/** The stem of a segment file: a decimal u64 (SPEC §1.1). */
+/** Iggy names a segment `{start_offset:020}` (docs/format.md §1.1): exactly this many decimal digits. */
+export const SEGMENT_STEM_DIGITS = 20;
+const SEGMENT_STEM_PATTERN = new RegExp(`^[0-9]{${SEGMENT_STEM_DIGITS}}$`);
+
+/** The start offset a segment file's stem names, or null unless it is exactly Iggy's 20-digit form of a u64. */
 export function parseSegmentStem(stem: string): bigint | null {
-  if (!/^[0-9]{1,20}$/.test(stem)) return null;
+  if (!SEGMENT_STEM_PATTERN.test(stem)) return null;
   const value = BigInt(stem);
   return value <= U64_MAX ? value : null;
 }
@@ -25,33 +30,55 @@ export function parseSegmentStem(stem: string): bigint | null {
 interface Listing {
   segments: SegmentFiles[];
   sweep: SweepCandidate[];
-  ignored: string[];
+  ignored: IgnoredEntry[];
 }
 
-async function statSize(scanFs: ScanFs, path: string): Promise<number> {
+function badNameEntry(path: string): IgnoredEntry {
+  return {
+    path, kind: "bad-segment-name",
+    message: `${basename(path)} is not named like a segment (its start offset as exactly ${SEGMENT_STEM_DIGITS} decimal digits, e.g. 00000000000000000000.log), so it was not read; never touched`,
+  };
+}
+
+function notRegular(path: string): ScanFailure {
+  return new ScanFailure("NotRegularFile", path,
+    `${path} is not a regular file (a directory, FIFO, socket or device), so it was not opened and the partition cannot be judged; nothing was changed`);
+}
+
+/** Size of a listed segment file; anything but a regular file fails the partition before any open. */
+async function statRegular(scanFs: ScanFs, path: string): Promise<number> {
+  let info;
   try {
-    return (await scanFs.stat(path)).size;
+    info = await scanFs.stat(path);
   } catch (cause) {
-    throw new ScanFailure("OpenFailure", path, `cannot stat ${path} after listing it (${describeCause(cause)}); nothing was changed`, { cause });
+    throw new ScanFailure("OpenFailure", path, `cannot stat ${path} after listing it: ${describeCause(cause)}; nothing was changed`, { cause });
   }
+  if (!info.isFile) throw notRegular(path);
+  return info.size;
 }
 
 /** SPEC §9.2: one `.log` scanned alone, its `.index` beside it, its start offset from its name. */
 async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> {
   const stem = basename(logPath).slice(0, -LOG_SUFFIX.length);
   const startOffset = parseSegmentStem(stem);
-  if (startOffset === null) throw new TypeError(`${logPath}: a segment's name must be its start offset, a decimal u64`);
+  if (startOffset === null) return { segments: [], sweep: [], ignored: [badNameEntry(logPath)] };
   const indexPath = join(dirname(logPath), stem + INDEX_SUFFIX);
+  const logSize = await statRegular(scanFs, logPath);
   let indexSize = 0;
+  let indexInfo;
   try {
-    indexSize = (await scanFs.stat(indexPath)).size;
+    indexInfo = await scanFs.stat(indexPath);
   } catch (cause) {
     // Only absence means "no index"; any other failure is not evidence (SPEC §3.6).
     if ((cause as NodeJS.ErrnoException).code !== "ENOENT") {
-      throw new ScanFailure("OpenFailure", indexPath, `cannot stat ${indexPath} (${describeCause(cause)}); nothing was changed`, { cause });
+      throw new ScanFailure("OpenFailure", indexPath, `cannot stat ${indexPath}: ${describeCause(cause)}; nothing was changed`, { cause });
     }
   }
-  return { segments: [{ startOffset, logPath, indexPath, logSize: await statSize(scanFs, logPath), indexSize }], sweep: [], ignored: [] };
+  if (indexInfo !== undefined) {
+    if (!indexInfo.isFile) throw notRegular(indexPath);
+    indexSize = indexInfo.size;
+  }
+  return { segments: [{ startOffset, logPath, indexPath, logSize, indexSize }], sweep: [], ignored: [] };
 }
 
 /** SPEC §4 step 1: one listing; segments by `.log` stem, sweep candidates, and files that are not ours. */
@@ -60,23 +87,34 @@ async function listPartition(scanFs: ScanFs, directory: string): Promise<Listing
   try {
     entries = await scanFs.list(directory);
   } catch (cause) {
-    throw new ScanFailure("ListFailure", directory, `cannot list ${directory} (${describeCause(cause)}); nothing was changed`, { cause });
+    throw new ScanFailure("ListFailure", directory, `cannot list the directory ${directory}: ${describeCause(cause)}; nothing was changed`, { cause });
   }
+  const listing: Listing = { segments: [], sweep: [], ignored: [] };
   // Every non-directory name counts for pairing, so a `.log` that is not a
   // regular file never turns its live `.index` into a sweepable orphan.
-  const files = new Set(entries.filter((entry) => !entry.isDirectory).map((entry) => entry.name));
-  const listing: Listing = { segments: [], sweep: [], ignored: [] };
-  for (const name of [...files].sort()) {
+  const files = new Map(entries.filter((entry) => !entry.isDirectory).map((entry) => [entry.name, entry]));
+  const names = new Set(entries.map((entry) => entry.name));
+  for (const entry of entries) {
+    if (entry.isDirectory && entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
+  }
+  for (const name of [...files.keys()].sort()) {
     const path = join(directory, name);
-    if (name.endsWith(STAGING_SUFFIX)) {
-      listing.sweep.push({ path, kind: "staging" });
-    } else if (name.endsWith(INDEX_SUFFIX)) {
-      if (!files.has(name.slice(0, -INDEX_SUFFIX.length) + LOG_SUFFIX)) listing.sweep.push({ path, kind: "orphan-index" });
+    const regular = files.get(name)!.isFile;
+    if (name.endsWith(STAGING_SUFFIX) || (name.endsWith(INDEX_SUFFIX) && !files.has(name.slice(0, -INDEX_SUFFIX.length) + LOG_SUFFIX))) {
+      if (!regular) {
+        // Repair would move it aside; a FIFO or device is no scratch file of Iggy's.
+        listing.ignored.push({
+          path, kind: "not-regular-file",
+          message: `${name} is not a regular file (a FIFO, socket or device), so it is neither read nor swept; never touched`,
+        });
+      } else {
+        listing.sweep.push({ path, kind: name.endsWith(STAGING_SUFFIX) ? "staging" : "orphan-index" });
+      }
     } else if (name.endsWith(LOG_SUFFIX)) {
       const stem = name.slice(0, -LOG_SUFFIX.length);
       const startOffset = parseSegmentStem(stem);
       if (startOffset === null) {
-        listing.ignored.push(path);
+        listing.ignored.push(badNameEntry(path));
         continue;
       }
       const indexPath = join(directory, stem + INDEX_SUFFIX);
@@ -84,8 +122,9 @@ async function listPartition(scanFs: ScanFs, directory: string): Promise<Listing
         startOffset,
         logPath: path,
         indexPath,
-        logSize: await statSize(scanFs, path),
-        indexSize: files.has(stem + INDEX_SUFFIX) ? await statSize(scanFs, indexPath) : 0,
+        logSize: await statRegular(scanFs, path),
+        // A directory named like the index is no "missing index": it fails the partition like a FIFO would.
+        indexSize: names.has(stem + INDEX_SUFFIX) ? await statRegular(scanFs, indexPath) : 0,
       });
     }
   }
@@ -93,19 +132,30 @@ async function listPartition(scanFs: ScanFs, directory: string): Promise<Listing
   return listing;
 }
 
+/** A directory or `.log` with no segment is not a clean partition (docs/recovery.md §4). */
+function noSegments(path: string, ignored: readonly IgnoredEntry[]): ScanFailure {
+  const names = ignored.filter((entry) => entry.kind === "bad-segment-name").map((entry) => basename(entry.path));
+  const why = names.length === 0
+    ? "it holds no segment file"
+    : `its .log file${names.length === 1 ? "" : "s"} ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not named like a segment ` +
+      `(the start offset as exactly ${SEGMENT_STEM_DIGITS} decimal digits), so ${names.length === 1 ? "it was" : "they were"} ignored`;
+  return new ScanFailure("NoSegments", path, `${path} holds no segment: ${why}; nothing was read as a segment and nothing was changed`);
+}
+
 /** SPEC §4 step 3: the first failing adjacent pair, if any. */
 export function checkContiguity(segments: readonly SegmentReport[]): Refusal | null {
   for (let i = 1; i < segments.length; i++) {
     const previous = segments[i - 1]!;
     const next = segments[i]!;
+    const files = { previous: basename(previous.logPath), next: basename(next.logPath) };
     if (previous.walkedSize === 0) {
-      return refuse.emptyNonTailSegment({ emptyStart: previous.startOffset, nextStart: next.startOffset });
+      return refuse.emptyNonTailSegment({ emptyStart: previous.startOffset, nextStart: next.startOffset }, files);
     }
     // A non-empty recovered segment always has an end bound.
     const previousEnd = previous.endOffset!;
     const fields = { previousStart: previous.startOffset, previousEnd, nextStart: next.startOffset };
-    if (next.startOffset > previousEnd + 1n) return refuse.hole(fields);
-    if (next.startOffset <= previousEnd) return refuse.overlap(fields);
+    if (next.startOffset > previousEnd + 1n) return refuse.hole(fields, files);
+    if (next.startOffset <= previousEnd) return refuse.overlap(fields, files);
   }
   return null;
 }
@@ -121,7 +171,7 @@ function classify(report: PartitionReport): PartitionVerdict {
 export interface LoadContext {
   engine: Engine;
   scanFs: ScanFs;
-  options: ResolvedScanOptions;
+  options: Pick<ResolvedScanOptions, "used" | "signal" | "onProgress">;
 }
 
 /** Loads a partition directory, or (when `singleLog` is set) one `.log` as a partition of one segment. */
@@ -143,6 +193,7 @@ export async function loadPartition(path: string, context: LoadContext, singleLo
     const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path);
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
+    if (listing.segments.length === 0) throw noSegments(path, listing.ignored);
     bytesTotal = listing.segments.reduce((sum, segment) => sum + segment.logSize, 0);
     for (const files of listing.segments) {
       report.segments.push(await recoverSegment(files, {
@@ -152,8 +203,14 @@ export async function loadPartition(path: string, context: LoadContext, singleLo
     report.refusal = report.segments.find((segment) => segment.refusal !== null)?.refusal ?? null;
     if (report.refusal === null && !singleLog) report.refusal = checkContiguity(report.segments);
   } catch (error) {
-    if (!(error instanceof ScanFailure)) throw error;
-    report.error = error.toScanError();
+    const cause = error instanceof ScanFailure ? error.cause : error;
+    if (cause instanceof NotRegularFileError) {
+      // The file changed kind after the listing; the open refused it without blocking.
+      report.error = notRegular(cause.path).toScanError();
+    } else {
+      if (!(error instanceof ScanFailure)) throw error;
+      report.error = error.toScanError();
+    }
   } finally {
     engineWindow.close();
   }
@@ -162,4 +219,15 @@ export async function loadPartition(path: string, context: LoadContext, singleLo
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
   context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
   return report;
+}
+
+/** A target discovery could not list: a `failed` partition with nothing read. */
+export function failedTarget(path: string, error: ScanError, context: Pick<LoadContext, "options">): PartitionReport {
+  const { used } = context.options;
+  const verdict: PartitionVerdict = "failed";
+  return {
+    path, verdict, action: decideAction(verdict, null, used.replicaCount).action, refusal: null, error,
+    budget: { limitUnits: used.probeBudgetUnits, spentUnits: 0 },
+    sweep: [], segments: [], ignored: [], bytesScanned: 0, singleSegment: false,
+  };
 }

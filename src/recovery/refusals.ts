@@ -1,6 +1,12 @@
 /** SPEC §5: refusal values, each with a one-sentence message saying what, where, and why nothing was cut. */
 import type { Refusal } from "../report/types.js";
 
+/** The `.log` file names of the two segments a contiguity refusal is about. */
+export interface SegmentPair {
+  previous: string;
+  next: string;
+}
+
 type Fields<C extends Refusal["code"]> = Omit<Extract<Refusal, { code: C }>, "code" | "message">;
 
 export const refuse = {
@@ -28,16 +34,16 @@ export const refuse = {
     code: "SizeDivergence", ...f,
     message: `segment ${f.segment}: the last index entry (offset ${f.indexedOffset}, byte ${exactPosition}) points at no verifying batch in the ${f.messagesSize}-byte log, so the index claims data the log does not hold and nothing was cut`,
   }),
-  emptyNonTailSegment: (f: Fields<"EmptyNonTailSegment">): Refusal => ({
+  emptyNonTailSegment: (f: Fields<"EmptyNonTailSegment">, files: SegmentPair): Refusal => ({
     code: "EmptyNonTailSegment", ...f,
-    message: `segment ${f.emptyStart} holds no batch but segment ${f.nextStart} follows it, so offsets would be missing from the chain and nothing was cut`,
+    message: `segment ${f.emptyStart} (${files.previous}) holds no batch but segment ${f.nextStart} (${files.next}) follows it, so offsets would be missing from the chain and nothing was cut`,
   }),
-  hole: (f: Fields<"Hole">): Refusal => ({
+  hole: (f: Fields<"Hole">, files: SegmentPair): Refusal => ({
     code: "Hole", ...f,
-    message: `segment ${f.nextStart} starts above ${f.previousEnd} + 1, the end of segment ${f.previousStart}, so offsets are missing between them and nothing was cut`,
+    message: `segment ${f.nextStart} (${files.next}) starts above ${f.previousEnd} + 1, the end of segment ${f.previousStart} (${files.previous}), so offsets are missing between them and nothing was cut`,
   }),
-  overlap: (f: Fields<"Overlap">): Refusal => ({
+  overlap: (f: Fields<"Overlap">, files: SegmentPair): Refusal => ({
     code: "Overlap", ...f,
-    message: `segment ${f.nextStart} starts at or below ${f.previousEnd}, the end of segment ${f.previousStart}, so offsets would be served twice and nothing was cut`,
+    message: `segment ${f.nextStart} (${files.next}) starts at or below ${f.previousEnd}, the end of segment ${f.previousStart} (${files.previous}), so offsets would be served twice and nothing was cut`,
   }),
 };

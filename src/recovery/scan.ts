@@ -2,19 +2,18 @@
  * The library entry points (SPEC §9.1): scan one partition, or discover
  * partitions under a path and scan each. Read-only: nothing here writes.
  */
-import { availableParallelism } from "node:os";
-import { join, resolve } from "node:path";
-import { createEngine } from "../engine/index.js";
+import { resolve } from "node:path";
 import type { Engine } from "../engine/types.js";
+import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { PartitionReport, ScanReport } from "../report/types.js";
-import { type ScanOptions, resolveScanOptions } from "./options.js";
-import { loadPartition } from "./partition.js";
+import type { IgnoredEntry, PartitionReport, ScanReport } from "../report/types.js";
+import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
+import { failedTarget, loadPartition } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
-import { type ScanTarget, discoverTargets } from "./targets.js";
+import { type ScanTarget, discover, logBytesByTarget } from "./targets.js";
 
-export { discoverTargets, type ScanTarget } from "./targets.js";
+export { discover, discoverTargets, logBytesByTarget, type DiscoveredRoot, type Discovery, type ScanTarget } from "./targets.js";
 
 export const SEGSCAN_VERSION = "1.0.0";
 
@@ -25,55 +24,78 @@ export const SEGSCAN_VERSION = "1.0.0";
  */
 export const POOL_MIN_BYTES = 64 * 1024 * 1024;
 
-/** `scanFs` replaces the filesystem (tests inject faults through it); by default `options.io` picks one. */
+/**
+ * One partition directory. `scanFs` replaces the filesystem (tests inject
+ * faults through it); by default `options.io` picks one. A directory that holds
+ * no `.log` at all is refused (TypeError): it is no partition, and a data dir
+ * belongs to `scanPath`.
+ */
 export async function scanPartition(directory: string, options: ScanOptions = {}, scanFs?: ScanFs): Promise<ScanReport> {
-  return scanTargets([{ path: resolve(directory), singleLog: false }], options, scanFs ?? defaultScanFs(options));
+  const resolved = resolveScanOptions(options);
+  if (typeof directory !== "string") throw new TypeError(`scanPartition: directory must be a path string, got ${String(directory)}`);
+  const fs = scanFs ?? defaultScanFs(resolved.io);
+  const path = resolve(directory);
+  // A listing failure is reported by the load itself (ListFailure); only a
+  // readable directory with no `.log` is refused here.
+  const entries = await fs.list(path).catch(() => null);
+  if (entries !== null && !entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX))) {
+    throw new TypeError(`scanPartition: ${path} holds no .log file, so it is not a partition directory; ` +
+      "to scan a data dir (or any directory above partitions), call scanPath");
+  }
+  return scanResolved([{ path, singleLog: false }], resolved, fs, [], options.engine);
 }
 
-function defaultScanFs(options: ScanOptions): ScanFs {
-  if (options.io !== undefined && options.io !== "async" && options.io !== "blocking") {
-    throw new RangeError(`io must be "async" or "blocking", got ${String(options.io)}`);
-  }
-  return options.io === "blocking" ? nodeBlockingScanFs : nodeScanFs;
+function defaultScanFs(io: "async" | "blocking"): ScanFs {
+  return io === "blocking" ? nodeBlockingScanFs : nodeScanFs;
 }
 
 /** A data dir, any dir under it, a partition dir, or one `.log` (several paths allowed). */
 export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
-  const scanFs = scanFsOverride ?? defaultScanFs(options);
-  const targets: ScanTarget[] = [];
-  for (const path of typeof paths === "string" ? [paths] : paths) targets.push(...(await discoverTargets(resolve(path), scanFs)));
-  return scanTargets(targets, options, scanFs);
+  const resolved = resolveScanOptions(options);
+  const list = typeof paths === "string" ? [paths] : paths;
+  if (!Array.isArray(list) || list.some((path) => typeof path !== "string")) {
+    throw new TypeError("scanPath: paths must be a path string or an array of path strings");
+  }
+  const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
+  const discovery = await discover(list, scanFs, resolved.signal);
+  return scanResolved(discovery.targets, resolved, scanFs, discovery.skipped, options.engine);
 }
 
-export async function scanTargets(targets: readonly ScanTarget[], options: ScanOptions, scanFs: ScanFs): Promise<ScanReport> {
-  const startedAt = performance.now();
+/** Scans targets found by `discover` (the CLI discovers first, to check its paths). */
+export async function scanTargets(targets: readonly ScanTarget[], options: ScanOptions, scanFs?: ScanFs, skipped: readonly IgnoredEntry[] = []): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
-  const engine: Engine = options.engine ?? (await createEngine());
-  const concurrency = options.concurrency ?? availableParallelism();
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+  return scanResolved(targets, resolved, scanFs ?? defaultScanFs(resolved.io), skipped, options.engine);
+}
+
+async function scanResolved(
+  targets: readonly ScanTarget[], resolved: ResolvedScanOptions, scanFs: ScanFs, skipped: readonly IgnoredEntry[], engineOption?: ScanOptions["engine"],
+): Promise<ScanReport> {
+  const startedAt = performance.now();
+  const engine: Engine = await resolveEngineOption(engineOption);
+  const { concurrency } = resolved;
+  const readable = targets.filter((target) => target.failure === undefined);
   // Workers read through the real filesystem with their own engine: a caller's
   // ScanFs (tests' fault injection) keeps the scan in this thread.
-  const pooled = concurrency > 1 && targets.length > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable()
-    && (await totalLogBytes(targets, scanFs)) >= POOL_MIN_BYTES;
-  const partitions = pooled
-    ? await scanOnPool(targets, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress })
-    : await scanSequentially(targets, engine, resolved, scanFs);
-  return assembleReport(engine, resolved.used, partitions, performance.now() - startedAt);
+  const pooled = concurrency > 1 && readable.length > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable()
+    && sum(await logBytesByTarget(readable, scanFs, resolved.signal)) >= POOL_MIN_BYTES;
+  const scanned = pooled
+    ? await scanOnPool(readable, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress })
+    : await scanSequentially(readable, engine, resolved, scanFs);
+  // Failed listings keep their place in discovery order beside the scanned partitions.
+  const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
+  const partitions = targets.map((target) => byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved }));
+  const report = assembleReport(engine, resolved.used, partitions, performance.now() - startedAt);
+  if (skipped.length > 0) report.skipped = [...skipped];
+  return report;
 }
 
-/** Sum of `.log` sizes under the targets: one listing and stat per file, no reads. */
-async function totalLogBytes(targets: readonly ScanTarget[], scanFs: ScanFs): Promise<number> {
+function sum(totals: ReadonlyMap<string, number>): number {
   let total = 0;
-  for (const target of targets) {
-    const logs = target.singleLog
-      ? [target.path]
-      : (await scanFs.list(target.path)).filter((entry) => entry.isFile && entry.name.endsWith(".log")).map((entry) => join(target.path, entry.name));
-    for (const log of logs) total += await scanFs.stat(log).then((info) => info.size, () => 0);
-  }
+  for (const bytes of totals.values()) total += bytes;
   return total;
 }
 
-async function scanSequentially(targets: readonly ScanTarget[], engine: Engine, resolved: ReturnType<typeof resolveScanOptions>, scanFs: ScanFs): Promise<PartitionReport[]> {
+async function scanSequentially(targets: readonly ScanTarget[], engine: Engine, resolved: ResolvedScanOptions, scanFs: ScanFs): Promise<PartitionReport[]> {
   const partitions: PartitionReport[] = [];
   for (const target of targets) {
     if (resolved.signal?.aborted) throw abortError(resolved.signal);

@@ -43,7 +43,7 @@ export async function recoverSegment(files: SegmentFiles, context: SegmentContex
   try {
     file = await context.scanFs.open(files.logPath);
   } catch (cause) {
-    throw new ScanFailure("OpenFailure", files.logPath, `cannot open ${files.logPath} (${describeCause(cause)}); nothing was changed`, { cause });
+    throw new ScanFailure("OpenFailure", files.logPath, `cannot open ${files.logPath}: ${describeCause(cause)}; nothing was changed`, { cause });
   }
   try {
     const window = new FileWindow(file, files.logPath, files.logSize, context.engineWindow, { signal: context.signal, onRead: context.onRead });

@@ -1,34 +1,206 @@
-/** What to scan: partitions discovered under a path (SPEC §9.2), or one `.log`. */
-import { join } from "node:path";
+/**
+ * What to scan: partitions discovered under a path (SPEC §9.2), or one `.log`.
+ *
+ * Discovery never follows a symbolic link to a directory (a link such as
+ * `again -> .` would otherwise multiply the partitions, or loop forever), visits
+ * each directory once by device and inode, checks the AbortSignal before every
+ * listing, and turns a directory it cannot list into a failed target instead of
+ * failing the whole scan.
+ */
+import { join, resolve } from "node:path";
 import { LOG_SUFFIX } from "../format/constants.js";
+import { abortError, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
+import type { IgnoredEntry, ScanError } from "../report/types.js";
 
 /** Directories segscan itself creates beside a partition: never scanned as partitions. */
 const OWN_DIRECTORY_PATTERN = /\.(segscan|fenced\.\d+)$/;
+
+/**
+ * A directory holding one of these is an Iggy node root (`system.path`,
+ * docs/node.md N0); below a node root only `streams/` holds partitions
+ * (`logs/` holds the server's own `*.log` files, which are no segments).
+ */
+const NODE_ROOT_MARKERS = ["metadata", "streams"] as const;
+const NODE_STREAMS_DIRECTORY = "streams";
+
+/**
+ * Deepest directory level below a given path that discovery lists. Iggy's
+ * layout puts partitions 5 levels below the node root
+ * (`streams/<s>/topics/<t>/partitions/<p>`); this bounds discovery on a
+ * filesystem that cannot tell directories apart (no device/inode) and has a
+ * loop that is not a symbolic link (a bind mount).
+ */
+export const MAX_DISCOVERY_DEPTH = 64;
 
 export interface ScanTarget {
   /** A partition directory, or one `.log` file scanned as a partition of one segment. */
   path: string;
   singleLog: boolean;
+  /** Discovery could not list this directory (or stat this path): it is reported as a `failed` partition. */
+  failure?: ScanError;
+}
+
+/** One path given to discovery, and what it held. */
+export interface DiscoveredRoot {
+  /** The path as given, made absolute. */
+  path: string;
+  kind: "directory" | "log" | "unreadable";
+  /** A directory holding `metadata/` or `streams/` (an Iggy node root). */
+  nodeRoot: boolean;
+  /** Targets found under this path (partitions, the `.log`, or failed listings), before de-duplication. */
+  targets: number;
+}
+
+export interface Discovery {
+  /** Every target once (by real path), each root's in path order, roots in the order given. */
+  targets: ScanTarget[];
+  /** Directory links seen outside any partition directory and not followed. */
+  skipped: IgnoredEntry[];
+  roots: DiscoveredRoot[];
+}
+
+const byPath = (a: ScanTarget, b: ScanTarget): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+export function directoryLinkEntry(path: string): IgnoredEntry {
+  return {
+    path, kind: "directory-symlink",
+    message: `${path} is a symbolic link to a directory; discovery does not follow directory links (they can loop or repeat partitions), so scan its target by its own path`,
+  };
+}
+
+function listFailure(path: string, cause: unknown, operation: "list" | "stat"): ScanError {
+  return {
+    code: "ListFailure", path,
+    message: `cannot ${operation === "list" ? "list the directory" : "read"} ${path}: ${describeCause(cause)}; nothing under it was scanned and nothing was changed`,
+  };
+}
+
+async function realPathOf(scanFs: ScanFs, path: string): Promise<string> {
+  return scanFs.realpath ? scanFs.realpath(path) : path;
+}
+
+/**
+ * Discovers the targets under each path. A path that cannot be read becomes a
+ * failed target; a file that is not named `.log` is a caller error (TypeError).
+ */
+export async function discover(paths: readonly string[], scanFs: ScanFs, signal?: AbortSignal): Promise<Discovery> {
+  const discovery: Discovery = { targets: [], skipped: [], roots: [] };
+  /** Real paths (or "dev:ino") of targets already taken, so overlapping paths scan each partition once. */
+  const taken = new Set<string>();
+  for (const given of paths) {
+    if (signal?.aborted) throw abortError(signal);
+    const path = resolve(given);
+    const root: DiscoveredRoot = { path, kind: "directory", nodeRoot: false, targets: 0 };
+    discovery.roots.push(root);
+    let info;
+    let realPath;
+    try {
+      info = await scanFs.stat(path);
+      realPath = await realPathOf(scanFs, path);
+    } catch (cause) {
+      root.kind = "unreadable";
+      root.targets = 1;
+      if (!taken.has(path)) {
+        taken.add(path);
+        discovery.targets.push({ path, singleLog: false, failure: listFailure(path, cause, "stat") });
+      }
+      continue;
+    }
+    if (!info.isDirectory) {
+      // A `.log` that is no regular file (a FIFO) is still a target: its
+      // partition load reports NotRegularFile without opening it.
+      if (!path.endsWith(LOG_SUFFIX)) {
+        throw new TypeError(`${path} is not a .log file, a partition directory or a data directory`);
+      }
+      root.kind = "log";
+      root.targets = 1;
+      const key = `log:${realPath}`;
+      if (!taken.has(key)) {
+        taken.add(key);
+        discovery.targets.push({ path: realPath, singleLog: true });
+      }
+      continue;
+    }
+    const found: { target: ScanTarget; key: string }[] = [];
+    // Per root, so a root inside an earlier one still counts its partitions.
+    const visited = new Set<string>();
+    const visit = async (directory: string, depth: number): Promise<void> => {
+      if (signal?.aborted) throw abortError(signal);
+      if (depth > MAX_DISCOVERY_DEPTH) return;
+      let entries;
+      let key = directory;
+      try {
+        const fileId = (await scanFs.stat(directory)).fileId;
+        if (fileId !== undefined) key = fileId;
+        if (visited.has(key)) return;
+        visited.add(key);
+        entries = await scanFs.list(directory);
+      } catch (cause) {
+        found.push({ target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") }, key: directory });
+        return;
+      }
+      const isNodeRoot = entries.some((entry) => entry.isDirectory && !entry.isSymbolicLink && (NODE_ROOT_MARKERS as readonly string[]).includes(entry.name));
+      if (depth === 0) root.nodeRoot = isNodeRoot;
+      // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
+      // file is reported by the partition load instead of being passed over.
+      const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
+      if (isPartition) found.push({ target: { path: directory, singleLog: false }, key });
+      const children: string[] = [];
+      for (const entry of entries) {
+        if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;
+        if (isNodeRoot && entry.name !== NODE_STREAMS_DIRECTORY) continue;
+        if (entry.isSymbolicLink) {
+          // Inside a partition the partition's own listing reports it.
+          if (!isPartition) discovery.skipped.push(directoryLinkEntry(join(directory, entry.name)));
+          continue;
+        }
+        children.push(entry.name);
+      }
+      for (const child of children.sort()) await visit(join(directory, child), depth + 1);
+    };
+    await visit(realPath, 0);
+    root.targets = found.length;
+    found.sort((a, b) => byPath(a.target, b.target));
+    for (const { target, key } of found) {
+      if (taken.has(key)) continue;
+      taken.add(key);
+      discovery.targets.push(target);
+    }
+  }
+  return discovery;
 }
 
 /**
  * Partitions under `path`: directories holding `.log` files, in path order.
  * A `.log` path is a target of its own.
  */
-export async function discoverTargets(path: string, scanFs: ScanFs): Promise<ScanTarget[]> {
-  const info = await scanFs.stat(path);
-  if (info.isFile) {
-    if (!path.endsWith(LOG_SUFFIX)) throw new TypeError(`${path} is not a .log file, a partition directory or a data directory`);
-    return [{ path, singleLog: true }];
+export async function discoverTargets(path: string, scanFs: ScanFs, signal?: AbortSignal): Promise<ScanTarget[]> {
+  return (await discover([path], scanFs, signal)).targets;
+}
+
+/**
+ * Bytes of `.log` data each target will read, from one listing and one stat per
+ * file and no reads: sizes the worker pool decision and the progress bar's total.
+ * A file that cannot be listed or stat'ed counts 0 (its partition load reports it).
+ */
+export async function logBytesByTarget(targets: readonly ScanTarget[], scanFs: ScanFs, signal?: AbortSignal): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  for (const target of targets) {
+    if (signal?.aborted) throw abortError(signal);
+    if (target.failure !== undefined) {
+      totals.set(target.path, 0);
+      continue;
+    }
+    const logs = target.singleLog
+      ? [target.path]
+      : await scanFs.list(target.path).then(
+        (entries) => entries.filter((entry) => entry.isFile && entry.name.endsWith(LOG_SUFFIX)).map((entry) => join(target.path, entry.name)),
+        () => [] as string[],
+      );
+    let total = 0;
+    for (const log of logs) total += await scanFs.stat(log).then((info) => (info.isFile ? info.size : 0), () => 0);
+    totals.set(target.path, total);
   }
-  const found: ScanTarget[] = [];
-  const visit = async (directory: string): Promise<void> => {
-    const entries = await scanFs.list(directory);
-    if (entries.some((entry) => entry.isFile && entry.name.endsWith(LOG_SUFFIX))) found.push({ path: directory, singleLog: false });
-    const children = entries.filter((entry) => entry.isDirectory && !OWN_DIRECTORY_PATTERN.test(entry.name)).map((entry) => entry.name);
-    for (const child of children) await visit(join(directory, child));
-  };
-  await visit(path);
-  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return totals;
 }

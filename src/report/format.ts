@@ -5,7 +5,7 @@
  * when the caller enables it (the CLI does so on a TTY without NO_COLOR).
  */
 import pc from "picocolors";
-import type { PartitionReport, Refusal, ScanReport, SegmentReport } from "./types.js";
+import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "./types.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -122,6 +122,14 @@ function padStart(text: string, width: number): string {
   return text.length >= width ? text : " ".repeat(width - text.length) + text;
 }
 
+function ignoredReason(kind: IgnoredEntry["kind"]): string {
+  switch (kind) {
+    case "bad-segment-name": return "not a segment name: the start offset as exactly 20 decimal digits";
+    case "not-regular-file": return "not a regular file";
+    case "directory-symlink": return "a link to a directory: not followed";
+  }
+}
+
 export function formatPartition(partition: PartitionReport, options: FormatOptions = {}): string {
   const c = colors(options.color ?? false);
   const lines: string[] = [];
@@ -131,8 +139,10 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
       ? c.dim(`  (probe spent ${formatCount(partition.budget.spentUnits)} of ${formatCount(partition.budget.limitUnits)} units)`)
       : ""));
   if (partition.error !== null) {
+    // Every error message names its path; repeat it only when it does not.
+    const named = partition.error.message.includes(partition.error.path);
     lines.push(`  ${c.bold(c.magenta(partition.error.code))}: ${partition.error.message}` +
-      c.dim(` (${displayPath(partition.error.path, options.relativeTo)})`));
+      (named ? "" : c.dim(` (${displayPath(partition.error.path, options.relativeTo)})`)));
   }
   if (partition.refusal !== null) lines.push(`  ${refusalLine(partition.refusal, c)}`);
 
@@ -168,7 +178,7 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
     lines.push(`  sweep ${baseName(candidate.path)} ${c.dim(`(${candidate.kind}: moved aside by repair)`)}`);
   }
   for (const ignored of partition.ignored) {
-    lines.push(`  ${c.dim(`ignored ${baseName(ignored)} (not a segment name; never touched)`)}`);
+    lines.push(`  ${c.dim(`ignored ${baseName(ignored.path)} (${ignoredReason(ignored.kind)}; never touched)`)}`);
   }
   return lines.join("\n");
 }
@@ -207,6 +217,11 @@ export function formatReport(report: ScanReport, options: FormatOptions = {}): s
   const blocks = [formatHeader(report, options)];
   if (report.partitions.length === 0) blocks.push("no partitions found (no directory holding .log files)");
   for (const partition of report.partitions) blocks.push(formatPartition(partition, options));
+  if (report.skipped !== undefined && report.skipped.length > 0) {
+    const c = colors(options.color ?? false);
+    blocks.push(report.skipped.map((entry) =>
+      c.dim(`not followed: ${displayPath(entry.path, options.relativeTo)} (a link to a directory; scan its target by its own path)`)).join("\n"));
+  }
   blocks.push(formatSummary(report, options));
   return blocks.join("\n\n") + "\n";
 }

@@ -1,11 +1,11 @@
 /**
  * The `scan --json` report (SPEC §9.3): u64 offsets and timestamps become
  * decimal strings, byte positions and sizes stay numbers. Library-only fields
- * (`rebuiltIndex`, `ignored`, `bytesScanned` per partition, `singleSegment`)
+ * (`rebuiltIndex`, `bytesScanned` per partition, `singleSegment`, `skipped`)
  * are left out, so the JSON is exactly the documented shape.
  */
 import type {
-  ForwardGap, PartitionReport, Refusal, Residue, ScanError, ScanReport, SegmentReport, SegmentWarning,
+  ForwardGap, IgnoredEntry, PartitionReport, Refusal, Residue, ScanError, ScanReport, SegmentReport, SegmentWarning,
 } from "./types.js";
 
 export interface JsonScanOptions {
@@ -70,6 +70,7 @@ export interface JsonPartition {
   budget: { limitUnits: number; spentUnits: number };
   sweep: { path: string; kind: "staging" | "orphan-index" }[];
   segments: JsonSegment[];
+  ignored: { path: string; kind: IgnoredEntry["kind"]; message: string }[];
 }
 
 export interface JsonScanReport {
@@ -152,6 +153,7 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     budget: { limitUnits: partition.budget.limitUnits, spentUnits: partition.budget.spentUnits },
     sweep: partition.sweep.map((candidate) => ({ path: candidate.path, kind: candidate.kind })),
     segments: partition.segments.map(segmentToJson),
+    ignored: partition.ignored.map((entry) => ({ path: entry.path, kind: entry.kind, message: entry.message })),
   };
 }
 
@@ -294,6 +296,7 @@ const partitionCheck = object({
   budget: object({ limitUnits: num, spentUnits: num }),
   sweep: arrayOf(object({ path: str, kind: oneOf("staging", "orphan-index") })),
   segments: arrayOf(segmentCheck),
+  ignored: arrayOf(object({ path: str, kind: oneOf("bad-segment-name", "not-regular-file", "directory-symlink"), message: str })),
 });
 
 const reportCheck = object({

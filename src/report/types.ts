@@ -128,6 +128,13 @@ export interface SweepCandidate {
   kind: "staging" | "orphan-index";
 }
 
+/** A file or link discovery or the listing saw and left alone: reported, never opened, never touched. */
+export interface IgnoredEntry {
+  path: string;
+  kind: "bad-segment-name" | "not-regular-file" | "directory-symlink";
+  message: string;
+}
+
 export interface PartitionReport {
   path: string;
   verdict: PartitionVerdict;
@@ -137,8 +144,8 @@ export interface PartitionReport {
   budget: { limitUnits: number; spentUnits: number };
   sweep: SweepCandidate[];
   segments: SegmentReport[];
-  /** Files the listing saw but that are not ours (e.g. a .log whose stem is not a u64): reported, never touched. */
-  ignored: string[];
+  /** Entries the listing saw but will not read (a `.log` not named like a segment, a directory link, …). */
+  ignored: IgnoredEntry[];
   /** Library-only: bytes this partition's scan read. */
   bytesScanned: number;
   /** True when this report describes one `.log` scanned alone (no sweep, no contiguity). */
@@ -160,5 +167,7 @@ export interface ScanReport {
   engine: EngineKind;
   options: ScanOptionsUsed;
   partitions: PartitionReport[];
+  /** Library-only (not in the JSON): directory links discovery did not follow outside any partition. */
+  skipped?: IgnoredEntry[];
   summary: ScanSummary;
 }
