@@ -1,7 +1,13 @@
 /** SPEC §3.6: failures that stop a partition and are never evidence about its bytes. */
 
-/** What stopped a partition: read failures are never evidence about its bytes (SPEC §3.6). */
-export type ScanErrorCode = "ReadFailure" | "OpenFailure" | "StorageSizeMismatch" | "ListFailure";
+/**
+ * What stopped a partition: read failures are never evidence about its bytes
+ * (SPEC §3.6). `NoSegments`: a directory holding `.log` files none of which is
+ * a segment; `NotRegularFile`: a segment-named `.log` that is a FIFO, socket or
+ * device, never opened (the codes agreed for issue 16 items 3 and 6).
+ */
+export type ScanErrorCode =
+  | "ReadFailure" | "OpenFailure" | "StorageSizeMismatch" | "ListFailure" | "NoSegments" | "NotRegularFile";
 
 /** A ScanFailure as the report carries it (re-exported by `report/types.ts`). */
 export interface ScanError {
