@@ -111,7 +111,11 @@ export interface SegmentReport {
   walkedSize: number;
   residue: Residue | null;
   gaps: ForwardGap[];
-  /** Always present, usually empty; in ascending position order. */
+  /**
+   * Always present, usually empty; in ascending position order. Only batches
+   * this scan verified are warned about: tail mode walks from the last index
+   * entry, deep mode (`verify: "full"`) from byte 0.
+   */
   warnings: SegmentWarning[];
   index: SegmentIndexReport;
   refusal: Refusal | null;

@@ -113,6 +113,7 @@ export function readLayout(k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh
   }
   return layout;
 }
+
 /** verifyFinish's code for "called before the whole blob was fed" (not a VerifyStatus). */
 const NOT_FINISHED = -1;
 /** Keeps an absolute file end inside i64 when it crosses as f64. */
