@@ -8,14 +8,17 @@ import {
   DEMO_SCENARIOS, generateDataDir, listScenarios, SCENARIOS, type GenerateOptions, type GeneratedDataDir, type SizeProfileName,
 } from "../gen/index.js";
 import { applyRepair, formatPlan, planRepair, planToJson, restore, type ApplyResult, type RepairPlan } from "../repair/index.js";
-import { colors, formatBytes, formatCount, formatReport, formatSummary, refusalLine } from "../report/format.js";
-import { stringifyJson, toJsonReport } from "../report/json.js";
+import {
+  NO_PARTITIONS_TEXT, colors, formatBytes, formatCount, formatHeader, formatPartition, formatReport, formatSkipped, formatSummary, refusalLine,
+} from "../report/format.js";
+import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../report/types.js";
+import type { ScanStream } from "../recovery/scan.js";
 import { describeCause } from "../io/errors.js";
 import { colorEnabled, out, resolveEngine, withCancellation } from "./context.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
-import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
+import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -43,14 +46,65 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
 }
 
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
+  if (flags.json && flags.ndjson) throw new UsageError("--json and --ndjson are two formats of the same report: give one");
   // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
-  const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
   if (flags.json) {
+    const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
     await out(stringifyJson(toJsonReport(report)) + "\n");
-  } else {
-    await out(formatReport(report, { color: useColor() }) + scanHints(report, paths));
+    return scanExitCode(report);
   }
-  return scanExitCode(report);
+  // The text report and --ndjson print each partition as it completes and keep
+  // only the summary, so their memory stays flat however many partitions there are.
+  const summary = await withCancellation((signal) => runScanStream(paths, flags, engineWasExplicit(command), signal,
+    (stream) => (flags.ndjson ? printNdjson(stream) : printText(stream, paths))));
+  return scanExitCode({ summary });
+}
+
+/** What the stream's header and a summary make: a report without partitions, for the header and summary formatters. */
+function reportShell(stream: ScanStream, summary: ScanReport["summary"]): ScanReport {
+  return { segscan: stream.segscan, engine: stream.engine, options: stream.options, partitions: [], summary };
+}
+
+/** Feeds each partition to `print` in order; returns the summary. */
+async function drain(stream: ScanStream, print: (partition: ScanReport["partitions"][number]) => Promise<void>): Promise<ScanReport["summary"]> {
+  for (let next = await stream.partitions.next(); ; next = await stream.partitions.next()) {
+    if (next.done) return next.value;
+    await print(next.value);
+  }
+}
+
+/**
+ * `scan --ndjson` (docs/interfaces.md §9.3): one partition per line, exactly as
+ * it appears in the `--json` report's `partitions`, in path order; the last
+ * line is that report without `partitions` (segscan, engine, options, summary).
+ */
+async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
+  const summary = await drain(stream, (partition) => out(JSON.stringify(partitionToJson(partition)) + "\n"));
+  const { partitions: _partitions, ...last } = toJsonReport(reportShell(stream, summary));
+  await out(JSON.stringify(last) + "\n");
+  return summary;
+}
+
+/** The text report, written block by block: the same text `formatReport` makes of the whole report. */
+async function printText(stream: ScanStream, paths: readonly string[]): Promise<ScanReport["summary"]> {
+  const options = { color: useColor() };
+  const empty = reportShell(stream, { partitions: 0, clean: 0, repairable: 0, refused: 0, failed: 0, bytesScanned: 0, elapsedMs: 0 });
+  // The header goes out with the first partition: a scan cancelled before any
+  // partition completed prints nothing on stdout (one cancelled later has
+  // printed the partitions it finished, and no summary).
+  let pending = formatHeader(empty, options);
+  const summary = await drain(stream, async (partition) => {
+    await out(pending + "\n\n" + formatPartition(partition, options));
+    pending = "";
+  });
+  await out(pending);
+  const tail: string[] = [];
+  if (summary.partitions === 0) tail.push(NO_PARTITIONS_TEXT);
+  if (stream.skipped.length > 0) tail.push(formatSkipped(stream.skipped, options));
+  const report = reportShell(stream, summary);
+  tail.push(formatSummary(report, options));
+  await out("\n\n" + tail.join("\n\n") + "\n" + scanHints(report, paths));
+  return summary;
 }
 
 // ---------------------------------------------------------------------------

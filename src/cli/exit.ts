@@ -21,13 +21,10 @@ export const EXIT = {
 } as const;
 
 /** Exit status of a dry-run scan: 4 for repairable or refused partitions, 8 for failed ones. */
-export function scanExitCode(report: ScanReport): number {
-  let code: number = EXIT.CLEAN;
-  for (const partition of report.partitions) {
-    if (partition.verdict === "failed") code |= EXIT.OPERATIONAL;
-    else if (partition.verdict !== "clean") code |= EXIT.PROBLEMS;
-  }
-  return code;
+export function scanExitCode(report: Pick<ScanReport, "summary">): number {
+  // From the summary's counts, so a streamed scan (which keeps no partitions) gets the same code.
+  const { failed, repairable, refused } = report.summary;
+  return EXIT.CLEAN | (failed > 0 ? EXIT.OPERATIONAL : 0) | (repairable + refused > 0 ? EXIT.PROBLEMS : 0);
 }
 
 /** A usage error: bad flag values or arguments (exit 16). */

@@ -35,6 +35,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   addScanFlags(program.command("scan")
     .description("scan partitions and report what their segments hold (read-only)")
     .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"))
+    .option("--ndjson", "print one JSON partition per line as each completes (path order), then a summary line; memory stays flat")
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: ScanFlags, command: Command) => setExit(await scanCommand(paths, flags, command)));
 

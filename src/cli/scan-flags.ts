@@ -6,7 +6,8 @@ import {
 } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
 import { maxConcurrency, WORKERS_PER_CPU } from "../recovery/options.js";
-import { type Discovery, discover, logBytesByTarget, scanTargets } from "../recovery/scan.js";
+import { type Discovery, type ScanStream, discover, logBytesByTarget, scanTargets, streamTargets } from "../recovery/scan.js";
+import type { ScanOptions } from "../recovery/options.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { ScanReport } from "../report/types.js";
 import { resolveEngine, warn } from "./context.js";
@@ -16,6 +17,8 @@ import { progressWanted, startProgress } from "./progress.js";
 
 export interface ScanFlags {
   json?: boolean;
+  /** `scan` only: one JSON partition per line as each completes, a summary line last. */
+  ndjson?: boolean;
   engine: EngineKind;
   deep?: boolean;
   replicas: number;
@@ -82,6 +85,32 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
 export async function runScan(
   paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal,
 ): Promise<ScanReport> {
+  const { discovery, options, stop } = await prepareScan(paths, flags, engineExplicit, signal);
+  try {
+    return await scanTargets(discovery.targets, options, nodeBlockingScanFs, discovery.skipped);
+  } finally {
+    stop();
+  }
+}
+
+/**
+ * The same scan as `runScan`, streamed: `consume` gets the partitions one by
+ * one in path order, so the caller prints each and keeps only the summary.
+ */
+export async function runScanStream<T>(
+  paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal, consume: (stream: ScanStream) => Promise<T>,
+): Promise<T> {
+  const { discovery, options, stop } = await prepareScan(paths, flags, engineExplicit, signal);
+  try {
+    return await consume(await streamTargets(discovery.targets, options, nodeBlockingScanFs, discovery.skipped));
+  } finally {
+    stop();
+  }
+}
+
+async function prepareScan(
+  paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal,
+): Promise<{ discovery: Discovery; options: ScanOptions; stop: () => void }> {
   const engine = await resolveEngine(flags.engine, engineExplicit);
   const discovery = await discoverForCli(paths, signal);
   const wanted = progressWanted(process.stderr, flags);
@@ -93,23 +122,20 @@ export async function runScan(
     }, () => undefined);
   }
   const progress = startProgress(process.stderr, wanted, estimates);
-  try {
-    return await scanTargets(discovery.targets, {
-      engine,
-      verify: flags.deep ? "full" : "tail",
-      replicaCount: flags.replicas,
-      probeBudgetUnits: flags.probeBudget,
-      windowBytes: flags.window,
-      concurrency: flags.concurrency,
-      // A CLI process serves nothing else: blocking reads are about twice as fast
-      // from the page cache, and the scan still yields after every window.
-      io: "blocking",
-      signal,
-      ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
-    }, nodeBlockingScanFs, discovery.skipped);
-  } finally {
-    progress.stop();
-  }
+  const options: ScanOptions = {
+    engine,
+    verify: flags.deep ? "full" : "tail",
+    replicaCount: flags.replicas,
+    probeBudgetUnits: flags.probeBudget,
+    windowBytes: flags.window,
+    concurrency: flags.concurrency,
+    // A CLI process serves nothing else: blocking reads are about twice as fast
+    // from the page cache, and the scan still yields after every window.
+    io: "blocking",
+    signal,
+    ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
+  };
+  return { discovery, options, stop: () => progress.stop() };
 }
 
 export function engineWasExplicit(command: Command): boolean {

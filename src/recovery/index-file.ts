@@ -9,7 +9,7 @@ import { ScanFailure, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 
 /** Entries read per index read: 64 KiB keeps syscalls few and memory constant. */
-const INDEX_CHUNK_ENTRIES = 2730;
+export const INDEX_CHUNK_ENTRIES = 2730;
 
 export interface IndexSummary {
   wholeEntries: number;
@@ -38,7 +38,8 @@ export async function* readIndexEntriesStreaming(
     throw new ScanFailure("OpenFailure", indexPath, `cannot open ${indexPath}: ${describeCause(cause)}; nothing was changed`, { cause });
   }
   try {
-    const chunk = new Uint8Array(INDEX_CHUNK_ENTRIES * INDEX_ENTRY_BYTES);
+    // Sized to the index when it is smaller: most partitions' indexes hold a few entries.
+    const chunk = new Uint8Array(Math.min(INDEX_CHUNK_ENTRIES, wholeEntries) * INDEX_ENTRY_BYTES);
     for (let entryIndex = 0; entryIndex < wholeEntries; ) {
       const count = Math.min(INDEX_CHUNK_ENTRIES, wholeEntries - entryIndex);
       await readFully(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), entryIndex * INDEX_ENTRY_BYTES, indexPath, indexSize);

@@ -5,9 +5,9 @@
  */
 import { basename, dirname, join } from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
-import type { Engine } from "../engine/types.js";
+import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import { NotRegularFileError, type ScanFs } from "../io/fs.js";
+import { type DirectoryEntry, NotRegularFileError, type ScanFs } from "../io/fs.js";
 import { decideAction } from "../policy/policy.js";
 import type { IgnoredEntry, PartitionReport, PartitionVerdict, Refusal, ScanError, SegmentReport, SweepCandidate } from "../report/types.js";
 import type { ResolvedScanOptions } from "./options.js";
@@ -81,11 +81,11 @@ async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> 
   return { segments: [{ startOffset, logPath, indexPath, logSize, indexSize }], sweep: [], ignored: [] };
 }
 
-/** SPEC §4 step 1: one listing; segments by `.log` stem, sweep candidates, and files that are not ours. */
-async function listPartition(scanFs: ScanFs, directory: string): Promise<Listing> {
+/** SPEC §4 step 1: one listing (discovery's, when given); segments by `.log` stem, sweep candidates, and files that are not ours. */
+async function listPartition(scanFs: ScanFs, directory: string, listed?: readonly DirectoryEntry[]): Promise<Listing> {
   let entries;
   try {
-    entries = await scanFs.list(directory);
+    entries = listed ?? await scanFs.list(directory);
   } catch (cause) {
     throw new ScanFailure("ListFailure", directory, `cannot list the directory ${directory}: ${describeCause(cause)}; nothing was changed`, { cause });
   }
@@ -172,10 +172,21 @@ export interface LoadContext {
   engine: Engine;
   scanFs: ScanFs;
   options: Pick<ResolvedScanOptions, "used" | "signal" | "onProgress">;
+  /**
+   * A window of `used.windowBytes` (and `used.maxBatchBytes`) to scan in,
+   * borrowed: the load does not close it, so a scan of many partitions opens
+   * one window per partition in flight instead of one per partition. Without
+   * it the load opens (and closes) its own.
+   */
+  engineWindow?: EngineWindow;
 }
 
-/** Loads a partition directory, or (when `singleLog` is set) one `.log` as a partition of one segment. */
-export async function loadPartition(path: string, context: LoadContext, singleLog = false): Promise<PartitionReport> {
+/**
+ * Loads a partition directory, or (when `singleLog` is set) one `.log` as a
+ * partition of one segment. `entries` is the directory's listing when the
+ * caller already read it (discovery does); otherwise the load lists it.
+ */
+export async function loadPartition(path: string, context: LoadContext, singleLog = false, entries?: readonly DirectoryEntry[]): Promise<PartitionReport> {
   const { used } = context.options;
   const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
   const report: PartitionReport = {
@@ -183,14 +194,14 @@ export async function loadPartition(path: string, context: LoadContext, singleLo
     budget: { limitUnits: budget.limitUnits, spentUnits: 0 },
     sweep: [], segments: [], ignored: [], bytesScanned: 0, singleSegment: singleLog,
   };
-  const engineWindow = context.engine.openWindow(used.windowBytes, used.maxBatchBytes === undefined ? {} : { maxBatchBytes: used.maxBatchBytes });
+  const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
   let bytesTotal = 0;
   const onRead = (bytesRead: number): void => {
     report.bytesScanned += bytesRead;
     context.options.onProgress?.({ path, bytesDone: Math.min(report.bytesScanned, bytesTotal), bytesTotal });
   };
   try {
-    const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path);
+    const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path, entries);
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
     if (listing.segments.length === 0) throw noSegments(path, listing.ignored);
@@ -212,13 +223,18 @@ export async function loadPartition(path: string, context: LoadContext, singleLo
       report.error = error.toScanError();
     }
   } finally {
-    engineWindow.close();
+    if (engineWindow !== context.engineWindow) engineWindow.close();
   }
   report.budget.spentUnits = budget.spentUnits;
   report.verdict = classify(report);
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
   context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
   return report;
+}
+
+/** The window a partition load scans in, as the options ask. */
+export function openScanWindow(engine: Engine, used: ResolvedScanOptions["used"]): EngineWindow {
+  return engine.openWindow(used.windowBytes, used.maxBatchBytes === undefined ? {} : { maxBatchBytes: used.maxBatchBytes });
 }
 
 /** A target discovery could not list: a `failed` partition with nothing read. */

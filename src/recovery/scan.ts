@@ -3,13 +3,13 @@
  * partitions under a path and scan each. Read-only: nothing here writes.
  */
 import { resolve } from "node:path";
-import type { Engine } from "../engine/types.js";
+import type { Engine, EngineWindow } from "../engine/types.js";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { IgnoredEntry, PartitionReport, ScanReport } from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../report/types.js";
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
-import { failedTarget, loadPartition } from "./partition.js";
+import { failedTarget, loadPartition, openScanWindow } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type ScanTarget, discover, logBytesByTarget } from "./targets.js";
 
@@ -23,6 +23,28 @@ export const SEGSCAN_VERSION = "1.0.0";
  * tens of MiB in that time.
  */
 export const POOL_MIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Most partition loads in flight on one thread with async io. A small
+ * partition is a chain of metadata round trips through libuv's threadpool
+ * (list, stat, open, index read, close); one at a time leaves the thread idle
+ * most of the scan (issue 13), while a few in flight keep the threadpool's 4
+ * threads busy. More than twice its size only queues.
+ */
+export const PARTITIONS_IN_FLIGHT = 8;
+
+/**
+ * Window memory the loads in flight may hold together: each holds one window,
+ * so a large `windowBytes` lowers the count (down to 1) and a scan's window
+ * memory stays ≤ max(this, windowBytes).
+ */
+export const IN_FLIGHT_WINDOW_BUDGET_BYTES = 8 * 1024 * 1024;
+
+/** Loads in flight for these options: 1 with blocking io (every call blocks, nothing to overlap). */
+export function partitionsInFlight(resolved: Pick<ResolvedScanOptions, "io" | "used">): number {
+  if (resolved.io === "blocking") return 1;
+  return Math.max(1, Math.min(PARTITIONS_IN_FLIGHT, Math.floor(IN_FLIGHT_WINDOW_BUDGET_BYTES / resolved.used.windowBytes)));
+}
 
 /**
  * One partition directory. `scanFs` replaces the filesystem (tests inject
@@ -72,21 +94,36 @@ async function scanResolved(
 ): Promise<ScanReport> {
   const startedAt = performance.now();
   const engine: Engine = await resolveEngineOption(engineOption);
+  const partitions: PartitionReport[] = [];
+  for await (const partition of scanInOrder(targets, engine, resolved, scanFs)) partitions.push(partition);
+  const report = assembleReport(engine, resolved.used, partitions, performance.now() - startedAt);
+  if (skipped.length > 0) report.skipped = [...skipped];
+  return report;
+}
+
+/**
+ * Every target's report in target order: on the worker pool when it pays
+ * (several workers asked for, the real filesystem, ≥ POOL_MIN_BYTES of logs),
+ * else on this thread. The pool hands back its reports together (its memory
+ * grows with the partition count); this thread's scan streams them.
+ */
+async function* scanInOrder(
+  targets: readonly ScanTarget[], engine: Engine, resolved: ResolvedScanOptions, scanFs: ScanFs,
+): AsyncGenerator<PartitionReport, void, undefined> {
   const { concurrency } = resolved;
   const readable = targets.filter((target) => target.failure === undefined);
   // Workers read through the real filesystem with their own engine: a caller's
   // ScanFs (tests' fault injection) keeps the scan in this thread.
   const pooled = concurrency > 1 && readable.length > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable()
     && sum(await logBytesByTarget(readable, scanFs, resolved.signal)) >= POOL_MIN_BYTES;
-  const scanned = pooled
-    ? await scanOnPool(readable, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress })
-    : await scanSequentially(readable, engine, resolved, scanFs);
+  if (!pooled) {
+    yield* loadInOrder(targets, engine, resolved, scanFs);
+    return;
+  }
+  const scanned = await scanOnPool(readable, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress });
   // Failed listings keep their place in discovery order beside the scanned partitions.
   const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
-  const partitions = targets.map((target) => byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved }));
-  const report = assembleReport(engine, resolved.used, partitions, performance.now() - startedAt);
-  if (skipped.length > 0) report.skipped = [...skipped];
-  return report;
+  for (const target of targets) yield byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved });
 }
 
 function sum(totals: ReadonlyMap<string, number>): number {
@@ -95,13 +132,115 @@ function sum(totals: ReadonlyMap<string, number>): number {
   return total;
 }
 
-async function scanSequentially(targets: readonly ScanTarget[], engine: Engine, resolved: ResolvedScanOptions, scanFs: ScanFs): Promise<PartitionReport[]> {
-  const partitions: PartitionReport[] = [];
-  for (const target of targets) {
-    if (resolved.signal?.aborted) throw abortError(resolved.signal);
-    partitions.push(await loadPartition(target.path, { engine, scanFs, options: resolved }, target.singleLog));
+/**
+ * Every target's report, in target order, on this thread: up to
+ * `partitionsInFlight` loads run at once (each in its own engine window,
+ * reused by the next load), and each report is handed on as soon as every
+ * earlier one has been. A load that fails to read fails only its own
+ * partition (loadPartition reports it); anything else (an abort, a bug)
+ * rejects the scan after the loads in flight have settled.
+ */
+export async function* loadInOrder(
+  targets: readonly ScanTarget[], engine: Engine, resolved: ResolvedScanOptions, scanFs: ScanFs,
+): AsyncGenerator<PartitionReport, void, undefined> {
+  const limit = partitionsInFlight(resolved);
+  const idleWindows: EngineWindow[] = [];
+  const pending: Promise<PartitionReport>[] = [];
+  const start = (target: ScanTarget): Promise<PartitionReport> => {
+    if (target.failure !== undefined) return Promise.resolve(failedTarget(target.path, target.failure, { options: resolved }));
+    const engineWindow = idleWindows.pop() ?? openScanWindow(engine, resolved.used);
+    // The listing is used once: a target scanned again is listed afresh.
+    const entries = target.entries;
+    target.entries = undefined;
+    const load = loadPartition(target.path, { engine, scanFs, options: resolved, engineWindow }, target.singleLog, entries)
+      .finally(() => idleWindows.push(engineWindow));
+    load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
+    return load;
+  };
+  let next = 0;
+  try {
+    while (next < targets.length || pending.length > 0) {
+      while (pending.length < limit && next < targets.length) {
+        if (resolved.signal?.aborted) throw abortError(resolved.signal);
+        pending.push(start(targets[next++]!));
+      }
+      yield await pending.shift()!;
+    }
+  } finally {
+    await Promise.allSettled(pending);
+    for (const engineWindow of idleWindows) engineWindow.close();
   }
-  return partitions;
+}
+
+/** Running totals of a streamed scan: all a streaming report keeps (its memory stays flat). */
+export class SummaryCounter {
+  private readonly startedAt = performance.now();
+  readonly summary: ScanReport["summary"] = { partitions: 0, clean: 0, repairable: 0, refused: 0, failed: 0, bytesScanned: 0, elapsedMs: 0 };
+
+  add(partition: PartitionReport): void {
+    this.summary.partitions++;
+    this.summary[partition.verdict]++;
+    this.summary.bytesScanned += partition.bytesScanned;
+    this.summary.elapsedMs = Math.round(performance.now() - this.startedAt);
+  }
+}
+
+/** A streamed scan (`scanIter`, `scan --ndjson`): what its header says, then the partitions one by one. */
+export interface ScanStream {
+  segscan: string;
+  engine: Engine["kind"];
+  options: ScanOptionsUsed;
+  skipped: readonly IgnoredEntry[];
+  /** Partition reports in path order, each as soon as it and every earlier one is done; returns the summary. */
+  partitions: AsyncGenerator<PartitionReport, ScanReport["summary"], undefined>;
+}
+
+/**
+ * Scans targets as a stream. Nothing but the summary is kept: on one thread
+ * memory does not grow with the partition count beyond the targets
+ * themselves (the worker pool, used as in `scanPath`, holds its reports until
+ * it is done).
+ */
+export async function streamTargets(
+  targets: readonly ScanTarget[], options: ScanOptions, scanFs?: ScanFs, skipped: readonly IgnoredEntry[] = [],
+): Promise<ScanStream> {
+  const resolved = resolveScanOptions(options);
+  const engine = await resolveEngineOption(options.engine);
+  const fs = scanFs ?? defaultScanFs(resolved.io);
+  async function* partitions(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
+    const counter = new SummaryCounter();
+    for await (const partition of scanInOrder(targets, engine, resolved, fs)) {
+      counter.add(partition);
+      yield partition;
+    }
+    return counter.summary;
+  }
+  return { segscan: SEGSCAN_VERSION, engine: engine.kind, options: resolved.used, skipped, partitions: partitions() };
+}
+
+/**
+ * The library's streaming scan (docs/interfaces.md §9.1): discovers like
+ * `scanPath`, then yields each partition's report in path order as it
+ * completes, keeping none of them:
+ *
+ *     for await (const partition of scanIter(root)) console.log(partition.path, partition.verdict);
+ *
+ * The generator's return value (seen by calling `next()` by hand) is the
+ * summary. Options are checked before anything is read; a read failure fails
+ * only its partition, exactly as in `scanPath`, and the reports are the same.
+ */
+export async function* scanIter(
+  paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs,
+): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
+  const resolved = resolveScanOptions(options);
+  const list = typeof paths === "string" ? [paths] : paths;
+  if (!Array.isArray(list) || list.some((path) => typeof path !== "string")) {
+    throw new TypeError("scanIter: paths must be a path string or an array of path strings");
+  }
+  const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
+  const discovery = await discover(list, scanFs, resolved.signal);
+  const stream = await streamTargets(discovery.targets, options, scanFs, discovery.skipped);
+  return yield* stream.partitions;
 }
 
 export function assembleReport(engine: Engine, used: ScanReport["options"], partitions: PartitionReport[], elapsedMs: number): ScanReport {

@@ -10,7 +10,7 @@ import type { ScanFs } from "../io/fs.js";
 import { FileWindow } from "../io/window.js";
 import type { EngineWindow } from "../engine/types.js";
 import type { Refusal, Residue, SegmentReport, VerifyMode } from "../report/types.js";
-import { readIndexEntriesStreaming, validateIndex } from "./index-file.js";
+import { INDEX_CHUNK_ENTRIES, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
 import { type ProbeBudget, type ProbeResult, probeResidue } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { verifyBatchAt } from "./verify.js";
@@ -93,10 +93,29 @@ function indexEntries(files: SegmentFiles, context: SegmentContext): AsyncGenera
   return readIndexEntriesStreaming(context.scanFs, files.indexPath, files.indexSize);
 }
 
+async function* fromMemory(entries: readonly IndexEntry[]): AsyncGenerator<IndexEntry> {
+  yield* entries;
+}
+
+/**
+ * Deep mode reads the index twice (validation, then matching against the
+ * walk). An index that fits one read chunk (INDEX_CHUNK_ENTRIES entries,
+ * 64 KiB) is read once and both passes run from memory: for a small
+ * partition that saves an open, a read and a close. A larger index streams
+ * twice, so memory stays bounded whatever its size.
+ */
+async function indexPasses(files: SegmentFiles, context: SegmentContext, wholeEntries: number): Promise<() => AsyncGenerator<IndexEntry>> {
+  if (context.verify !== "full" || wholeEntries > INDEX_CHUNK_ENTRIES) return () => indexEntries(files, context);
+  const entries: IndexEntry[] = [];
+  for await (const entry of indexEntries(files, context)) entries.push(entry);
+  return () => fromMemory(entries);
+}
+
 /** SPEC §3.2: the indexed arm, in tail mode or deep mode. */
 async function recoverIndexed(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
   const segment = files.startOffset;
-  const { validation, summary } = await validateIndex(indexEntries(files, context), files.startOffset);
+  const passes = await indexPasses(files, context, report.index.entries);
+  const { validation, summary } = await validateIndex(passes(), files.startOffset);
   if (!validation.valid) {
     markRefused(report, validation.code === "IndexEntryBeforeSegmentStart"
       ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
@@ -113,7 +132,7 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
 
   let walk: WalkResult;
   if (context.verify === "full") {
-    const matcher = new IndexEntryMatcher(indexEntries(files, context));
+    const matcher = new IndexEntryMatcher(passes());
     let lastEntryProven = false;
     walk = await walkBatches(window, {
       fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true,

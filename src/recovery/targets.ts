@@ -10,7 +10,7 @@
 import { join, resolve } from "node:path";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError, describeCause } from "../io/errors.js";
-import type { ScanFs } from "../io/fs.js";
+import type { DirectoryEntry, ScanFs } from "../io/fs.js";
 import type { IgnoredEntry, ScanError } from "../report/types.js";
 
 /** Directories segscan itself creates beside a partition: never scanned as partitions. */
@@ -39,6 +39,13 @@ export interface ScanTarget {
   singleLog: boolean;
   /** Discovery could not list this directory (or stat this path): it is reported as a `failed` partition. */
   failure?: ScanError;
+  /**
+   * The partition directory's listing as discovery read it, so the partition
+   * load does not list it again. The scan takes it (and clears it) when it
+   * loads the partition, so a scan of 100,000 partitions does not keep every
+   * listing, and a target scanned again is listed afresh.
+   */
+  entries?: readonly DirectoryEntry[] | undefined;
 }
 
 /** One path given to discovery, and what it held. */
@@ -145,7 +152,7 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
       // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
       // file is reported by the partition load instead of being passed over.
       const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
-      if (isPartition) found.push({ target: { path: directory, singleLog: false }, key });
+      if (isPartition) found.push({ target: { path: directory, singleLog: false, entries }, key });
       const children: string[] = [];
       for (const entry of entries) {
         if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;
@@ -194,7 +201,7 @@ export async function logBytesByTarget(targets: readonly ScanTarget[], scanFs: S
     }
     const logs = target.singleLog
       ? [target.path]
-      : await scanFs.list(target.path).then(
+      : await (target.entries === undefined ? scanFs.list(target.path) : Promise.resolve(target.entries)).then(
         (entries) => entries.filter((entry) => entry.isFile && entry.name.endsWith(LOG_SUFFIX)).map((entry) => join(target.path, entry.name)),
         () => [] as string[],
       );

@@ -4,11 +4,11 @@
  */
 import { parentPort } from "node:worker_threads";
 import { createEngine } from "../engine/index.js";
-import type { Engine, EngineKind } from "../engine/types.js";
+import type { Engine, EngineKind, EngineWindow } from "../engine/types.js";
 import { nodeBlockingScanFs } from "../io/fs.js";
 import type { PartitionReport } from "../report/types.js";
 import type { ScanOptionsUsed } from "../report/types.js";
-import { loadPartition } from "./partition.js";
+import { loadPartition, openScanWindow } from "./partition.js";
 import type { ScanTarget } from "./targets.js";
 
 export interface WorkerRequest {
@@ -24,13 +24,26 @@ export type WorkerMessage =
   | { type: "error"; id: number; message: string; stack?: string };
 
 let engine: Promise<Engine> | null = null;
+/** One window per worker, reused by every load that asks for the same size and batch cap. */
+let reusable: { key: string; engineWindow: EngineWindow } | null = null;
+
+function windowFor(loaded: Engine, used: ScanOptionsUsed): EngineWindow {
+  const key = `${used.windowBytes}:${used.maxBatchBytes ?? ""}`;
+  if (reusable?.key !== key) {
+    reusable?.engineWindow.close();
+    reusable = { key, engineWindow: openScanWindow(loaded, used) };
+  }
+  return reusable.engineWindow;
+}
 
 parentPort?.on("message", async (request: WorkerRequest) => {
   const post = (message: WorkerMessage): void => parentPort!.postMessage(message);
   try {
     engine ??= createEngine(request.engineKind);
+    const loaded = await engine;
     const report = await loadPartition(request.target.path, {
-      engine: await engine,
+      engine: loaded,
+      engineWindow: windowFor(loaded, request.used),
       // A worker thread has nothing else to serve: blocking reads are the faster path.
       scanFs: nodeBlockingScanFs,
       options: {
@@ -38,7 +51,7 @@ parentPort?.on("message", async (request: WorkerRequest) => {
         signal: undefined,
         onProgress: (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal }),
       },
-    }, request.target.singleLog);
+    }, request.target.singleLog, request.target.entries);
     post({ type: "done", id: request.id, report });
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));

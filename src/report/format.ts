@@ -213,15 +213,21 @@ export function formatHeader(report: ScanReport, options: FormatOptions = {}): s
 }
 
 /** The whole human report. */
+/** The "not followed" block of a report (directory links discovery skipped). */
+export function formatSkipped(skipped: readonly IgnoredEntry[], options: FormatOptions = {}): string {
+  const c = colors(options.color ?? false);
+  return skipped.map((entry) =>
+    c.dim(`not followed: ${displayPath(entry.path, options.relativeTo)} (a link to a directory; scan its target by its own path)`)).join("\n");
+}
+
+/** Shown instead of partitions when a scan found none. */
+export const NO_PARTITIONS_TEXT = "no partitions found (no directory holding .log files)";
+
 export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
   const blocks = [formatHeader(report, options)];
-  if (report.partitions.length === 0) blocks.push("no partitions found (no directory holding .log files)");
+  if (report.partitions.length === 0) blocks.push(NO_PARTITIONS_TEXT);
   for (const partition of report.partitions) blocks.push(formatPartition(partition, options));
-  if (report.skipped !== undefined && report.skipped.length > 0) {
-    const c = colors(options.color ?? false);
-    blocks.push(report.skipped.map((entry) =>
-      c.dim(`not followed: ${displayPath(entry.path, options.relativeTo)} (a link to a directory; scan its target by its own path)`)).join("\n"));
-  }
+  if (report.skipped !== undefined && report.skipped.length > 0) blocks.push(formatSkipped(report.skipped, options));
   blocks.push(formatSummary(report, options));
   return blocks.join("\n\n") + "\n";
 }
