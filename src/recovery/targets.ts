@@ -33,6 +33,15 @@ const NODE_STREAMS_DIRECTORY = "streams";
  */
 export const MAX_DISCOVERY_DEPTH = 64;
 
+/**
+ * Partition listings discovery hands on to the scan (ScanTarget.entries), at
+ * most. A listing costs ~250 bytes per partition while it waits for its
+ * load, so on a node of 100,000 partitions keeping them all would grow the
+ * scan's memory with the node (issue 13: ≤ 16 MiB from 1,000 to 50,000
+ * partitions); the partitions past this many are listed again by their load.
+ */
+export const DISCOVERY_LISTINGS_KEPT = 4096;
+
 export interface ScanTarget {
   /** A partition directory, or one `.log` file scanned as a partition of one segment. */
   path: string;
@@ -93,6 +102,7 @@ async function realPathOf(scanFs: ScanFs, path: string): Promise<string> {
  */
 export async function discover(paths: readonly string[], scanFs: ScanFs, signal?: AbortSignal): Promise<Discovery> {
   const discovery: Discovery = { targets: [], skipped: [], roots: [] };
+  let listingsKept = 0;
   /** Real paths (or "dev:ino") of targets already taken, so overlapping paths scan each partition once. */
   const taken = new Set<string>();
   for (const given of paths) {
@@ -152,7 +162,11 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
       // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
       // file is reported by the partition load instead of being passed over.
       const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
-      if (isPartition) found.push({ target: { path: directory, singleLog: false, entries }, key });
+      if (isPartition) {
+        const kept = listingsKept < DISCOVERY_LISTINGS_KEPT ? entries : undefined;
+        if (kept !== undefined) listingsKept++;
+        found.push({ target: { path: directory, singleLog: false, ...(kept === undefined ? {} : { entries: kept }) }, key });
+      }
       const children: string[] = [];
       for (const entry of entries) {
         if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;

@@ -36,7 +36,18 @@ function windowFor(loaded: Engine, used: ScanOptionsUsed): EngineWindow {
   return reusable.engineWindow;
 }
 
-parentPort?.on("message", async (request: WorkerRequest) => {
+/**
+ * Requests run one after another (they share the worker's window): the pool
+ * sends the next before this one is done, so the worker never waits for the
+ * main thread between two small partitions.
+ */
+let queue: Promise<void> = Promise.resolve();
+
+parentPort?.on("message", (request: WorkerRequest) => {
+  queue = queue.then(() => handle(request));
+});
+
+async function handle(request: WorkerRequest): Promise<void> {
   const post = (message: WorkerMessage): void => parentPort!.postMessage(message);
   try {
     engine ??= createEngine(request.engineKind);
@@ -57,4 +68,4 @@ parentPort?.on("message", async (request: WorkerRequest) => {
     const failure = error instanceof Error ? error : new Error(String(error));
     post({ type: "error", id: request.id, message: failure.message, ...(failure.stack ? { stack: failure.stack } : {}) });
   }
-});
+}
