@@ -29,7 +29,12 @@ import { machineLine } from "./run.js";
 const SCALE_DATA_VERSION = "scale-v1";
 const KiB = 1024;
 const DEFAULT_SIZES = [1000, 10_000];
-/** Small partitions: a few index entries each, like most partitions of a real node. */
+/**
+ * The generator's segmentBytes: a segment closes once it holds this much and
+ * its last chunk holds ≥ 3 batches, so 16 KiB gives segments of ≈ 105 KiB
+ * with a few index entries, like most partitions of a real node. The bench
+ * prints the bytes actually read per partition.
+ */
 const DEFAULT_SEGMENT_BYTES = 16 * KiB;
 const DEFAULT_ROUNDS = 3;
 /** Partition directories per parent directory, so no listing holds 50,000 names. */
@@ -122,6 +127,8 @@ const median = (values: readonly number[]): number => [...values].sort((a, b) =>
 export interface ScaleRow {
   partitions: number;
   segmentBytes: number;
+  /** `.log` + `.index` bytes per partition, as the floor read them. */
+  bytesPerPartition: number;
   /** Median wall times (ms) of the floor and of each scan. */
   floorMs: number;
   tailMs: number;
@@ -147,7 +154,7 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
   const buffer = new Uint8Array(FLOOR_BUFFER_BYTES);
   const wall = { floor: [] as number[], tail: [] as number[], deep: [] as number[], deepPool: [] as number[] };
   const cpu = { floor: [] as number[], tail: [] as number[], deep: [] as number[] };
-  readEveryFile(dir, buffer); // warm the page cache
+  const treeBytes = readEveryFile(dir, buffer); // also warms the page cache
   for (let round = 0; round < args.rounds; round++) {
     let startedAt = performance.now();
     let cpuAt = cpuMs();
@@ -164,7 +171,7 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
     }
   }
   return {
-    partitions: count, segmentBytes: args.segmentBytes,
+    partitions: count, segmentBytes: args.segmentBytes, bytesPerPartition: Math.round(treeBytes / count),
     floorMs: median(wall.floor), tailMs: median(wall.tail), deepMs: median(wall.deep), deepPoolMs: median(wall.deepPool),
     floorCpuMs: median(cpu.floor), tailCpuMs: median(cpu.tail), deepCpuMs: median(cpu.deep),
     peakRssTailBytes: childPeakRss(dir, false), peakRssDeepBytes: childPeakRss(dir, true),
@@ -181,7 +188,7 @@ async function main(): Promise<void> {
     const row = await measure(count, args);
     rows.push(row);
     const ratio = (floor: number, scan: number): string => `${(floor / scan).toFixed(2)}×`;
-    console.log(`${count} partitions × ${args.segmentBytes} B, blocking io, median of ${args.rounds}: ` +
+    console.log(`${count} partitions × ${(row.bytesPerPartition / KiB).toFixed(0)} KiB (--segment-bytes ${args.segmentBytes}), blocking io, median of ${args.rounds}: ` +
       `floor ${row.floorMs.toFixed(0)} ms (cpu ${row.floorCpuMs.toFixed(0)} ms); ` +
       `tail 1 thread ${row.tailMs.toFixed(0)} ms = ${ratio(row.floorMs, row.tailMs)} floor (cpu ${ratio(row.floorCpuMs, row.tailCpuMs)}); ` +
       `deep 1 thread ${row.deepMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepMs)} (cpu ${ratio(row.floorCpuMs, row.deepCpuMs)}); ` +
