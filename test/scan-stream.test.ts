@@ -13,7 +13,9 @@ import type { Engine } from "../src/engine/types.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
 import { resolveScanOptions } from "../src/recovery/options.js";
 import { loadPartition } from "../src/recovery/partition.js";
-import { PARTITIONS_IN_FLIGHT, discover, scanIter, scanPath } from "../src/recovery/scan.js";
+import {
+  PARTITIONS_IN_FLIGHT, POOL_MIN_BYTES, POOL_MIN_BYTES_PER_PARTITION, discover, poolPays, scanIter, scanPath,
+} from "../src/recovery/scan.js";
 import { formatReport } from "../src/report/format.js";
 import { toJsonReport } from "../src/report/json.js";
 import type { PartitionReport } from "../src/report/types.js";
@@ -104,6 +106,17 @@ describe("partitions in flight on one thread (issue 13)", async () => {
     const blocking = await scanPath(dataDir, { engine: engine!, io: "blocking", concurrency: 1 });
     const async = await scanPath(dataDir, { engine: engine!, io: "async", concurrency: 1 });
     expect(async.partitions).toEqual(blocking.partitions);
+  });
+});
+
+describe("the worker pool decision (issue 13)", () => {
+  it("many small partitions stay on one thread however many bytes they hold; few large ones go to the pool", () => {
+    const MiB = 1024 * 1024;
+    // 2,000 partitions of 204 KiB: 400 MiB, far past POOL_MIN_BYTES, yet slower on the pool.
+    expect(poolPays(2000 * 204 * 1024, 2000)).toBe(false);
+    expect(poolPays(64 * 25 * MiB, 64)).toBe(true);
+    expect(poolPays(POOL_MIN_BYTES - 1, 1)).toBe(false);
+    expect(poolPays(1000 * POOL_MIN_BYTES_PER_PARTITION, 1000)).toBe(true);
   });
 });
 

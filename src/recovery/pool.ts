@@ -55,7 +55,7 @@ export function scanOnPool(targets: readonly ScanTarget[], options: PoolOptions)
     const dispatch = (worker: Worker): void => {
       if (nextTarget >= targets.length) return;
       const id = nextTarget++;
-      const request: WorkerRequest = { id, target: targets[id]!, engineKind: options.engineKind, used: options.used };
+      const request: WorkerRequest = { id, target: targets[id]!, engineKind: options.engineKind, used: options.used, progress: options.onProgress !== undefined };
       worker.postMessage(request);
     };
     const workerCount = Math.max(1, Math.min(options.concurrency, targets.length));

@@ -25,6 +25,16 @@ export const SEGSCAN_VERSION = "1.0.0";
 export const POOL_MIN_BYTES = 64 * 1024 * 1024;
 
 /**
+ * Below this much log data per partition, on average, the pool costs more
+ * than it saves whatever the total: each partition costs a request and a
+ * report round trip (structured clones) on top of the workers' start-up, and
+ * one thread scans a small partition faster than that. Measured on 2 cores
+ * (issue 13, bench/scale.ts): 2,000 partitions of 204 KiB, deep, took 270 ms
+ * on one thread and 530 ms on a pool of 2.
+ */
+export const POOL_MIN_BYTES_PER_PARTITION = 1024 * 1024;
+
+/**
  * Most partition loads in flight on one thread with async io. A small
  * partition is a chain of metadata round trips through libuv's threadpool
  * (list, stat, open, index read, close); one at a time leaves the thread idle
@@ -115,7 +125,7 @@ async function* scanInOrder(
   // Workers read through the real filesystem with their own engine: a caller's
   // ScanFs (tests' fault injection) keeps the scan in this thread.
   const pooled = concurrency > 1 && readable.length > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable()
-    && sum(await logBytesByTarget(readable, scanFs, resolved.signal)) >= POOL_MIN_BYTES;
+    && poolPays(sum(await logBytesByTarget(readable, scanFs, resolved.signal)), readable.length);
   if (!pooled) {
     yield* loadInOrder(targets, engine, resolved, scanFs);
     return;
@@ -124,6 +134,11 @@ async function* scanInOrder(
   // Failed listings keep their place in discovery order beside the scanned partitions.
   const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
   for (const target of targets) yield byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved });
+}
+
+/** Whether a scan of this much log data in this many partitions goes to the worker pool (when one is asked for). */
+export function poolPays(logBytes: number, partitions: number): boolean {
+  return logBytes >= POOL_MIN_BYTES && logBytes / partitions >= POOL_MIN_BYTES_PER_PARTITION;
 }
 
 function sum(totals: ReadonlyMap<string, number>): number {

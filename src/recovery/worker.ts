@@ -16,6 +16,8 @@ export interface WorkerRequest {
   target: ScanTarget;
   engineKind: EngineKind;
   used: ScanOptionsUsed;
+  /** The caller listens to progress: only then does the worker post progress messages (each costs a round trip of the main thread). */
+  progress: boolean;
 }
 
 export type WorkerMessage =
@@ -60,7 +62,9 @@ async function handle(request: WorkerRequest): Promise<void> {
       options: {
         used: request.used,
         signal: undefined,
-        onProgress: (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal }),
+        onProgress: request.progress
+          ? (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal })
+          : undefined,
       },
     }, request.target.singleLog, request.target.entries);
     post({ type: "done", id: request.id, report });
