@@ -1,5 +1,5 @@
 /**
- * Benchmark data sets (SPEC §10), generated once and cached OUTSIDE the repo in
+ * Benchmark data sets (docs/benchmarks.md §10), generated once and cached OUTSIDE the repo in
  * `$SEGSCAN_BENCH_CACHE` or `<tmpdir>/segscan-bench-cache`, under a directory
  * named by DATA_VERSION: bump it whenever the bytes written here change and
  * stale data is rebuilt (older version directories are removed).

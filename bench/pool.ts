@@ -1,5 +1,5 @@
 /**
- * Worker-pool speed-up (SPEC §7): a deep scan of 64 partitions sequentially
+ * Worker-pool speed-up (docs/engines.md §7): a deep scan of 64 partitions sequentially
  * and on a pool of 2, for both engines, median of 5 interleaved rounds.
  * `node dist/bench/pool.js` — data is generated once under the bench cache.
  */

@@ -1,5 +1,5 @@
 /**
- * The benchmark suite (SPEC §10), run by `segscan bench [--json]` and directly
+ * The benchmark suite (docs/benchmarks.md §10), run by `segscan bench [--json]` and directly
  * as `node dist/bench/run.js [--json] [--quick] [--scaling]`.
  *
  * Tasks (each row's ratio is its MB/s over the MB/s of the task's reference row,
@@ -202,7 +202,7 @@ interface ScanSummary {
 }
 
 /**
- * What SPEC §3.5's accounting must give on a probe data set (bench/data.ts):
+ * What docs/recovery.md §3.5's accounting must give on a probe data set (bench/data.ts):
  * 1 unit per candidate, plus batch_length for each candidate that passes the
  * checks and fails to verify: every crafted header after the first and, for
  * crafted-64k, its shifted twin one byte before it (batch_length read as L << 8)

@@ -1,4 +1,4 @@
-/** segscan's library surface (SPEC §9.1). */
+/** segscan's library surface (docs/interfaces.md §9.1). */
 export { createEngine, createTsEngine } from "./engine/index.js";
 export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./engine/index.js";
 export { scanPartition, scanPath, scanIter, discoverTargets, SEGSCAN_VERSION } from "./recovery/scan.js";

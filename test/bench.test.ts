@@ -1,5 +1,5 @@
 /**
- * Smoke test of the benchmark suite (SPEC §10) in --quick mode: every task runs,
+ * Smoke test of the benchmark suite (docs/benchmarks.md §10) in --quick mode: every task runs,
  * every row has the documented shape and a reference row, every scan reached
  * the answer its data set must give (no WARNING notes), and --json prints the
  * rows. Timings are machine-dependent and never asserted.

@@ -1,5 +1,5 @@
 /**
- * SPEC §3.5: the damage-probe candidate loop. `scanCandidatesPlain` is the
+ * docs/recovery.md §3.5: the damage-probe candidate loop. `scanCandidatesPlain` is the
  * definition (one candidate at a time, 1 unit each); `scanCandidatesSkipping`
  * and the TS engine window's `scanCandidates` must give the identical status,
  * stopping index and spentUnits on every window and every limit: skip-ahead
@@ -309,7 +309,7 @@ describe("fixed scenarios", () => {
     // Does not extend the chain / claims past the file / no messages: ruled out.
     expect(all(bytes, request({ minBaseOffset: 501n }, bytes)).status).toBe("done");
     expect(all(bytes, request({ minBaseOffset: 500n, fileEndIndex: 12_345 + batch.length - 1 }, bytes)).status).toBe("done");
-    // A cap below the batch's length does not rule it out: oversized but fitting the file, it is handed to the verifier (SPEC §2.2).
+    // A cap below the batch's length does not rule it out: oversized but fitting the file, it is handed to the verifier (docs/format.md §2.2).
     expect(all(bytes, request({ minBaseOffset: 500n }, bytes), batch.length - 1)).toEqual({ status: "passed", index: 12_345, spentUnits: 12_346 });
     const empty = zeros(20_000);
     empty.set(encodeBatch({ baseOffset: 500n, baseTimestamp: 1n, messages: [] }), 12_345);

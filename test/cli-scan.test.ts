@@ -1,6 +1,6 @@
 /**
  * `segscan scan` through the BUILT CLI (dist/src/cli/main.js; `npm test` builds
- * first) on every generated fault scenario: the exit status, the SPEC §9.3 JSON
+ * first) on every generated fault scenario: the exit status, the docs/interfaces.md §9.3 JSON
  * shape (strictly validated), the expected verdict and refusal, deep mode, both
  * engines giving the same report, replica policy, and the human report.
  */

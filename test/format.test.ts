@@ -1,5 +1,5 @@
 /**
- * SPEC §1: the encoder and the reference decoders agree on every field, at the
+ * docs/format.md §1: the encoder and the reference decoders agree on every field, at the
  * extremes of every type (u64 above 2^53, u128 ids, u32 deltas), and the
  * segment-name and index-file rules hold.
  */
@@ -75,7 +75,7 @@ function expectDecodesTo(batch: Uint8Array, spec: BatchSpec, at = 0): void {
   expect(header.messageCount).toBe(spec.messages.length);
   expect(batch.subarray(at + BATCH_RESERVED_START, at + BATCH_HEADER_BYTES).every((b) => b === 0)).toBe(true);
 
-  // SPEC §1.4: the batch checksum over the header fields and the frame checksums.
+  // docs/format.md §1.4: the batch checksum over the header fields and the frame checksums.
   const checksummed: Uint8Array[] = [batch.subarray(at, at + 40), batch.subarray(at + 48, at + 52)];
 
   let pos = at + BATCH_HEADER_BYTES;
@@ -108,7 +108,7 @@ function expectDecodesTo(batch: Uint8Array, spec: BatchSpec, at = 0): void {
   expect(header.batchChecksum).toBe(xxh3_64(joined));
 }
 
-describe("encodeBatch → decoders round trip (SPEC §1.2–1.4)", () => {
+describe("encodeBatch → decoders round trip (docs/format.md §1.2–1.4)", () => {
   it("every field survives, for random batches", () => {
     fc.assert(
       fc.property(batchSpecArb({ maxMessages: 12, maxPayload: 600 }), (spec) => {
@@ -166,7 +166,7 @@ describe("encodeBatch → decoders round trip (SPEC §1.2–1.4)", () => {
   });
 });
 
-describe("headerDecodeStatus (SPEC §1.2)", () => {
+describe("headerDecodeStatus (docs/format.md §1.2)", () => {
   const header = (length: bigint): Uint8Array => {
     const bytes = new Uint8Array(BATCH_HEADER_BYTES);
     writeU64(bytes, 32, length);
@@ -191,7 +191,7 @@ describe("headerDecodeStatus (SPEC §1.2)", () => {
   });
 });
 
-describe("sparse index entries (SPEC §1.5)", () => {
+describe("sparse index entries (docs/format.md §1.5)", () => {
   const entryArb: fc.Arbitrary<IndexEntry> = fc.record({ offset: u64, timestamp: u64, position: u64 });
 
   it("encodeIndexEntry / readIndexEntry round trip, field order offset|timestamp|position", () => {
@@ -232,7 +232,7 @@ describe("sparse index entries (SPEC §1.5)", () => {
   });
 });
 
-describe("segmentStem (SPEC §1.1)", () => {
+describe("segmentStem (docs/format.md §1.1)", () => {
   it("zero-pads to 20 digits", () => {
     expect(segmentStem(0n)).toBe("00000000000000000000");
     expect(segmentStem(1000n)).toBe("00000000000000001000");

@@ -1,5 +1,5 @@
 /**
- * SPEC §7 concurrency: many partitions on a worker pool give the same report,
+ * docs/engines.md §7 concurrency: many partitions on a worker pool give the same report,
  * in the same order, as a sequential scan. Runs the compiled package (the
  * pool's workers are compiled JavaScript), which `npm test` builds first.
  */
@@ -27,7 +27,7 @@ function makeDataDir(partitions: number): string {
   return dataDir;
 }
 
-describe("worker pool (SPEC §7)", () => {
+describe("worker pool (docs/engines.md §7)", () => {
   for (const engine of ["ts", "wasm"] as const) {
     it(`gives the sequential report in the same order (${engine})`, async () => {
       const dataDir = makeDataDir(12);

@@ -1,5 +1,5 @@
 /**
- * Property tests for segment recovery (SPEC §3–5, especially §3.5): random chains,
+ * Property tests for segment recovery (docs/recovery.md §3–5, especially §3.5): random chains,
  * random damage, random residues, random budgets, on every engine and window size,
  * held both to the invariants the spec states and to the naive reference model in
  * `helpers/damage.ts`.
@@ -258,7 +258,7 @@ describe("recovery properties", () => {
           const startOffset = chosenStart ?? U64_MAX + 1n - BigInt(messages);
           const chainEnd = startOffset + BigInt(messages) - 1n;
           // The "next" batch: the real next one, or (at u64::MAX, and for the overlapping kind) one
-          // whose base offset equals the chain end, which does not extend the chain (SPEC §3.5: `>`).
+          // whose base offset equals the chain end, which does not extend the chain (docs/recovery.md §3.5: `>`).
           const overlapping = chosenStart === null || residueSpec.kind === "garbage+overlapping-next";
           const nextBase = overlapping ? chainEnd : chainEnd + 1n;
           const full = buildChain({
@@ -427,7 +427,7 @@ describe("recovery properties", () => {
       fc.asyncProperty(
         fc.array(
           fc.record({
-            // Empty batches too: an index entry may point at one (SPEC §3.2 step 4 covers it).
+            // Empty batches too: an index entry may point at one (docs/recovery.md §3.2 step 4 covers it).
             chain: chainPlanArb({ allowEmpty: true, minBatches: 1 }),
             // A valid index: at least one entry, on batch starts, strictly ascending, batch 0 optional.
             entries: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
@@ -478,7 +478,7 @@ describe("recovery properties", () => {
 
 /** Minimal reproductions of what the properties above found, kept as fixed examples. */
 describe("regressions found by the properties", () => {
-  it("a probe that starts with the shared budget already overspent stops at its first candidate and charges it (SPEC §3.5)", async () => {
+  it("a probe that starts with the shared budget already overspent stops at its first candidate and charges it (docs/recovery.md §3.5)", async () => {
     // Segment 0: one garbage byte between its two batches. With a limit of 0 the very first
     // candidate is the intact batch: a survivor, found while taking the spend to 1 > 0.
     // Segment 1: a clean batch and a 4 KiB zero tail; its probe starts over the limit.
@@ -515,7 +515,7 @@ describe("regressions found by the properties", () => {
     cleanUp();
   });
 
-  it("tail mode's end bound when the last index entry sits on an empty batch agrees with deep mode (SPEC §3.2)", async () => {
+  it("tail mode's end bound when the last index entry sits on an empty batch agrees with deep mode (docs/recovery.md §3.2)", async () => {
     // Segment 40 holds offsets 40..42 and then an empty batch (base offset 43); its index has
     // an entry on each. Segment 43 follows. Deep mode proves end 42; tail mode must not claim
     // 43 (an offset the segment does not hold), which makes segment 43 look like an Overlap.

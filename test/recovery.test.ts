@@ -1,5 +1,5 @@
 /**
- * Scenario tests for every case of SPEC §3–5 (each review blocker is one),
+ * Scenario tests for every case of docs/recovery.md §3–5 (each review blocker is one),
  * with exact verdicts, refusal fields and positions, on both engines.
  */
 import { mkdirSync, renameSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
@@ -64,7 +64,7 @@ describe("clean segments", () => {
   });
 });
 
-describe("torn tails (SPEC §3.5: no-survivor is cut)", () => {
+describe("torn tails (docs/recovery.md §3.5: no-survivor is cut)", () => {
   it("a 4 KiB zero tail is cut at the end of the chain", async () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 4, 5] });
@@ -118,7 +118,7 @@ describe("torn tails (SPEC §3.5: no-survivor is cut)", () => {
   });
 });
 
-describe("interior damage (SPEC §3.5: a survivor refuses)", () => {
+describe("interior damage (docs/recovery.md §3.5: a survivor refuses)", () => {
   it("a batch_length flipped to 0xFFFFFFFF is rejected without allocation and the intact batch after it is found", async () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 4, 5, 6] });
@@ -163,7 +163,7 @@ describe("interior damage (SPEC §3.5: a survivor refuses)", () => {
   });
 });
 
-describe("continuity (SPEC §3.4)", () => {
+describe("continuity (docs/recovery.md §3.4)", () => {
   it("review blocker 3: a forward gap in an indexed, byte-clean segment is absorbed and reported", async () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 4, 5], baseOffsets: [0n, 3n, 100n] });
@@ -201,7 +201,7 @@ describe("continuity (SPEC §3.4)", () => {
   });
 });
 
-describe("index validation (SPEC §3.2)", () => {
+describe("index validation (docs/recovery.md §3.2)", () => {
   it("entries that do not strictly ascend refuse with the first bad entry's index", async () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 4, 5] });
@@ -284,7 +284,7 @@ describe("index validation (SPEC §3.2)", () => {
   });
 });
 
-describe("index-less arm (SPEC §3.3)", () => {
+describe("index-less arm (docs/recovery.md §3.3)", () => {
   it("a mid-chain segment with a lost index is walked and its index rebuilt (review finding)", async () => {
     const dir = tempPartition();
     const first = buildChain({ counts: [3, 4] });
@@ -323,7 +323,7 @@ describe("index-less arm (SPEC §3.3)", () => {
   });
 });
 
-describe("the probe budget (SPEC §3.5)", () => {
+describe("the probe budget (docs/recovery.md §3.5)", () => {
   /** Headers that decode, fit and extend the chain but whose blobs never verify. */
   function craftedResidue(count: number, claimedBytes: number, firstOffset: bigint): Uint8Array {
     const residue = new Uint8Array(count * 512);
@@ -394,7 +394,7 @@ describe("the probe budget (SPEC §3.5)", () => {
   });
 });
 
-describe("partition contiguity and the first-refusal rule (SPEC §4)", () => {
+describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)", () => {
   it("a non-tail empty segment refuses EmptyNonTailSegment", async () => {
     const dir = tempPartition();
     const first = buildChain({ counts: [3] });
@@ -454,7 +454,7 @@ describe("partition contiguity and the first-refusal rule (SPEC §4)", () => {
   });
 });
 
-describe("scanPath discovery (SPEC §9.2)", () => {
+describe("scanPath discovery (docs/interfaces.md §9.2)", () => {
   it("finds partitions under a data dir in path order, and scans one .log alone", async () => {
     const dataDir = tempDataDir();
     const chain = buildChain({ counts: [3] });

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2 crash safety, restore side: restore right after a crashed apply
+ * docs/repair.md §6.2 crash safety, restore side: restore right after a crashed apply
  * returns the original bytes, and a crash at any step of restore followed by
  * restore again does too.
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2 crash safety: a crash at any mutating step of apply, followed by
+ * docs/repair.md §6.2 crash safety: a crash at any mutating step of apply, followed by
  * scan + plan + apply again, converges to the same end state as an uncrashed
  * apply, nothing is lost, and restore still returns the original bytes.
  * (Crashes during restore, and restore right after a crash: repair-crash-restore.test.ts.)

@@ -1,4 +1,4 @@
-/** SPEC §6.2 planning from hand-built reports, plan JSON, and the fs and journal layers repair stands on. */
+/** docs/repair.md §6.2 planning from hand-built reports, plan JSON, and the fs and journal layers repair stands on. */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";

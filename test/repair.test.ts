@@ -1,4 +1,4 @@
-/** SPEC §6.2: apply and restore, end to end (scan → plan → apply → scan → restore). */
+/** docs/repair.md §6.2: apply and restore, end to end (scan → plan → apply → scan → restore). */
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * SPEC §2.1: every way a batch fails verification gives its exact VerifyStatus,
+ * docs/format.md §2.1: every way a batch fails verification gives its exact VerifyStatus,
  * through the engine window (`headerStatus` + `verifyInWindow`) and through the
  * streaming API (`verifyStart/Feed/Finish`) with any chunking; any single-bit
  * corruption is caught, identically by both paths.
@@ -126,7 +126,7 @@ describe("valid batches verify", () => {
   });
 });
 
-describe("the header gate (SPEC §1.2, §2.2)", () => {
+describe("the header gate (docs/format.md §1.2, §2.2)", () => {
   function headerWithLength(length: bigint): Uint8Array {
     const batch = sampleBatch();
     writeU64(batch, BATCH_LENGTH_AT, length);
@@ -213,7 +213,7 @@ describe("the header gate (SPEC §1.2, §2.2)", () => {
   });
 });
 
-describe("frame tiling and checksums (SPEC §2.1 steps 2–3)", () => {
+describe("frame tiling and checksums (docs/format.md §2.1 steps 2–3)", () => {
   it("FrameReservedNonZero: each reserved byte of the first and of the last frame, checksums re-signed", () => {
     const starts = walkFrames(sampleBatch());
     for (const frame of [starts[0]!, starts[2]!]) {

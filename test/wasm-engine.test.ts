@@ -217,7 +217,7 @@ describe("wasm scanCandidates", () => {
     writeHeader(bytes, TO - 1, { length: 256 });
     load(pair, bytes);
     const seq = probeSequence(pair, { toIndex: TO, fileEndIndex: fileEnd, minBaseOffset: 100n, limitUnits: 1e9 }, 0, 0);
-    // 1000 claims MAXB + 1 bytes: an oversized batch that fits the file is handed to the verifier (SPEC §2.2).
+    // 1000 claims MAXB + 1 bytes: an oversized batch that fits the file is handed to the verifier (docs/format.md §2.2).
     expect(seq.map((r) => r.index)).toEqual([1000, 4000, 6000, 57_000, TO]);
     expect(seq.map((r) => r.status)).toEqual(["passed", "passed", "passed", "passed", "done"]);
     // The last candidate of the range, with its header ending exactly at the window end.

@@ -1,4 +1,4 @@
-/** The commander program: commands and flags of SPEC §9.2, exit status after fsck. */
+/** The commander program: commands and flags of docs/interfaces.md §9.2, exit status after fsck. */
 import { Command, CommanderError, Option } from "commander";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { SIZE_PROFILES } from "../gen/index.js";
@@ -85,7 +85,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (flags: { engine: "wasm" | "ts"; progress: boolean }, command: Command) => setExit(await demoCommand(flags, command)));
 
   program.command("bench")
-    .description("run the benchmark suite (SPEC 10)")
+    .description("run the benchmark suite (docs/benchmarks.md §10)")
     .option("--json", "machine-readable results")
     .option("--quick", "small inputs (16 MiB) for a fast smoke run")
     .option("--scaling", "the scaling check: scans at 64 MiB, 256 MiB and 1 GiB, and the probe's budget plateau")

@@ -1,4 +1,4 @@
-/** The scan flags shared by `scan` and `repair` (SPEC §9.2), and the scan they drive. */
+/** The scan flags shared by `scan` and `repair` (docs/interfaces.md §9.2), and the scan they drive. */
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
 import {
@@ -34,7 +34,7 @@ export function defaultConcurrency(): number {
 
 export function addScanFlags(command: Command): Command {
   return command
-    .option("--json", "print the report as JSON (SPEC 9.3) on stdout")
+    .option("--json", "print the report as JSON (docs/interfaces.md §9.3) on stdout")
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
     .option("--deep", "verify every batch from byte 0 and check every index entry (verify: full)")
     .option("--replicas <n>", "replicas holding each partition: decides tombstone vs rebuild-from-peers", parseInteger(1, 1_000_000), 1)

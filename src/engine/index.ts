@@ -1,5 +1,5 @@
 /**
- * `createEngine` (SPEC §9.1): wasm by default; ts on request, or — with a
+ * `createEngine` (docs/interfaces.md §9.1): wasm by default; ts on request, or — with a
  * warning — when no engine was asked for and the wasm engine is unavailable
  * (WebAssembly missing, or the module fails to load or compile, e.g. a runtime
  * without SIMD). An engine asked for by name must load, or the call throws.

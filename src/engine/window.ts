@@ -103,7 +103,7 @@ export abstract class CheckedEngineWindow implements EngineWindow {
     if (toIndex <= fromIndex) return { status: "done", index: toIndex, spentUnits };
     this.checkRange("scanCandidates", fromIndex, toIndex - 1 - fromIndex + BATCH_HEADER_BYTES);
     if (fileEndIndex < 0) throw new RangeError(`scanCandidates: fileEndIndex ${fileEndIndex} is before the window start`);
-    // Bound the kernel by the budget (SPEC §3.5): the candidate whose unit takes
+    // Bound the kernel by the budget (docs/recovery.md §3.5): the candidate whose unit takes
     // the spend past the limit is the last one that may be examined.
     const exhaustingIndex = fromIndex + Math.max(0, limitUnits - spentUnits);
     const boundedToIndex = Math.min(toIndex, exhaustingIndex + 1);

@@ -1,5 +1,5 @@
 /**
- * Builds valid records (SPEC §1.2–1.5) with both checksums. Tests, the sample
+ * Builds valid records (docs/format.md §1.2–1.5) with both checksums. Tests, the sample
  * generator and repair's index rewrite all encode through here.
  */
 import {
@@ -94,7 +94,7 @@ export function encodeIndex(entries: readonly IndexEntry[]): Uint8Array {
   return bytes;
 }
 
-/** Segment file stem: the start offset zero-padded to 20 digits (SPEC §1.1). */
+/** Segment file stem: the start offset zero-padded to 20 digits (docs/format.md §1.1). */
 export function segmentStem(startOffset: bigint): string {
   return startOffset.toString().padStart(20, "0");
 }

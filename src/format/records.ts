@@ -1,5 +1,5 @@
 /**
- * Decoders for the three on-disk records (SPEC §1.2, §1.3, §1.5). These are the
+ * Decoders for the three on-disk records (docs/format.md §1.2, §1.3, §1.5). These are the
  * reference decoders used by `dump`, tests and repair; the engines' hot loops
  * implement the same checks on window memory.
  */
@@ -19,7 +19,7 @@ export interface BatchHeader {
   originTimestamp: bigint;
   /**
    * Header + blob, in bytes; ≤ MAX_BATCH_BYTES once decoded, or (an oversized
-   * batch, SPEC §2.2) ≤ the file size; Infinity for a u64 past 2^53.
+   * batch, docs/format.md §2.2) ≤ the file size; Infinity for a u64 past 2^53.
    */
   batchLength: number;
   batchChecksum: bigint;
@@ -28,7 +28,7 @@ export interface BatchHeader {
 
 /**
  * Why a batch is not believed. Order matters: it is the order in which the
- * checks of SPEC §2.1 run, and both engines report the first that fails.
+ * checks of docs/format.md §2.1 run, and both engines report the first that fails.
  */
 export enum VerifyStatus {
   Ok = 0,
@@ -66,7 +66,7 @@ export const VERIFY_STATUS_NAMES: Record<VerifyStatus, string> = {
 };
 
 /**
- * The header decode gate of SPEC §1.2, in the order the engines apply it:
+ * The header decode gate of docs/format.md §1.2, in the order the engines apply it:
  * length floor, length cap (one comparison, before anything is read or sized
  * from it), then the 204 reserved bytes. `bytes` must hold ≥ 256 bytes at `at`.
  */
@@ -140,7 +140,7 @@ export function readIndexEntry(bytes: Uint8Array, at: number): IndexEntry {
   };
 }
 
-/** Whole entries of an index file image; a trailing partial entry is a torn write (SPEC §1.5). */
+/** Whole entries of an index file image; a trailing partial entry is a torn write (docs/format.md §1.5). */
 export function readIndexEntries(indexBytes: Uint8Array): { entries: IndexEntry[]; trailingBytes: number } {
   const whole = Math.floor(indexBytes.length / INDEX_ENTRY_BYTES);
   const entries: IndexEntry[] = [];

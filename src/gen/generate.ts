@@ -3,7 +3,7 @@
  * (`streams/<s>/topics/<t>/partitions/<p>/`) of several segments per
  * partition, with contiguous offsets across segments, increasing timestamps,
  * realistic message sizes and user headers, and one sparse-index entry per
- * flushed chunk pointing at that chunk's first batch (SPEC §1). Every byte is a
+ * flushed chunk pointing at that chunk's first batch (docs/format.md §1). Every byte is a
  * pure function of the seed. Named fault scenarios (./scenarios.ts) are then
  * injected, each into exactly one partition.
  */

@@ -50,7 +50,7 @@ async function writeAt(path: string, position: number, bytes: Uint8Array): Promi
   }
 }
 
-/** Recomputes a batch's checksum (SPEC §1.4) after its header was edited in `batch`. */
+/** Recomputes a batch's checksum (docs/format.md §1.4) after its header was edited in `batch`. */
 function resealBatch(batch: Uint8Array): void {
   const count = readU32(batch, BATCH_MESSAGE_COUNT_AT);
   const input = new Uint8Array(BATCH_CHECKSUM_PREFIX_BYTES + 8 * count);

@@ -1,6 +1,6 @@
 /**
  * The one thin I/O layer the scanner reads through. Everything above it is
- * pure over bytes; tests substitute a fake to inject read failures (SPEC §3.6).
+ * pure over bytes; tests substitute a fake to inject read failures (docs/recovery.md §3.6).
  */
 import {
   type Dirent, close, closeSync, constants, fstat, fstatSync, open, openSync, read, readSync, readdirSync, realpathSync, stat as statCallback, statSync,
@@ -128,7 +128,7 @@ function settle<T>(call: (done: (error: NodeJS.ErrnoException | null, value?: T)
  * page-cache read of 1 MiB costs ~55 µs on the calling thread but ~110 µs
  * through libuv's threadpool, so for a thread that does nothing else (a pool
  * worker, the CLI) blocking reads nearly halve the I/O time. The scan still
- * yields a macrotask after every refill (SPEC §7), but each read blocks the
+ * yields a macrotask after every refill (docs/engines.md §7), but each read blocks the
  * event loop while it runs: a service's main thread should keep the default.
  */
 /** What a link points at, or null when it cannot be stat'ed (dangling, a loop, no permission), as the async listing does. */

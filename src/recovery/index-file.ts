@@ -1,5 +1,5 @@
 /**
- * Reading and validating a segment's sparse index (SPEC §1.5, §3.2 step 1).
+ * Reading and validating a segment's sparse index (docs/format.md §1.5, §3.2 step 1).
  * Entries stream through a small fixed buffer, so a huge or garbage index
  * never drives memory.
  */
@@ -73,7 +73,7 @@ async function readFully(
 }
 
 /**
- * SPEC §3.2 step 1: the first entry must not precede the segment start; offsets
+ * docs/recovery.md §3.2 step 1: the first entry must not precede the segment start; offsets
  * and positions must strictly ascend. Timestamps are not checked: clocks rewind.
  */
 export async function validateIndex(

@@ -1,4 +1,4 @@
-/** Options of `scanPartition` / `scanPath` (SPEC §9.1) and their resolution to the values a report records. */
+/** Options of `scanPartition` / `scanPath` (docs/interfaces.md §9.1) and their resolution to the values a report records. */
 import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import { availableParallelism } from "node:os";
 import { createEngine } from "../engine/index.js";
@@ -15,20 +15,20 @@ export interface ProgressEvent {
 export interface ScanOptions {
   /** An engine, or its kind ("wasm" | "ts") to create one. Defaults to a fresh wasm engine (ts where WebAssembly is unavailable). */
   engine?: Engine | EngineKind;
-  /** SPEC §6.1: how many replicas hold this partition; decides the action on refusal. Default 1. */
+  /** docs/repair.md §6.1: how many replicas hold this partition; decides the action on refusal. Default 1. */
   replicaCount?: number;
-  /** "tail" (default): walk from the last index entry; "full": deep mode, every batch from byte 0 (SPEC §3.2). */
+  /** "tail" (default): walk from the last index entry; "full": deep mode, every batch from byte 0 (docs/recovery.md §3.2). */
   verify?: VerifyMode;
-  /** One partition load's probe budget (SPEC §3.5). Default PROBE_BUDGET_UNITS. */
+  /** One partition load's probe budget (docs/recovery.md §3.5). Default PROBE_BUDGET_UNITS. */
   probeBudgetUnits?: number;
-  /** Scan window size in bytes (SPEC §7). Default 1 MiB. */
+  /** Scan window size in bytes (docs/engines.md §7). Default 1 MiB. */
   windowBytes?: number;
-  /** Explicit override of MAX_BATCH_BYTES (SPEC §2.2); recorded in the report. */
+  /** Explicit override of MAX_BATCH_BYTES (docs/format.md §2.2); recorded in the report. */
   maxBatchBytes?: number;
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
   /**
-   * Worker threads for many partitions (SPEC §7). Default: CPU count. A value
+   * Worker threads for many partitions (docs/engines.md §7). Default: CPU count. A value
    * above `maxConcurrency()` (2 × CPU count) is clamped to it: more workers
    * than that only add memory and contention (60 workers on 2 cores ran 20×
    * slower than 1), and the count never changes a report.

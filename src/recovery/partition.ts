@@ -1,7 +1,7 @@
 /**
- * A partition load (SPEC §4): list once, recover every segment with one shared
+ * A partition load (docs/recovery.md §4): list once, recover every segment with one shared
  * probe budget, check contiguity, and classify. Read failures stop the
- * partition as `failed` (SPEC §3.6); refusals never stop the other segments.
+ * partition as `failed` (docs/recovery.md §3.6); refusals never stop the other segments.
  */
 import { basename, dirname, join } from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
@@ -57,7 +57,7 @@ async function statRegular(scanFs: ScanFs, path: string): Promise<number> {
   return info.size;
 }
 
-/** SPEC §9.2: one `.log` scanned alone, its `.index` beside it, its start offset from its name. */
+/** docs/interfaces.md §9.2: one `.log` scanned alone, its `.index` beside it, its start offset from its name. */
 async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> {
   const stem = basename(logPath).slice(0, -LOG_SUFFIX.length);
   const startOffset = parseSegmentStem(stem);
@@ -69,7 +69,7 @@ async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> 
   try {
     indexInfo = await scanFs.stat(indexPath);
   } catch (cause) {
-    // Only absence means "no index"; any other failure is not evidence (SPEC §3.6).
+    // Only absence means "no index"; any other failure is not evidence (docs/recovery.md §3.6).
     if ((cause as NodeJS.ErrnoException).code !== "ENOENT") {
       throw new ScanFailure("OpenFailure", indexPath, `cannot stat ${indexPath}: ${describeCause(cause)}; nothing was changed`, { cause });
     }
@@ -81,7 +81,7 @@ async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> 
   return { segments: [{ startOffset, logPath, indexPath, logSize, indexSize }], sweep: [], ignored: [] };
 }
 
-/** SPEC §4 step 1: one listing (discovery's, when given); segments by `.log` stem, sweep candidates, and files that are not ours. */
+/** docs/recovery.md §4 step 1: one listing (discovery's, when given); segments by `.log` stem, sweep candidates, and files that are not ours. */
 async function listPartition(scanFs: ScanFs, directory: string, listed?: readonly DirectoryEntry[]): Promise<Listing> {
   let entries;
   try {
@@ -142,7 +142,7 @@ function noSegments(path: string, ignored: readonly IgnoredEntry[]): ScanFailure
   return new ScanFailure("NoSegments", path, `${path} holds no segment: ${why}; nothing was read as a segment and nothing was changed`);
 }
 
-/** SPEC §4 step 3: the first failing adjacent pair, if any. */
+/** docs/recovery.md §4 step 3: the first failing adjacent pair, if any. */
 export function checkContiguity(segments: readonly SegmentReport[]): Refusal | null {
   for (let i = 1; i < segments.length; i++) {
     const previous = segments[i - 1]!;

@@ -1,5 +1,5 @@
 /**
- * Many partitions on a bounded pool of worker threads (SPEC §7): one engine
+ * Many partitions on a bounded pool of worker threads (docs/engines.md §7): one engine
  * per worker, memory = pool size × one scan's window. Results keep target
  * order, so the report is identical to a sequential scan.
  */

@@ -1,4 +1,4 @@
-/** SPEC §5: refusal values, each with a one-sentence message saying what, where, and why nothing was cut. */
+/** docs/recovery.md §5: refusal values, each with a one-sentence message saying what, where, and why nothing was cut. */
 import type { Refusal } from "../report/types.js";
 
 /** The `.log` file names of the two segments a contiguity refusal is about. */

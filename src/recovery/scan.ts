@@ -1,5 +1,5 @@
 /**
- * The library entry points (SPEC §9.1): scan one partition, or discover
+ * The library entry points (docs/interfaces.md §9.1): scan one partition, or discover
  * partitions under a path and scan each. Read-only: nothing here writes.
  */
 import { resolve } from "node:path";

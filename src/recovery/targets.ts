@@ -1,5 +1,5 @@
 /**
- * What to scan: partitions discovered under a path (SPEC §9.2), or one `.log`.
+ * What to scan: partitions discovered under a path (docs/interfaces.md §9.2), or one `.log`.
  *
  * Discovery never follows a symbolic link to a directory (a link such as
  * `again -> .` would otherwise multiply the partitions, or loop forever), visits

@@ -1,5 +1,5 @@
 /**
- * A pool worker (SPEC §7): one engine per worker, one partition load per
+ * A pool worker (docs/engines.md §7): one engine per worker, one partition load per
  * message. Reports cross back by structured clone, which keeps bigint.
  */
 import { parentPort } from "node:worker_threads";

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2: carrying out a repair plan, with nothing lost, even by a cut.
+ * docs/repair.md §6.2: carrying out a repair plan, with nothing lost, even by a cut.
  *
  * ## Order of work, per partition
  * 0. Before anything is written anywhere, every partition of the plan is
@@ -134,7 +134,7 @@ interface Context {
 
 /**
  * Re-scans every partition of `plan`, refuses the whole plan if any partition's
- * fresh plan differs, then applies each partition in turn (SPEC §6.2). Only
+ * fresh plan differs, then applies each partition in turn (docs/repair.md §6.2). Only
  * partitions whose action was `repair` are in a plan, so no other partition is
  * ever written.
  */

@@ -1,7 +1,7 @@
 /**
  * Every filesystem call repair and restore make goes through `RepairFs`, so a
  * test can put a fault-injecting layer underneath and "crash" the process at
- * any chosen mutating step (SPEC §6.2: a crash at any point, followed by scan
+ * any chosen mutating step (docs/repair.md §6.2: a crash at any point, followed by scan
  * and repair again, converges with nothing lost).
  *
  * The interface is deliberately small and has no unlink: repair never deletes a

@@ -1,4 +1,4 @@
-/** Repair (SPEC §6.2): plan, apply with a journal, and restore. */
+/** Repair (docs/repair.md §6.2): plan, apply with a journal, and restore. */
 export {
   PRESERVE_DIR_SUFFIX, diffPartitionPlans, formatPlan, indexPathOf, isEmptyPlan, planPartition, planRepair, planToJson,
   preserveDirOf,

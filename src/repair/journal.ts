@@ -1,5 +1,5 @@
 /**
- * The repair journal `<partition dir>.segscan/journal.jsonl` (SPEC §6.2 step 4):
+ * The repair journal `<partition dir>.segscan/journal.jsonl` (docs/repair.md §6.2 step 4):
  * one JSON object per line, appended and fsynced one line at a time. File
  * names are stored relative to the partition dir (`name`, `log`, `index`,
  * `staging`) or to the preserve dir (`to`, `file`), so a data dir that is moved

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2: the repair plan. `planRepair` is a pure function of a scan report:
+ * docs/repair.md §6.2: the repair plan. `planRepair` is a pure function of a scan report:
  * it lists, for every partition whose action is `repair` and for no other, the
  * log truncations, index rewrites, index trims and sweeps that make the next
  * scan say clean. Planning reads and writes nothing (a dry run is `formatPlan`).
@@ -22,7 +22,7 @@ import type {
 } from "../report/types.js";
 import { PlanError } from "./errors.js";
 
-/** Suffix of the preserve directory beside a partition directory (SPEC §6.2). */
+/** Suffix of the preserve directory beside a partition directory (docs/repair.md §6.2). */
 export const PRESERVE_DIR_SUFFIX = ".segscan";
 
 export interface LogTruncation {
@@ -220,7 +220,7 @@ export function isEmptyPlan(plan: RepairPlan): boolean {
   return plan.partitions.length === 0;
 }
 
-/** Any value with bigints turned into decimal strings (the JSON form of SPEC §9.3). */
+/** Any value with bigints turned into decimal strings (the JSON form of docs/interfaces.md §9.3). */
 export type Jsonified<T> = T extends bigint
   ? string
   : T extends (infer U)[]

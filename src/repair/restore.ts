@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2: `restore` undoes applied repairs from the journal, newest step
+ * docs/repair.md §6.2: `restore` undoes applied repairs from the journal, newest step
  * first, and puts every original byte and file back:
  * - a cut log is re-extended: preserved residue bytes are appended after their
  *   XXH3-64 and length are checked against the journal (an all-zero residue is

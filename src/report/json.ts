@@ -1,5 +1,5 @@
 /**
- * The `scan --json` report (SPEC §9.3): u64 offsets and timestamps become
+ * The `scan --json` report (docs/interfaces.md §9.3): u64 offsets and timestamps become
  * decimal strings, byte positions and sizes stay numbers. Library-only fields
  * (`rebuiltIndex`, `bytesScanned` per partition, `singleSegment`, `skipped`)
  * are left out, so the JSON is exactly the documented shape.
@@ -13,7 +13,7 @@ export interface JsonScanOptions {
   replicaCount: number;
   probeBudgetUnits: number;
   windowBytes: number;
-  /** Only when a caller overrode MAX_BATCH_BYTES (SPEC §2.2). */
+  /** Only when a caller overrode MAX_BATCH_BYTES (docs/format.md §2.2). */
   maxBatchBytes?: number;
 }
 
@@ -188,7 +188,7 @@ export function stringifyJson(value: unknown, indent = 2): string {
 }
 
 // ---------------------------------------------------------------------------
-// Shape check of a parsed `scan --json` report (SPEC §9.3), for consumers that
+// Shape check of a parsed `scan --json` report (docs/interfaces.md §9.3), for consumers that
 // read a report back and for the tests. Strict: every field is type-checked,
 // and no object may carry a key the contract does not name.
 
@@ -310,7 +310,7 @@ const reportCheck = object({
 });
 
 /**
- * Problems with a parsed JSON value as a SPEC §9.3 report: every field's type,
+ * Problems with a parsed JSON value as a docs/interfaces.md §9.3 report: every field's type,
  * enum values, u64 decimal strings, refusal fields by code, no extra keys, and
  * the summary counts against the partitions. Empty when the shape is right.
  */

@@ -1,6 +1,6 @@
 /**
  * Damage injection for the recovery property tests, and a small, deliberately
- * naive reference model of SPEC §2.1 / §3.2 (tail mode) / §3.3 / §3.4 / §3.5 to
+ * naive reference model of docs/format.md §2.1 / §3.2 (tail mode) / §3.3 / §3.4 / §3.5 to
  * hold the real scanner to: one candidate at a time, no windows, no skip-ahead,
  * the whole file in memory.
  */
@@ -179,7 +179,7 @@ export interface RefHeader {
   messageCount: number;
 }
 
-/** SPEC §1.2: header decodes (length bounds, reserved bytes zero). Returns the header or null. */
+/** docs/format.md §1.2: header decodes (length bounds, reserved bytes zero). Returns the header or null. */
 export function refDecode(bytes: Uint8Array, p: number): RefHeader | null {
   if (p + HEADER > bytes.length) return null;
   const length = u64(bytes, p + 32);
@@ -188,7 +188,7 @@ export function refDecode(bytes: Uint8Array, p: number): RefHeader | null {
   return { baseOffset: u64(bytes, p + 8), length: Number(length), messageCount: u32(bytes, p + 48) };
 }
 
-/** SPEC §2.1, written out plainly. */
+/** docs/format.md §2.1, written out plainly. */
 export function refVerify(bytes: Uint8Array, p: number): RefHeader | null {
   const header = refDecode(bytes, p);
   if (header === null || p + header.length > bytes.length) return null;
@@ -247,7 +247,7 @@ export interface RefProbe {
   spentTotal: number;
 }
 
-/** SPEC §3.5's pseudocode, literally. `spent` is the load's running total before this probe. */
+/** docs/recovery.md §3.5's pseudocode, literally. `spent` is the load's running total before this probe. */
 export function refProbe(bytes: Uint8Array, damage: number, minBase: bigint, spent: number, limit: number): RefProbe {
   for (let c = damage + 1; c + HEADER <= bytes.length; c++) {
     spent += 1;
@@ -273,7 +273,7 @@ export interface RefSegment {
 }
 
 /**
- * SPEC §3.1–3.5 for one segment in tail mode, given a VALID index (or none). `spent` is
+ * docs/recovery.md §3.1–3.5 for one segment in tail mode, given a VALID index (or none). `spent` is
  * the load's running budget total before this segment.
  */
 export function refSegment(log: Uint8Array, startOffset: bigint, index: readonly IndexEntry[], spent: number, limit: number): RefSegment {

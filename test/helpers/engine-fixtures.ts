@@ -103,7 +103,7 @@ export function frameStarts(spec: BatchSpec): number[] {
 }
 
 /**
- * What the caller of the engine does before verifying (SPEC §2.1 step 1): the
+ * What the caller of the engine does before verifying (docs/format.md §2.1 step 1): the
  * header gate, then "the batch fits the file". `file` is the file image and the
  * batch starts at `position`.
  */

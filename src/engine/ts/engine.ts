@@ -1,6 +1,6 @@
 /**
  * The pure-TypeScript engine: the same kernels as the wasm engine, for hosts
- * without WebAssembly and as the benchmark baseline (SPEC §8).
+ * without WebAssembly and as the benchmark baseline (docs/engines.md §8).
  */
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../../format/constants.js";
 import { resolveKernelLimits } from "../limits.js";

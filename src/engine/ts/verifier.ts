@@ -1,5 +1,5 @@
 /**
- * Batch verification (SPEC §2.1 steps 2–3) as a streaming state machine, so a
+ * Batch verification (docs/format.md §2.1 steps 2–3) as a streaming state machine, so a
  * batch larger than the scan window is verified chunk by chunk with constant
  * memory. The whole-in-window path feeds the blob as one chunk: chunking never
  * changes the status, and the check order is the VerifyStatus order.

@@ -1,5 +1,5 @@
 /**
- * The wasm engine (SPEC §8): AssemblyScript kernels compiled to one
+ * The wasm engine (docs/engines.md §8): AssemblyScript kernels compiled to one
  * `dist/segscan.wasm`, driven through raw pointers into linear memory.
  *
  * Memory management:
