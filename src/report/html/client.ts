@@ -112,10 +112,19 @@ export const HTML_REPORT_SCRIPT = String.raw`
     return mark(kind, tip, body, xPct, 12);
   }
 
-  function segmentFigure(partition, segment, scaleBytes) {
+  /**
+   * One segment's byte map. With fromByte > 0 it is a zoomed view of the bytes
+   * [fromByte, size): the same marks, scaled so the residue fills the row.
+   */
+  function segmentFigure(partition, segment, scaleBytes, fromByte) {
+    var from = fromByte || 0;
+    var zoom = from > 0;
     var size = segment.messagesSize;
+    function at(position) { return pct(position - from, scaleBytes); }
+    function span(start, end) { return pct(Math.max(0, end - Math.max(start, from)), scaleBytes); }
+    function inView(position) { return position >= from; }
     var out = [];
-    var fileW = pct(size, scaleBytes);
+    var fileW = span(0, size);
     var walked = segment.walkedSize;
     var residue = segment.residue;
     var refusal = segment.refusal;
@@ -124,12 +133,12 @@ export const HTML_REPORT_SCRIPT = String.raw`
       ", outcome " + segment.outcome + ", proven prefix " + count(walked) + " bytes"];
 
     out.push('<rect class="file" x="0" y="7" width="' + fileW + '" height="18"/>');
-    if (walked > 0) {
+    if (walked > from) {
       out.push(mark("prefix", "Proven prefix P: bytes 0.." + count(walked) + " (" + bytes(walked) + ")\n" +
         "offsets " + segment.startOffset + ".." + (segment.endOffset === null ? "(none)" : segment.endOffset) +
         (segment.messageCount === null ? "" : ", " + plural(segment.messageCount, "message", "messages")) +
         "\nevery batch here verifies and continues the offset chain",
-        '<rect class="prefix" x="0" y="7" width="' + pct(walked, scaleBytes) + '" height="18"/>'));
+        '<rect class="prefix" x="0" y="7" width="' + span(0, walked) + '" height="18"/>'));
     }
     if (residue) {
       var zero = residue.allZero;
@@ -140,12 +149,13 @@ export const HTML_REPORT_SCRIPT = String.raw`
         "Residue: bytes " + count(residue.damagePosition) + ".." + count(residue.damagePosition + residue.bytes) +
         " (" + count(residue.bytes) + " bytes, " + (zero ? "all zero" : "NOT all zero") + ")\n" + probeWords +
         "\nprobe spent " + count(residue.spentUnits) + " units",
-        '<rect class="' + (zero ? "residue-zero" : "residue-nonzero") + '" x="' + pct(residue.damagePosition, scaleBytes) +
-        '" y="7" width="' + pct(residue.bytes, scaleBytes) + '" height="18"/>'));
+        '<rect class="' + (zero ? "residue-zero" : "residue-nonzero") + '" x="' + at(residue.damagePosition) +
+        '" y="7" width="' + span(residue.damagePosition, residue.damagePosition + residue.bytes) + '" height="18"/>'));
       desc.push("residue of " + count(residue.bytes) + " bytes " + (zero ? "all zero" : "not all zero") + " from byte " + count(residue.damagePosition));
     }
     list(segment.gaps).forEach(function (gap) {
-      var x = pct(gap.position, scaleBytes);
+      if (!inView(gap.position)) return;
+      var x = at(gap.position);
       out.push(mark("gap", "Forward gap at byte " + count(gap.position) + ": expected offset " + gap.expectedOffset +
         ", found " + gap.foundOffset + " (offsets skipped forward; allowed, reported)",
         '<rect class="gap-mark" x="' + x + '" y="5" width="6" height="22" transform="translate(-3 0)"/>' +
@@ -153,7 +163,8 @@ export const HTML_REPORT_SCRIPT = String.raw`
       desc.push("forward gap at byte " + count(gap.position));
     });
     list(segment.warnings).forEach(function (w) {
-      var x = pct(w.position, scaleBytes);
+      if (!inView(w.position)) return;
+      var x = at(w.position);
       out.push(mark("warning", "Warning " + w.code + " at byte " + count(w.position) +
         (w.batchLength === undefined ? "" : " (batch length " + count(w.batchLength) + " bytes)") + "\n" + w.message,
         '<use class="warning-mark" href="#glyph-warning" x="' + x + '" y="3"/>' +
@@ -167,23 +178,23 @@ export const HTML_REPORT_SCRIPT = String.raw`
       : refusal && typeof refusal.indexedPosition === "number" ? refusal.indexedPosition : null;
     // A torn tail's damage position IS the cut point: one mark says both.
     var cutDrawn = segment.outcome === "torn-tail" && partition.action === "repair";
-    if (damageAt !== null && !(cutDrawn && residue && damageAt === walked)) {
+    if (damageAt !== null && inView(damageAt) && !(cutDrawn && residue && damageAt === walked)) {
       var dTip = "Damage at byte " + count(damageAt) + (refusal ? " (" + refusal.code + ")" : "") +
         "\nthe proven prefix ends here" + (residue && residue.probe === "no-survivor" ? " (a torn tail: nothing survives after it)" : "") + (residue ? "; " + count(residue.bytes) + " bytes follow, " + (residue.allZero ? "all zero" : "not all zero") +
         "\nprobe spent " + count(residue.spentUnits) + " units" : "") +
         (refusal ? "\n" + refusal.message : "");
-      out.push(lineMark("damage", pct(damageAt, scaleBytes), "damage-line", "damage-cap", "glyph-damage", "D", dTip));
+      out.push(lineMark("damage", at(damageAt), "damage-line", "damage-cap", "glyph-damage", "D", dTip));
       desc.push("damage at byte " + count(damageAt));
     }
     if (residue && residue.probe === "survivor" && residue.survivorPosition !== null) {
-      out.push(lineMark("survivor", pct(residue.survivorPosition, scaleBytes), "survivor-line", "survivor-cap", "glyph-survivor", "S",
+      out.push(lineMark("survivor", at(residue.survivorPosition), "survivor-line", "survivor-cap", "glyph-survivor", "S",
         "Survivor at byte " + count(residue.survivorPosition) + ": a complete batch that extends the chain starts here, " +
         count(residue.survivorPosition - residue.damagePosition) + " bytes after the damage at " + count(residue.damagePosition) +
         "\ncutting at the damage would destroy it, so nothing is cut\nprobe spent " + count(residue.spentUnits) + " units to find it"));
       desc.push("surviving batch at byte " + count(residue.survivorPosition));
     }
     if (cutDrawn) {
-      var cx = pct(walked, scaleBytes);
+      var cx = at(walked);
       out.push(mark("cut", (residue && residue.damagePosition === walked ? "Damage position and cut point" : "Cut point") + " at byte " + count(walked) + ": a repair truncates the .log from " + count(size) +
         " to " + count(walked) + " bytes (" + count(size - walked) + " bytes removed" +
         (residue ? ", " + (residue.allZero ? "all zero, recorded by length" : "preserved in the .segscan directory") : "") + ")" +
@@ -193,11 +204,11 @@ export const HTML_REPORT_SCRIPT = String.raw`
       desc.push("a repair cuts at byte " + count(walked));
     }
     var index = segment.index || { entries: 0 };
-    if (index.entries > 0 || index.rebuilt || index.trailingBytes > 0 || index.mismatches > 0) {
+    if (!zoom && (index.entries > 0 || index.rebuilt || index.trailingBytes > 0 || index.mismatches > 0)) {
       var ticks = Math.min(index.entries, MAX_INDEX_TICKS);
       var tickBody = "";
       for (var t = 0; t < ticks; t++) {
-        var tx = pct(walked * (t / Math.max(1, ticks)), scaleBytes);
+        var tx = at(walked * (t / Math.max(1, ticks)));
         tickBody += '<line class="tick" x1="' + tx + '" x2="' + tx + '" y1="26" y2="31"/>';
       }
       var indexTip = "Index: " + plural(index.entries, "entry", "entries") + " (" + count(segment.indexSize) + " bytes)" +
@@ -206,14 +217,30 @@ export const HTML_REPORT_SCRIPT = String.raw`
         (index.rebuilt ? "\nrepair rebuilds it: " + plural(index.rebuiltEntries, "entry", "entries") : "") +
         (index.trailingBytes > 0 ? "\n" + count(index.trailingBytes) + " trailing bytes (a torn entry) to trim" : "") +
         (index.mismatches > 0 ? "\n" + plural(index.mismatches, "entry does", "entries do") + " not sit on a verified batch" : "");
-      out.push(mark("index", indexTip, tickBody + '<rect class="hit" x="0" y="25" width="' + pct(Math.max(walked, 1), scaleBytes) + '" height="7"/>'));
+      out.push(mark("index", indexTip, tickBody + '<rect class="hit" x="0" y="25" width="' + span(0, Math.max(walked, 1)) + '" height="7"/>'));
       desc.push(plural(index.entries, "index entry", "index entries") + (index.rebuilt ? ", index to rebuild" : ""));
     }
     var label = desc.join("; ");
     if (size === 0) {
       return '<div class="empty-file" role="img" aria-label="' + esc(label) + '">empty file (0 bytes)</div>';
     }
+    if (zoom) {
+      return '<svg class="bar zoom" data-from="' + from + '" role="group" aria-label="' +
+        esc("Zoomed byte map, bytes " + count(from) + ".." + count(size) + ", of " + label) + '">' + out.join("") + "</svg>";
+    }
     return '<svg class="bar" role="group" aria-label="' + esc("Byte map of " + label) + '">' + out.join("") + "</svg>";
+  }
+
+  /**
+   * Where a zoomed view of a segment starts, or 0 for none: when the residue
+   * takes less than ZOOM_BELOW_FRACTION of the row, a second bar shows the bytes
+   * from a little before the damage to the end, so close marks come apart.
+   */
+  function zoomFrom(segment, rowScale) {
+    var residue = segment.residue;
+    if (!residue || residue.bytes === 0 || residue.bytes / rowScale >= config.zoomBelowFraction) return 0;
+    var margin = Math.ceil(residue.bytes * config.zoomMarginFraction);
+    return Math.max(1, residue.damagePosition - margin);
   }
 
   function segmentLabel(segment) {
@@ -249,12 +276,28 @@ export const HTML_REPORT_SCRIPT = String.raw`
     if (segments.length > 0) {
       html += '<div class="segments">';
       segments.forEach(function (segment) {
-        html += segmentLabel(segment) + "<div>" + segmentFigure(p, segment, scale || Math.max(1, segment.messagesSize)) + "</div>";
+        var rowScale = scale || Math.max(1, segment.messagesSize);
+        html += segmentLabel(segment) + "<div>" + segmentFigure(p, segment, rowScale, 0) + "</div>";
+        var from = zoomFrom(segment, rowScale);
+        if (from > 0) {
+          html += '<div class="seglabel zoomlabel muted">zoom &#8599; bytes ' + count(from) + ".." + count(segment.messagesSize) + "</div>" +
+            "<div>" + segmentFigure(p, segment, segment.messagesSize - from, from) + "</div>";
+        }
       });
       html += "</div>";
     }
     var notes = [];
     segments.forEach(function (segment) {
+      var name = esc(baseName(segment.logPath));
+      var index = segment.index || {};
+      if (p.action === "repair" && segment.outcome === "torn-tail") {
+        notes.push("Repair cuts " + name + " at byte " + count(segment.walkedSize) + ", removing " + count(segment.messagesSize - segment.walkedSize) +
+          " bytes" + (segment.residue ? (segment.residue.allZero ? " (all zero: recorded by length)" : " (not all zero: preserved first)") : "") + ".");
+      }
+      if (p.action === "repair" && segment.outcome === "empty") notes.push(name + " holds no message; repair handles it as an empty tail.");
+      if (index.rebuilt) notes.push(name + ": the index is rebuilt from the log (" + plural(index.rebuiltEntries, "entry", "entries") + ").");
+      else if (index.trailingBytes > 0) notes.push(name + ": " + count(index.trailingBytes) + " trailing bytes of the index (a torn entry) are trimmed.");
+      if (index.mismatches > 0) notes.push(name + ": " + plural(index.mismatches, "index entry does", "index entries do") + " not sit on a verified batch.");
       if (segment.refusal && (!p.refusal || segment.refusal.message !== p.refusal.message)) notes.push(esc(baseName(segment.logPath)) + ": " + esc(segment.refusal.code) + " &mdash; " + esc(segment.refusal.message));
     });
     if (notes.length) html += '<ul class="notes">' + notes.map(function (n) { return "<li>" + n + "</li>"; }).join("") + "</ul>";
@@ -390,6 +433,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
       '<option value="0">all</option>';
     wire();
     update(true);
+    if (window.performance && performance.mark) performance.mark("segscan-ready"); // time to first rows, for the tests' log
     document.documentElement.setAttribute("data-ready", "true");
   }
 

@@ -34,6 +34,16 @@ export const HTML_PAGE_SIZES: readonly number[] = [50, 200, 1000];
 /** Index ticks drawn per segment at most; the tooltip says when more entries exist. */
 export const HTML_MAX_INDEX_TICKS = 64;
 
+/**
+ * A segment whose residue takes less than this fraction of its row also gets a
+ * zoomed bar of its tail, so a damage mark and a survivor a few KiB apart in a
+ * 1 GiB segment are drawn apart.
+ */
+export const HTML_ZOOM_BELOW_FRACTION = 0.2;
+
+/** The zoomed bar starts this fraction of the residue's width before the damage, so the proven prefix's end shows. */
+export const HTML_ZOOM_MARGIN_FRACTION = 0.1;
+
 /** Typing in the search box re-filters after this pause, so 10,000 rows are not filtered per keystroke. */
 export const HTML_SEARCH_DEBOUNCE_MS = 120;
 
@@ -151,6 +161,8 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
     maxIndexTicks: HTML_MAX_INDEX_TICKS,
     onlyProblemsAbove: HTML_ONLY_PROBLEMS_ABOVE_PARTITIONS,
     searchDebounceMs: HTML_SEARCH_DEBOUNCE_MS,
+    zoomBelowFraction: HTML_ZOOM_BELOW_FRACTION,
+    zoomMarginFraction: HTML_ZOOM_MARGIN_FRACTION,
   });
   const title = options.title ?? "segscan report";
   const summary = report.summary;

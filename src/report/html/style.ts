@@ -108,6 +108,8 @@ svg.bar .tick { stroke: ${C.index}; stroke-width: 1; }
 svg.bar .hit { fill: transparent; stroke: none; }
 svg.bar .mark { cursor: help; outline: none; }
 svg.bar .mark:focus .hit, svg.bar .mark:hover .hit { stroke: #000; stroke-width: 1.5; stroke-dasharray: 2 1; }
+svg.bar.zoom { height: 38px; }
+.zoomlabel { text-align: right; font-size: 0.8rem; }
 .empty-file { font-size: 0.85rem; }
 
 .sweep, .ignored, .warnings { margin: 6px 0 0; font-size: 0.9rem; }
