@@ -368,6 +368,22 @@ describeBrowser("HTML report in headless Chromium", () => {
     await expect(tooltip.textContent()).resolves.toContain(
       `Damage position and cut point at byte ${count(tornSegment.walkedSize)}: a repair truncates the .log from ${count(tornSegment.messagesSize)}`);
 
+    // Zero and non-zero residues are told apart by pattern; sweep candidates are listed; index entries are ticks.
+    const zeroResidues = demoJson.partitions.flatMap((p) => p.segments).filter((s) => s.residue?.allZero === true).length;
+    const nonZeroResidues = demoJson.partitions.flatMap((p) => p.segments).filter((s) => s.residue?.allZero === false).length;
+    expect(zeroResidues).toBeGreaterThan(0);
+    await expect(page.locator('svg.bar:not(.zoom) [data-mark="residue-zero"]').count()).resolves.toBe(zeroResidues);
+    await expect(page.locator('svg.bar:not(.zoom) [data-mark="residue-nonzero"]').count()).resolves.toBe(nonZeroResidues);
+    const sweepIndex = demoJson.partitions.findIndex((p) => p.sweep.length > 0);
+    const sweepItems = page.locator(`li.partition[data-index="${sweepIndex}"] .sweep li`);
+    await expect(sweepItems.count()).resolves.toBe(demoJson.partitions[sweepIndex]!.sweep.length);
+    await expect(sweepItems.first().textContent()).resolves.toContain(".index.staging");
+    const firstSegment = demoJson.partitions[0]!.segments[0]!;
+    const indexMark = page.locator('li.partition[data-index="0"] svg.bar:not(.zoom)').first().locator('[data-mark="index"]');
+    await expect(indexMark.locator("line.tick").count()).resolves.toBe(firstSegment.index.entries);
+    await expect(indexMark.getAttribute("data-tip")).resolves.toContain(
+      `Index: ${firstSegment.index.entries} entries (${firstSegment.indexSize} bytes)\nthe report holds the count, not the positions`);
+
     // Filters: only the partitions that are not clean, then search by path.
     const notClean = demoJson.partitions.filter((p) => p.verdict !== "clean").length;
     await page.locator("#only-problems").check();
@@ -400,6 +416,7 @@ describeBrowser("HTML report in headless Chromium", () => {
     const extended = structuredClone(demoJson) as HtmlReportInput;
     const first = extended.partitions[0]!;
     const warned = first.segments[0]!;
+    warned.gaps = [{ position: 8192, expectedOffset: "12", foundOffset: "20" }];
     Object.assign(warned, {
       warnings: [{ code: "OversizedBatch", position: 4096, batchLength: 70_000_000, message: "batch at byte 4096 is 70000000 bytes long" }],
     });
@@ -426,6 +443,9 @@ describeBrowser("HTML report in headless Chromium", () => {
     await warning.evaluate((element) => element.scrollIntoView({ block: "center" }));
     await warning.focus();
     await expect(page.locator("#tooltip").textContent()).resolves.toContain("Warning OversizedBatch at byte 4,096 (batch length 70,000,000 bytes)");
+    const gap = row.locator('svg.bar:not(.zoom) [data-mark="gap"]');
+    await gap.focus();
+    await expect(page.locator("#tooltip").textContent()).resolves.toContain("Forward gap at byte 8,192: expected offset 12, found 20");
     expect(errors).toEqual([]);
     expect(requests).toEqual([]);
     await page.close();
@@ -445,6 +465,9 @@ describeBrowser("HTML report in headless Chromium", () => {
     expect(await rowCount(page)).toBe(Math.min(50, notClean.length));
     await expect(page.locator("#status").textContent()).resolves.toContain(`of ${count(notClean.length)} matching partitions (10,000 in the report)`);
     expect(await page.locator("li.partition.v-clean").count()).toBe(0);
+    const failedRow = page.locator('li.partition[data-verdict="failed"]').first();
+    await expect(failedRow.locator(".error").textContent()).resolves.toContain("ReadFailure: EIO reading 4096 bytes at 0");
+    await expect(failedRow.locator(".words").first().textContent()).resolves.toContain("Retry: fix the storage and scan again");
 
     // Show the clean ones too: timed in the page, up to the next painted frame.
     const filterMs = await page.evaluate(() => new Promise<number>((resolve) => {

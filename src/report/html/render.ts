@@ -168,7 +168,9 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
   const summary = report.summary;
   const opts = report.options;
   const problems = summary.repairable + summary.refused + summary.failed;
-  const headline = problems === 0
+  const headline = summary.partitions === 0
+    ? "No partitions were found (no directory held a .log file)."
+    : problems === 0
     ? `All ${count(summary.partitions)} partitions are clean.`
     : `${count(problems)} of ${count(summary.partitions)} partitions need attention: ` +
       `${count(summary.repairable)} repairable, ${count(summary.refused)} refused, ${count(summary.failed)} failed.`;
@@ -190,6 +192,7 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
 <style>${HTML_REPORT_CSS}</style>
 </head>
 <body>
+<a class="skip" href="#partitions-heading">Skip to the partitions</a>
 ${SVG_DEFS}
 <header class="summary">
 <h1>${escapeHtml(title)}</h1>
@@ -204,7 +207,7 @@ ${legend()}
 <p class="muted" id="prefix-note"></p>
 </header>
 <main>
-<h2 id="partitions-heading">Partitions</h2>
+<h2 id="partitions-heading" tabindex="-1">Partitions</h2>
 <div class="toolbar" role="search" aria-label="Filter partitions">
 <label><input type="checkbox" id="only-problems"> only partitions that are not clean</label>
 <label>search path <input type="search" id="search" placeholder="e.g. topics/3  (press /)" autocomplete="off"></label>

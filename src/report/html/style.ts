@@ -43,6 +43,8 @@ code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, mo
 .muted { color: var(--muted); }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 a { color: ${P.blue}; }
+a.skip { position: absolute; left: -9999px; top: 0; background: #fff; padding: 4px 8px; z-index: 20; }
+a.skip:focus { left: 8px; }
 :focus-visible { outline: 3px solid ${P.black}; outline-offset: 2px; }
 
 header.summary { border-bottom: 1px solid var(--line); padding-bottom: 12px; }
