@@ -42,10 +42,11 @@ if (!HAVE_CHROMIUM) {
 }
 
 interface Run { code: number | null; stdout: string; stderr: string }
-function runCli(args: string[]): Promise<Run> {
+function runCli(args: string[], stdin?: string): Promise<Run> {
   const env = { ...process.env };
   delete env.FORCE_COLOR;
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+  if (stdin !== undefined) child.stdin!.end(stdin);
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -171,6 +172,11 @@ describe("HTML report: CLI and page file (no browser)", () => {
     const page = await readFile(demoHtmlPath, "utf8");
     expect(await readFile(demoAgainPath, "utf8")).toBe(page);
     expect(embeddedReport(page)).toEqual(demoJson);
+    // `report -` reads the JSON from stdin and draws the same page.
+    const fromStdin = join(root, "demo-stdin.html");
+    const piped = await runCli(["report", "-", "--html", fromStdin], demoScanRun.stdout);
+    expect(piped.code).toBe(0);
+    expect(await readFile(fromStdin, "utf8")).toBe(page);
     // Self-contained: a CSP forbidding every fetch, and no external reference at all.
     expect(page).toContain(`content="default-src 'none';`);
     expect(page).not.toMatch(/\b(src|href)="(https?:)?\/\//);
