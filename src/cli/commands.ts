@@ -16,6 +16,7 @@ import { colorEnabled, out, resolveEngine, withCancellation } from "./context.js
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
+import { writeHtmlReport } from "./report-html.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -50,6 +51,7 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
   } else {
     await out(formatReport(report, { color: useColor() }) + scanHints(report, paths));
   }
+  if (flags.html !== undefined) await writeHtmlReport(flags.html, toJsonReport(report));
   return scanExitCode(report);
 }
 

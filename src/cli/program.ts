@@ -10,6 +10,7 @@ import {
 import { describeCause } from "../io/errors.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
+import { reportCommand } from "./report-html.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
 
 const EXIT_HELP = `
@@ -35,8 +36,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
   addScanFlags(program.command("scan")
     .description("scan partitions and report what their segments hold (read-only)")
     .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"))
+    .option("--html <file>", "also write a self-contained HTML report (byte maps of every segment) to <file>")
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: ScanFlags, command: Command) => setExit(await scanCommand(paths, flags, command)));
+
+  program.command("report")
+    .description("draw a saved `scan --json` report as a self-contained HTML page (- reads stdin)")
+    .argument("<scan.json>", "a report written by `segscan scan --json`")
+    .requiredOption("--html <file>", "write the HTML report to <file>")
+    .action(async (file: string, flags: { html: string }) => setExit(await reportCommand(file, flags)));
 
   addScanFlags(program.command("repair")
     .description("print the repair plan; with --apply, carry it out (cut bytes are preserved and journaled)")

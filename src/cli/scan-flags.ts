@@ -23,6 +23,8 @@ export interface ScanFlags {
   window: number;
   concurrency: number;
   progress: boolean;
+  /** `scan --html <file>`: also write the HTML report there. */
+  html?: string;
 }
 
 export function defaultConcurrency(): number {
