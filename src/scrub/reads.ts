@@ -21,6 +21,11 @@ export class PrefixHasher {
 
   constructor(private readonly hasher: Hasher) {}
 
+  /** Bytes [0, hashedBytes) have been hashed. */
+  get hashedBytes(): number {
+    return this.hashedUntil;
+  }
+
   observe(bytes: Uint8Array, position: number): void {
     if (this.broken) return;
     const end = position + bytes.length;

@@ -120,6 +120,14 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
           `${frozenSize - stopPosition} bytes from there on were not verified (${sealed ? "sealed" : "active"} segment; nothing was changed)`);
       }
     }
+    if (hasher !== null && stopPosition < frozenSize) {
+      // Damage stopped the walk: read the rest for the hash all the same, so a
+      // segment that changed since it was verified says so whatever the window size.
+      for (let position = hasher.hashedBytes; position < frozenSize; position = hasher.hashedBytes) {
+        await window.ensure(position, Math.min(window.capacityBytes, frozenSize - position));
+        if (hasher.hashedBytes === position) break;
+      }
+    }
   } finally {
     await entries.return(undefined).catch(() => undefined);
     await file.close();
