@@ -77,7 +77,7 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
     .option("--watch", "keep running: one pass per --interval until SIGTERM/SIGINT (then finish the current window, save state, exit 0)")
     .option("--interval <duration>", "time between the starts of passes with --watch (e.g. 6h)", parseDuration(MIN_INTERVAL_MS), DEFAULT_INTERVAL_MS)
     .option("--json", "one JSON event per line on stdout")
-    .option("--nice", "lower this process's CPU priority (and so, on most Linux I/O schedulers, its I/O priority)")
+    .option("--nice", "lower this process's CPU priority (nice 19; under the BFQ I/O scheduler its I/O priority follows)")
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
     .option("--window <bytes>", `read window (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES}); a stop takes effect within one window`,
       parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
