@@ -627,6 +627,66 @@ describe("segscan scrub (CLI)", () => {
     rmSync(stateDir, { recursive: true, force: true });
   });
 
+  it("--watch --metrics beside a writer that keeps appending and rolling: no false finding, the injected flip is found, metrics parse", async () => {
+    const tree = writeTree(2, 2, 6, 14);
+    const state = statePathIn(tree);
+    const metrics = join(tree.root, "..", `${tree.root.split("/").at(-1)}-watch.prom`);
+    // The writer (this test process; the scrub is another): a batch to partition 1's
+    // active segment every few milliseconds, half a batch at a time, rolling every 6 batches.
+    const dir = join(tree.root, "streams", "1", "topics", "1", "partitions", "1");
+    let active = tree.partitions[0]![1]!.logPath;
+    let nextOffset = tree.partitions[0]![1]!.chain.nextOffset;
+    let pending: Uint8Array | null = null;
+    let batches = 0;
+    const writer = setInterval(() => {
+      if (pending === null) {
+        pending = buildChain({ startOffset: nextOffset, counts: [2], payloadBytes: 300, seed: batches + 900 }).log;
+        nextOffset += 2n;
+        appendFileSync(active, pending.subarray(0, 300));
+        return;
+      }
+      appendFileSync(active, pending.subarray(300));
+      pending = null;
+      if (++batches % 6 === 0) {
+        active = join(dir, `${segmentStem(nextOffset)}.log`);
+        writeFileSync(active, new Uint8Array(0));
+      }
+    }, 5);
+    const target = tree.partitions[1]![0]!;
+    const batch = target.chain.batches[4]!;
+    let flipped = false;
+    let stopped = false;
+    const findings: ScrubFinding[] = [];
+    try {
+      const run = await runCli(["scrub", tree.root, "--watch", "--interval", "1s", "--json", "--state", state, "--metrics", metrics, "--rate", "unlimited", "--window", "4KiB"],
+        (line, child) => {
+          const event = JSON.parse(line) as ScrubEvent;
+          if (event.type === "finding") findings.push(event.finding);
+          if (event.type !== "pass-complete") return;
+          if (!flipped) {
+            flipped = true;
+            const bytes = readFileSync(target.logPath);
+            bytes[batch.position + 256 + 48 + 7]! ^= 0x80;
+            writeFileSync(target.logPath, bytes);
+          } else if (event.summary.findings > 0 && !stopped) {
+            stopped = true;
+            child.kill("SIGTERM");
+          }
+        });
+      expect(run.code).toBe(0);
+    } finally {
+      clearInterval(writer);
+    }
+    expect(batches).toBeGreaterThan(0);
+    expect(findings.map((finding) => [finding.code, finding.path, finding.position])).toEqual([
+      ["SealedSegmentChanged", target.logPath, null],
+      ["FrameChecksumFailure", target.logPath, batch.position],
+    ]);
+    const parsed = parsePrometheusText(readFileSync(metrics, "utf8"));
+    const byCode = Object.fromEntries(parsed.get("segscan_scrub_findings")!.samples.map((sample) => [sample.labels.code, sample.value]));
+    expect(byCode).toMatchObject({ FrameChecksumFailure: 1, SealedSegmentChanged: 1 });
+  });
+
   it("usage errors exit 16, a missing path 8", async () => {
     expect((await runCli(["scrub", "/nonexistent/segscan-scrub", "--state", "/tmp/x.json"])).code).toBe(8);
     expect((await runCli(["scrub", tmpdir(), "--rate", "fast"])).code).toBe(16);

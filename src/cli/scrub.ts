@@ -73,7 +73,7 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
     .option("--state <file>", "state file (default: $XDG_STATE_HOME/segscan/… or ~/.local/state/segscan/…)")
     .option("--reverify-after <duration>", "re-verify unchanged segments last verified longer ago than this (e.g. 30d; 0 = every pass)",
       parseDuration(0), DEFAULT_REVERIFY_AFTER_MS)
-    .option("--metrics <file>", "write Prometheus text-format metrics here after each pass (node_exporter textfile collector; name it *.prom)")
+    .option("--metrics <file>", "write Prometheus text-format metrics here after each complete pass (node_exporter textfile collector; name it *.prom)")
     .option("--watch", "keep running: one pass per --interval until SIGTERM/SIGINT (then finish the current window, save state, exit 0)")
     .option("--interval <duration>", "time between the starts of passes with --watch (e.g. 6h)", parseDuration(MIN_INTERVAL_MS), DEFAULT_INTERVAL_MS)
     .option("--json", "one JSON event per line on stdout")
@@ -159,7 +159,9 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
         if (event.type === "pass-complete") summary = event.summary;
       }
       if (summary === null) throw new OperationalError(`scrub of ${root} ended without a pass summary`);
-      if (flags.metrics !== undefined) {
+      // A stopped pass saw only part of the tree: its findings gauge would read as
+      // "fixed". The last complete pass's metrics stay until the next one.
+      if (flags.metrics !== undefined && summary.complete) {
         try {
           await writeMetrics(resolve(flags.metrics), { root, summary, rateLimitBytesPerSecond: flags.rate });
         } catch (error) {

@@ -35,7 +35,6 @@ export function formatMetrics({ root, summary, rateLimitBytesPerSecond }: Metric
   metric("segscan_scrub_last_pass_segments_skipped", "gauge", "Segments the last pass skipped as unchanged.", [["", summary.segmentsSkipped]]);
   metric("segscan_scrub_findings", "gauge", "Findings of the last pass, by code (see docs/scrub.md §4).",
     FINDING_CODES.map((code) => [`,code="${code}"`, summary.findingsByCode[code]]));
-  metric("segscan_scrub_last_pass_complete", "gauge", "1 when the last pass visited every segment, 0 when it was stopped.", [["", summary.complete ? 1 : 0]]);
   metric("segscan_scrub_last_pass_timestamp_seconds", "gauge", "Unix time the last pass ended.", [["", Date.parse(summary.finishedAt) / 1000]]);
   metric("segscan_scrub_last_full_pass_timestamp_seconds", "gauge", "Unix time the last complete pass ended (0: never).",
     [["", summary.lastFullPassAt === null ? 0 : Date.parse(summary.lastFullPassAt) / 1000]]);
