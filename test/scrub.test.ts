@@ -596,6 +596,18 @@ describe("segscan scrub (CLI)", () => {
     expect(resumed.code).toBe(0);
     const skipped = jsonLines(resumed).filter((event) => event.type === "segment-skipped").map((event) => event.type === "segment-skipped" && event.path);
     expect(skipped).toEqual(verifiedBefore);
+
+    // Without --watch, a stopped pass is a cancelled command: 32, as scan.
+    let cancelled = false;
+    const single = await runCli(["scrub", tree.root, "--state", state, "--json", "--reverify-after", "0", "--window", "64KiB", "--rate", "64KiB/s"],
+      (line, child) => {
+        if (!cancelled && (JSON.parse(line) as ScrubEvent).type === "segment-verified") {
+          cancelled = true;
+          child.kill("SIGINT");
+        }
+      });
+    expect(single.code).toBe(32);
+    expect(jsonLines(single).at(-1)).toMatchObject({ type: "pass-complete", summary: { complete: false } });
   });
 
   it("the state file survives kill -9 during its write: it parses, old or new", async () => {

@@ -41,7 +41,11 @@ export interface ScrubOptions {
   rate?: number;
   /** State file path; `null` keeps no state (every pass is a full pass). Default: defaultStatePath(root). */
   state?: string | null;
-  /** Stops the pass within one window; the state is saved and a last `pass-complete` (complete: false) is yielded. */
+  /**
+   * Stops the pass within one window; the state is saved and a last
+   * `pass-complete` (complete: false) is yielded. (Leaving the loop early
+   * instead ends the pass without saving it.)
+   */
   signal?: AbortSignal;
   onFinding?: (finding: ScrubFinding) => void;
   onProgress?: (progress: ScrubProgress) => void;
@@ -49,7 +53,10 @@ export interface ScrubOptions {
   reverifyAfterMs?: number;
   engine?: Engine;
   windowBytes?: number;
-  /** Replaces the filesystem the scrub reads through (tests count and fault reads here). */
+  /**
+   * Replaces the filesystem the scrub lists and reads through (tests count and
+   * fault reads here). Size, mtime and inode for the state come from node:fs.
+   */
   scanFs?: ScanFs;
   /** The clock for verifiedAt and re-verify ages. */
   now?: () => Date;
