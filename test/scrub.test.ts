@@ -296,6 +296,31 @@ describe("scrub: what changed in a sealed segment", () => {
     }
   });
 
+  it("a just-rolled segment still receiving its last batch is growth; once settled, a sealed segment cut mid-batch is TruncatedBatch", async () => {
+    for (const engine of engines) {
+      const tree = writeTree(1, 2, 4, 15);
+      const rolled = tree.partitions[0]![0]!;
+      const whole = rolled.chain.log.length;
+      const next = buildChain({ startOffset: 0n, counts: [2], payloadBytes: 300, seed: 77 }).log;
+      appendFileSync(rolled.logPath, next.subarray(0, 400)); // the broker's last flush, half done
+      appendFileSync(rolled.indexPath, new Uint8Array(10)); // and half an index entry
+      const state = statePathIn(tree);
+      for (let pass = 0; pass < 2; pass++) {
+        const { events, findings } = await collect(tree.root, { engine, state });
+        expect(findings).toEqual([]);
+        // Not remembered as verified while it settles: every pass looks again.
+        expect(events.find((event) => event.type === "segment-verified" && event.path === rolled.logPath))
+          .toMatchObject({ sealed: true, verifiedBytes: whole, inFlightBytes: 400 });
+      }
+      utimesSync(rolled.logPath, FIXED_MTIME_SECONDS, FIXED_MTIME_SECONDS); // settled long ago, still cut short: damage
+      const { findings } = await collect(tree.root, { engine, state });
+      expect(findings.map((finding) => [finding.code, finding.path, finding.position])).toEqual([
+        ["TruncatedBatch", rolled.logPath, whole],
+        ["IndexTrailingBytes", rolled.indexPath, rolled.chain.batches.length * 24],
+      ]);
+    }
+  });
+
   it("index entries that disagree with the log are findings at the entry's byte in the index", async () => {
     for (const engine of engines) {
       const root = tempDataDir();

@@ -26,6 +26,14 @@ import { type ScrubState, type SegmentState, defaultStatePath, emptyState, loadS
 /** Every byte is re-read at least this often, even when nothing changed (bit rot changes nothing visible). */
 export const DEFAULT_REVERIFY_AFTER_MS = 30 * 24 * 3600 * 1000;
 
+/**
+ * A sealed segment modified less than this long ago may still receive the
+ * flush of its last batch (the broker rolls to a new segment, then finishes
+ * writing the old one): a batch cut short at its end is growth until then, and
+ * the segment is not remembered as verified until it has settled.
+ */
+export const SEALED_SETTLE_MS = 60_000;
+
 /** A long pass saves its progress at most this often, so a kill loses at most this much work. */
 export const STATE_SAVE_INTERVAL_MS = 10_000;
 
@@ -58,7 +66,9 @@ export interface ScrubOptions {
    * fault reads here). Size, mtime and inode for the state come from node:fs.
    */
   scanFs?: ScanFs;
-  /** The clock for verifiedAt and re-verify ages. */
+  /** Default SEALED_SETTLE_MS; tests pass 0 to treat every sealed segment as settled. */
+  sealedSettleMs?: number;
+  /** The clock for verifiedAt, re-verify ages and the settle time. */
   now?: () => Date;
 }
 
@@ -132,6 +142,7 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     throw new RangeError(`windowBytes must be an integer in [${MIN_WINDOW_BYTES}, ${MAX_WINDOW_BYTES}], got ${windowBytes}`);
   }
   const reverifyAfterMs = options.reverifyAfterMs ?? DEFAULT_REVERIFY_AFTER_MS;
+  const settleMs = options.sealedSettleMs ?? SEALED_SETTLE_MS;
   if (!(reverifyAfterMs >= 0)) throw new RangeError(`reverifyAfterMs must be ≥ 0, got ${reverifyAfterMs}`);
   const rate = options.rate ?? DEFAULT_SCRUB_RATE_BYTES_PER_SECOND;
   const bucket = rate === Infinity ? null : new TokenBucket(rate);
@@ -231,13 +242,15 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
         findings.push({ code: "SealedSegmentChanged", path: segment.logPath, position: null, segmentPath: segment.logPath, message: plan.changed });
       }
       const indexIdentity = await identityOf(segment.indexPath).catch(() => null);
+      const modifiedMs = Number(BigInt(identity.mtimeNs) / 1_000_000n);
+      const settling = segment.sealed && nowDate.getTime() - modifiedMs < settleMs;
       const hashing = segment.sealed && plan.fromPosition === 0;
       const hasher = hashing ? new PrefixHasher(engine.createHasher()) : null;
       let verification;
       try {
         verification = await verifySegmentForScrub({
           logPath: segment.logPath, indexPath: segment.indexPath, startOffset: segment.startOffset,
-          frozenSize: identity.size, indexSize: indexIdentity?.size ?? 0, sealed: segment.sealed,
+          frozenSize: identity.size, indexSize: indexIdentity?.size ?? 0, sealed: segment.sealed, tailMayGrow: !segment.sealed || settling,
           fromPosition: plan.fromPosition, expectedOffset: plan.expectedOffset,
         }, { reads, engineWindow, signal, onRead: progress }, hasher);
       } catch (error) {
@@ -272,14 +285,15 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       summary.bytesVerified += bytesVerified;
       state.totals.segmentsVerified++;
       state.totals.bytesVerified += bytesVerified;
-      if (findings.length === 0) {
+      if (findings.length === 0 && !(settling && verification.inFlightBytes > 0)) {
         state.segments[segment.logPath] = {
           size: identity.size, mtimeNs: identity.mtimeNs, inode: identity.inode, sealed: segment.sealed,
           verifiedAt: (plan.fromPosition > 0 && prior ? prior.verifiedAt : nowDate.toISOString()),
           verifiedBytes: verification.stopPosition, nextOffset: verification.nextOffset.toString(), xxh3,
         };
       } else {
-        // Not remembered as verified: the next pass verifies it again and reports what is still wrong.
+        // Not remembered as verified: the next pass verifies it again and reports
+        // what is still wrong (or, for a settling segment, sees it whole).
         delete state.segments[segment.logPath];
       }
       segmentsDone++;

@@ -24,6 +24,13 @@ export interface SegmentToVerify {
   /** The index's size when the scrub reached it (0 when there is none). */
   indexSize: number;
   sealed: boolean;
+  /**
+   * The writer may still be appending: the active segment, or a sealed one
+   * modified within the settle time (a just-rolled segment can still receive
+   * its last batch's flush). A batch cut short at the frozen end, index entries
+   * past it and a partial index entry are then growth, not findings.
+   */
+  tailMayGrow: boolean;
   /** Resume an active segment where an earlier pass proved the chain up to. */
   fromPosition: number;
   expectedOffset: bigint;
@@ -61,7 +68,7 @@ function statusCode(status: VerifyStatus): FindingCode {
 }
 
 export async function verifySegmentForScrub(segment: SegmentToVerify, context: VerifyContext, hasher: PrefixHasher | null): Promise<SegmentVerification> {
-  const { logPath, indexPath, frozenSize, sealed, fromPosition } = segment;
+  const { logPath, indexPath, frozenSize, sealed, tailMayGrow, fromPosition } = segment;
   const findings: ScrubFinding[] = [];
   const finding = (code: FindingCode, path: string, position: number | null, message: string): void => {
     findings.push({ code, path, position, segmentPath: logPath, message });
@@ -109,7 +116,7 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
       const check = await verifyBatchAt(window, stopPosition);
       const status = check.verified ? VerifyStatus.Ok : check.status;
       const inFlight = status === VerifyStatus.HeaderBeyondFile || status === VerifyStatus.BatchBeyondFile;
-      if (!sealed && inFlight) {
+      if (tailMayGrow && inFlight) {
         // The broker is appending this batch right now: growth, not damage (docs/scrub.md §1).
         inFlightBytes = frozenSize - stopPosition;
       } else {
@@ -137,7 +144,7 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
     // Past the proven prefix an entry has nothing to be checked against: on an
     // active segment the index may run ahead of the frozen log; after damage the
     // damage finding already covers it.
-    if (batch === null && entry.position >= BigInt(stopPosition) && (!sealed || stopPosition < frozenSize)) continue;
+    if (batch === null && entry.position >= BigInt(stopPosition) && (tailMayGrow || stopPosition < frozenSize)) continue;
     const where = batch === null
       ? `past the last verified batch (the log's proven bytes end at ${stopPosition})`
       : entry.position < BigInt(batch.position)
@@ -147,7 +154,7 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
       `${indexPath}: entry ${index} (offset ${entry.offset}, position ${entry.position}) points ${where}; the log was not changed`);
   }
   const trailingBytes = segment.indexSize % INDEX_ENTRY_BYTES;
-  if (sealed && trailingBytes !== 0) {
+  if (!tailMayGrow && trailingBytes !== 0) {
     const at = segment.indexSize - trailingBytes;
     finding("IndexTrailingBytes", indexPath, at, `${indexPath}: ${trailingBytes} bytes after the last whole entry (at byte ${at}) of a sealed segment's index`);
   }
