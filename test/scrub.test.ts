@@ -334,6 +334,18 @@ describe("scrub: what changed in a sealed segment", () => {
       expect(findings.map((finding) => [finding.code, finding.position])).toEqual([["IndexEntryMismatch", 2 * 24]]);
     }
   });
+
+  it("an index that disagrees everywhere gives 16 findings with positions and one with the count of the rest", async () => {
+    const root = tempDataDir();
+    const dir = tempPartition(1, root);
+    const chain = buildChain({ counts: Array.from({ length: 40 }, () => 2), payloadBytes: 50 });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, chain.batches.map((_, i) => i)).map((entry) => ({ ...entry, offset: entry.offset + 1n })));
+    writeSegment(dir, chain.nextOffset, buildChain({ startOffset: chain.nextOffset, counts: [1] }).log);
+    const { findings } = await collect(root, { engine: engines[0]!, state: null });
+    expect(findings.map((finding) => finding.position)).toEqual([...Array.from({ length: 16 }, (_, i) => i * 24), null]);
+    expect(findings.every((finding) => finding.code === "IndexEntryMismatch")).toBe(true);
+    expect(findings[16]!.message).toContain("24 more entries");
+  });
 });
 
 describe("scrub: retention and unreadable files", () => {

@@ -47,6 +47,21 @@ export interface SegmentVerification {
   inFlightBytes: number;
 }
 
+/**
+ * Index mismatches reported one by one per segment; past this many, one more
+ * finding gives the count. Kept small: the first few positions are what an
+ * operator acts on, and a garbage index disagrees everywhere.
+ */
+export const MAX_INDEX_FINDINGS_PER_SEGMENT = 16;
+
+/** Mismatches kept to choose the reported ones from (some are dropped as past the proven prefix). */
+const MAX_INDEX_MISMATCHES_KEPT = 4 * MAX_INDEX_FINDINGS_PER_SEGMENT;
+
+/** An index entry and its index in the file. */
+interface NumberedEntry extends IndexEntry {
+  entryIndex: number;
+}
+
 export interface VerifyContext {
   reads: ScrubReads;
   engineWindow: EngineWindow;
@@ -73,22 +88,22 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
   const finding = (code: FindingCode, path: string, position: number | null, message: string): void => {
     findings.push({ code, path, position, segmentPath: logPath, message });
   };
-  const mismatched: { entry: IndexEntry; entryIndex: number; batch: ProvenBatch | null }[] = [];
-  // Entries before `fromPosition` were checked by an earlier pass; each entry keeps
-  // its index in the file so a mismatch names its exact byte there.
-  const entryIndexes = new Map<IndexEntry, number>();
-  const entries = (async function* (): AsyncGenerator<IndexEntry> {
+  const mismatched: { entry: NumberedEntry; batch: ProvenBatch | null }[] = [];
+  // Entries before `fromPosition` were checked by an earlier pass; each entry
+  // carries its index in the file so a mismatch names its exact byte there.
+  const entries = (async function* (): AsyncGenerator<NumberedEntry> {
     let entryIndex = 0;
     for await (const entry of readIndexEntriesStreaming(context.reads, indexPath, segment.indexSize)) {
-      if (entry.position >= BigInt(fromPosition)) {
-        entryIndexes.set(entry, entryIndex);
-        yield entry;
-      }
+      if (entry.position >= BigInt(fromPosition)) yield { ...entry, entryIndex };
       entryIndex++;
     }
   })();
+  // Kept in memory up to a cap: a garbage index must not turn into millions of findings.
+  const beyondCap = { onBatches: 0, pastLastBatch: 0 };
   const matcher = new IndexEntryMatcher(entries, (entry, batch) => {
-    mismatched.push({ entry, entryIndex: entryIndexes.get(entry) ?? -1, batch });
+    if (mismatched.length < MAX_INDEX_MISMATCHES_KEPT) mismatched.push({ entry: entry as NumberedEntry, batch });
+    else if (batch === null) beyondCap.pastLastBatch++;
+    else beyondCap.onBatches++;
   });
 
   const file = await context.reads.openCapped(logPath, frozenSize, hasher);
@@ -140,18 +155,32 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
     await file.close();
   }
 
-  for (const { entry, entryIndex: index, batch } of mismatched) {
-    // Past the proven prefix an entry has nothing to be checked against: on an
-    // active segment the index may run ahead of the frozen log; after damage the
-    // damage finding already covers it.
-    if (batch === null && entry.position >= BigInt(stopPosition) && (tailMayGrow || stopPosition < frozenSize)) continue;
+  // Past the proven prefix an entry has nothing to be checked against: on a
+  // growing segment the index may run ahead of the frozen log; after damage the
+  // damage finding already covers it. (Entries the matcher hands over without a
+  // batch all lie past the last verified batch start.)
+  const ignorePastLastBatch = tailMayGrow || stopPosition < frozenSize;
+  let indexFindings = 0;
+  let unreported = beyondCap.onBatches + (ignorePastLastBatch ? 0 : beyondCap.pastLastBatch);
+  for (const { entry, batch } of mismatched) {
+    const index = entry.entryIndex;
+    if (batch === null && entry.position >= BigInt(stopPosition) && ignorePastLastBatch) continue;
+    if (indexFindings === MAX_INDEX_FINDINGS_PER_SEGMENT) {
+      unreported++;
+      continue;
+    }
+    indexFindings++;
     const where = batch === null
       ? `past the last verified batch (the log's proven bytes end at ${stopPosition})`
       : entry.position < BigInt(batch.position)
         ? `inside a batch, not at a batch start (next verified batch starts at ${batch.position})`
         : `on the batch at byte ${batch.position}, whose base offset is ${batch.baseOffset}`;
-    finding("IndexEntryMismatch", indexPath, index >= 0 ? index * INDEX_ENTRY_BYTES : null,
+    finding("IndexEntryMismatch", indexPath, index * INDEX_ENTRY_BYTES,
       `${indexPath}: entry ${index} (offset ${entry.offset}, position ${entry.position}) points ${where}; the log was not changed`);
+  }
+  if (unreported > 0) {
+    finding("IndexEntryMismatch", indexPath, null,
+      `${indexPath}: ${unreported} more entries disagree with the log (at most ${MAX_INDEX_FINDINGS_PER_SEGMENT} are listed one by one)`);
   }
   const trailingBytes = segment.indexSize % INDEX_ENTRY_BYTES;
   if (!tailMayGrow && trailingBytes !== 0) {
