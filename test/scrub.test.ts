@@ -7,7 +7,7 @@
  * incremental pass reading ≤ 1% of an unchanged tree. Both engines.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, watch, writeFileSync, writeSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, watch, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -97,6 +97,16 @@ async function collect(root: string, options: ScrubOptions): Promise<{ events: S
   return { events, findings: events.flatMap((event) => (event.type === "finding" ? [event.finding] : [])), summary: last.summary };
 }
 
+/** Every path under `root` with its size and mtime. */
+function snapshot(root: string): Record<string, [number, bigint]> {
+  const entries: Record<string, [number, bigint]> = {};
+  for (const name of readdirSync(root, { recursive: true }) as string[]) {
+    const info = statSync(join(root, name), { bigint: true });
+    entries[name] = [Number(info.size), info.mtimeNs];
+  }
+  return entries;
+}
+
 function statePathIn(tree: Tree): string {
   return join(tree.root, "..", `${tree.root.split("/").at(-1)}-scrub-state.json`);
 }
@@ -106,6 +116,7 @@ describe("scrub: deep verification and the incremental pass", () => {
     for (const engine of engines) {
       const tree = writeTree(2, 3, 8);
       const state = statePathIn(tree);
+      const before = snapshot(tree.root);
       const first = countingFs();
       const pass1 = await collect(tree.root, { engine, state, scanFs: first.scanFs, windowBytes: SMALL_WINDOW_BYTES });
       expect(pass1.findings).toEqual([]);
@@ -127,6 +138,8 @@ describe("scrub: deep verification and the incremental pass", () => {
       const pass3 = await collect(tree.root, { engine, state, scanFs: third.scanFs, reverifyAfterMs: 0 });
       expect(pass3.summary).toMatchObject({ segmentsVerified: 6, findings: 0 });
       expect(third.counter.bytes).toBeGreaterThanOrEqual(tree.logBytes);
+      // Read-only: not a file added, removed, resized or touched under the root.
+      expect(snapshot(tree.root)).toEqual(before);
     }
   });
 
@@ -740,5 +753,13 @@ describe("segscan scrub (CLI)", () => {
     expect((await runCli(["scrub", "/nonexistent/segscan-scrub", "--state", "/tmp/x.json"])).code).toBe(8);
     expect((await runCli(["scrub", tmpdir(), "--rate", "fast"])).code).toBe(16);
     expect((await runCli(["scrub", tmpdir(), "--reverify-after", "30 days"])).code).toBe(16);
+    expect((await runCli(["scrub", tmpdir(), "--interval", "10ms"])).code).toBe(16);
+  });
+
+  it("--nice runs the pass at lower priority (or says why it cannot) and still verifies", async () => {
+    const tree = writeTree(1, 2, 3, 16);
+    const run = await runCli(["scrub", tree.root, "--nice", "--state", statePathIn(tree), "--rate", "unlimited"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("2 segment(s) verified");
   });
 });
