@@ -626,7 +626,8 @@ describe("segscan scrub (CLI)", () => {
   });
 
   it("--watch stops on SIGTERM within the current window, saves the state, exits 0; the next run resumes", async () => {
-    const tree = writeTree(1, 4, 12, 12);
+    // ~65 KiB segments read at 64 KiB/s: about a second each, ample time for the signal to land mid-pass.
+    const tree = writeTree(1, 4, 60, 12);
     const state = statePathIn(tree);
     let signalled = false;
     const stopped = await runCli(["scrub", tree.root, "--state", state, "--watch", "--interval", "1h", "--json", "--window", "64KiB", "--rate", "64KiB/s"],
