@@ -143,6 +143,25 @@ describe("scrub: deep verification and the incremental pass", () => {
     }
   });
 
+  it("re-verification is spread over the second half of --reverify-after, and every segment is due by its end", async () => {
+    const tree = writeTree(4, 5, 1, 17);
+    const state = statePathIn(tree);
+    const verifiedAt = Date.now();
+    const periodMs = 30 * 86_400_000;
+    await collect(tree.root, { engine: engines[0]!, state, now: () => new Date(verifiedAt) });
+    // Each probe starts from a copy of the state the first pass saved.
+    const probe = async (elapsedMs: number): Promise<number> => {
+      const copy = `${state}.probe`;
+      writeFileSync(copy, readFileSync(state));
+      return (await collect(tree.root, { engine: engines[0]!, state: copy, reverifyAfterMs: periodMs, now: () => new Date(verifiedAt + elapsedMs) })).summary.segmentsVerified;
+    };
+    expect(await probe(periodMs / 2 - 1000)).toBe(0);
+    const midway = await probe(periodMs * 0.75);
+    expect(midway).toBeGreaterThan(0);
+    expect(midway).toBeLessThan(20);
+    expect(await probe(periodMs)).toBe(20);
+  });
+
   it("finds no false damage while a writer appends (half batches too) to the active segment and rolls a new one", async () => {
     for (const engine of engines) {
       const tree = writeTree(1, 2, 6, 7);

@@ -1,5 +1,5 @@
 /** The scrub library surface (docs/scrub.md). */
-export { scrub, DEFAULT_REVERIFY_AFTER_MS, SEALED_SETTLE_MS, STATE_SAVE_INTERVAL_MS, type ScrubOptions, type ScrubProgress } from "./scrub.js";
+export { scrub, DEFAULT_REVERIFY_AFTER_MS, SEALED_SETTLE_MS, REVERIFY_SPREAD, STATE_SAVE_INTERVAL_MS, type ScrubOptions, type ScrubProgress } from "./scrub.js";
 export { FINDING_CODES } from "./findings.js";
 export type {
   FindingCode, ScrubFinding, ScrubEvent, PassSummary, SegmentVerifiedEvent, SegmentSkippedEvent, FindingEvent, StateIgnoredEvent, PassCompleteEvent,

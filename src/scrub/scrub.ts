@@ -9,6 +9,7 @@
 import { stat as statFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { createEngine } from "../engine/index.js";
+import { xxh3_64 } from "../engine/ts/xxh3.js";
 import type { Engine } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, INDEX_SUFFIX, LOG_SUFFIX, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
@@ -25,6 +26,19 @@ import { type ScrubState, type SegmentState, defaultStatePath, emptyState, loadS
 
 /** Every byte is re-read at least this often, even when nothing changed (bit rot changes nothing visible). */
 export const DEFAULT_REVERIFY_AFTER_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * Re-verification is spread: a segment is due between (1 − REVERIFY_SPREAD) and
+ * all of `reverifyAfterMs` after it was verified, at a point fixed by its path.
+ * A tree verified in one pass is then re-read over the following weeks, not all
+ * in one pass 30 days later, and no byte waits longer than `reverifyAfterMs`.
+ */
+export const REVERIFY_SPREAD = 0.5;
+
+/** A fixed fraction in [0, 1) per path (top 53 bits of its XXH3-64). */
+function pathFraction(path: string): number {
+  return Number(xxh3_64(new TextEncoder().encode(path)) >> 11n) / 2 ** 53;
+}
 
 /**
  * A sealed segment modified less than this long ago may still receive the
@@ -57,7 +71,10 @@ export interface ScrubOptions {
   signal?: AbortSignal;
   onFinding?: (finding: ScrubFinding) => void;
   onProgress?: (progress: ScrubProgress) => void;
-  /** Re-verify segments last verified longer ago than this. Default 30 days; 0 re-verifies everything. */
+  /**
+   * Every segment is re-verified at least this often (spread over the second
+   * half of the period, REVERIFY_SPREAD). Default 30 days; 0 re-verifies everything.
+   */
   reverifyAfterMs?: number;
   engine?: Engine;
   windowBytes?: number;
@@ -228,7 +245,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       }
       const prior = state.segments[segment.logPath];
       const nowDate = clock();
-      const reverifyDue = prior === undefined || nowDate.getTime() - Date.parse(prior.verifiedAt) >= reverifyAfterMs;
+      const dueAfterMs = reverifyAfterMs * (1 - REVERIFY_SPREAD * pathFraction(segment.logPath));
+      const reverifyDue = prior === undefined || nowDate.getTime() - Date.parse(prior.verifiedAt) >= dueAfterMs;
       const plan = planSegment(segment, identity, prior, reverifyDue);
       if (plan.kind === "skip") {
         summary.segmentsSkipped++;
