@@ -118,7 +118,10 @@ describe("scrub: deep verification and the incremental pass", () => {
       const state = statePathIn(tree);
       const before = snapshot(tree.root);
       const first = countingFs();
-      const pass1 = await collect(tree.root, { engine, state, scanFs: first.scanFs, windowBytes: SMALL_WINDOW_BYTES });
+      const progress: { segmentsDone: number; segmentsTotal: number; bytesRead: number }[] = [];
+      const pass1 = await collect(tree.root, { engine, state, scanFs: first.scanFs, windowBytes: SMALL_WINDOW_BYTES, onProgress: (event) => progress.push(event) });
+      expect(progress.at(-1)).toMatchObject({ segmentsDone: 6, segmentsTotal: 6, bytesRead: first.counter.bytes });
+      expect(progress.every((event, i) => i === 0 || event.bytesRead >= progress[i - 1]!.bytesRead)).toBe(true);
       expect(pass1.findings).toEqual([]);
       expect(pass1.summary).toMatchObject({ complete: true, segmentsVerified: 6, segmentsSkipped: 0, bytesVerified: tree.logBytes });
       expect(first.counter.bytes).toBeGreaterThanOrEqual(tree.logBytes);
@@ -774,6 +777,10 @@ describe("segscan scrub (CLI)", () => {
     expect((await runCli(["scrub", tmpdir(), "--rate", "fast"])).code).toBe(16);
     expect((await runCli(["scrub", tmpdir(), "--reverify-after", "30 days"])).code).toBe(16);
     expect((await runCli(["scrub", tmpdir(), "--interval", "10ms"])).code).toBe(16);
+    const empty = mkdtempSync(join(tmpdir(), "segscan-scrub-empty-"));
+    const nothing = await runCli(["scrub", empty, "--state", join(empty, "..", `${empty.split("/").at(-1)}.json`)]);
+    expect(nothing.code).toBe(0);
+    expect(nothing.stderr).toContain("no segments found");
   });
 
   it("--nice runs the pass at lower priority (or says why it cannot) and still verifies", async () => {

@@ -160,6 +160,9 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
         if (event.type === "pass-complete") summary = event.summary;
       }
       if (summary === null) throw new OperationalError(`scrub of ${root} ended without a pass summary`);
+      if (summary.complete && summary.segmentsVerified + summary.segmentsSkipped + summary.segmentsDeleted === 0 && summary.findings === 0) {
+        warn(`no segments found under ${root} (no directory holds a .log file)`);
+      }
       // A stopped pass saw only part of the tree: its findings gauge would read as
       // "fixed". The last complete pass's metrics stay until the next one.
       if (flags.metrics !== undefined && summary.complete) {
