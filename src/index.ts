@@ -14,3 +14,7 @@ export type { BatchInput, MessageInput } from "./format/encode.js";
 export { readBatchHeader, readFrameHeader, readIndexEntry, headerDecodeStatus, VerifyStatus, VERIFY_STATUS_NAMES } from "./format/records.js";
 export type { BatchHeader, FrameHeader, IndexEntry } from "./format/records.js";
 export { toJsonReport, stringifyJson } from "./report/json.js";
+export {
+  scrub, FINDING_CODES, DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, defaultStatePath, formatMetrics, writeMetrics,
+} from "./scrub/index.js";
+export type { ScrubOptions, ScrubProgress, ScrubEvent, ScrubFinding, FindingCode, PassSummary } from "./scrub/index.js";

@@ -12,6 +12,7 @@ import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
 import { reportCommand } from "./report-html.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
+import { addScrubCommand } from "./scrub.js";
 
 const EXIT_HELP = `
 Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
@@ -90,6 +91,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
     .option("--no-progress", "never show the progress bar")
     .action(async (flags: { engine: "wasm" | "ts"; progress: boolean }, command: Command) => setExit(await demoCommand(flags, command)));
+
+  addScrubCommand(program, setExit);
 
   program.command("bench")
     .description("run the benchmark suite (SPEC 10)")
