@@ -9,7 +9,7 @@
 import { stat as statFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { createEngine } from "../engine/index.js";
-import { xxh3_64 } from "../engine/ts/xxh3.js";
+import { xxh3_64 } from "../hash/xxh3.js";
 import type { Engine } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, INDEX_SUFFIX, LOG_SUFFIX, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";

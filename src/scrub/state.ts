@@ -9,7 +9,7 @@
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { xxh3_64 } from "../engine/ts/xxh3.js";
+import { xxh3_64 } from "../hash/xxh3.js";
 
 /** Bumped on any incompatible change; a state of another version is ignored (full pass). */
 export const SCRUB_STATE_VERSION = 1;
