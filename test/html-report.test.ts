@@ -86,7 +86,7 @@ function syntheticReport(partitions: number): JsonScanReport {
         startOffset: String(start), endOffset: String(start + perSegment - 1), startTimestamp: String(firstMicros),
         endTimestamp: String(firstMicros + rng.int(1000, 999_000)), messageCount: perSegment,
         logPath: `${path}/${String(start).padStart(20, "0")}.log`, messagesSize: segmentBytes, indexSize: 64,
-        arm: "indexed", outcome: "clean", walkedSize: segmentBytes, residue: null, gaps: [],
+        arm: "indexed", outcome: "clean", walkedSize: segmentBytes, residue: null, gaps: [], warnings: [],
         index: { entries: 4, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 }, refusal: null,
       };
       if (tail && verdict === "repairable") {
@@ -116,7 +116,7 @@ function syntheticReport(partitions: number): JsonScanReport {
       action: verdict === "clean" ? "serve" : verdict === "repairable" ? "repair" : verdict === "refused" ? "tombstone" : "retry",
       error: verdict === "failed" ? { code: "ReadFailure", path: segments[0]!.logPath, message: "EIO reading 4096 bytes at 0" } : null,
       budget: { limitUnits: 2_281_701_376, spentUnits: verdict === "refused" ? 300_000 : verdict === "repairable" ? 1000 : 0 },
-      sweep: [], segments,
+      sweep: [], ignored: [], segments,
     });
   }
   const tally = (verdict: JsonPartition["verdict"]): number => out.filter((p) => p.verdict === verdict).length;
