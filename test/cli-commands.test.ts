@@ -635,6 +635,20 @@ describe.concurrent("paths that hold no partition, overlapping paths, unreadable
     expect(human.stdout).toContain("1 clean, 0 repairable, 0 refused, 1 failed");
   });
 
+  it("on the worker pool too, a missing path keeps its place beside the scanned partitions", async () => {
+    const generated = await sample(["torn-tail", "clean"]);
+    // A 64 MiB sparse zero tail puts the scan over the pool threshold.
+    const tail = generated.partitions[0]!.segments.at(-1)!.logPath;
+    await truncate(tail, (await stat(tail)).size + 64 * 1024 * 1024);
+    const missing = join(root, "also-nonexistent");
+    const run = await runCli(["scan", missing, generated.dir, "--json", "--concurrency", "2"]);
+    expect(run.code).toBe(8 | 4);
+    const report = jsonReport(run.stdout);
+    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([
+      [missing, "failed"], [generated.partitions[0]!.path, "repairable"], [generated.partitions[1]!.path, "clean"],
+    ]);
+  });
+
   it("a chmod 000 partition dir is a failed ListFailure beside the others (unprivileged runs only)", async (context) => {
     if (process.getuid?.() === 0) {
       context.skip("running as root: root ignores chmod 000, so this cannot fail a listing (test/discovery.test.ts injects EACCES through the ScanFs seam instead)");

@@ -56,6 +56,9 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
     if (error instanceof TypeError) throw new UsageError(`${error.message}; give a data dir, a partition dir or a .log file`);
     throw error;
   }
+  if (discovery.skipped.length > 0) {
+    warn(`not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`);
+  }
   for (const target of discovery.targets) {
     // Also on stderr, so it shows beside --json; the report lists it as a failed item (exit 8).
     if (target.failure !== undefined) warn(target.failure.message);
@@ -69,9 +72,6 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
       throw new UsageError(`${root.path} holds no partition: no directory under it holds a .log file, and it is not an Iggy node root ` +
         "(no metadata/ or streams/ in it); give a data dir, a partition dir or a .log file");
     }
-  }
-  if (discovery.skipped.length > 0) {
-    warn(`not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`);
   }
   return discovery;
 }

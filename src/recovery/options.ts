@@ -60,9 +60,12 @@ export function maxConcurrency(): number {
   return Math.max(1, availableParallelism()) * WORKERS_PER_CPU;
 }
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  "engine", "replicaCount", "verify", "probeBudgetUnits", "windowBytes", "maxBatchBytes", "signal", "onProgress", "concurrency", "io",
-]);
+/** Every ScanOptions key (the Record type makes a new option fail to compile until it is listed here). */
+const OPTION_NAMES: Record<keyof ScanOptions, true> = {
+  engine: true, replicaCount: true, verify: true, probeBudgetUnits: true, windowBytes: true, maxBatchBytes: true,
+  signal: true, onProgress: true, concurrency: true, io: true,
+};
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(Object.keys(OPTION_NAMES));
 
 /** Largest `replicaCount` accepted: far above any real cluster, low enough to catch a unit mix-up. */
 const MAX_REPLICA_COUNT = 1_000_000;

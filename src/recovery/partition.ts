@@ -129,6 +129,7 @@ async function listPartition(scanFs: ScanFs, directory: string): Promise<Listing
     }
   }
   listing.segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
+  listing.ignored.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return listing;
 }
 
