@@ -55,3 +55,16 @@ export class PreserveError extends RepairError {
 export class RestoreConflictError extends RepairError {
   override name = "RestoreConflictError";
 }
+
+/**
+ * The journal cannot be trusted as a record of what was done: a line other
+ * than a torn last one does not parse as a record, a `done` or `undone` names
+ * no intent written before it. Nothing was changed by the reader; the journal
+ * is left exactly where it is.
+ */
+export class JournalCorruptError extends RepairError {
+  override name = "JournalCorruptError";
+  constructor(message: string, context: RepairErrorContext, readonly line: number) {
+    super(message, context);
+  }
+}

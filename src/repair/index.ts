@@ -13,9 +13,9 @@ export type {
 } from "./apply.js";
 export { restore } from "./restore.js";
 export type { RestoreOptions, RestoreResult } from "./restore.js";
-export { JOURNAL_NAME, readJournal } from "./journal.js";
-export type { JournalIndexImage, JournalOp, JournalRecord, JournalResidue } from "./journal.js";
+export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";
+export type { JournalEntry, JournalIndexImage, JournalOp, JournalRecord, JournalResidue } from "./journal.js";
 export { InjectedFault, createFaultyFs, nodeRepairFs } from "./fs-layer.js";
 export type { FaultOptions, FaultyRepairFs, OpenMode, RepairFile, RepairFs, RepairStat } from "./fs-layer.js";
-export { PlanError, PreserveError, RepairError, RestoreConflictError, StalePlanError } from "./errors.js";
+export { JournalCorruptError, PlanError, PreserveError, RepairError, RestoreConflictError, StalePlanError } from "./errors.js";
 export type { RepairErrorContext } from "./errors.js";

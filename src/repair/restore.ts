@@ -32,7 +32,7 @@ import {
 } from "./files.js";
 import { nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
-import { JOURNAL_NAME, JournalWriter, journalName, readJournal } from "./journal.js";
+import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
 import { preserveDirOf } from "./plan.js";
 
@@ -61,6 +61,8 @@ interface Context {
   dir: string;
   preserveDir: string;
   journalPath: string;
+  /** The journal line of the intent being undone (for error messages). */
+  line: number;
 }
 
 export async function restore(partitionDir: string, options: RestoreOptions = {}): Promise<RestoreResult> {
@@ -73,17 +75,22 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
 
   const ctx: Context = {
     fs, engine: options.engine ?? (await createEngine()), chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
-    dir, preserveDir, journalPath,
+    dir, preserveDir, journalPath, line: 0,
   };
-  const records = await readJournal(fs, journalPath);
+  // A journal with a hole in it refuses here, before anything is changed (readJournalEntries).
+  const entries = await readJournalEntries(fs, journalPath);
   const key = (run: string, seq: number): string => `${run}#${seq}`;
-  const alreadyUndone = new Set(records.flatMap((r) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
-  const intents = records.flatMap((r) => (r.kind === "intent" && !alreadyUndone.has(key(r.run, r.seq)) ? [r] : [])).reverse();
+  const alreadyUndone = new Set(entries.flatMap(({ record: r }) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
+  const intents = entries.flatMap((entry) =>
+    entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq)) ? [{ ...entry, record: entry.record }] : [],
+  ).reverse();
+  // Every preserved copy an undo may need is checked before the first undo, so a damaged copy refuses with nothing changed.
+  for (const { record, line } of intents) await checkPreserved(record.op, { ...ctx, line });
   const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
   try {
-    for (const intent of intents) {
-      const line = await undo(intent.op, ctx);
-      if (line !== null) result.undone.push(line);
+    for (const { record: intent, line } of intents) {
+      const done = await undo(intent.op, { ...ctx, line });
+      if (done !== null) result.undone.push(done);
       await journal.append({ kind: "undone", of: { run: intent.run, seq: intent.seq } });
     }
   } finally {
@@ -112,11 +119,33 @@ function undo(op: JournalOp, ctx: Context): Promise<string | null> {
 }
 
 function conflict(ctx: Context, message: string, filePath: string, extra: { segment?: string; position?: number } = {}): RestoreConflictError {
-  return new RestoreConflictError(`cannot restore from ${ctx.journalPath}: ${message}`, {
+  return new RestoreConflictError(`cannot restore from ${ctx.journalPath} (the step on line ${ctx.line}): ${message}`, {
     path: filePath,
     ...(extra.segment !== undefined ? { segment: BigInt(extra.segment) } : {}),
     ...(extra.position !== undefined ? { position: extra.position } : {}),
   });
+}
+
+/**
+ * Refuses before anything is undone when a preserved copy an intent relies on
+ * is not the bytes the journal recorded (length and XXH3-64).
+ */
+async function checkPreserved(op: JournalOp, ctx: Context): Promise<void> {
+  if (op.type === "truncate-log" && op.residue.file !== null) {
+    const source = path.join(ctx.preserveDir, journalName(op.residue.file, ctx.journalPath));
+    if (!(await matches(ctx, source, { size: op.residue.bytes, xxh3: op.residue.xxh3 }))) {
+      throw conflict(ctx, `the preserved residue ${source} is not the ${op.residue.bytes} bytes with XXH3 ${op.residue.xxh3} the journal recorded; nothing was changed`, source, {
+        segment: op.segment, position: op.toSize,
+      });
+    }
+  } else if (op.type === "replace-index" && op.old !== null) {
+    const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
+    if (!(await matches(ctx, old, op.old))) {
+      throw conflict(ctx, `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded; nothing was changed`, old, {
+        segment: op.segment,
+      });
+    }
+  }
 }
 
 async function matches(ctx: Context, filePath: string, image: JournalIndexImage): Promise<boolean> {
