@@ -62,7 +62,7 @@ import { scanPartition, scanPath } from "../recovery/scan.js";
 import type { PartitionReport } from "../report/types.js";
 import { PreserveError, RepairError, StalePlanError } from "./errors.js";
 import { DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, freeName, hex64, preserveRange, withFile, writeExactly } from "./files.js";
-import { nodeRepairFs } from "./fs-layer.js";
+import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, readJournal } from "./journal.js";
 import type { JournalIndexImage, JournalResidue } from "./journal.js";
@@ -130,6 +130,8 @@ interface Context {
   engine: Engine;
   chunkBytes: number;
   signal: AbortSignal | undefined;
+  /** Whether the partition being applied has been changed yet (a file moved, cut or staged in its dir). */
+  touched: boolean;
 }
 
 /**
@@ -141,10 +143,11 @@ interface Context {
 export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}): Promise<ApplyResult> {
   const engine = options.engine ?? (await createEngine(plan.engine));
   const ctx: Context = {
-    fs: options.fs ?? nodeRepairFs,
+    fs: describedFs(options.fs ?? nodeRepairFs),
     engine,
     chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     signal: options.signal,
+    touched: false,
   };
   const scan = options.scan ?? defaultScanner;
   const scanOptions: ScanOptions = {
@@ -183,8 +186,67 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
   }
 
   const partitions: AppliedPartition[] = [];
-  for (const partition of plan.partitions) partitions.push(await applyPartition(partition, ctx));
+  for (const partition of plan.partitions) {
+    ctx.touched = false;
+    try {
+      partitions.push(await applyPartition(partition, ctx));
+    } catch (error) {
+      throw withChangeState(error, partition, ctx, partitions);
+    }
+  }
   return { partitions };
+}
+
+/**
+ * Appends to a repair error what was changed when it struck (docs/repair.md
+ * §6.2: every error says whether anything was changed): nothing in the
+ * partition, or a part-way repair whose every completed step is journaled;
+ * and which partitions were repaired in full before it.
+ */
+function withChangeState(error: unknown, partition: PartitionPlan, ctx: Context, done: readonly AppliedPartition[]): unknown {
+  if (!(error instanceof RepairError)) return error;
+  const journalPath = path.join(partition.preserveDir, JOURNAL_NAME);
+  error.message += ctx.touched
+    ? `; ${partition.dir} is part-way repaired: the journal ${journalPath} records every completed step; ` +
+      `run \`segscan repair --apply\` again to finish, or \`segscan restore ${partition.dir}\` to undo`
+    : `; nothing in ${partition.dir} was changed (the preserve dir ${partition.preserveDir} holds only copies)`;
+  if (done.length > 0) error.message += `; repaired in full before this: ${done.map((p) => p.path).join(", ")}`;
+  return error;
+}
+
+/**
+ * Refuses, before anything is written, a partition whose preserve dir is on
+ * another filesystem than the partition dir (e.g. the partition dir is a
+ * mount point): sweeps, and restore's undo of a created index, move files
+ * between the two by rename, which cannot cross filesystems (EXDEV). Layers
+ * that report no device id are covered by the EXDEV check on the rename itself.
+ */
+async function refuseCrossFilesystem(fs: RepairFs, dir: string, preserveDir: string): Promise<void> {
+  const home = await fs.stat(dir);
+  const preserveParent = (await fs.stat(preserveDir)) ?? (await fs.stat(path.dirname(preserveDir)));
+  if (home?.dev === undefined || preserveParent?.dev === undefined || home.dev === preserveParent.dev) return;
+  throw new RepairError(
+    `refusing to repair ${dir}: its preserve dir ${preserveDir} is (or would be) on another filesystem (device ${preserveParent.dev}, ` +
+      `the partition's is ${home.dev}), and repair moves files between the two by rename, which cannot cross filesystems; ` +
+      `nothing was changed (is ${dir} a mount point? repair needs ${preserveDir} on the same filesystem)`,
+    { path: preserveDir },
+  );
+}
+
+/** A rename from the partition dir into the preserve dir; EXDEV (another filesystem) is refused by name, nothing moved. */
+async function renameInto(fs: RepairFs, from: string, to: string): Promise<void> {
+  try {
+    await fs.rename(from, to);
+  } catch (error) {
+    if (error instanceof RepairIoError && error.code === "EXDEV") {
+      throw new RepairError(
+        `cannot move ${from} to ${to}: the two are on different filesystems (EXDEV) and repair only moves files by rename ` +
+          `within one filesystem; ${from} was not moved`,
+        { path: from }, { cause: error },
+      );
+    }
+    throw error;
+  }
 }
 
 function newRunId(): string {
@@ -224,6 +286,7 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
   };
 
   step();
+  await refuseCrossFilesystem(fs, dir, preserveDir);
   await fs.mkdir(preserveDir);
   await fs.syncDir(path.dirname(preserveDir));
   const journal = await JournalWriter.open(fs, preserveDir, run);
@@ -293,7 +356,8 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
       const name = path.basename(sweep.path);
       const to = await freeName(fs, preserveDir, name);
       const seq = await journal.append({ kind: "intent", op: { type: "move-aside", kind: sweep.kind, name, to, size: stat.size } });
-      await fs.rename(sweep.path, path.join(preserveDir, to));
+      await renameInto(fs, sweep.path, path.join(preserveDir, to));
+      ctx.touched = true;
       await fs.syncDir(preserveDir);
       await fs.syncDir(dir);
       await journal.append({ kind: "done" }, seq);
@@ -317,6 +381,7 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
           op: { type: "truncate-log", segment: cut.segment.toString(), log: path.basename(cut.logPath), fromSize: cut.fromSize, toSize: cut.toSize, residue },
         });
         await file.truncate(cut.toSize);
+        ctx.touched = true;
         await file.sync();
         await journal.append({ kind: "done" }, seq);
       });
@@ -332,6 +397,7 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
         kind: "intent",
         op: { type: "replace-index", segment: r.segment.toString(), index: indexName, staging: path.basename(staging), old: r.old, new: r.image },
       });
+      ctx.touched = true; // the staging file is created in the partition dir
       if ("bytes" in r.content) {
         const bytes = r.content.bytes;
         await withFile(fs, staging, "w", async (file) => {

@@ -128,13 +128,18 @@ export async function preserveRange(
   preserveDir: string, baseName: string, chunkBytes: number,
 ): Promise<PreservedCopy> {
   const tmp = path.join(preserveDir, `${baseName}.tmp`);
-  const xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes);
-  const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes);
-  const size = (await fs.stat(tmp))?.size;
-  if (check.xxh3 !== xxh3 || size !== length) {
-    throw new PreserveError(`the copy of ${source} [${from}, ${from + length}) in ${tmp} does not read back identical`, {
-      path: tmp, position: from,
-    });
+  let xxh3: string;
+  try {
+    xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes);
+    const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes);
+    const size = (await fs.stat(tmp))?.size;
+    if (check.xxh3 !== xxh3 || size !== length) {
+      throw new PreserveError(`the copy of ${source} [${from}, ${from + length}) in ${tmp} does not read back identical`, {
+        path: tmp, position: from,
+      });
+    }
+  } catch (error) {
+    throw await removePartialCopy(fs, tmp, error);
   }
   const file = await freeName(fs, preserveDir, baseName, async (existing) => {
     const stat = await fs.stat(existing);
@@ -144,6 +149,24 @@ export async function preserveRange(
   await fs.rename(tmp, path.join(preserveDir, file));
   await fs.syncDir(preserveDir);
   return { file, bytes: length, xxh3 };
+}
+
+/**
+ * A copy into the preserve dir failed (a full disk, an I/O error, a bad read
+ * back): its partial `.tmp` is removed so it does not keep the filesystem
+ * full, and the error says so. This runs before any destructive step of the
+ * repair, and the `.tmp` only ever holds a copy, so nothing is lost. A crashed
+ * process (an `InjectedFault`) cleans up nothing: the next run overwrites it.
+ */
+async function removePartialCopy(fs: RepairFs, tmp: string, error: unknown): Promise<unknown> {
+  if (!(error instanceof RepairError)) return error;
+  try {
+    await fs.unlink(tmp);
+    error.message += `; the partial copy ${tmp} was removed`;
+  } catch (cleanup) {
+    error.message += `; the partial copy ${tmp} could not be removed either (${(cleanup as Error).message}): delete it by hand`;
+  }
+  return error;
 }
 
 /**

@@ -26,11 +26,11 @@
 import * as path from "node:path";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
-import { RestoreConflictError } from "./errors.js";
+import { RepairError, RestoreConflictError } from "./errors.js";
 import {
   DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, forEachChunk, moveAside, readExactly, withFile, writeExactly,
 } from "./files.js";
-import { nodeRepairFs } from "./fs-layer.js";
+import { describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
@@ -66,7 +66,7 @@ interface Context {
 }
 
 export async function restore(partitionDir: string, options: RestoreOptions = {}): Promise<RestoreResult> {
-  const fs = options.fs ?? nodeRepairFs;
+  const fs = describedFs(options.fs ?? nodeRepairFs);
   const dir = path.resolve(partitionDir);
   const preserveDir = preserveDirOf(dir);
   const journalPath = path.join(preserveDir, JOURNAL_NAME);
@@ -86,15 +86,31 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   ).reverse();
   // Every preserved copy an undo may need is checked before the first undo, so a damaged copy refuses with nothing changed.
   for (const { record, line } of intents) await checkPreserved(record.op, { ...ctx, line });
-  const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
+  let finished = 0;
+  let inProgress: number | null = null;
   try {
-    for (const { record: intent, line } of intents) {
-      const done = await undo(intent.op, { ...ctx, line });
-      if (done !== null) result.undone.push(done);
-      await journal.append({ kind: "undone", of: { run: intent.run, seq: intent.seq } });
+    const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
+    try {
+      for (const { record: intent, line } of intents) {
+        inProgress = line;
+        const done = await undo(intent.op, { ...ctx, line });
+        if (done !== null) result.undone.push(done);
+        await journal.append({ kind: "undone", of: { run: intent.run, seq: intent.seq } });
+        finished += 1;
+        inProgress = null;
+      }
+    } finally {
+      await journal.close();
     }
-  } finally {
-    await journal.close();
+  } catch (error) {
+    if (error instanceof RepairError) {
+      const where = inProgress === null ? "" : `; the step on line ${inProgress} was being undone`;
+      error.message += finished === 0 && inProgress === null
+        ? `; no step was undone yet, so ${dir} is as the repair left it`
+        : `; restore stopped part-way (${finished} of ${intents.length} steps undone${where}): each finished undo is marked in ${journalPath}, ` +
+          `so fixing the cause and running \`segscan restore ${dir}\` again resumes there`;
+    }
+    throw error;
   }
   await fs.syncDir(dir);
 
