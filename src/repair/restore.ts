@@ -245,9 +245,13 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
 async function undoMove(op: Extract<JournalOp, { type: "move-aside" }>, ctx: Context): Promise<string | null> {
   const from = path.join(ctx.dir, journalName(op.name, ctx.journalPath));
   const to = path.join(ctx.preserveDir, journalName(op.to, ctx.journalPath));
-  const atHome = (await ctx.fs.stat(from)) !== null;
+  const home = await ctx.fs.stat(from);
+  const atHome = home !== null;
   const aside = await ctx.fs.stat(to);
   if (atHome && aside === null) return null; // never moved, or already back
+  // A power cut between the two directory fsyncs of a move can leave the file under both names
+  // (the move is durable in one directory, not yet in the other): identical bytes mean it is home.
+  if (atHome && aside !== null && home.size === aside.size && (await rangesEqual(ctx, from, 0, to, 0, home.size))) return null;
   if (atHome || aside === null) {
     throw conflict(ctx, atHome ? `both ${from} and its moved copy ${to} exist` : `${op.name} is neither in ${ctx.dir} nor at ${to}`, from);
   }
