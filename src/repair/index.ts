@@ -1,7 +1,7 @@
 /** Repair (SPEC §6.2): plan, apply with a journal, and restore. */
 export {
   PRESERVE_DIR_SUFFIX, diffPartitionPlans, formatPlan, indexPathOf, isEmptyPlan, planPartition, planRepair, planToJson,
-  preserveDirOf,
+  preserveDirOf, realPreserveDirOf,
 } from "./plan.js";
 export type {
   IndexRewrite, IndexTrim, Jsonified, LogTruncation, PartitionFingerprint, PartitionPlan, PlannedSweep, RepairPlan,

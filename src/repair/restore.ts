@@ -34,7 +34,7 @@ import { describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
-import { preserveDirOf } from "./plan.js";
+import { realPreserveDirOf } from "./plan.js";
 
 export interface RestoreOptions {
   fs?: RepairFs;
@@ -68,7 +68,7 @@ interface Context {
 export async function restore(partitionDir: string, options: RestoreOptions = {}): Promise<RestoreResult> {
   const fs = describedFs(options.fs ?? nodeRepairFs);
   const dir = path.resolve(partitionDir);
-  const preserveDir = preserveDirOf(dir);
+  const preserveDir = realPreserveDirOf(dir);
   const journalPath = path.join(preserveDir, JOURNAL_NAME);
   const result: RestoreResult = { partitionDir: dir, restored: false, restoredJournal: null, undone: [] };
   if ((await fs.stat(journalPath)) === null) return result;
