@@ -60,7 +60,7 @@ import { encodeIndex } from "../format/encode.js";
 import type { ScanOptions } from "../recovery/options.js";
 import { scanPartition, scanPath } from "../recovery/scan.js";
 import type { PartitionReport } from "../report/types.js";
-import { PreserveError, RepairError, StalePlanError } from "./errors.js";
+import { PreserveError, RepairError, StalePlanError, TargetRefusedError } from "./errors.js";
 import { DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, freeName, hex64, preserveRange, withFile, writeExactly } from "./files.js";
 import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
@@ -162,6 +162,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
 
   for (const partition of plan.partitions) {
     ctx.signal?.throwIfAborted();
+    if (partition.singleSegment) await refuseLoneSegment(partition, scanOptions);
     const fresh = await scan(partition, scanOptions);
     if (fresh.action !== "repair") {
       const why = fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
@@ -246,6 +247,42 @@ async function renameInto(fs: RepairFs, from: string, to: string): Promise<void>
       );
     }
     throw error;
+  }
+}
+
+/**
+ * A `.log` given alone is scanned alone, so its report cannot see its
+ * partition's refusal. Before repairing it, the whole partition (its
+ * directory) is scanned: a refused or failed partition is evidence and is cut
+ * nowhere, and only the tail segment may ever be cut, so a `.log` that is not
+ * the tail is refused as well (docs/repair.md §6.2). Throws
+ * `TargetRefusedError`; nothing was written.
+ */
+export async function refuseLoneSegment(partition: PartitionPlan, options: ScanOptions): Promise<void> {
+  const whole = (await scanPartition(partition.dir, options)).partitions[0];
+  const log = partition.fingerprint.segments[0]?.logPath ?? partition.path;
+  if (whole === undefined) {
+    throw new TargetRefusedError(`refusing to repair ${log} alone: scanning its partition ${partition.dir} reported nothing; nothing was changed`, {
+      path: log,
+    });
+  }
+  if (whole.verdict === "refused" || whole.verdict === "failed") {
+    const why = whole.refusal !== null ? `${whole.refusal.code}: ${whole.refusal.message}` : whole.error !== null ? `${whole.error.code}: ${whole.error.message}` : whole.verdict;
+    throw new TargetRefusedError(
+      `refusing to repair ${log} alone: its partition ${partition.dir} is ${whole.verdict} as a whole (${why}); ` +
+        `a refused partition is kept byte for byte as evidence, so none of its segments is cut; nothing was changed ` +
+        `(\`segscan scan ${partition.dir}\` shows the refusal)`,
+      { path: log },
+    );
+  }
+  const tail = whole.segments.at(-1);
+  if (tail !== undefined && path.resolve(tail.logPath) !== path.resolve(log)) {
+    throw new TargetRefusedError(
+      `refusing to repair ${log} alone: it is not the tail segment of its partition ${partition.dir} (the tail is ${path.basename(tail.logPath)}), ` +
+        `and only a partition's tail may be cut or re-indexed segment by segment; nothing was changed ` +
+        `(repair the partition instead: \`segscan repair ${partition.dir}\`)`,
+      { path: log },
+    );
   }
 }
 

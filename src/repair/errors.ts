@@ -68,3 +68,12 @@ export class JournalCorruptError extends RepairError {
     super(message, context);
   }
 }
+
+/**
+ * The target may not be repaired as asked: a single `.log` whose partition a
+ * full scan refuses (or cannot read), or that is not its partition's tail
+ * segment. Nothing was written.
+ */
+export class TargetRefusedError extends RepairError {
+  override name = "TargetRefusedError";
+}

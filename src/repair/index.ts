@@ -7,7 +7,7 @@ export type {
   IndexRewrite, IndexTrim, Jsonified, LogTruncation, PartitionFingerprint, PartitionPlan, PlannedSweep, RepairPlan,
   SegmentFingerprint, SkippedPartition,
 } from "./plan.js";
-export { applyRepair } from "./apply.js";
+export { applyRepair, refuseLoneSegment } from "./apply.js";
 export type {
   AppliedIndexReplacement, AppliedPartition, AppliedTruncation, ApplyOptions, ApplyResult, PartitionScanner,
 } from "./apply.js";
@@ -17,5 +17,5 @@ export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";
 export type { JournalEntry, JournalIndexImage, JournalOp, JournalRecord, JournalResidue } from "./journal.js";
 export { InjectedFault, createFaultyFs, nodeRepairFs } from "./fs-layer.js";
 export type { FaultOptions, FaultyRepairFs, OpenMode, RepairFile, RepairFs, RepairStat } from "./fs-layer.js";
-export { JournalCorruptError, PlanError, PreserveError, RepairError, RestoreConflictError, StalePlanError } from "./errors.js";
+export { JournalCorruptError, TargetRefusedError, PlanError, PreserveError, RepairError, RestoreConflictError, StalePlanError } from "./errors.js";
 export type { RepairErrorContext } from "./errors.js";
