@@ -65,6 +65,8 @@ import { DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, freeName, hex64, pre
 import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, readJournal } from "./journal.js";
+import { acquireLock, refuseWriters } from "./lock.js";
+import type { HeldLock } from "./lock.js";
 import type { JournalIndexImage, JournalResidue } from "./journal.js";
 import { diffPartitionPlans, planPartition } from "./plan.js";
 import type { PartitionPlan, RepairPlan } from "./plan.js";
@@ -82,6 +84,14 @@ export interface ApplyOptions {
   scan?: PartitionScanner;
   /** Chunk of every streamed copy and hash (default 1 MiB). */
   chunkBytes?: number;
+  /**
+   * Refuse while another process has a segment file of a partition open for
+   * writing (default true; Linux only, see `findWriters`). Tests that apply
+   * thousands of times turn the /proc walk off.
+   */
+  checkWriters?: boolean;
+  /** What the lock file records as the holder's command (default: this process's argv). */
+  command?: string;
 }
 
 export interface AppliedTruncation {
@@ -114,6 +124,11 @@ export interface AppliedPartition {
 
 export interface ApplyResult {
   partitions: AppliedPartition[];
+  /**
+   * Whether other writers of the segment files were looked for (false: not on
+   * this platform, or turned off) and how many processes could not be looked at.
+   */
+  writerCheck: { checked: boolean; unreadableProcesses: number };
 }
 
 const defaultScanner: PartitionScanner = async (partition, options) => {
@@ -160,42 +175,62 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   };
 
-  for (const partition of plan.partitions) {
-    ctx.signal?.throwIfAborted();
-    if (partition.singleSegment) await refuseLoneSegment(partition, scanOptions);
-    const fresh = await scan(partition, scanOptions);
-    if (fresh.action !== "repair") {
-      const why = fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
-      throw new StalePlanError(
-        `refusing a stale plan: ${partition.path} is now ${fresh.verdict} with action ${fresh.action}${why}; scan and plan again`,
-        { path: partition.path }, `action ${fresh.action}`,
-      );
+  // One run at a time per partition: every lock is taken before anything is
+  // re-scanned or written, and released on every way out (docs/repair.md §6.2).
+  const command = options.command ?? process.argv.join(" ");
+  const locks: HeldLock[] = [];
+  const writerCheck = { checked: options.checkWriters !== false, unreadableProcesses: 0 };
+  try {
+    for (const preserveDir of [...new Set(plan.partitions.map((p) => p.preserveDir))].sort()) {
+      const partition = plan.partitions.find((p) => p.preserveDir === preserveDir)!;
+      locks.push(await acquireLock(preserveDir, `repair ${partition.dir}`, command));
     }
-    const interrupted = (await readJournal(ctx.fs, path.join(partition.preserveDir, JOURNAL_NAME))).find((r) => r.kind === "undone");
-    if (interrupted !== undefined) {
-      throw new RepairError(
-        `refusing to repair ${partition.path}: a restore of it was interrupted (journal ${path.join(partition.preserveDir, JOURNAL_NAME)}); run restore again first`,
-        { path: partition.path },
-      );
+    if (options.checkWriters !== false) {
+      for (const dir of new Set(plan.partitions.map((p) => p.dir))) {
+        const check = await refuseWriters(dir, `repair ${dir}`);
+        writerCheck.checked &&= check.checked;
+        writerCheck.unreadableProcesses = Math.max(writerCheck.unreadableProcesses, check.unreadableProcesses);
+      }
     }
-    const diff = diffPartitionPlans(partition, planPartition(fresh));
-    if (diff !== null) {
-      throw new StalePlanError(`refusing a stale plan for ${partition.path}: the files changed since it was made (${diff}); scan and plan again`, {
-        path: partition.path,
-      }, diff);
+    for (const partition of plan.partitions) {
+      ctx.signal?.throwIfAborted();
+      if (partition.singleSegment) await refuseLoneSegment(partition, scanOptions);
+      const fresh = await scan(partition, scanOptions);
+      if (fresh.action !== "repair") {
+        const why = fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
+        throw new StalePlanError(
+          `refusing a stale plan: ${partition.path} is now ${fresh.verdict} with action ${fresh.action}${why}; scan and plan again`,
+          { path: partition.path }, `action ${fresh.action}`,
+        );
+      }
+      const interrupted = (await readJournal(ctx.fs, path.join(partition.preserveDir, JOURNAL_NAME))).find((r) => r.kind === "undone");
+      if (interrupted !== undefined) {
+        throw new RepairError(
+          `refusing to repair ${partition.path}: a restore of it was interrupted (journal ${path.join(partition.preserveDir, JOURNAL_NAME)}); run restore again first`,
+          { path: partition.path },
+        );
+      }
+      const diff = diffPartitionPlans(partition, planPartition(fresh));
+      if (diff !== null) {
+        throw new StalePlanError(`refusing a stale plan for ${partition.path}: the files changed since it was made (${diff}); scan and plan again`, {
+          path: partition.path,
+        }, diff);
+      }
     }
-  }
 
-  const partitions: AppliedPartition[] = [];
-  for (const partition of plan.partitions) {
-    ctx.touched = false;
-    try {
-      partitions.push(await applyPartition(partition, ctx));
-    } catch (error) {
-      throw withChangeState(error, partition, ctx, partitions);
+    const partitions: AppliedPartition[] = [];
+    for (const partition of plan.partitions) {
+      ctx.touched = false;
+      try {
+        partitions.push(await applyPartition(partition, ctx));
+      } catch (error) {
+        throw withChangeState(error, partition, ctx, partitions);
+      }
     }
+    return { partitions, writerCheck };
+  } finally {
+    for (const lock of locks.reverse()) await lock.release();
   }
-  return { partitions };
 }
 
 /**

@@ -19,3 +19,5 @@ export { InjectedFault, createFaultyFs, nodeRepairFs } from "./fs-layer.js";
 export type { FaultOptions, FaultyRepairFs, OpenMode, RepairFile, RepairFs, RepairStat } from "./fs-layer.js";
 export { JournalCorruptError, TargetRefusedError, PlanError, PreserveError, RepairError, RestoreConflictError, StalePlanError } from "./errors.js";
 export type { RepairErrorContext } from "./errors.js";
+export { LOCK_NAME, LockHeldError, WriterOpenError, acquireLock, findWriters } from "./lock.js";
+export type { HeldLock, LockInfo, OpenWriter, WriterCheck } from "./lock.js";

@@ -34,6 +34,7 @@ import { describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
+import { acquireLock, refuseWriters } from "./lock.js";
 import { realPreserveDirOf } from "./plan.js";
 
 export interface RestoreOptions {
@@ -42,6 +43,12 @@ export interface RestoreOptions {
   engine?: Engine;
   /** Chunk of every streamed copy, hash and comparison (default 1 MiB). */
   chunkBytes?: number;
+  /** Cancels between undo steps (each finished undo is journaled, so restore again resumes). */
+  signal?: AbortSignal;
+  /** Refuse while another process has a segment file open for writing (default true; Linux only, see `findWriters`). */
+  checkWriters?: boolean;
+  /** What the lock file records as the holder's command (default: this process's argv). */
+  command?: string;
 }
 
 export interface RestoreResult {
@@ -73,6 +80,18 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   const result: RestoreResult = { partitionDir: dir, restored: false, restoredJournal: null, undone: [] };
   if ((await fs.stat(journalPath)) === null) return result;
 
+  const lock = await acquireLock(preserveDir, `restore ${dir}`, options.command ?? process.argv.join(" "));
+  try {
+    if (options.checkWriters !== false) await refuseWriters(dir, `restore ${dir}`);
+    return await restoreLocked(fs, dir, preserveDir, journalPath, result, options);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function restoreLocked(
+  fs: RepairFs, dir: string, preserveDir: string, journalPath: string, result: RestoreResult, options: RestoreOptions,
+): Promise<RestoreResult> {
   const ctx: Context = {
     fs, engine: options.engine ?? (await createEngine()), chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
     dir, preserveDir, journalPath, line: 0,
@@ -92,6 +111,7 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
     const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
     try {
       for (const { record: intent, line } of intents) {
+        options.signal?.throwIfAborted();
         inProgress = line;
         const done = await undo(intent.op, { ...ctx, line });
         if (done !== null) result.undone.push(done);
@@ -103,6 +123,9 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
       await journal.close();
     }
   } catch (error) {
+    if ((error as Error | null)?.name === "AbortError") {
+      throw cancelledRestore(error as Error, dir, journalPath, finished, intents.length);
+    }
     if (error instanceof RepairError) {
       const where = inProgress === null ? "" : `; the step on line ${inProgress} was being undone`;
       error.message += finished === 0 && inProgress === null
@@ -121,6 +144,16 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   await fs.rename(journalPath, restoredJournal);
   await fs.syncDir(preserveDir);
   return { ...result, restored: true, restoredJournal };
+}
+
+/** The error a cancelled restore rejects with: an AbortError saying how far it got. */
+function cancelledRestore(reason: Error, dir: string, journalPath: string, finished: number, total: number): Error {
+  const done = finished === 0
+    ? `no step was undone, so ${dir} is as the repair left it`
+    : `${finished} of ${total} steps were undone, each marked in ${journalPath}; \`segscan restore ${dir}\` again finishes the rest`;
+  const error = new Error(`restore cancelled between steps: ${done}; \`segscan scan ${dir}\` shows the state`, { cause: reason });
+  error.name = "AbortError";
+  return error;
 }
 
 function undo(op: JournalOp, ctx: Context): Promise<string | null> {
