@@ -240,8 +240,18 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
  * and which partitions were repaired in full before it.
  */
 function withChangeState(error: unknown, partition: PartitionPlan, ctx: Context, done: readonly AppliedPartition[]): unknown {
-  if (!(error instanceof RepairError)) return error;
   const journalPath = path.join(partition.preserveDir, JOURNAL_NAME);
+  if ((error as Error | null)?.name === "AbortError") {
+    const state = ctx.touched
+      ? `${partition.dir} is part-way repaired and the journal ${journalPath} records every completed step ` +
+        `(run \`segscan repair --apply\` again to finish, or \`segscan restore ${partition.dir}\` to undo)`
+      : `nothing in ${partition.dir} was changed`;
+    const before = done.length > 0 ? `; repaired in full before the cancel: ${done.map((p) => p.path).join(", ")}` : "";
+    const cancelled = new Error(`cancelled while applying: ${state}${before}; \`segscan scan\` shows the state`, { cause: error });
+    cancelled.name = "AbortError";
+    return cancelled;
+  }
+  if (!(error instanceof RepairError)) return error;
   error.message += ctx.touched
     ? `; ${partition.dir} is part-way repaired: the journal ${journalPath} records every completed step; ` +
       `run \`segscan repair --apply\` again to finish, or \`segscan restore ${partition.dir}\` to undo`

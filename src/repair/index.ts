@@ -11,7 +11,7 @@ export { applyRepair, refuseLoneSegment } from "./apply.js";
 export type {
   AppliedIndexReplacement, AppliedPartition, AppliedTruncation, ApplyOptions, ApplyResult, PartitionScanner,
 } from "./apply.js";
-export { restore } from "./restore.js";
+export { RESTORE_SEARCH_DEPTH, findRestorable, restore } from "./restore.js";
 export type { RestoreOptions, RestoreResult } from "./restore.js";
 export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";
 export type { JournalEntry, JournalIndexImage, JournalOp, JournalRecord, JournalResidue } from "./journal.js";

@@ -35,7 +35,7 @@ import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
 import { acquireLock, refuseWriters } from "./lock.js";
-import { realPreserveDirOf } from "./plan.js";
+import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./plan.js";
 
 export interface RestoreOptions {
   fs?: RepairFs;
@@ -144,6 +144,50 @@ async function restoreLocked(
   await fs.rename(journalPath, restoredJournal);
   await fs.syncDir(preserveDir);
   return { ...result, restored: true, restoredJournal };
+}
+
+/** How deep below a data dir `findRestorable` looks (a data dir's partitions are 6 levels down: streams/S/topics/T/partitions/P). */
+export const RESTORE_SEARCH_DEPTH = 12;
+
+/**
+ * What a `restore` target names, as partition dirs that have a repair journal:
+ * - a partition dir whose preserve dir holds a journal: that partition;
+ * - a preserve dir itself (`<partition>.segscan`): its partition;
+ * - any other directory (a data dir): every partition below it that has a
+ *   journal (directories named `*.segscan` holding `journal.jsonl` beside
+ *   their partition dir), found without following symlinks, at most
+ *   `RESTORE_SEARCH_DEPTH` levels down, sorted.
+ * Empty when there is nothing to restore.
+ */
+export async function findRestorable(target: string, fsLayer: RepairFs = nodeRepairFs): Promise<string[]> {
+  const resolved = path.resolve(target);
+  if (resolved.endsWith(PRESERVE_DIR_SUFFIX) && (await fsLayer.stat(path.join(resolved, JOURNAL_NAME))) !== null) {
+    return [resolved.slice(0, -PRESERVE_DIR_SUFFIX.length)];
+  }
+  if ((await fsLayer.stat(path.join(realPreserveDirOf(resolved), JOURNAL_NAME))) !== null) return [resolved];
+  const found: string[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    if (depth > RESTORE_SEARCH_DEPTH) return;
+    let names: string[];
+    try {
+      names = await fsLayer.readdir(dir);
+    } catch {
+      return; // unreadable: nothing restorable can be seen there
+    }
+    for (const name of names.sort()) {
+      const full = path.join(dir, name);
+      const stat = await fsLayer.stat(full); // lstat: a symlink is never followed
+      if (stat === null || !stat.isDirectory) continue;
+      if (name.endsWith(PRESERVE_DIR_SUFFIX)) {
+        const partition = full.slice(0, -PRESERVE_DIR_SUFFIX.length);
+        if ((await fsLayer.stat(path.join(full, JOURNAL_NAME))) !== null && (await fsLayer.stat(partition))?.isDirectory) found.push(partition);
+      } else {
+        await walk(full, depth + 1);
+      }
+    }
+  };
+  await walk(resolved, 0);
+  return found;
 }
 
 /** The error a cancelled restore rejects with: an AbortError saying how far it got. */

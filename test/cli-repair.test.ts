@@ -1,0 +1,147 @@
+/**
+ * `repair --apply` and `restore` through the BUILT CLI (dist/src/cli/main.js)
+ * and their cancellation messages (docs/repair.md §6.2; issues 17.1, 17.2,
+ * 17.4, 17.10): what a cancel says was done, restore of a data dir and of a
+ * `.segscan` dir, a lone .log of a refused partition, a corrupt journal.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { rescanRepaired } from "../src/cli/commands.js";
+import { applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
+import type { ApplyResult, RepairFs } from "../src/repair/index.js";
+import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
+import { CHUNK_BYTES, REPAIRABLE, engine, repair, scan, snapshot } from "./helpers/repair-scenarios.js";
+
+const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
+const garbageTail = REPAIRABLE.find((s) => s.name === "non-zero garbage tail")!;
+const sweepScenario = REPAIRABLE.find((s) => s.name === "staging and orphan index sweep")!;
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = { ...process.env, NO_COLOR: "1" };
+  delete env.FORCE_COLOR;
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Two repaired partitions of one data dir, with their bytes before the repair. */
+async function repairedDataDir(): Promise<{ data: string; dirs: string[]; before: Record<string, string>[] }> {
+  const data = tempDataDir();
+  const dirs = [tempPartition(1, data), tempPartition(2, data)];
+  dirs.forEach((dir, i) => (i === 0 ? garbageTail : sweepScenario).build(dir));
+  const before = dirs.map((dir) => snapshot(dir));
+  await repair(dirs[0]!, garbageTail);
+  await repair(dirs[1]!, sweepScenario);
+  return { data, dirs, before };
+}
+
+describe("cancellation says what was done (17.4)", () => {
+  it("Ctrl-C during the re-scan after --apply names the repaired partitions and journals, not 'nothing was changed'", async () => {
+    const result = {
+      partitions: [{ path: "/d/p1", journalPath: "/d/p1.segscan/journal.jsonl" }, { path: "/d/p2", journalPath: "/d/p2.segscan/journal.jsonl" }],
+    } as unknown as ApplyResult;
+    const abort = Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" });
+    const error = await rescanRepaired(result, async () => {
+      throw abort;
+    }).catch((e: unknown) => e as Error);
+    expect(error.name).toBe("AbortError");
+    expect(error.message).not.toContain("nothing was changed");
+    expect(error.message).toContain("every repair step completed and is in the journal");
+    expect(error.message).toContain("/d/p1 (journal /d/p1.segscan/journal.jsonl), /d/p2 (journal /d/p2.segscan/journal.jsonl)");
+    expect(error.message).toContain("`segscan scan /d/p1 /d/p2` shows the state");
+  });
+
+  it("a cancel mid-apply says the partition is part-way repaired and its journal has every completed step", async () => {
+    const scenario = REPAIRABLE.find((s) => s.name.startsWith("three segments"))!;
+    const dir = tempPartition();
+    scenario.build(dir);
+    const controller = new AbortController();
+    // The cancel arrives right after the log is cut: the next step boundary (before the index steps) stops.
+    const fs: RepairFs = {
+      ...nodeRepairFs,
+      async open(filePath, mode) {
+        const file = await nodeRepairFs.open(filePath, mode);
+        return { ...file, truncate: async (size) => { await file.truncate(size); if (filePath.endsWith(".log")) controller.abort(Object.assign(new Error("SIGINT"), { name: "AbortError" })); } };
+      },
+    };
+    const plan = planRepair(await scan(dir, scenario));
+    const error = await applyRepair(plan, { engine, fs, signal: controller.signal, checkWriters: false }).catch((e: unknown) => e as Error);
+    expect(error.name).toBe("AbortError");
+    expect(error.message).toContain(`cancelled while applying: ${dir} is part-way repaired and the journal ${dir}.segscan/journal.jsonl records every completed step`);
+    expect(error.message).toContain("`segscan scan` shows the state");
+  });
+
+  it("a cancelled restore (17.10) says how far it got; restore again finishes", async () => {
+    const dir = tempPartition();
+    garbageTail.build(dir);
+    const before = snapshot(dir);
+    await repair(dir, garbageTail);
+    const controller = new AbortController();
+    controller.abort(Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" }));
+    const error = await restore(dir, { engine, chunkBytes: CHUNK_BYTES, signal: controller.signal, checkWriters: false }).catch((e: unknown) => e as Error);
+    expect(error.name).toBe("AbortError");
+    expect(error.message).toBe(`restore cancelled between steps: no step was undone, so ${dir} is as the repair left it; \`segscan scan ${dir}\` shows the state`);
+    await restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false });
+    expect(snapshot(dir)).toEqual(before);
+  });
+});
+
+describe("restore targets (17.10)", () => {
+  it("restore <data dir> restores every partition below it that has a journal", async () => {
+    const { data, dirs, before } = await repairedDataDir();
+    const run = await runCli(["restore", data]);
+    expect(run.code, run.stderr).toBe(0);
+    for (const [i, dir] of dirs.entries()) {
+      expect(run.stdout).toContain(`restored ${dir}:`);
+      expect(snapshot(dir)).toEqual(before[i]);
+    }
+    const again = await runCli(["restore", data]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("nothing to restore");
+  });
+
+  it("restore <partition>.segscan restores that partition", async () => {
+    const { dirs, before } = await repairedDataDir();
+    const run = await runCli(["restore", `${dirs[1]}.segscan`]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`restored ${dirs[1]}:`);
+    expect(snapshot(dirs[1]!)).toEqual(before[1]);
+    expect(snapshot(dirs[0]!)).not.toEqual(before[0]); // the other partition is left repaired
+  });
+
+  it("a corrupt journal line: exit 8 naming the journal and the line; the journal stays (17.1)", async () => {
+    const { dirs } = await repairedDataDir();
+    const journal = join(`${dirs[0]}.segscan`, "journal.jsonl");
+    const lines = readFileSync(journal, "utf8").split("\n");
+    lines[2] = "GARBAGE";
+    writeFileSync(journal, lines.join("\n"));
+    const run = await runCli(["restore", dirs[0]!]);
+    expect(run.code).toBe(8);
+    expect(run.stderr).toContain(`journal ${journal} line 3 is not a journal record`);
+    expect(readFileSync(journal, "utf8")).toBe(lines.join("\n"));
+  });
+});
+
+describe("repair of a lone .log (17.2)", () => {
+  it("a .log of a partition refused as a whole: exit 4, says why, nothing cut", async () => {
+    const dir = tempPartition();
+    const a = buildChain({ counts: [3, 2], seed: 41 });
+    const b = buildChain({ counts: [2, 2], seed: 42, startOffset: a.nextOffset + 100n });
+    const { logPath } = writeSegment(dir, 0n, concat([a.log, randomBytes(500, 4)]), indexAt(a, [0]));
+    writeSegment(dir, b.batches[0]!.baseOffset, b.log, indexAt(b, [0]));
+    const before = snapshot(dir);
+    const run = await runCli(["repair", logPath, "--apply", "--no-progress"]);
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`refusing to repair ${logPath} alone: its partition ${dir} is refused as a whole`);
+    expect(snapshot(dir)).toEqual(before);
+  });
+});
