@@ -1,12 +1,15 @@
 /**
  * `repair --apply` and `restore` through the BUILT CLI (dist/src/cli/main.js)
  * and their cancellation messages (docs/repair.md §6.2; issues 17.1, 17.2,
- * 17.4, 17.10): what a cancel says was done, restore of a data dir and of a
- * `.segscan` dir, a lone .log of a refused partition, a corrupt journal.
+ * 17.4, 17.10): what a cancel says was done, Ctrl-C during restore, restore
+ * of a data dir and of a `.segscan` dir, a lone .log of a refused partition
+ * (dry run and --apply), a corrupt journal.
  */
 import { spawn } from "node:child_process";
+import { createHash, randomBytes as cryptoRandomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readdir, readlink } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { rescanRepaired } from "../src/cli/commands.js";
@@ -19,7 +22,14 @@ const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 const garbageTail = REPAIRABLE.find((s) => s.name === "non-zero garbage tail")!;
 const sweepScenario = REPAIRABLE.find((s) => s.name === "staging and orphan index sweep")!;
 
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function startCli(args: string[]) {
   const env = { ...process.env, NO_COLOR: "1" };
   delete env.FORCE_COLOR;
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -27,10 +37,23 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
+  const done = new Promise<Run>((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+  return { child, done };
+}
+
+const runCli = (args: string[]): Promise<Run> => startCli(args).done;
+
+/** Resolves once the child has `file` open (Linux: /proc/<pid>/fd). */
+async function hasOpen(pid: number, file: string): Promise<void> {
+  for (let i = 0; i < 6000; i++) {
+    const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+    for (const fd of fds) if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "")) === file) return;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  throw new Error(`pid ${pid} never opened ${file}`);
 }
 
 /** Two repaired partitions of one data dir, with their bytes before the repair. */
@@ -89,13 +112,36 @@ describe("cancellation says what was done (17.4)", () => {
     controller.abort(Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" }));
     const error = await restore(dir, { engine, chunkBytes: CHUNK_BYTES, signal: controller.signal, checkWriters: false }).catch((e: unknown) => e as Error);
     expect(error.name).toBe("AbortError");
-    expect(error.message).toBe(`restore cancelled between steps: no step was undone, so ${dir} is as the repair left it; \`segscan scan ${dir}\` shows the state`);
+    expect(error.message).toBe(`restore cancelled: no step was undone, so ${dir} is as the repair left it; \`segscan scan ${dir}\` shows the state`);
     await restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false });
     expect(snapshot(dir)).toEqual(before);
   });
 });
 
 describe("restore targets (17.10)", () => {
+  it.skipIf(process.platform !== "linux")("SIGINT during restore exits 32 with a message saying how far it got; restore again returns every byte", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 2], seed: 51 });
+    // A 32 MiB non-zero residue: restore hashes it, re-appends it and hashes it again, long enough to be interrupted.
+    const { logPath } = writeSegment(dir, 0n, concat([chain.log, new Uint8Array(cryptoRandomBytes(32 * 1024 * 1024))]), indexAt(chain, [0, 1]));
+    const digest = (): string => createHash("sha256").update(readFileSync(logPath)).digest("hex");
+    const before = digest();
+    const repaired = await runCli(["repair", dir, "--apply", "--no-progress"]);
+    expect(repaired.code, repaired.stderr).toBe(1);
+    const residue = join(`${dir}.segscan`, `${basename(logPath)}.${chain.log.length}.residue`);
+    const { child, done } = startCli(["restore", dir]);
+    await hasOpen(child.pid!, residue); // restore is checking the residue: its signal handler is installed
+    child.kill("SIGINT");
+    const run = await done;
+    expect(run.signal).toBeNull();
+    expect(run.code, run.stderr).toBe(32);
+    expect(run.stderr).toContain("restore cancelled: ");
+    expect(run.stderr).toContain(`\`segscan scan ${dir}\` shows the state`);
+    const again = await runCli(["restore", dir]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(digest()).toBe(before);
+  });
+
   it("restore <data dir> restores every partition below it that has a journal", async () => {
     const { data, dirs, before } = await repairedDataDir();
     const run = await runCli(["restore", data]);
@@ -139,9 +185,11 @@ describe("repair of a lone .log (17.2)", () => {
     const { logPath } = writeSegment(dir, 0n, concat([a.log, randomBytes(500, 4)]), indexAt(a, [0]));
     writeSegment(dir, b.batches[0]!.baseOffset, b.log, indexAt(b, [0]));
     const before = snapshot(dir);
-    const run = await runCli(["repair", logPath, "--apply", "--no-progress"]);
-    expect(run.code).toBe(4);
-    expect(run.stderr).toContain(`refusing to repair ${logPath} alone: its partition ${dir} is refused as a whole`);
+    for (const args of [["repair", logPath, "--no-progress"], ["repair", logPath, "--apply", "--no-progress"]]) {
+      const run = await runCli(args);
+      expect(run.code, args.join(" ")).toBe(4);
+      expect(run.stderr).toContain(`refusing to repair ${logPath} alone: its partition ${dir} is refused as a whole`);
+    }
     expect(snapshot(dir)).toEqual(before);
   });
 });

@@ -9,7 +9,8 @@ import {
 } from "../gen/index.js";
 import { describeCause } from "../io/errors.js";
 import {
-  TargetRefusedError, applyRepair, findRestorable, formatPlan, planRepair, planToJson, restore, type ApplyResult, type RepairPlan,
+  TargetRefusedError, applyRepair, findRestorable, formatPlan, planRepair, planScanOptions, planToJson, refuseLoneSegment, restore,
+  type ApplyResult, type RepairPlan,
   type RestoreResult,
 } from "../repair/index.js";
 import { colors, formatBytes, formatCount, formatReport, formatSummary, refusalLine } from "../report/format.js";
@@ -128,6 +129,19 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     const plan: RepairPlan = planRepair(report);
     const color = useColor();
     const c = colors(color);
+    // A .log given alone: refused (dry run too) when its partition is refused as a whole or it is not the tail.
+    if (plan.partitions.some((partition) => partition.singleSegment)) {
+      const options = planScanOptions(plan, await resolveEngine(flags.engine, explicit), signal);
+      for (const partition of plan.partitions.filter((p) => p.singleSegment)) {
+        try {
+          await refuseLoneSegment(partition, options);
+        } catch (error) {
+          if (!(error instanceof TargetRefusedError)) throw error;
+          warn(error.message);
+          return EXIT.PROBLEMS;
+        }
+      }
+    }
     if (!flags.apply || plan.partitions.length === 0) {
       if (flags.json) {
         await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");

@@ -165,15 +165,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
     touched: false,
   };
   const scan = options.scan ?? defaultScanner;
-  const scanOptions: ScanOptions = {
-    engine,
-    verify: plan.options.verify,
-    replicaCount: plan.options.replicaCount,
-    probeBudgetUnits: plan.options.probeBudgetUnits,
-    windowBytes: plan.options.windowBytes,
-    ...(plan.options.maxBatchBytes !== undefined ? { maxBatchBytes: plan.options.maxBatchBytes } : {}),
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
-  };
+  const scanOptions = planScanOptions(plan, engine, options.signal);
 
   // One run at a time per partition: every lock is taken before anything is
   // re-scanned or written, and released on every way out (docs/repair.md §6.2).
@@ -199,20 +191,20 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
       if (fresh.action !== "repair") {
         const why = fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
         throw new StalePlanError(
-          `refusing a stale plan: ${partition.path} is now ${fresh.verdict} with action ${fresh.action}${why}; scan and plan again`,
+          `refusing a stale plan: ${partition.path} is now ${fresh.verdict} with action ${fresh.action}${why}; nothing was changed; scan and plan again`,
           { path: partition.path }, `action ${fresh.action}`,
         );
       }
       const interrupted = (await readJournal(ctx.fs, path.join(partition.preserveDir, JOURNAL_NAME))).find((r) => r.kind === "undone");
       if (interrupted !== undefined) {
         throw new RepairError(
-          `refusing to repair ${partition.path}: a restore of it was interrupted (journal ${path.join(partition.preserveDir, JOURNAL_NAME)}); run restore again first`,
+          `refusing to repair ${partition.path}: a restore of it was interrupted (journal ${path.join(partition.preserveDir, JOURNAL_NAME)}); nothing was changed; run restore again first`,
           { path: partition.path },
         );
       }
       const diff = diffPartitionPlans(partition, planPartition(fresh));
       if (diff !== null) {
-        throw new StalePlanError(`refusing a stale plan for ${partition.path}: the files changed since it was made (${diff}); scan and plan again`, {
+        throw new StalePlanError(`refusing a stale plan for ${partition.path}: the files changed since it was made (${diff}); nothing was changed; scan and plan again`, {
           path: partition.path,
         }, diff);
       }
@@ -293,6 +285,19 @@ async function renameInto(fs: RepairFs, from: string, to: string): Promise<void>
     }
     throw error;
   }
+}
+
+/** The scan options a plan was made with (every re-scan of apply uses them). */
+export function planScanOptions(plan: RepairPlan, engine: Engine, signal?: AbortSignal): ScanOptions {
+  return {
+    engine,
+    verify: plan.options.verify,
+    replicaCount: plan.options.replicaCount,
+    probeBudgetUnits: plan.options.probeBudgetUnits,
+    windowBytes: plan.options.windowBytes,
+    ...(plan.options.maxBatchBytes !== undefined ? { maxBatchBytes: plan.options.maxBatchBytes } : {}),
+    ...(signal !== undefined ? { signal } : {}),
+  };
 }
 
 /**
@@ -390,7 +395,7 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
       const bytes = cut.fromSize - cut.toSize;
       const logName = path.basename(cut.logPath);
       if (cut.residue.allZero) {
-        const digest = await digestRange(fs, engine, cut.logPath, cut.toSize, bytes, chunkBytes);
+        const digest = await digestRange(fs, engine, cut.logPath, cut.toSize, bytes, chunkBytes, ctx.signal);
         if (!digest.allZero) {
           throw new PreserveError(
             `refusing to cut ${cut.logPath} at ${cut.toSize}: the residue the plan calls all zero holds a nonzero byte`,
@@ -399,7 +404,7 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
         }
         residues.push({ bytes, allZero: true, xxh3: digest.xxh3, file: null });
       } else {
-        const copy = await preserveRange(fs, engine, cut.logPath, cut.toSize, bytes, preserveDir, `${logName}.${cut.toSize}.residue`, chunkBytes);
+        const copy = await preserveRange(fs, engine, cut.logPath, cut.toSize, bytes, preserveDir, `${logName}.${cut.toSize}.residue`, chunkBytes, ctx.signal);
         await journal.append({ kind: "preserved", source: logName, from: cut.toSize, bytes, xxh3: copy.xxh3, file: copy.file });
         residues.push({ bytes, allZero: false, xxh3: copy.xxh3, file: copy.file });
       }
@@ -419,7 +424,7 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
       const exists = (await fs.stat(r.indexPath)) !== null;
       let old: Replacement["old"] = null;
       if (exists) {
-        const copy = await preserveRange(fs, engine, r.indexPath, 0, r.fromSize, preserveDir, `${path.basename(r.indexPath)}.replaced`, chunkBytes);
+        const copy = await preserveRange(fs, engine, r.indexPath, 0, r.fromSize, preserveDir, `${path.basename(r.indexPath)}.replaced`, chunkBytes, ctx.signal);
         await journal.append({ kind: "preserved", source: path.basename(r.indexPath), from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
         old = { size: copy.bytes, xxh3: copy.xxh3, file: copy.file };
       }

@@ -7,7 +7,7 @@ export type {
   IndexRewrite, IndexTrim, Jsonified, LogTruncation, PartitionFingerprint, PartitionPlan, PlannedSweep, RepairPlan,
   SegmentFingerprint, SkippedPartition,
 } from "./plan.js";
-export { applyRepair, refuseLoneSegment } from "./apply.js";
+export { applyRepair, planScanOptions, refuseLoneSegment } from "./apply.js";
 export type {
   AppliedIndexReplacement, AppliedPartition, AppliedTruncation, ApplyOptions, ApplyResult, PartitionScanner,
 } from "./apply.js";

@@ -18,6 +18,7 @@ import { promises as fsp } from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { RepairError } from "./errors.js";
+import { RepairIoError } from "./fs-layer.js";
 
 export const LOCK_NAME = "lock";
 
@@ -58,7 +59,12 @@ export interface HeldLock {
  */
 export async function acquireLock(preserveDir: string, what: string, command: string): Promise<HeldLock> {
   // A preserve dir made only to hold the lock is removed again on release if it is still empty.
-  const created = (await fsp.mkdir(preserveDir, { recursive: true })) !== undefined;
+  let created: boolean;
+  try {
+    created = (await fsp.mkdir(preserveDir, { recursive: true })) !== undefined;
+  } catch (error) {
+    throw lockIoError("create the directory", preserveDir, error);
+  }
   const lockPath = path.join(preserveDir, LOCK_NAME);
   const info: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString(), command };
   let handle;
@@ -66,7 +72,7 @@ export async function acquireLock(preserveDir: string, what: string, command: st
     handle = await fsp.open(lockPath, "wx");
   } catch (error) {
     if (created) await fsp.rmdir(preserveDir).catch(() => {});
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw lockIoError("create the lock file", lockPath, error);
     const holder = await readLock(lockPath);
     const who = holder === null
       ? "an unreadable holder"
@@ -80,9 +86,13 @@ export async function acquireLock(preserveDir: string, what: string, command: st
   }
   try {
     await handle.writeFile(JSON.stringify(info) + "\n");
-  } finally {
+  } catch (error) {
     await handle.close();
+    await fsp.rm(lockPath, { force: true });
+    if (created) await fsp.rmdir(preserveDir).catch(() => {});
+    throw lockIoError("write the lock file", lockPath, error);
   }
+  await handle.close();
   return {
     lockPath,
     async release() {
@@ -90,6 +100,14 @@ export async function acquireLock(preserveDir: string, what: string, command: st
       if (created) await fsp.rmdir(preserveDir).catch(() => {}); // not empty: the run wrote there, keep it
     },
   };
+}
+
+function lockIoError(operation: string, target: string, error: unknown): Error {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (typeof code !== "string") return error as Error;
+  const wrapped = new RepairIoError(operation, target, code, error);
+  wrapped.message += "; nothing was changed";
+  return wrapped;
 }
 
 async function readLock(lockPath: string): Promise<LockInfo | null> {

@@ -30,7 +30,7 @@ import { RepairError, RestoreConflictError } from "./errors.js";
 import {
   DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, forEachChunk, moveAside, readExactly, withFile, writeExactly,
 } from "./files.js";
-import { describedFs, nodeRepairFs } from "./fs-layer.js";
+import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
@@ -70,6 +70,7 @@ interface Context {
   journalPath: string;
   /** The journal line of the intent being undone (for error messages). */
   line: number;
+  signal: AbortSignal | undefined;
 }
 
 export async function restore(partitionDir: string, options: RestoreOptions = {}): Promise<RestoreResult> {
@@ -94,17 +95,26 @@ async function restoreLocked(
 ): Promise<RestoreResult> {
   const ctx: Context = {
     fs, engine: options.engine ?? (await createEngine()), chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
-    dir, preserveDir, journalPath, line: 0,
+    dir, preserveDir, journalPath, line: 0, signal: options.signal,
   };
   // A journal with a hole in it refuses here, before anything is changed (readJournalEntries).
-  const entries = await readJournalEntries(fs, journalPath);
+  const entries = await readJournalEntries(fs, journalPath).catch((error: unknown) => {
+    if (error instanceof RepairIoError) error.message += "; nothing was changed";
+    throw error;
+  });
   const key = (run: string, seq: number): string => `${run}#${seq}`;
   const alreadyUndone = new Set(entries.flatMap(({ record: r }) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
   const intents = entries.flatMap((entry) =>
     entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq)) ? [{ ...entry, record: entry.record }] : [],
   ).reverse();
   // Every preserved copy an undo may need is checked before the first undo, so a damaged copy refuses with nothing changed.
-  for (const { record, line } of intents) await checkPreserved(record.op, { ...ctx, line });
+  for (const { record, line } of intents) {
+    await checkPreserved(record.op, { ...ctx, line }).catch((error: unknown) => {
+      if ((error as Error | null)?.name === "AbortError") throw cancelledRestore(error as Error, dir, journalPath, 0, intents.length, null);
+      if (error instanceof RepairIoError) error.message += "; nothing was changed";
+      throw error;
+    });
+  }
   let finished = 0;
   let inProgress: number | null = null;
   try {
@@ -124,7 +134,7 @@ async function restoreLocked(
     }
   } catch (error) {
     if ((error as Error | null)?.name === "AbortError") {
-      throw cancelledRestore(error as Error, dir, journalPath, finished, intents.length);
+      throw cancelledRestore(error as Error, dir, journalPath, finished, intents.length, inProgress);
     }
     if (error instanceof RepairError) {
       const where = inProgress === null ? "" : `; the step on line ${inProgress} was being undone`;
@@ -191,11 +201,13 @@ export async function findRestorable(target: string, fsLayer: RepairFs = nodeRep
 }
 
 /** The error a cancelled restore rejects with: an AbortError saying how far it got. */
-function cancelledRestore(reason: Error, dir: string, journalPath: string, finished: number, total: number): Error {
-  const done = finished === 0
+function cancelledRestore(reason: Error, dir: string, journalPath: string, finished: number, total: number, inProgress: number | null): Error {
+  const again = `\`segscan restore ${dir}\` again finishes the rest`;
+  const done = finished === 0 && inProgress === null
     ? `no step was undone, so ${dir} is as the repair left it`
-    : `${finished} of ${total} steps were undone, each marked in ${journalPath}; \`segscan restore ${dir}\` again finishes the rest`;
-  const error = new Error(`restore cancelled between steps: ${done}; \`segscan scan ${dir}\` shows the state`, { cause: reason });
+    : `${finished} of ${total} steps were undone, each marked in ${journalPath}` +
+      (inProgress === null ? "" : `, and the step on line ${inProgress} was stopped part-way (its undo resumes where it stopped)`) + `; ${again}`;
+  const error = new Error(`restore cancelled: ${done}; \`segscan scan ${dir}\` shows the state`, { cause: reason });
   error.name = "AbortError";
   return error;
 }
@@ -244,7 +256,7 @@ async function checkPreserved(op: JournalOp, ctx: Context): Promise<void> {
 async function matches(ctx: Context, filePath: string, image: JournalIndexImage): Promise<boolean> {
   const stat = await ctx.fs.stat(filePath);
   if (stat === null || !stat.isFile || stat.size !== image.size) return false;
-  return (await digestRange(ctx.fs, ctx.engine, filePath, 0, image.size, ctx.chunkBytes)).xxh3 === image.xxh3;
+  return (await digestRange(ctx.fs, ctx.engine, filePath, 0, image.size, ctx.chunkBytes, ctx.signal)).xxh3 === image.xxh3;
 }
 
 /** Whether `[aFrom, aFrom + length)` of `a` equals `[bFrom, …)` of `b`, streamed. */
@@ -304,7 +316,7 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
       await file.truncate(op.fromSize); // re-extends with zeros: the all-zero residue, byte for byte
     } else {
       await withFile(fs, source, "r", (input) =>
-        forEachChunk(input, source, have, residue.bytes - have, ctx.chunkBytes, (bytes, at) => writeExactly(file, bytes, bytes.length, size + at)),
+        forEachChunk(input, source, have, residue.bytes - have, ctx.chunkBytes, (bytes, at) => writeExactly(file, bytes, bytes.length, size + at), ctx.signal),
       );
     }
     await file.sync();
