@@ -30,7 +30,7 @@ interface Run {
 }
 
 function startCli(args: string[]) {
-  const env = { ...process.env, NO_COLOR: "1" };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
   delete env.FORCE_COLOR;
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
@@ -45,6 +45,12 @@ function startCli(args: string[]) {
 }
 
 const runCli = (args: string[]): Promise<Run> => startCli(args).done;
+
+/** The error `promise` rejects with (a resolve fails the test). */
+const rejection = (promise: Promise<unknown>): Promise<Error> =>
+  promise.then(() => {
+    throw new Error("expected a rejection");
+  }, (error: unknown) => error as Error);
 
 /** Resolves once the child has `file` open (Linux: /proc/<pid>/fd). */
 async function hasOpen(pid: number, file: string): Promise<void> {
@@ -73,9 +79,9 @@ describe("cancellation says what was done (17.4)", () => {
       partitions: [{ path: "/d/p1", journalPath: "/d/p1.segscan/journal.jsonl" }, { path: "/d/p2", journalPath: "/d/p2.segscan/journal.jsonl" }],
     } as unknown as ApplyResult;
     const abort = Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" });
-    const error = await rescanRepaired(result, async () => {
+    const error = await rejection(rescanRepaired(result, async () => {
       throw abort;
-    }).catch((e: unknown) => e as Error);
+    }));
     expect(error.name).toBe("AbortError");
     expect(error.message).not.toContain("nothing was changed");
     expect(error.message).toContain("every repair step completed and is in the journal");
@@ -97,7 +103,7 @@ describe("cancellation says what was done (17.4)", () => {
       },
     };
     const plan = planRepair(await scan(dir, scenario));
-    const error = await applyRepair(plan, { engine, fs, signal: controller.signal, checkWriters: false }).catch((e: unknown) => e as Error);
+    const error = await rejection(applyRepair(plan, { engine, fs, signal: controller.signal, checkWriters: false }));
     expect(error.name).toBe("AbortError");
     expect(error.message).toContain(`cancelled while applying: ${dir} is part-way repaired and the journal ${dir}.segscan/journal.jsonl records every completed step`);
     expect(error.message).toContain("`segscan scan` shows the state");
@@ -110,7 +116,7 @@ describe("cancellation says what was done (17.4)", () => {
     await repair(dir, garbageTail);
     const controller = new AbortController();
     controller.abort(Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" }));
-    const error = await restore(dir, { engine, chunkBytes: CHUNK_BYTES, signal: controller.signal, checkWriters: false }).catch((e: unknown) => e as Error);
+    const error = await rejection(restore(dir, { engine, chunkBytes: CHUNK_BYTES, signal: controller.signal, checkWriters: false }));
     expect(error.name).toBe("AbortError");
     expect(error.message).toBe(`restore cancelled: no step was undone, so ${dir} is as the repair left it; \`segscan scan ${dir}\` shows the state`);
     await restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false });

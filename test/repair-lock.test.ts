@@ -81,6 +81,23 @@ describe("the partition lock", () => {
   });
 });
 
+describe("the lock at process exit", () => {
+  it("a process that exits at once (a second Ctrl-C: process.exit) still removes its lock", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const lockModule = new URL("../dist/src/repair/lock.js", import.meta.url).href;
+    const script = `const { acquireLock } = await import(${JSON.stringify(lockModule)}); ` +
+      `await acquireLock(${JSON.stringify(`${dir}.segscan`)}, "test", "child"); process.exit(32);`;
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "inherit" });
+      child.once("error", reject);
+      child.once("exit", resolve);
+    });
+    expect(code).toBe(32);
+    expect(existsSync(join(`${dir}.segscan`, LOCK_NAME))).toBe(false);
+    expect(existsSync(`${dir}.segscan`)).toBe(false); // made only for the lock: removed with it
+  });
+});
+
 describe.runIf(process.platform === "linux")("other writers (Linux /proc)", () => {
   /** A child process holding `file` open with `flags`; resolves once it has it open. */
   async function holder(file: string, flags: string): Promise<{ pid: number; stop(): void }> {

@@ -245,6 +245,9 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
       }
     }
   });
+  if (results.some((result) => result.restored && !result.writerCheck.checked)) {
+    warn("other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped");
+  }
   if (flags.json) {
     await out(stringifyJson(targets.length === 1 && results.length === 1 ? results[0] : { partitions: results }) + "\n");
   } else {

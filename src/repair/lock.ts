@@ -4,7 +4,8 @@
  * O_EXCL) in `<partition>.segscan/`, holding the pid, host, start time and
  * command of its holder; a second run refuses while it exists and says how to
  * clear a stale one. The lock is released (its file removed) on every exit
- * path of the run that took it; only a killed process leaves it behind.
+ * path of the run that took it (and at process exit, see `releaseAtExit`);
+ * only a process killed outright (SIGKILL, power cut) leaves it behind.
  *
  * They also refuse while a segment file of the partition is open for writing
  * by another process, where the platform lets that be seen (`findWriters`).
@@ -14,7 +15,7 @@
  * the seam must still release it as a real process exit would not — the
  * stale-lock refusal is tested on its own.
  */
-import { promises as fsp } from "node:fs";
+import { promises as fsp, rmSync, rmdirSync } from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { RepairError } from "./errors.js";
@@ -45,6 +46,26 @@ export class WriterOpenError extends RepairError {
   constructor(message: string, dir: string, readonly writers: readonly OpenWriter[]) {
     super(message, { path: dir });
   }
+}
+
+/**
+ * Locks this process holds, removed synchronously if it exits without
+ * releasing them (a second Ctrl-C exits at once with `process.exit`). Only a
+ * kill that runs no code (SIGKILL, a power cut) leaves a stale lock.
+ */
+const heldLocks = new Map<string, { preserveDir: string; created: boolean }>();
+let exitHookInstalled = false;
+
+function releaseAtExit(): void {
+  for (const [lockPath, { preserveDir, created }] of heldLocks) {
+    try {
+      rmSync(lockPath, { force: true });
+      if (created) rmdirSync(preserveDir);
+    } catch {
+      // not empty, or already gone: nothing else to do while exiting
+    }
+  }
+  heldLocks.clear();
 }
 
 export interface HeldLock {
@@ -93,9 +114,15 @@ export async function acquireLock(preserveDir: string, what: string, command: st
     throw lockIoError("write the lock file", lockPath, error);
   }
   await handle.close();
+  heldLocks.set(lockPath, { preserveDir, created });
+  if (!exitHookInstalled) {
+    process.on("exit", releaseAtExit);
+    exitHookInstalled = true;
+  }
   return {
     lockPath,
     async release() {
+      heldLocks.delete(lockPath);
       await fsp.rm(lockPath, { force: true });
       if (created) await fsp.rmdir(preserveDir).catch(() => {}); // not empty: the run wrote there, keep it
     },

@@ -59,6 +59,8 @@ export interface RestoreResult {
   restoredJournal: string | null;
   /** One line per step undone (steps that had not happened are not listed). */
   undone: string[];
+  /** Whether other writers of the segment files were looked for (false: not on this platform, turned off, or nothing to restore). */
+  writerCheck: { checked: boolean; unreadableProcesses: number };
 }
 
 interface Context {
@@ -78,12 +80,17 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   const dir = path.resolve(partitionDir);
   const preserveDir = realPreserveDirOf(dir);
   const journalPath = path.join(preserveDir, JOURNAL_NAME);
-  const result: RestoreResult = { partitionDir: dir, restored: false, restoredJournal: null, undone: [] };
+  const result: RestoreResult = {
+    partitionDir: dir, restored: false, restoredJournal: null, undone: [], writerCheck: { checked: false, unreadableProcesses: 0 },
+  };
   if ((await fs.stat(journalPath)) === null) return result;
 
   const lock = await acquireLock(preserveDir, `restore ${dir}`, options.command ?? process.argv.join(" "));
   try {
-    if (options.checkWriters !== false) await refuseWriters(dir, `restore ${dir}`);
+    if (options.checkWriters !== false) {
+      const check = await refuseWriters(dir, `restore ${dir}`);
+      result.writerCheck = { checked: check.checked, unreadableProcesses: check.unreadableProcesses };
+    }
     return await restoreLocked(fs, dir, preserveDir, journalPath, result, options);
   } finally {
     await lock.release();
