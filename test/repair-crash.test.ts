@@ -88,4 +88,33 @@ describe("repeated crashes", () => {
       { numRuns: 40 },
     );
   });
+
+  it("any sequence of power cuts (unsynced writes lost), then a whole apply, converges; restore undoes every run", async () => {
+    const ref = await crashReference(scenario);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), { minLength: 1, maxLength: 4 }),
+        async (crashes) => {
+          const { dir } = buildScenario(scenario);
+          const before = snapshot(dir);
+          for (const crash of crashes) {
+            const model = createDurabilityModelFs(dirname(dir));
+            const crashed = await repairNoSync(dir, scenario, createFaultyFs(model, { failAt: crash.k, tornWriteFraction: crash.torn })).then(
+              () => false,
+              (error: unknown) => {
+                if (!(error instanceof InjectedFault)) throw error;
+                return true;
+              },
+            );
+            if (crashed) model.crash();
+          }
+          await repairNoSync(dir, scenario);
+          expect(snapshot(dir)).toEqual(ref.end);
+          await restoreNoSync(dir);
+          expect(snapshot(dir)).toEqual(before);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
 });
