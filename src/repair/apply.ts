@@ -186,28 +186,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
     }
     for (const partition of plan.partitions) {
       ctx.signal?.throwIfAborted();
-      if (partition.singleSegment) await refuseLoneSegment(partition, scanOptions);
-      const fresh = await scan(partition, scanOptions);
-      if (fresh.action !== "repair") {
-        const why = fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
-        throw new StalePlanError(
-          `refusing a stale plan: ${partition.path} is now ${fresh.verdict} with action ${fresh.action}${why}; nothing was changed; scan and plan again`,
-          { path: partition.path }, `action ${fresh.action}`,
-        );
-      }
-      const interrupted = (await readJournal(ctx.fs, path.join(partition.preserveDir, JOURNAL_NAME))).find((r) => r.kind === "undone");
-      if (interrupted !== undefined) {
-        throw new RepairError(
-          `refusing to repair ${partition.path}: a restore of it was interrupted (journal ${path.join(partition.preserveDir, JOURNAL_NAME)}); nothing was changed; run restore again first`,
-          { path: partition.path },
-        );
-      }
-      const diff = diffPartitionPlans(partition, planPartition(fresh));
-      if (diff !== null) {
-        throw new StalePlanError(`refusing a stale plan for ${partition.path}: the files changed since it was made (${diff}); nothing was changed; scan and plan again`, {
-          path: partition.path,
-        }, diff);
-      }
+      await checkStillPlanned(partition);
     }
 
     const partitions: AppliedPartition[] = [];
@@ -222,6 +201,38 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
     return { partitions, writerCheck };
   } finally {
     for (const lock of locks.reverse()) await lock.release();
+  }
+
+  /** The stale-plan check of one partition (step 0); nothing has been written when it throws. */
+  async function checkStillPlanned(partition: PartitionPlan): Promise<void> {
+    const journalPath = path.join(partition.preserveDir, JOURNAL_NAME);
+    try {
+      if (partition.singleSegment) await refuseLoneSegment(partition, scanOptions);
+      const fresh = await scan(partition, scanOptions);
+      if (fresh.action !== "repair") {
+        const why = fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
+        throw new StalePlanError(
+          `refusing a stale plan: ${partition.path} is now ${fresh.verdict} with action ${fresh.action}${why}; nothing was changed; scan and plan again`,
+          { path: partition.path }, `action ${fresh.action}`,
+        );
+      }
+      if ((await readJournal(ctx.fs, journalPath)).some((r) => r.kind === "undone")) {
+        throw new RepairError(
+          `refusing to repair ${partition.path}: a restore of it was interrupted (journal ${journalPath}); nothing was changed; run restore again first`,
+          { path: partition.path },
+        );
+      }
+      const diff = diffPartitionPlans(partition, planPartition(fresh));
+      if (diff !== null) {
+        throw new StalePlanError(
+          `refusing a stale plan for ${partition.path}: the files changed since it was made (${diff}); nothing was changed; scan and plan again`,
+          { path: partition.path }, diff,
+        );
+      }
+    } catch (error) {
+      if (error instanceof RepairIoError) error.message += "; nothing was changed";
+      throw error;
+    }
   }
 }
 
