@@ -7,11 +7,11 @@
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes as cryptoRandomBytes } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readdir, readlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { rescanRepaired } from "../src/cli/commands.js";
 import { applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
 import type { ApplyResult, RepairFs } from "../src/repair/index.js";
@@ -126,7 +126,9 @@ describe("cancellation says what was done (17.4)", () => {
 
 describe("restore targets (17.10)", () => {
   it.skipIf(process.platform !== "linux")("SIGINT during restore exits 32 with a message saying how far it got; restore again returns every byte", async () => {
-    const dir = tempPartition();
+    const data = tempDataDir();
+    onTestFinished(() => rmSync(data, { recursive: true, force: true })); // 64 MiB: not left in the temp dir
+    const dir = tempPartition(1, data);
     const chain = buildChain({ counts: [3, 2], seed: 51 });
     // A 32 MiB non-zero residue: restore hashes it, re-appends it and hashes it again, long enough to be interrupted.
     const { logPath } = writeSegment(dir, 0n, concat([chain.log, new Uint8Array(cryptoRandomBytes(32 * 1024 * 1024))]), indexAt(chain, [0, 1]));
