@@ -7,12 +7,16 @@ import type { EngineKind } from "../engine/types.js";
 import {
   DEMO_SCENARIOS, generateDataDir, listScenarios, SCENARIOS, type GenerateOptions, type GeneratedDataDir, type SizeProfileName,
 } from "../gen/index.js";
-import { applyRepair, formatPlan, planRepair, planToJson, restore, type ApplyResult, type RepairPlan } from "../repair/index.js";
+import { describeCause } from "../io/errors.js";
+import {
+  TargetRefusedError, applyRepair, findRestorable, formatPlan, planRepair, planScanOptions, planToJson, refuseLoneSegment, restore,
+  type ApplyResult, type RepairPlan,
+  type RestoreResult,
+} from "../repair/index.js";
 import { colors, formatBytes, formatCount, formatReport, formatSummary, refusalLine } from "../report/format.js";
 import { stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../report/types.js";
-import { describeCause } from "../io/errors.js";
-import { colorEnabled, out, resolveEngine, withCancellation } from "./context.js";
+import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
@@ -112,6 +116,28 @@ function jsonApplied(result: ApplyResult): unknown {
   return JSON.parse(stringifyJson(result));
 }
 
+/**
+ * The re-scan after `--apply`. A cancel there must not say "nothing was
+ * changed": every repair step completed, so the message names the repaired
+ * partitions and their journals, and points at `scan` for the state.
+ */
+export async function rescanRepaired(result: ApplyResult, rescan: (paths: string[]) => Promise<ScanReport>): Promise<ScanReport> {
+  const paths = result.partitions.map((partition) => partition.path);
+  try {
+    return await rescan(paths);
+  } catch (error) {
+    if ((error as Error | null)?.name !== "AbortError") throw error;
+    const repaired = result.partitions.map((partition) => `${partition.path} (journal ${partition.journalPath})`).join(", ");
+    const cancelled = new Error(
+      `cancelled during the re-scan after the repair: every repair step completed and is in the journal; repaired: ${repaired}; ` +
+        `the re-scan did not finish, so \`segscan scan ${paths.join(" ")}\` shows the state (\`segscan restore <partition>\` undoes a repair)`,
+      { cause: error },
+    );
+    cancelled.name = "AbortError";
+    throw cancelled;
+  }
+}
+
 export async function repairCommand(paths: string[], flags: RepairFlags, command: Command): Promise<number> {
   const explicit = engineWasExplicit(command);
   return withCancellation(async (signal) => {
@@ -119,6 +145,19 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     const plan: RepairPlan = planRepair(report);
     const color = useColor();
     const c = colors(color);
+    // A .log given alone: refused (dry run too) when its partition is refused as a whole or it is not the tail.
+    if (plan.partitions.some((partition) => partition.singleSegment)) {
+      const options = planScanOptions(plan, await resolveEngine(flags.engine, explicit), signal);
+      for (const partition of plan.partitions.filter((p) => p.singleSegment)) {
+        try {
+          await refuseLoneSegment(partition, options);
+        } catch (error) {
+          if (!(error instanceof TargetRefusedError)) throw error;
+          warn(error.message);
+          return EXIT.PROBLEMS;
+        }
+      }
+    }
     if (!flags.apply || plan.partitions.length === 0) {
       if (flags.json) {
         await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");
@@ -134,18 +173,20 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     const engine = await resolveEngine(flags.engine, explicit);
     let result: ApplyResult;
     try {
-      result = await applyRepair(plan, { signal, engine });
+      // A cancel is reported by applyRepair itself: what was repaired, what the journal holds (docs/repair.md §6.2).
+      result = await applyRepair(plan, { signal, engine, command: `segscan repair ${paths.join(" ")} --apply` });
     } catch (error) {
-      if ((error as Error).name === "AbortError") {
-        const cancelled = new Error("cancelled while applying: every completed step is in the journal; run `segscan repair --apply` " +
-          "again to finish, or `segscan restore <partition>` to undo");
-        cancelled.name = "AbortError";
-        throw cancelled;
+      if (error instanceof TargetRefusedError) {
+        warn(error.message);
+        return EXIT.PROBLEMS;
       }
       throw error;
     }
+    if (!result.writerCheck.checked) {
+      warn("other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped");
+    }
     // Prove the result: scan every repaired partition again with the same options.
-    const after = await runScan(result.partitions.map((partition) => partition.path), { ...flags, progress: false }, explicit, signal);
+    const after = await rescanRepaired(result, (repaired) => runScan(repaired, { ...flags, progress: false }, explicit, signal));
     let code: number = result.partitions.length > 0 ? EXIT.REPAIRED : EXIT.CLEAN;
     if (after.partitions.some((partition) => partition.verdict !== "clean")) code |= EXIT.PROBLEMS;
     if (report.partitions.some((partition) => partition.verdict === "refused")) code |= EXIT.PROBLEMS;
@@ -170,29 +211,65 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
 // ---------------------------------------------------------------------------
 // restore
 
-export async function restoreCommand(dir: string, flags: { json?: boolean }): Promise<number> {
-  try {
-    const info = await stat(dir);
-    if (!info.isDirectory()) throw new UsageError(`${dir} is not a partition directory`);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new OperationalError(`cannot restore ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  const engine = await resolveEngine("wasm", false);
-  const result = await restore(dir, { engine });
-  if (flags.json) {
-    await out(stringifyJson(result) + "\n");
-    return EXIT.CLEAN;
-  }
-  if (!result.restored) {
-    await out(`nothing to restore: ${resolve(dir)} has no repair journal (${resolve(dir)}.segscan/journal.jsonl)\n`);
-    return EXIT.CLEAN;
-  }
+function restoredText(result: RestoreResult): string {
   const lines = [`restored ${result.partitionDir}:`, ...result.undone.map((line) => `  ${line}`)];
   if (result.undone.length === 0) lines.push("  (no step had taken effect)");
   lines.push(`journal moved to ${result.restoredJournal}`, `scan it again: segscan scan ${result.partitionDir}`);
-  await out(lines.join("\n") + "\n");
-  return EXIT.CLEAN;
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * `restore <path>`: a partition dir, its `<partition>.segscan` dir, or a data
+ * dir, in which case every partition below it that has a repair journal is
+ * restored in turn (`findRestorable`). Ctrl-C stops between undo steps (exit
+ * 32) and says how far it got.
+ */
+export async function restoreCommand(dir: string, flags: { json?: boolean }): Promise<number> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch (error) {
+    throw new OperationalError(`cannot restore ${dir}: stat failed (${describeCause(error)}); nothing was changed`);
+  }
+  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory: restore takes a partition dir, its .segscan dir, or a data dir`);
+  const targets = await findRestorable(dir);
+  if (targets.length === 0) {
+    if (flags.json) {
+      await out(stringifyJson({ partitions: [] }) + "\n");
+    } else {
+      await out(`nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`);
+    }
+    return EXIT.CLEAN;
+  }
+  const engine = await resolveEngine("wasm", false);
+  const command = `segscan restore ${dir}`;
+  const results: RestoreResult[] = [];
+  let code: number = EXIT.CLEAN;
+  await withCancellation(async (signal) => {
+    for (const partition of targets) {
+      try {
+        results.push(await restore(partition, { engine, signal, command }));
+      } catch (error) {
+        if ((error as Error).name === "AbortError") {
+          const done = results.length > 0 ? `; restored in full before it: ${results.map((r) => r.partitionDir).join(", ")}` : "";
+          (error as Error).message += done;
+          throw error;
+        }
+        if (targets.length === 1) throw error;
+        warn(`${partition}: ${(error as Error).name}: ${(error as Error).message}`);
+        code |= EXIT.OPERATIONAL;
+      }
+    }
+  });
+  if (results.some((result) => result.restored && !result.writerCheck.checked)) {
+    warn("other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped");
+  }
+  if (flags.json) {
+    await out(stringifyJson(targets.length === 1 && results.length === 1 ? results[0] : { partitions: results }) + "\n");
+  } else {
+    await out(results.map(restoredText).join("\n"));
+  }
+  return code;
 }
 
 // ---------------------------------------------------------------------------

@@ -21,7 +21,8 @@ Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
   4   problems left: a dry run found repairs to make, or a partition was refused
   8   operational error: I/O, a failed partition, a missing or unreadable path
   16  usage error: bad flags or arguments, a path that holds no partition
-  32  cancelled (Ctrl-C): nothing was changed`;
+  32  cancelled (Ctrl-C): the message says what was done (a scan or dry run changed nothing;
+      repair/restore name what completed, every completed step is in the journal)`;
 
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("segscan");
@@ -55,8 +56,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
 
   program.command("restore")
-    .description("undo applied repairs of a partition from its journal (<dir>.segscan/journal.jsonl)")
-    .argument("<partition-dir>", "the partition directory that was repaired")
+    .description("undo applied repairs from their journals (<partition>.segscan/journal.jsonl); " +
+      "given a data dir, restores every partition below it that has a journal")
+    .argument("<partition-dir>", "a repaired partition dir, its <partition>.segscan dir, or a data dir holding repaired partitions")
     .option("--json", "print the result as JSON")
     .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(dir, flags)));
 

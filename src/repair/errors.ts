@@ -55,3 +55,25 @@ export class PreserveError extends RepairError {
 export class RestoreConflictError extends RepairError {
   override name = "RestoreConflictError";
 }
+
+/**
+ * The journal cannot be trusted as a record of what was done: a line other
+ * than a torn last one does not parse as a record, a `done` or `undone` names
+ * no intent written before it. Nothing was changed by the reader; the journal
+ * is left exactly where it is.
+ */
+export class JournalCorruptError extends RepairError {
+  override name = "JournalCorruptError";
+  constructor(message: string, context: RepairErrorContext, readonly line: number) {
+    super(message, context);
+  }
+}
+
+/**
+ * The target may not be repaired as asked: a single `.log` whose partition a
+ * full scan refuses (or cannot read), or that is not its partition's tail
+ * segment. Nothing was written.
+ */
+export class TargetRefusedError extends RepairError {
+  override name = "TargetRefusedError";
+}

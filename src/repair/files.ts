@@ -48,13 +48,18 @@ export async function writeExactly(file: RepairFile, buffer: Uint8Array, length:
   }
 }
 
-/** Calls `visit` with `[from, from + length)` of an open file, chunk by chunk, in order. */
+/**
+ * Calls `visit` with `[from, from + length)` of an open file, chunk by chunk,
+ * in order. An aborted `signal` stops before the next chunk (a copy of a large
+ * residue answers Ctrl-C within one chunk; every caller's step is idempotent).
+ */
 export async function forEachChunk(
   file: RepairFile, filePath: string, from: number, length: number, chunkBytes: number,
-  visit: (bytes: Uint8Array, at: number) => Promise<void> | void,
+  visit: (bytes: Uint8Array, at: number) => Promise<void> | void, signal?: AbortSignal,
 ): Promise<void> {
   const buffer = new Uint8Array(Math.max(1, Math.min(chunkBytes, length)));
   for (let at = 0; at < length; at += buffer.length) {
+    signal?.throwIfAborted();
     const n = Math.min(buffer.length, length - at);
     await readExactly(file, filePath, buffer, n, from + at);
     await visit(buffer.subarray(0, n), at);
@@ -67,14 +72,16 @@ export interface RangeDigest {
 }
 
 /** XXH3-64 of `[from, from + length)` of a file, and whether every byte of it is zero. */
-export async function digestRange(fs: RepairFs, engine: Engine, filePath: string, from: number, length: number, chunkBytes: number): Promise<RangeDigest> {
+export async function digestRange(
+  fs: RepairFs, engine: Engine, filePath: string, from: number, length: number, chunkBytes: number, signal?: AbortSignal,
+): Promise<RangeDigest> {
   const hasher = engine.createHasher();
   let allZero = true;
   await withFile(fs, filePath, "r", (file) =>
     forEachChunk(file, filePath, from, length, chunkBytes, (bytes) => {
       hasher.update(bytes);
       if (allZero && !isAllZero(bytes)) allZero = false;
-    }),
+    }, signal),
   );
   return { xxh3: hex64(hasher.digest()), allZero };
 }
@@ -92,7 +99,7 @@ export function zeroDigest(engine: Engine, length: number, chunkBytes: number): 
  * overwritten), fsyncs it, and returns the XXH3-64 of the bytes copied.
  */
 export async function copyRangeToFile(
-  fs: RepairFs, engine: Engine, source: string, from: number, length: number, dest: string, chunkBytes: number,
+  fs: RepairFs, engine: Engine, source: string, from: number, length: number, dest: string, chunkBytes: number, signal?: AbortSignal,
 ): Promise<string> {
   const hasher = engine.createHasher();
   await withFile(fs, source, "r", (input) =>
@@ -100,7 +107,7 @@ export async function copyRangeToFile(
       await forEachChunk(input, source, from, length, chunkBytes, async (bytes, at) => {
         hasher.update(bytes);
         await writeExactly(output, bytes, bytes.length, at);
-      });
+      }, signal);
       await output.sync();
     }),
   );
@@ -125,16 +132,21 @@ export interface PreservedCopy {
  */
 export async function preserveRange(
   fs: RepairFs, engine: Engine, source: string, from: number, length: number,
-  preserveDir: string, baseName: string, chunkBytes: number,
+  preserveDir: string, baseName: string, chunkBytes: number, signal?: AbortSignal,
 ): Promise<PreservedCopy> {
   const tmp = path.join(preserveDir, `${baseName}.tmp`);
-  const xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes);
-  const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes);
-  const size = (await fs.stat(tmp))?.size;
-  if (check.xxh3 !== xxh3 || size !== length) {
-    throw new PreserveError(`the copy of ${source} [${from}, ${from + length}) in ${tmp} does not read back identical`, {
-      path: tmp, position: from,
-    });
+  let xxh3: string;
+  try {
+    xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes, signal);
+    const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes, signal);
+    const size = (await fs.stat(tmp))?.size;
+    if (check.xxh3 !== xxh3 || size !== length) {
+      throw new PreserveError(`the copy of ${source} [${from}, ${from + length}) in ${tmp} does not read back identical`, {
+        path: tmp, position: from,
+      });
+    }
+  } catch (error) {
+    throw await removePartialCopy(fs, tmp, error);
   }
   const file = await freeName(fs, preserveDir, baseName, async (existing) => {
     const stat = await fs.stat(existing);
@@ -144,6 +156,28 @@ export async function preserveRange(
   await fs.rename(tmp, path.join(preserveDir, file));
   await fs.syncDir(preserveDir);
   return { file, bytes: length, xxh3 };
+}
+
+/**
+ * A copy into the preserve dir failed (a full disk, an I/O error, a bad read
+ * back): its partial `.tmp` is removed so it does not keep the filesystem
+ * full, and the error says so. This runs before any destructive step of the
+ * repair, and the `.tmp` only ever holds a copy, so nothing is lost. A crashed
+ * process (an `InjectedFault`) cleans up nothing: the next run overwrites it.
+ */
+async function removePartialCopy(fs: RepairFs, tmp: string, error: unknown): Promise<unknown> {
+  if ((error as Error | null)?.name === "AbortError") {
+    await fs.unlink(tmp).catch(() => {}); // a cancel: the next run would overwrite it anyway
+    return error;
+  }
+  if (!(error instanceof RepairError)) return error;
+  try {
+    await fs.unlink(tmp);
+    error.message += `; the partial copy ${tmp} was removed`;
+  } catch (cleanup) {
+    error.message += `; the partial copy ${tmp} could not be removed either (${(cleanup as Error).message}): delete it by hand`;
+  }
+  return error;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
- * SPEC §6.2: the repair plan. `planRepair` is a pure function of a scan report:
+ * SPEC §6.2: the repair plan. `planRepair` is a function of a scan report:
  * it lists, for every partition whose action is `repair` and for no other, the
  * log truncations, index rewrites, index trims and sweeps that make the next
- * scan say clean. Planning reads and writes nothing (a dry run is `formatPlan`).
+ * scan say clean. Planning writes nothing and reads only the partition dir's
+ * real path, for its preserve dir (`realPreserveDirOf`); a dry run is `formatPlan`.
  *
  * The plan carries each partition's fingerprint (every segment's sizes, proven
  * prefix and outcome, and the sweep list, straight from the report), and
@@ -13,6 +14,7 @@
  * an absent or 0-byte index stays as it is (both scan as "no whole entry", and
  * a freshly created segment has a 0-byte index, so nothing is created).
  */
+import { realpathSync } from "node:fs";
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES, INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
@@ -107,6 +109,24 @@ export function preserveDirOf(partitionDir: string): string {
   return partitionDir.replace(/[\\/]+$/, "") + PRESERVE_DIR_SUFFIX;
 }
 
+/**
+ * The preserve dir of a partition dir as it is on disk: `<realpath>.segscan`
+ * (docs/repair.md §6.2). A partition reached through a symlink (the link
+ * itself, or any link above it) keeps its preserve dir beside the real
+ * directory, so repairing or restoring via the link or via the real path
+ * finds the same journal, and deleting the link orphans nothing. A path that
+ * does not resolve (it does not exist) keeps its own spelling.
+ */
+export function realPreserveDirOf(partitionDir: string): string {
+  let real: string;
+  try {
+    real = realpathSync(partitionDir);
+  } catch {
+    real = path.resolve(partitionDir);
+  }
+  return preserveDirOf(real);
+}
+
 export function indexPathOf(logPath: string): string {
   return logPath.slice(0, logPath.length - LOG_SUFFIX.length) + INDEX_SUFFIX;
 }
@@ -132,7 +152,7 @@ export function planPartition(partition: PartitionReport): PartitionPlan {
     path: partition.path,
     singleSegment: partition.singleSegment,
     dir,
-    preserveDir: preserveDirOf(dir),
+    preserveDir: realPreserveDirOf(dir),
     fingerprint: {
       segments: partition.segments.map((s) => ({
         segment: s.startOffset, logPath: s.logPath, messagesSize: s.messagesSize, indexSize: s.indexSize,
