@@ -48,11 +48,6 @@ function parseReport(run: Run): JsonScanReport {
   return parsed as JsonScanReport;
 }
 
-/** The report minus what legitimately differs between runs and engines. */
-function comparable(report: JsonScanReport): unknown {
-  return { ...report, engine: "*", summary: { ...report.summary, elapsedMs: 0 } };
-}
-
 /** One tail-mode scan per scenario data dir, shared by every test that reads it. */
 const tailRuns = new Map<string, Promise<Run>>();
 function tailRun(name: string): Promise<Run> {

@@ -2,7 +2,7 @@
 import { availableParallelism } from "node:os";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import {
   DEFAULT_WINDOW_BYTES, LOG_SUFFIX, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS,
 } from "../format/constants.js";

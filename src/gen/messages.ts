@@ -5,7 +5,7 @@
  * (`key_len u32 | key | kind u8 | value_len u32 | value`, repeated).
  */
 import type { MessageInput } from "../format/encode.js";
-import { Prng } from "./prng.js";
+import type { Prng } from "./prng.js";
 
 const encoder = new TextEncoder();
 

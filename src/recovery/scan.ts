@@ -13,10 +13,11 @@ import { type ScanOptions, resolveScanOptions } from "./options.js";
 import { loadPartition } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type ScanTarget, discoverTargets } from "./targets.js";
+import { SEGSCAN_VERSION } from "../version.js";
 
 export { discoverTargets, type ScanTarget } from "./targets.js";
 
-export const SEGSCAN_VERSION = "1.0.0";
+export { SEGSCAN_VERSION } from "../version.js";
 
 /**
  * Below this much log data a worker pool costs more than it saves: each worker

@@ -228,7 +228,9 @@ const arrayOf = (check: Check): Check => (value, at, problems) => {
     problems.push(`${at}: expected an array, got ${JSON.stringify(value)}`);
     return;
   }
-  value.forEach((item, i) => check(item, `${at}[${i}]`, problems));
+  value.forEach((item, i) => {
+    check(item, `${at}[${i}]`, problems);
+  });
 };
 const object = (fields: Record<string, Check>, optional: Record<string, Check> = {}): Check => (value, at, problems) => {
   if (!isObject(value)) {

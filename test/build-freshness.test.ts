@@ -1,0 +1,39 @@
+/**
+ * The global setup (test/setup/global.ts) builds before any test runs, so the
+ * test files that import dist/ never test a stale build.
+ */
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { staleBuildReason } from "./setup/global.js";
+import { tempDataDir } from "./helpers/fixtures.js";
+
+describe("build freshness", () => {
+  it("dist/ is newer than every source when the tests run", () => {
+    expect(staleBuildReason()).toBeNull();
+  });
+
+  it("calls a build stale when a source is newer than an output, or an output is missing", () => {
+    const project = tempDataDir();
+    const file = (path: string, mtimeSeconds: number): void => {
+      mkdirSync(join(project, path, ".."), { recursive: true });
+      writeFileSync(join(project, path), "x");
+      utimesSync(join(project, path), mtimeSeconds, mtimeSeconds);
+      utimesSync(join(project, path, ".."), 1000, 1000);
+    };
+    file("src/index.ts", 1000);
+    file("assembly/index.ts", 1000);
+    expect(staleBuildReason(project)).toBe("dist/segscan.wasm is missing");
+    for (const output of ["dist/segscan.wasm", "dist/src/index.js", "dist/src/cli/main.js", "dist/src/recovery/worker.js"]) file(output, 2000);
+    expect(staleBuildReason(project)).toBeNull();
+    file("src/index.ts", 3000);
+    expect(staleBuildReason(project)).toBe("src changed after the last build");
+  });
+});
+
+describe("run temp directory", () => {
+  it("is the run's own, removed by the global setup's teardown", async () => {
+    const { tmpdir } = await import("node:os");
+    expect(tmpdir()).toMatch(/segscan-vitest-[^/]+$/);
+  });
+});
