@@ -340,7 +340,10 @@ describe.concurrent("dump", () => {
     expect(run.code).toBe(0);
     const dump = JSON.parse(run.stdout) as {
       size: number; verified: number; stopped: unknown;
-      batches: { position: number; baseOffset: string; verify: string; messages: { offset: string; checksum: string }[] }[];
+      batches: {
+        position: number; baseOffset: string; baseTimestamp: string; originTimestamp: string; verify: string;
+        messages: { offset: string; checksum: string; timestamp: string; originTimestamp: string; userHeaders: { keyKind: string; key: string; valueKind: string; value: string }[] }[];
+      }[];
     };
     expect(dump.size).toBe(segment.size);
     expect(dump.stopped).toBeNull();
@@ -348,6 +351,17 @@ describe.concurrent("dump", () => {
     expect(dump.batches.map((b) => b.baseOffset)).toEqual(segment.batches.map((b) => b.baseOffset.toString()));
     expect(dump.batches.flatMap((b) => b.messages)).toHaveLength(segment.messages);
     expect(dump.batches[0]!.messages[0]!.offset).toBe(segment.startOffset.toString());
+    // Named as Iggy names them: a message's timestamp is its batch's base timestamp; origin = batch origin + delta.
+    for (const batch of dump.batches) {
+      for (const message of batch.messages) {
+        expect(message.timestamp).toBe(batch.baseTimestamp);
+        expect(BigInt(message.originTimestamp)).toBeGreaterThanOrEqual(BigInt(batch.originTimestamp));
+      }
+    }
+    // gen writes Iggy's TLV user headers; dump decodes them.
+    const headers = dump.batches.flatMap((b) => b.messages).flatMap((m) => m.userHeaders);
+    expect(headers).toContainEqual({ keyKind: "string", key: '"content-type"', valueKind: "string", value: '"application/json"' });
+    expect(headers.some((h) => h.key === '"trace-id"' && h.valueKind === "raw" && /^0x[0-9a-f]{32}$/.test(h.value))).toBe(true);
   });
 
   it("says where a torn tail stops the listing; exit 4", async () => {

@@ -17,7 +17,7 @@ const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as
 const README_DATA_DIR = "/var/lib/iggy";
 
 /** The README's ```ts blocks that import the package by name (the Deno one imports a path). */
-export function readmeLibrarySnippets(readme: string): string[] {
+function readmeLibrarySnippets(readme: string): string[] {
   return [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!).filter((code) => /from "segscan"/.test(code));
 }
 
