@@ -6,7 +6,7 @@
  * changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
@@ -15,34 +15,9 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+import { CLI, MAX_CLI_PROCESSES, peakCliProcesses, runCli, spawnBounded, startCli } from "./helpers/cli.js";
 
-const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 const BENCH = fileURLToPath(new URL("../dist/bench/run.js", import.meta.url));
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function startCli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const base = { ...process.env };
-  delete base.FORCE_COLOR;
-  delete base.NO_COLOR;
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const done = new Promise<Run>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-  return { child, done };
-}
-
-const runCli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> => startCli(args, env).done;
 
 /** Every file under `dir` → sha256 (directories named *.segscan excluded when asked). */
 async function tree(dir: string, options: { skipSegscan?: boolean } = {}): Promise<Map<string, string>> {
@@ -136,7 +111,9 @@ describe.concurrent("help and version (exit 0)", () => {
   it("--version prints the version", async () => {
     const run = await runCli(["--version"]);
     expect(run.code).toBe(0);
-    expect(run.stdout.trim()).toBe("1.0.0");
+    // The one version: package.json's (src/version.ts reads it).
+    const manifest = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { version: string };
+    expect(run.stdout.trim()).toBe(manifest.version);
   });
 });
 
@@ -513,7 +490,7 @@ describe("cancellation and the progress bar", () => {
   it.skipIf(process.platform !== "linux")("SIGINT cancels a scan or a repair: exit 32, nothing changed", async () => {
     const before = await snapshot(big.dir);
     for (const args of [["scan", big.dir, "--engine", "ts"], ["repair", big.dir, "--apply", "--engine", "ts"]]) {
-      const { child, done } = startCli(args);
+      const { child, done } = await startCli(args);
       await scanning(child.pid!);
       child.kill("SIGINT");
       const run = await done;
@@ -527,14 +504,11 @@ describe("cancellation and the progress bar", () => {
 
   const hasScript = process.platform === "linux" && spawnSync("script", ["--version"]).status === 0;
   it.skipIf(!hasScript)("on a TTY a long scan shows a progress bar on stderr; --no-progress and --json hide it", async () => {
-    const inPty = (args: string[]): Promise<string> => new Promise((resolve, reject) => {
+    const inPty = async (args: string[]): Promise<string> => {
       const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(" ");
-      const child = spawn("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, TERM: "xterm" }, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-      child.on("error", reject);
-      child.on("close", () => resolve(out));
-    });
+      const { done } = await spawnBounded("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, TERM: "xterm" } });
+      return (await done).stdout;
+    };
     const [shown, hidden, json] = await Promise.all([
       inPty(["scan", big.dir, "--concurrency", "1", "--engine", "ts"]),
       inPty(["scan", big.dir, "--concurrency", "1", "--no-progress"]),
@@ -547,4 +521,10 @@ describe("cancellation and the progress bar", () => {
     expect(hidden).toContain("torn-tail");
     expect(json).not.toContain("scanning");
   });
+});
+
+afterAll(() => {
+  // Every CLI process above went through the bounded spawner (test/helpers/cli.ts).
+  expect(peakCliProcesses()).toBeGreaterThan(0);
+  expect(peakCliProcesses()).toBeLessThanOrEqual(MAX_CLI_PROCESSES);
 });

@@ -5,37 +5,14 @@
  * engines giving the same report, replica policy, and the human report.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+import { CLI, type Run, runCli } from "./helpers/cli.js";
 
-const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const base = { ...process.env };
-  delete base.FORCE_COLOR;
-  delete base.NO_COLOR;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 function parseReport(run: Run): JsonScanReport {
   let parsed: unknown;

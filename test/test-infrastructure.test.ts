@@ -1,12 +1,13 @@
 /**
- * The global setup (test/setup/global.ts) builds before any test runs, so the
- * test files that import dist/ never test a stale build.
+ * The test run's own machinery: the global setup (test/setup/global.ts) builds
+ * before any test runs, so the test files that import dist/ never test a stale
+ * build, and gives the run a temp dir; the fixture helper removes its temp dirs.
  */
-import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { staleBuildReason } from "./setup/global.js";
-import { tempDataDir } from "./helpers/fixtures.js";
+import { removeTempDirs, tempDataDir, tempPartition } from "./helpers/fixtures.js";
 
 describe("build freshness", () => {
   it("dist/ is newer than every source when the tests run", () => {
@@ -35,5 +36,17 @@ describe("run temp directory", () => {
   it("is the run's own, removed by the global setup's teardown", async () => {
     const { tmpdir } = await import("node:os");
     expect(tmpdir()).toMatch(/segscan-vitest-[^/]+$/);
+  });
+});
+
+describe("temp directories", () => {
+  it("tempDataDir's directories are removed by the helper's afterAll (removeTempDirs)", () => {
+    const dataDir = tempDataDir();
+    const partition = tempPartition(3);
+    writeFileSync(join(partition, "x"), "data");
+    expect(existsSync(dataDir) && existsSync(partition)).toBe(true);
+    removeTempDirs();
+    expect(existsSync(dataDir)).toBe(false);
+    expect(existsSync(partition)).toBe(false);
   });
 });
