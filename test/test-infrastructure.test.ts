@@ -50,3 +50,17 @@ describe("temp directories", () => {
     expect(existsSync(partition)).toBe(false);
   });
 });
+
+describe("one version", () => {
+  it("the version is written only in package.json: no source repeats it", async () => {
+    const { readFileSync, readdirSync, statSync } = await import("node:fs");
+    const root = new URL("..", import.meta.url).pathname;
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    const sources = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? sources(join(dir, name)) : [join(dir, name)]));
+    const repeating = [...sources(join(root, "src")), ...sources(join(root, "bench"))].filter((path) =>
+      readFileSync(path, "utf8").includes(`"${manifest.version}"`),
+    );
+    expect(repeating).toEqual([]);
+  });
+});
