@@ -60,5 +60,10 @@ export default function setup(): () => void {
   }
   const runTemp = mkdtempSync(join(tmpdir(), "segscan-vitest-"));
   process.env.TMPDIR = runTemp;
-  return () => rmSync(runTemp, { recursive: true, force: true });
+  return () => {
+    // Tests remove their own temp dirs; whatever is left here leaked, and is named so it can be fixed.
+    const left = readdirSync(runTemp);
+    if (left.length > 0) console.log(`[global teardown] removing ${left.length} temp entries tests left behind: ${left.slice(0, 10).join(", ")}${left.length > 10 ? ", …" : ""}`);
+    rmSync(runTemp, { recursive: true, force: true });
+  };
 }
