@@ -79,6 +79,15 @@ afterAll(async () => {
 });
 
 describe.concurrent("help and version (exit 0)", () => {
+  // First: the bounded spawner (helpers/cli.ts) is FIFO; queued behind the --help cases' 16 processes it waited seconds.
+  it("--version prints the version", async () => {
+    const run = await runCli(["--version"]);
+    expect(run.code).toBe(0);
+    // The one version: package.json's (src/version.ts reads it).
+    const manifest = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { version: string };
+    expect(run.stdout.trim()).toBe(manifest.version);
+  });
+
   it("segscan --help lists every command and the exit statuses", async () => {
     for (const args of [["--help"], ["help"]]) {
       const run = await runCli(args);
@@ -108,13 +117,6 @@ describe.concurrent("help and version (exit 0)", () => {
     }));
   });
 
-  it("--version prints the version", async () => {
-    const run = await runCli(["--version"]);
-    expect(run.code).toBe(0);
-    // The one version: package.json's (src/version.ts reads it).
-    const manifest = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { version: string };
-    expect(run.stdout.trim()).toBe(manifest.version);
-  });
 });
 
 describe.concurrent("usage errors exit 16", () => {
