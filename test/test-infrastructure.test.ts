@@ -64,3 +64,17 @@ describe("one version", () => {
     expect(repeating).toEqual([]);
   });
 });
+
+describe("clean build", () => {
+  it("every compiled module in dist/ has its source: a removed source leaves no output behind", async () => {
+    const { readdirSync, statSync } = await import("node:fs");
+    const root = new URL("..", import.meta.url).pathname;
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? files(join(dir, name)) : [join(dir, name)]));
+    const orphans = [...files(join(root, "dist", "src")), ...files(join(root, "dist", "bench"))]
+      .filter((path) => path.endsWith(".js"))
+      .map((path) => path.slice(join(root, "dist").length + 1).replace(/\.js$/, ".ts"))
+      .filter((source) => !existsSync(join(root, source)));
+    expect(orphans).toEqual([]);
+  });
+});
