@@ -6,7 +6,7 @@
  * changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
@@ -15,34 +15,9 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+import { CLI, MAX_CLI_PROCESSES, peakCliProcesses, runCli, spawnBounded, startCli } from "./helpers/cli.js";
 
-const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 const BENCH = fileURLToPath(new URL("../dist/bench/run.js", import.meta.url));
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function startCli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const base = { ...process.env };
-  delete base.FORCE_COLOR;
-  delete base.NO_COLOR;
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const done = new Promise<Run>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-  return { child, done };
-}
-
-const runCli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> => startCli(args, env).done;
 
 /** Every file under `dir` → sha256 (directories named *.segscan excluded when asked). */
 async function tree(dir: string, options: { skipSegscan?: boolean } = {}): Promise<Map<string, string>> {
@@ -104,6 +79,15 @@ afterAll(async () => {
 });
 
 describe.concurrent("help and version (exit 0)", () => {
+  // First: the bounded spawner (helpers/cli.ts) is FIFO; queued behind the --help cases' 16 processes it waited seconds.
+  it("--version prints the version", async () => {
+    const run = await runCli(["--version"]);
+    expect(run.code).toBe(0);
+    // The one version: package.json's (src/version.ts reads it).
+    const manifest = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { version: string };
+    expect(run.stdout.trim()).toBe(manifest.version);
+  });
+
   it("segscan --help lists every command and the exit statuses", async () => {
     for (const args of [["--help"], ["help"]]) {
       const run = await runCli(args);
@@ -133,11 +117,6 @@ describe.concurrent("help and version (exit 0)", () => {
     }));
   });
 
-  it("--version prints the version", async () => {
-    const run = await runCli(["--version"]);
-    expect(run.code).toBe(0);
-    expect(run.stdout.trim()).toBe("1.0.0");
-  });
 });
 
 describe.concurrent("usage errors exit 16", () => {
@@ -340,7 +319,10 @@ describe.concurrent("dump", () => {
     expect(run.code).toBe(0);
     const dump = JSON.parse(run.stdout) as {
       size: number; verified: number; stopped: unknown;
-      batches: { position: number; baseOffset: string; verify: string; messages: { offset: string; checksum: string }[] }[];
+      batches: {
+        position: number; baseOffset: string; baseTimestamp: string; originTimestamp: string; verify: string;
+        messages: { offset: string; checksum: string; timestamp: string; originTimestamp: string; userHeaders: { keyKind: string; key: string; valueKind: string; value: string }[] }[];
+      }[];
     };
     expect(dump.size).toBe(segment.size);
     expect(dump.stopped).toBeNull();
@@ -348,6 +330,17 @@ describe.concurrent("dump", () => {
     expect(dump.batches.map((b) => b.baseOffset)).toEqual(segment.batches.map((b) => b.baseOffset.toString()));
     expect(dump.batches.flatMap((b) => b.messages)).toHaveLength(segment.messages);
     expect(dump.batches[0]!.messages[0]!.offset).toBe(segment.startOffset.toString());
+    // Named as Iggy names them: a message's timestamp is its batch's base timestamp; origin = batch origin + delta.
+    for (const batch of dump.batches) {
+      for (const message of batch.messages) {
+        expect(message.timestamp).toBe(batch.baseTimestamp);
+        expect(BigInt(message.originTimestamp)).toBeGreaterThanOrEqual(BigInt(batch.originTimestamp));
+      }
+    }
+    // gen writes Iggy's TLV user headers; dump decodes them.
+    const headers = dump.batches.flatMap((b) => b.messages).flatMap((m) => m.userHeaders);
+    expect(headers).toContainEqual({ keyKind: "string", key: '"content-type"', valueKind: "string", value: '"application/json"' });
+    expect(headers.some((h) => h.key === '"trace-id"' && h.valueKind === "raw" && /^0x[0-9a-f]{32}$/.test(h.value))).toBe(true);
   });
 
   it("says where a torn tail stops the listing; exit 4", async () => {
@@ -515,7 +508,7 @@ describe("cancellation and the progress bar", () => {
   it.skipIf(process.platform !== "linux")("SIGINT cancels a scan or a repair: exit 32, nothing changed", async () => {
     const before = await snapshot(big.dir);
     for (const args of [["scan", big.dir, "--engine", "ts"], ["repair", big.dir, "--apply", "--engine", "ts"]]) {
-      const { child, done } = startCli(args);
+      const { child, done } = await startCli(args);
       await scanning(child.pid!);
       child.kill("SIGINT");
       const run = await done;
@@ -529,14 +522,11 @@ describe("cancellation and the progress bar", () => {
 
   const hasScript = process.platform === "linux" && spawnSync("script", ["--version"]).status === 0;
   it.skipIf(!hasScript)("on a TTY a long scan shows a progress bar on stderr; --no-progress and --json hide it", async () => {
-    const inPty = (args: string[]): Promise<string> => new Promise((resolve, reject) => {
+    const inPty = async (args: string[]): Promise<string> => {
       const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(" ");
-      const child = spawn("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, TERM: "xterm" }, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-      child.on("error", reject);
-      child.on("close", () => resolve(out));
-    });
+      const { done } = await spawnBounded("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, TERM: "xterm" } });
+      return (await done).stdout;
+    };
     const [shown, hidden, json] = await Promise.all([
       inPty(["scan", big.dir, "--concurrency", "1", "--engine", "ts"]),
       inPty(["scan", big.dir, "--concurrency", "1", "--no-progress"]),
@@ -730,4 +720,10 @@ describe.concurrent("inputs accepted before but not now, and clearer messages (1
     expect(run.stdout.match(/left untouched/g)).toHaveLength(1);
     expect(run.stdout).toMatch(/Hole: segment \d+ \(\d{20}\.log\)/);
   });
+});
+
+afterAll(() => {
+  // Every CLI process above went through the bounded spawner (test/helpers/cli.ts).
+  expect(peakCliProcesses()).toBeGreaterThan(0);
+  expect(peakCliProcesses()).toBeLessThanOrEqual(MAX_CLI_PROCESSES);
 });

@@ -15,6 +15,7 @@ import { Prng } from "../src/gen/prng.js";
 import { BATCH_HEADER_BYTES, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES } from "../src/format/constants.js";
 import { VerifyStatus, readBatchHeader, readFrameHeader, readIndexEntries } from "../src/format/records.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
+import { decodeUserHeaders, encodeUserHeaders, formatUserHeaderField, stringField, uintField } from "../src/format/user-headers.js";
 
 let root: string;
 
@@ -98,6 +99,7 @@ describe("generateDataDir", () => {
     let frames = 0;
     let withHeaders = 0;
     const sizes: number[] = [];
+    const headerKinds = new Set<string>();
     for (const partition of generated.partitions) {
       let expected = 0n;
       let lastTimestamp = 0n;
@@ -124,7 +126,14 @@ describe("generateDataDir", () => {
             const frame = readFrameHeader(log, at);
             expect(frame.offsetDelta).toBe(i);
             sizes.push(frame.payloadLength);
-            if (frame.userHeadersLength > 0) withHeaders++;
+            if (frame.userHeadersLength > 0) {
+              withHeaders++;
+              // Iggy's layout and validation (kinds 1..=15, lengths 1..=255, nothing left over).
+              const start = at + FRAME_HEADER_BYTES + frame.payloadLength;
+              const decoded = decodeUserHeaders(log.subarray(start, start + frame.userHeadersLength));
+              expect(decoded).toMatchObject({ ok: true });
+              for (const entry of decoded.entries) headerKinds.add(`${entry.key.kind}=${entry.value.kind}`);
+            }
             frames++;
             at += frame.frameBytes;
           }
@@ -144,6 +153,7 @@ describe("generateDataDir", () => {
     expect(sizes.filter((size) => size >= 1024).length).toBeGreaterThan(frames * 0.1);
     expect(withHeaders / frames).toBeGreaterThan(0.15);
     expect(withHeaders / frames).toBeLessThan(0.5);
+    expect([...headerKinds].sort()).toEqual(["string=raw", "string=string", "string=uint32"]);
   });
 
   it("writes one index entry per flushed chunk, pointing at the chunk's first batch", async () => {
@@ -268,5 +278,41 @@ describe("scenarios", () => {
     expect(diffs[0]!).toBeGreaterThanOrEqual(batch.position + BATCH_HEADER_BYTES + FRAME_HEADER_BYTES);
     expect(batch.chunk).toBe(segment.chunkStarts.length - 1);
     expect(batch).not.toBe(segment.batches.at(-1));
+  });
+});
+
+describe("user headers in Iggy's layout", () => {
+  it("encode as [key_kind u8][key_len u32 LE][key][value_kind u8][value_len u32 LE][value] and decode back", () => {
+    const block = encodeUserHeaders([
+      { key: stringField("ct"), value: stringField("json") },
+      { key: stringField("n"), value: uintField("uint32", 7n) },
+    ]);
+    expect([...block]).toEqual([
+      2, 2, 0, 0, 0, 0x63, 0x74, 2, 4, 0, 0, 0, 0x6a, 0x73, 0x6f, 0x6e,
+      2, 1, 0, 0, 0, 0x6e, 11, 4, 0, 0, 0, 7, 0, 0, 0,
+    ]);
+    const decoded = decodeUserHeaders(block);
+    expect(decoded.ok).toBe(true);
+    expect(decoded.entries.map((entry) => [formatUserHeaderField(entry.key), formatUserHeaderField(entry.value)])).toEqual([
+      ['"ct"', '"json"'], ['"n"', "7"],
+    ]);
+  });
+
+  it("rejects what Iggy's validation rejects: kind 0 or 16, a length of 0 or 256, a truncated entry", () => {
+    const good = encodeUserHeaders([{ key: stringField("k"), value: stringField("v") }]);
+    const patched = (at: number, byte: number): Uint8Array => {
+      const copy = good.slice();
+      copy[at] = byte;
+      return copy;
+    };
+    expect(decodeUserHeaders(patched(0, 0))).toMatchObject({ ok: false, problem: expect.stringMatching(/key kind 0/) });
+    expect(decodeUserHeaders(patched(6, 16))).toMatchObject({ ok: false, problem: expect.stringMatching(/value kind 16/) });
+    expect(decodeUserHeaders(patched(1, 0))).toMatchObject({ ok: false, problem: expect.stringMatching(/key length 0/) });
+    const long = good.slice();
+    new DataView(long.buffer).setUint32(7, 256, true);
+    expect(decodeUserHeaders(long)).toMatchObject({ ok: false, problem: expect.stringMatching(/value length 256/) });
+    expect(decodeUserHeaders(good.subarray(0, good.length - 1))).toMatchObject({ ok: false });
+    expect(() => encodeUserHeaders([{ key: stringField(""), value: stringField("v") }])).toThrow(RangeError);
+    expect(() => encodeUserHeaders([{ key: stringField("k"), value: stringField("v".repeat(256)) }])).toThrow(RangeError);
   });
 });

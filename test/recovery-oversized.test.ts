@@ -103,7 +103,7 @@ describe("an oversized batch that does not verify is damage", () => {
   it("a flipped byte in its body stops the walk there: torn tail, no warning", async () => {
     const { chain, big } = chainWithBigMiddle([3, 40]);
     const log = chain.log.slice();
-    log[big.position + 5000] ^= 0x40;
+    log[big.position + 5000]! ^= 0x40;
     const dir = tempPartition();
     writeSegment(dir, 0n, log, indexAt(chain, [0]));
     const segment = (await scan(dir, { maxBatchBytes: SMALL_CAP })).segments[0]!;

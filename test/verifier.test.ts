@@ -67,7 +67,9 @@ function resign(batch: Uint8Array, starts: readonly number[] = walkFrames(batch)
   const joined = new Uint8Array(44 + 8 * starts.length);
   joined.set(batch.subarray(0, 40), 0);
   joined.set(batch.subarray(48, 52), 40);
-  starts.forEach((start, i) => joined.set(batch.subarray(start, start + 8), 44 + 8 * i));
+  starts.forEach((start, i) => {
+    joined.set(batch.subarray(start, start + 8), 44 + 8 * i);
+  });
   writeU64(batch, BATCH_CHECKSUM_AT, xxh3_64(joined));
   return batch;
 }

@@ -1,6 +1,6 @@
 /** The scan flags shared by `scan` and `repair` (SPEC §9.2), and the scan they drive. */
 import { availableParallelism } from "node:os";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import {
   DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS,
 } from "../format/constants.js";

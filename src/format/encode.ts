@@ -90,7 +90,9 @@ export function encodeIndexEntry(entry: IndexEntry): Uint8Array {
 
 export function encodeIndex(entries: readonly IndexEntry[]): Uint8Array {
   const bytes = new Uint8Array(entries.length * INDEX_ENTRY_BYTES);
-  entries.forEach((entry, i) => bytes.set(encodeIndexEntry(entry), i * INDEX_ENTRY_BYTES));
+  entries.forEach((entry, i) => {
+    bytes.set(encodeIndexEntry(entry), i * INDEX_ENTRY_BYTES);
+  });
   return bytes;
 }
 

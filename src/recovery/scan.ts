@@ -12,10 +12,11 @@ import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolv
 import { failedTarget, loadPartition } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type ScanTarget, discover, logBytesByTarget } from "./targets.js";
+import { SEGSCAN_VERSION } from "../version.js";
 
 export { discover, discoverTargets, logBytesByTarget, type DiscoveredRoot, type Discovery, type ScanTarget } from "./targets.js";
 
-export const SEGSCAN_VERSION = "1.0.0";
+export { SEGSCAN_VERSION } from "../version.js";
 
 /**
  * Below this much log data a worker pool costs more than it saves: each worker
