@@ -37,7 +37,7 @@ describe("readExactly", () => {
 
   it("a read error is ReadFailure with its cause, naming the position", async () => {
     await expect(readExactly(fakeFile(data, 8, 16), new Uint8Array(30), 0, { path: "/p/x.index", sizeAtStart: 100 })).rejects.toMatchObject({
-      code: "ReadFailure", message: "read of /p/x.index at byte 16 failed (EIO: I/O error); nothing was changed",
+      code: "ReadFailure", message: "read of /p/x.index at byte 16 failed: i/o error (EIO); nothing was changed",
     });
   });
 });
