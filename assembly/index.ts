@@ -19,3 +19,4 @@ export function heapBase(): usize {
 export function xxh3StateBytes(): usize {
   return XXH3_STATE_BYTES;
 }
+export { walHeaderStatus, findWalCandidate } from "./wal";

@@ -7,10 +7,13 @@ import { readU64 } from "../../format/bytes.js";
 import { VerifyStatus, headerDecodeStatus } from "../../format/records.js";
 import type {
   CandidateScanRequest, CandidateScanResult, Engine, EngineWindow, Hasher, KernelLimits,
+  WalCandidateScanRequest, WalCandidateScanResult,
 } from "../types.js";
 import { scanCandidatesSkipping } from "./candidates.js";
 import { BatchVerifier } from "./verifier.js";
 import { Xxh3Stream, xxh3_64 } from "./xxh3.js";
+import { walHeaderStatus } from "../../node/wal/format.js";
+import { scanWalCandidatesSkipping } from "../../node/wal/candidates.js";
 
 export function resolveKernelLimits(limits: Partial<KernelLimits> = {}): KernelLimits {
   const maxBatchBytes = limits.maxBatchBytes ?? MAX_BATCH_BYTES;
@@ -65,6 +68,14 @@ class TsWindow implements EngineWindow {
     const end = offset + lengthBytes;
     for (let i = offset; i < end; i++) if (this.bytes[i] !== 0) return i;
     return end;
+  }
+
+  walHeaderStatus(index: number): number {
+    return walHeaderStatus(this.bytes, index);
+  }
+
+  scanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
+    return scanWalCandidatesSkipping(this.bytes, request);
   }
 
   close(): void {

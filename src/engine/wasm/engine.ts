@@ -28,6 +28,7 @@ import type { VerifyStatus } from "../../format/records.js";
 import { resolveKernelLimits } from "../ts/engine.js";
 import type {
   CandidateScanRequest, CandidateScanResult, Engine, EngineWindow, Hasher, KernelLimits,
+  WalCandidateScanRequest, WalCandidateScanResult,
 } from "../types.js";
 
 /*
@@ -62,6 +63,8 @@ interface Kernels {
   verifyInWindow(p: number): number;
   findCandidate(c: number, end: number, fileEnd: number, minBase: bigint): number;
   firstNonZero(p: number, limit: number): number;
+  walHeaderStatus(p: number): number;
+  findWalCandidate(c: number, end: number, fileEnd: number, minOp: bigint, structural: number): number;
 }
 
 const WASM_PAGE = 65536;
@@ -329,6 +332,35 @@ class WasmWindow implements EngineWindow {
     checkRange("firstNonZero", offset, lengthBytes, this.capacityBytes);
     // The kernel reads whole 64-byte blocks; READ_AHEAD_PAD keeps that inside memory.
     return (k.firstNonZero(this.base + offset, this.base + offset + lengthBytes) >>> 0) - this.base;
+  }
+
+  walHeaderStatus(index: number): number {
+    const k = this.kernels();
+    checkRange("walHeaderStatus", index, BATCH_HEADER_BYTES, this.capacityBytes);
+    return k.walHeaderStatus(this.base + index);
+  }
+
+  scanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
+    const k = this.kernels();
+    const { fromIndex: from, toIndex: to, spentUnits: spent, limitUnits: limit } = request;
+    if (!(to > from)) return { status: "done", index: to, spentUnits: spent };
+    // A WAL header is 256 bytes, like a batch header.
+    checkRange("scanWalCandidates", from, to - 1 - from + BATCH_HEADER_BYTES, this.capacityBytes);
+    // The same arithmetic as scanCandidates: 1 unit per candidate, so only the
+    // first passing candidate at or before the exhausting one matters.
+    const exhaustAt = from + Math.max(0, Math.floor(limit - spent));
+    const searchEnd = Math.min(to, exhaustAt + 1);
+    let passed = searchEnd;
+    const structural = request.rule === "structural";
+    const min = request.minOp;
+    if (structural || (min !== null && min <= U64_MAX)) {
+      const fileEnd = Math.min(FILE_END_CLAMP, Math.max(-FILE_END_CLAMP, Math.floor(this.base + request.fileEndIndex)));
+      const minOp = structural || min === null || min < 0n ? 0n : BigInt.asIntN(64, min);
+      passed = (k.findWalCandidate(this.base + from, this.base + searchEnd, fileEnd, minOp, structural ? 1 : 0) >>> 0) - this.base;
+    }
+    if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
+    if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
+    return { status: "done", index: to, spentUnits: spent + (to - from) };
   }
 
   close(): void {
