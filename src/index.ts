@@ -14,3 +14,7 @@ export type { BatchInput, MessageInput } from "./format/encode.js";
 export { readBatchHeader, readFrameHeader, readIndexEntry, headerDecodeStatus, VerifyStatus, VERIFY_STATUS_NAMES } from "./format/records.js";
 export type { BatchHeader, FrameHeader, IndexEntry } from "./format/records.js";
 export { toJsonReport, stringifyJson } from "./report/json.js";
+export { scanNode, isNodeRoot } from "./node/scan.js";
+export type * from "./node/types.js";
+export { nodeToJson } from "./node/json.js";
+export { NodeJsonSchema, validateNodeJson } from "./node/schema.js";

@@ -42,7 +42,7 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
 
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
   const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
-  if (report.partitions.length === 0) warn(`no partitions found under ${paths.join(", ")} (no directory holds a .log file)`);
+  if (report.partitions.length === 0 && report.node === undefined) warn(`no partitions found under ${paths.join(", ")} (no directory holds a .log file)`);
   if (flags.json) {
     await out(stringifyJson(toJsonReport(report)) + "\n");
   } else {

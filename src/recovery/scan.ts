@@ -13,6 +13,7 @@ import { type ScanOptions, resolveScanOptions } from "./options.js";
 import { loadPartition } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type ScanTarget, discoverTargets } from "./targets.js";
+import { finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
 
 export { discoverTargets, type ScanTarget } from "./targets.js";
 
@@ -37,11 +38,24 @@ function defaultScanFs(options: ScanOptions): ScanFs {
   return options.io === "blocking" ? nodeBlockingScanFs : nodeScanFs;
 }
 
-/** A data dir, any dir under it, a partition dir, or one `.log` (several paths allowed). */
+/**
+ * A data dir, any dir under it, a partition dir, or one `.log` (several paths
+ * allowed). One node root (a dir holding metadata/ or streams/, docs/node.md
+ * N0) also gets the node section, its metadata scanned before the partitions.
+ */
 export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
   const scanFs = scanFsOverride ?? defaultScanFs(options);
+  const list = typeof paths === "string" ? [paths] : paths;
+  if (list.length === 1 && (await isNodeRoot(resolve(list[0]!), scanFs))) {
+    const engine = options.engine ?? (await createEngine());
+    const withEngine = { ...options, engine };
+    const node = await scanNodeMetadata(resolve(list[0]!), withEngine, scanFs, engine);
+    const report = await scanTargets(await discoverTargets(resolve(list[0]!), scanFs), withEngine, scanFs);
+    report.node = await finishNode(node, withEngine, scanFs, engine, report.partitions);
+    return report;
+  }
   const targets: ScanTarget[] = [];
-  for (const path of typeof paths === "string" ? [paths] : paths) targets.push(...(await discoverTargets(resolve(path), scanFs)));
+  for (const path of list) targets.push(...(await discoverTargets(resolve(path), scanFs)));
   return scanTargets(targets, options, scanFs);
 }
 

@@ -4,6 +4,8 @@
  * (`rebuiltIndex`, `ignored`, `bytesScanned` per partition, `singleSegment`)
  * are left out, so the JSON is exactly the documented shape.
  */
+import { nodeToJson } from "../node/json.js";
+import { type JsonNode, validateNodeJson } from "../node/schema.js";
 import type {
   ForwardGap, PartitionReport, Refusal, Residue, ScanError, ScanReport, SegmentReport,
 } from "./types.js";
@@ -73,6 +75,8 @@ export interface JsonScanReport {
     partitions: number; clean: number; repairable: number; refused: number; failed: number;
     bytesScanned: number; elapsedMs: number;
   };
+  /** docs/node.md N9: only when the scanned path is a node root. */
+  node?: JsonNode;
 }
 
 /** Refusal → JSON: every bigint field (offsets, `segment`) as a decimal string, positions as numbers. */
@@ -152,7 +156,7 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
     windowBytes: report.options.windowBytes,
   };
   if (report.options.maxBatchBytes !== undefined) options.maxBatchBytes = report.options.maxBatchBytes;
-  return {
+  const json: JsonScanReport = {
     segscan: report.segscan,
     engine: report.engine,
     options,
@@ -167,6 +171,8 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
       elapsedMs: report.summary.elapsedMs,
     },
   };
+  if (report.node !== undefined) json.node = nodeToJson(report.node);
+  return json;
 }
 
 /** JSON text of any value holding bigints (as decimal strings): for plans and dumps. */
@@ -292,7 +298,7 @@ const reportCheck = object({
   summary: object({
     partitions: num, clean: num, repairable: num, refused: num, failed: num, bytesScanned: num, elapsedMs: anyNumber,
   }),
-});
+}, { node: (value, at, problems) => problems.push(...validateNodeJson(value, at)) });
 
 /**
  * Problems with a parsed JSON value as a SPEC §9.3 report: every field's type,

@@ -4,6 +4,7 @@
  * the JSON shape with u64 values as decimal strings.
  */
 import type { EngineKind } from "../engine/types.js";
+import type { NodeReport } from "../node/types.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
@@ -142,4 +143,6 @@ export interface ScanReport {
   options: ScanOptionsUsed;
   partitions: PartitionReport[];
   summary: ScanSummary;
+  /** docs/node.md N9: present when the scanned path is a node root. */
+  node?: NodeReport;
 }
