@@ -263,6 +263,11 @@ function xxh3ChecksumOf(entry: Uint8Array): bigint {
   return new DataView(entry.buffer, entry.byteOffset).getBigUint64(0, true);
 }
 
+/** A valid partition superblock slot (offset_frontier 0: nothing minted past the segments). */
+export function samplePartitionSuperblock(sequence: bigint): Uint8Array {
+  return superblock(sequence, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: 0n });
+}
+
 export const NODE_FAULTS: readonly NodeFault[] = NODE_FAULTS_LIST;
 
 export function getNodeFault(name: string): NodeFault {
