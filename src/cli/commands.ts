@@ -15,6 +15,7 @@ import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./cont
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
+import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -223,6 +224,9 @@ export interface GenFlags {
   partitions?: number;
   force?: boolean;
   json?: boolean;
+  /** Also write metadata/ (docs/node.md N1–N3): a whole node root. */
+  node?: boolean;
+  nodeFault?: string;
 }
 
 function listText(): string {
@@ -257,12 +261,15 @@ export function describeGenerated(generated: GeneratedDataDir, color: boolean): 
 
 export async function genCommand(dir: string | undefined, flags: GenFlags): Promise<number> {
   if (flags.list) {
-    await out(flags.json ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n" : listText());
+    await out(flags.json ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n" : listText() + nodeFaultListText());
     return EXIT.CLEAN;
   }
   if (dir === undefined) throw new UsageError("gen needs a target directory (or --list)");
   if (flags.scenario !== undefined && !listScenarios().some((s) => s.name === flags.scenario)) {
     throw new UsageError(`unknown scenario "${flags.scenario}"; \`segscan gen --list\` shows them`);
+  }
+  if (flags.nodeFault !== undefined && !nodeFaultNames().includes(flags.nodeFault)) {
+    throw new UsageError(`unknown node fault "${flags.nodeFault}"; \`segscan gen --list\` shows them`);
   }
   const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
@@ -279,8 +286,10 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     if (name === "GenerateTargetNotEmpty" || error instanceof RangeError) throw new UsageError((error as Error).message);
     throw error;
   }
+  const node = flags.node || flags.nodeFault !== undefined ? await genNode(dir, generated.partitions, flags.seed, flags.nodeFault) : null;
   if (flags.json) {
     await out(stringifyJson({
+      ...(node ? { node: { snapshotOp: node.node.snapshotOp, walOps: node.node.walOps, fault: node.node.fault?.name ?? null } } : {}),
       dir: generated.dir, seed: generated.seed, profile: generated.profile, logBytes: generated.logBytes,
       messages: generated.messages,
       partitions: generated.partitions.map((partition) => ({
@@ -293,7 +302,7 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
       faults: generated.faults,
     }) + "\n");
   } else {
-    await out(describeGenerated(generated, useColor()) + `scan it: segscan scan ${dir}\n`);
+    await out(describeGenerated(generated, useColor()) + (node?.text ?? "") + `scan it: segscan scan ${dir}\n`);
   }
   return EXIT.CLEAN;
 }
