@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { validateJsonReport } from "../src/report/json.js";
@@ -60,6 +61,23 @@ describe("segscan scan <node root>", () => {
     const scan = await run(["scan", dir]);
     expect(scan.code).toBe(0);
     expect(scan.stdout).toContain("WalUnsealed");
+  });
+
+  it("repair: dry run exits 4 and lists the WAL cut; --apply exits 1; scan then exits 0; restore brings every byte back", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail"]);
+    const wal = join(dir, "metadata/journal.wal");
+    const original = readFileSync(wal);
+    const dry = await run(["repair", dir]);
+    expect(dry.code).toBe(4);
+    expect(dry.stdout).toContain("metadata: cut");
+    expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
+    const apply = await run(["repair", dir, "--apply"]);
+    expect(apply.code).toBe(1);
+    expect(readFileSync(wal).length).toBeLessThan(original.length);
+    expect((await run(["scan", dir])).code).toBe(0);
+    expect((await run(["restore", join(dir, "metadata")])).code).toBe(0);
+    expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
   });
 
   it("an unknown node fault is a usage error", async () => {

@@ -16,6 +16,7 @@ import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
 import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
+import { applyNodeRepair, formatWalCutPlan, nodeExitBitsAfterCut, nodeRepairPlan } from "../node/repair/cli.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -101,8 +102,15 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
   return withCancellation(async (signal) => {
     const report = await runScan(paths, flags, explicit, signal);
     const plan: RepairPlan = planRepair(report);
+    const walCut = nodeRepairPlan(report);
     const color = useColor();
     const c = colors(color);
+    if (walCut !== null && !flags.json) await out(formatWalCutPlan(walCut));
+    if (walCut !== null && flags.apply) {
+      const applied = await applyNodeRepair(walCut, await resolveEngine(flags.engine, explicit));
+      if (!flags.json) await out(applied.text);
+      if (plan.partitions.length === 0) return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | nodeExitBitsAfterCut(report);
+    }
     if (!flags.apply || plan.partitions.length === 0) {
       if (flags.json) {
         await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");
