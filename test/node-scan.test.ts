@@ -83,6 +83,21 @@ describe("every N1–N3 fault the generator injects", () => {
   }
 });
 
+describe("scanNode options", () => {
+  it("reports WAL progress, honours an aborted signal, and uses the given budget", async () => {
+    const root = await node("wal-zero-tail");
+    const events: { path: string; bytesDone: number; bytesTotal: number }[] = [];
+    const report = await scanNode(root, { engine: engines[0]!, windowBytes: 4096, probeBudgetUnits: 1000, onProgress: (event) => events.push(event) });
+    expect(events.length).toBeGreaterThan(1);
+    expect(events.at(-1)!.path).toBe(join(root, "metadata/journal.wal"));
+    expect(report.metadata.wal!.budget.limitUnits).toBe(1000);
+    expect(report.metadata.wal!.findings.map((f) => f.code)).toEqual(["WalUnverifiedResidue"]);
+    const controller = new AbortController();
+    controller.abort();
+    await expect(scanNode(root, { engine: engines[0]!, signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+  });
+});
+
 describe("what a user can break gives a finding, never an exception", () => {
   const cases: [string, (root: string) => void, string][] = [
     ["empty snapshot.bin", (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array(0)), "SnapshotCorrupt"],

@@ -324,8 +324,10 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   const dir = await mkdtemp(join(tmpdir(), "segscan-demo-"));
   const data = join(dir, "data");
   const generated = await generateDataDir(data, { scenarios: DEMO_SCENARIOS, topicsPerStream: 3, partitionsPerTopic: 2 });
+  // A node-level finding too (docs/node.md N1): a torn WAL tail Iggy's own boot would refuse to cut.
+  const node = await genNode(data, generated.partitions, 1, "wal-torn-tail-stale-copy");
   await out(`${c.bold("segscan demo")}: a sample Iggy data dir with ${generated.faults.length} injected faults\n` +
-    describeGenerated(generated, color) + "\n");
+    describeGenerated(generated, color) + node.text + "\n");
   const scanFlags: ScanFlags = {
     engine: flags.engine, replicas: 1, probeBudget: (await import("../format/constants.js")).PROBE_BUDGET_UNITS,
     window: (await import("../format/constants.js")).DEFAULT_WINDOW_BYTES, concurrency: 1, progress: flags.progress,

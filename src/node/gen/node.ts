@@ -93,6 +93,14 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
+    name: "wal-torn-tail-stale-copy", description: "the last WAL entry cut short, then a stale copy of an older entry's bytes (recycled blocks)",
+    expected: { severity: "repairable", code: "WalTornTail" },
+    inject: (parts) => {
+      const last = parts.walEntries.pop()!;
+      parts.walEntries.push(last.subarray(0, WAL_HEADER_BYTES + 3), parts.walEntries[2]!.slice());
+    },
+  },
+  {
     name: "wal-zero-tail", description: "64 KiB of zeros after the last WAL entry (preallocated, never written)",
     expected: { severity: "repairable", code: "WalTornTail" },
     inject: (parts) => parts.walEntries.push(new Uint8Array(64 * 1024)),
