@@ -83,6 +83,15 @@ describe("every N1–N3 fault the generator injects", () => {
   }
 });
 
+describe("a snapshot whose op is unknown", () => {
+  it("a corrupt snapshot refuses without a spurious WalSnapshotHole (S is unknown, not 0)", async () => {
+    for (const fault of ["snapshot-corrupt", "snapshot-garbage"]) {
+      const report = await scanNode(await node(fault), { engine: engines[0]! });
+      expect(nodeFindings(report).map((f) => f.code)).toEqual(["SnapshotCorrupt"]);
+    }
+  });
+});
+
 describe("scanNode options", () => {
   it("reports WAL progress, honours an aborted signal, and uses the given budget", async () => {
     const root = await node("wal-zero-tail");

@@ -77,7 +77,7 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
     const walPath = join(metadataDir, "journal.wal");
     await scanWalItem(walPath, report, {
       engine, scanFs, windowBytes: resolved.used.windowBytes, probeBudgetUnits: resolved.used.probeBudgetUnits,
-      snapshotOp: snapshot.sequenceNumber ?? 0n, superblockCluster: superblock.vsr?.cluster ?? null, signal,
+      snapshotOp: snapshot.sequenceNumber ?? 0n, snapshotOpKnown: !snapshot.present || snapshot.sequenceNumber !== null, superblockCluster: superblock.vsr?.cluster ?? null, signal,
       onProgress: resolved.onProgress,
     });
     for (const [name, code, what] of [

@@ -32,6 +32,7 @@ export interface WalCutPlan {
   toSize: number;
   /** The snapshot op the scan used (the re-scan must agree). */
   snapshotOp: bigint;
+  snapshotOpKnown: boolean;
   superblockCluster: bigint | null;
 }
 
@@ -44,7 +45,8 @@ export function planWalCut(node: NodeReport): WalCutPlan | null {
   const metadataDir = path.dirname(wal.path);
   return {
     metadataDir, walPath: wal.path, preserveDir: preserveDirOf(metadataDir), fromSize: wal.size, toSize: wal.residue.damagePosition,
-    snapshotOp: node.metadata.snapshot?.sequenceNumber ?? 0n, superblockCluster: node.metadata.superblock?.vsr?.cluster ?? null,
+    snapshotOp: node.metadata.snapshot?.sequenceNumber ?? 0n,
+    snapshotOpKnown: !(node.metadata.snapshot?.present ?? false) || node.metadata.snapshot?.sequenceNumber !== null, superblockCluster: node.metadata.superblock?.vsr?.cluster ?? null,
   };
 }
 
@@ -78,7 +80,7 @@ export async function applyWalCut(plan: WalCutPlan, options: WalCutOptions = {})
   const stat = await fs.stat(walPath);
   const rescan = stat === null ? null : await scanWal(walPath, stat.size, {
     engine, scanFs: nodeScanFs, windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
-    probeBudgetUnits: options.probeBudgetUnits ?? PROBE_BUDGET_UNITS, snapshotOp: plan.snapshotOp, superblockCluster: plan.superblockCluster,
+    probeBudgetUnits: options.probeBudgetUnits ?? PROBE_BUDGET_UNITS, snapshotOp: plan.snapshotOp, snapshotOpKnown: plan.snapshotOpKnown, superblockCluster: plan.superblockCluster,
   });
   const stillTorn = rescan !== null && stat!.size === fromSize && rescan.report.residue?.damagePosition === toSize
     && rescan.report.findings.some((f) => f.code === "WalTornTail")

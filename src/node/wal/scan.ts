@@ -22,6 +22,12 @@ export interface WalScanOptions {
   probeBudgetUnits: number;
   /** The snapshot's `sequence_number` S (0 without a snapshot). */
   snapshotOp: bigint;
+  /**
+   * False when a snapshot exists but its op is unknown (it does not decode or
+   * could not be read): the snapshot-hole check is then skipped, since S is not
+   * known, and the other checks run over every op.
+   */
+  snapshotOpKnown?: boolean;
   /** The metadata superblock's cluster id, when one decodes. */
   superblockCluster: bigint | null;
   signal?: AbortSignal | undefined;
@@ -139,7 +145,7 @@ async function opOrderFindings(reader: WalReader, path: string, entries: readonl
     byOp.set(entry.op, entry);
   }
   const replay = [...byOp.values()].filter((entry) => entry.op > S).sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
-  if (replay.length > 0 && replay[0]!.op !== S + 1n) {
+  if (options.snapshotOpKnown !== false && replay.length > 0 && replay[0]!.op !== S + 1n) {
     findings.push(finding("refused", "WalSnapshotHole", path,
       `the lowest op after the snapshot (op ${S}) is ${replay[0]!.op}, not ${S + 1n}: ops ${S + 1n}..${replay[0]!.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
       { snapshotOp: S, lowestOp: replay[0]!.op }));
