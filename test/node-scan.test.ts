@@ -18,6 +18,7 @@ import { toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { scanExitCode } from "../src/cli/exit.js";
 import { worstSeverity } from "../src/node/types.js";
 import { allEngines } from "./helpers/engines.js";
+import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
 import { tempDir } from "./helpers/node-wal.js";
 
 const engines = await allEngines();
@@ -132,6 +133,25 @@ describe("what a user can break gives a finding, never an exception", () => {
       }
     });
   }
+
+  it("unreadable files are failed items naming path and cause, never evidence", async () => {
+    const root = await node();
+    for (const [victim, code] of [["journal.wal", "WalReadFailure"], ["snapshot.bin", "SnapshotReadFailure"], ["superblock.b", "SuperblockReadFailure"]] as const) {
+      const failing: ScanFs = {
+        ...nodeScanFs,
+        async open(path) {
+          if (path.endsWith(`metadata/${victim}`)) throw Object.assign(new Error("permission denied"), { code: "EACCES" });
+          return nodeScanFs.open(path);
+        },
+      };
+      const report = await scanNode(root, { engine: engines[0]! }, failing);
+      const failed = nodeFindings(report).find((f) => f.code === code)!;
+      expect(failed, victim).toMatchObject({ severity: "failed" });
+      expect(failed.message).toContain("EACCES");
+      expect(failed.message).toContain(victim);
+      expect(report.verdict).toBe("failed");
+    }
+  });
 
   it("a WAL with no metadata superblock and no snapshot is still judged", async () => {
     const root = tempDir();
