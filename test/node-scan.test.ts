@@ -51,6 +51,23 @@ describe("a clean generated node", () => {
     }
   });
 
+  it("the node schema rejects a wrong shape (u64 as a number, an unknown key, a bad severity)", async () => {
+    const root = await node("wal-torn-tail");
+    const json = JSON.parse(JSON.stringify(toJsonReport(await scanPath(root, { engine: engines[0]!, concurrency: 1 }))));
+    expect(validateJsonReport(json)).toEqual([]);
+    const broken = structuredClone(json);
+    broken.node.metadata.wal.ops.first = 40;
+    broken.node.metadata.extra = true;
+    const problems = validateJsonReport(broken);
+    expect(problems, problems.join("\n")).not.toEqual([]);
+    // A union (wal: object | null) is reported at the union, not inside it.
+    expect(problems).toContain("$.node.metadata.wal: Expected union value");
+    expect(problems).toContain("$.node.metadata.extra: Unexpected property");
+    const severity = structuredClone(json);
+    severity.node.metadata.findings.push({ severity: "fatal", code: "X", path: "p", message: "m" });
+    expect(validateJsonReport(severity).some((p) => p.startsWith("$.node.metadata.findings.0.severity"))).toBe(true);
+  });
+
   it("a partition dir or a .log keeps today's behaviour (no node section)", async () => {
     const root = await node();
     const report = await scanPath(join(root, "streams/1/topics/1/partitions/1"), { engine: engines[0]!, concurrency: 1 });
