@@ -66,3 +66,41 @@ describe("superblock record (docs/node.md N3)", () => {
     expect(decodeVsrState(encodeVsrState({ ...state, view: 1, logView: 2 }))).toHaveProperty("error");
   });
 });
+
+describe("two-slot rule and pairing (docs/node.md N3)", () => {
+  const state = (checkpointOp: bigint) => ({ cluster: 1n, replicaId: 0, replicaCount: 1, view: 0, logView: 0, commitMax: 9n, checkpointOp, checkpointChecksum: 5n, offsetFrontier: 0n });
+
+  it("both valid: the higher sequence wins, a tie goes to A; one valid and one absent: that one; a corrupt slot: unreadable, never the other", async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const { scanSuperblock } = await import("../src/node/superblock.js");
+    const { nodeScanFs } = await import("../src/io/fs.js");
+    const engine = engines[0]!;
+    const dir = mkdtempSync(join(tmpdir(), "segscan-sb-"));
+    const write = (slot: "a" | "b", sequence: bigint, op: bigint) => writeFileSync(join(dir, `superblock.${slot}`), encodeSuperblockRecord(sequence, encodeVsrState(state(op)), engine));
+    write("a", 3n, 30n);
+    write("b", 4n, 40n);
+    expect((await scanSuperblock(dir, nodeScanFs, engine, "metadata")).vsr?.checkpointOp).toBe(40n);
+    write("b", 3n, 41n);
+    expect((await scanSuperblock(dir, nodeScanFs, engine, "metadata")).vsr?.checkpointOp).toBe(30n);
+    rmSync(join(dir, "superblock.a"));
+    expect((await scanSuperblock(dir, nodeScanFs, engine, "metadata")).vsr?.checkpointOp).toBe(41n);
+    writeFileSync(join(dir, "superblock.a"), new Uint8Array(40).fill(1));
+    const unreadable = await scanSuperblock(dir, nodeScanFs, engine, "metadata");
+    expect(unreadable.state).toBe("unreadable");
+    expect(unreadable.vsr).toBeNull();
+    expect(unreadable.findings.map((f) => f.code)).toEqual(["SuperblockUnreadable"]);
+  });
+
+  it("an unsealed snapshot paired at the same op must hash (whole file) to checkpoint_checksum", async () => {
+    const { pairingFindings } = await import("../src/node/superblock.js");
+    const superblock = { directory: "/m", state: "present" as const, slotA: "", slotB: "", sequence: 1n, vsr: { ...state(40n), payloadBytes: 66 }, findings: [] };
+    const snapshot = { present: true, sequenceNumber: 40n, path: "/m/snapshot.bin", corrupt: false };
+    expect(pairingFindings(superblock, { ...snapshot, checksum: 5n })).toEqual([]);
+    expect(pairingFindings(superblock, { ...snapshot, checksum: 6n }).map((f) => f.code)).toEqual(["CheckpointMismatch"]);
+    // The superblock lags a newer snapshot: accepted.
+    expect(pairingFindings(superblock, { ...snapshot, sequenceNumber: 50n, checksum: 6n })).toEqual([]);
+    expect(pairingFindings(superblock, { ...snapshot, sequenceNumber: 30n, checksum: 6n }).map((f) => f.code)).toEqual(["CheckpointAheadOfSnapshot"]);
+  });
+});
