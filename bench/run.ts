@@ -37,6 +37,7 @@ import { PROBE_BUDGET_UNITS } from "../src/format/constants.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import type { ScanReport } from "../src/report/types.js";
 import { ByteSource, type DataKind, type DataSet, cacheRoot, ensureDataSet } from "./data.js";
+import { scanWalFile, walProbeData, walProblem, walVerifyData } from "./wal.js";
 
 export interface BenchRow {
   task: string;
@@ -486,6 +487,28 @@ async function scanTasks(context: Context, rows: RowSet): Promise<void> {
   }
 }
 
+/** docs/node.md N1: verify a WAL and probe a damaged WAL tail, Wasm vs TS vs the raw-read floor (64 MiB each). */
+async function walTasks(context: Context, rows: RowSet): Promise<void> {
+  const bytes = context.quick ? 16 * MiB : 64 * MiB;
+  const plan = context.quick ? QUICK_SCAN_PLAN : SCAN_PLAN;
+  for (const [kind, set] of [["verify", walVerifyData(bytes)], ["probe", walProbeData(bytes)]] as const) {
+    const task = `wal ${kind} ${sizeLabel(bytes)}`;
+    context.progress(`bench: ${task}…`);
+    await rawRead(set.path, context.rawBuffer);
+    // The WAL scan reads with blocking positioned reads, so its like-for-like floor is raw-read-sync.
+    const contenders: Contender[] = [
+      { engine: "raw-read-sync", isAsync: false, fn: () => rawReadSync(set.path, context.rawBuffer) },
+      { engine: "raw-read", isAsync: true, fn: () => rawRead(set.path, context.rawBuffer) },
+    ];
+    for (const engine of [context.engines.wasm, context.engines.ts]) {
+      const problem = walProblem(kind, await scanWalFile(set, engine));
+      if (problem !== null) context.notes.push(`WARNING: ${task} ${engine.kind}: unexpected report (${problem}); its timing measures that outcome`);
+      contenders.push({ engine: engine.kind, isAsync: true, fn: () => scanWalFile(set, engine) });
+    }
+    rows.addTask(task, "raw-read-sync", set.bytes, await measureGroup(task, contenders, plan));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Scaling
 
@@ -678,6 +701,7 @@ export async function runBench(options: RunBenchOptions): Promise<BenchRow[]> {
   } else {
     await hashTasks(context, rows);
     await scanTasks(context, rows);
+    await walTasks(context, rows);
   }
 
   if (options.json) {

@@ -21,3 +21,7 @@ export { toJsonReport, stringifyJson, validateJsonReport } from "./report/json.j
 export type { JsonScanReport, JsonPartition, JsonSegment, JsonRefusal, JsonResidue, JsonGap, JsonScanOptions } from "./report/json.js";
 // Repair (SPEC §6.2): plan, apply with a journal, restore, and the errors they throw.
 export * from "./repair/index.js";
+export { scanNode, isNodeRoot } from "./node/scan.js";
+export type * from "./node/types.js";
+export { nodeToJson } from "./node/json.js";
+export { NodeJsonSchema, validateNodeJson } from "./node/schema.js";

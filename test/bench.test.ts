@@ -43,6 +43,7 @@ describe("bench --quick", () => {
     expect([...tasks.keys()]).toEqual([
       "xxh3-64 16MiB", "xxh3-64 1024×1KiB",
       "deep-verify 16MiB", "probe zeros 16MiB", "probe random 16MiB", "probe crafted 16MiB",
+      "wal verify 16MiB", "wal probe 16MiB",
     ]);
     for (const [task, taskRows] of tasks) {
       const engines = taskRows.map((row) => row.engine);

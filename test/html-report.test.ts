@@ -430,7 +430,7 @@ describeBrowser("HTML report in headless Chromium", () => {
       path: `${first.path}<img src="https://example.invalid/x.png">`,
       ignored: [{ path: `${first.path}/notes.log`, kind: "bad-segment-name", message: "notes.log: the stem is not a u64 offset" }],
     });
-    extended.node = {
+    (extended as { node?: unknown }).node = {
       bootForecast: [
         { effect: "truncate", path: warned.logPath, destructive: true, detail: "the server would cut 8,635 bytes" },
         { effect: "create-index", path: "/data/x.index", destructive: false, detail: "rebuilt from the log" },

@@ -21,6 +21,8 @@ import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, type ScanFlags } from "./scan-flags.js";
 import { writeHtmlReport } from "./report-html.js";
+import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
+import { applyNodeRepair, formatWalCutPlan, nodeExitBitsAfterCut, nodeRepairPlan } from "../node/repair/cli.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -143,6 +145,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
   return withCancellation(async (signal) => {
     const report = await runScan(paths, flags, explicit, signal);
     const plan: RepairPlan = planRepair(report);
+    const walCut = nodeRepairPlan(report);
     const color = useColor();
     const c = colors(color);
     // A .log given alone: refused (dry run too) when its partition is refused as a whole or it is not the tail.
@@ -157,6 +160,12 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
           return EXIT.PROBLEMS;
         }
       }
+    }
+    if (walCut !== null && !flags.json) await out(formatWalCutPlan(walCut));
+    if (walCut !== null && flags.apply) {
+      const applied = await applyNodeRepair(walCut, await resolveEngine(flags.engine, explicit));
+      if (!flags.json) await out(applied.text);
+      if (plan.partitions.length === 0) return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | nodeExitBitsAfterCut(report);
     }
     if (!flags.apply || plan.partitions.length === 0) {
       if (flags.json) {
@@ -317,6 +326,9 @@ export interface GenFlags {
   partitions?: number;
   force?: boolean;
   json?: boolean;
+  /** Also write metadata/ (docs/node.md N1–N3): a whole node root. */
+  node?: boolean;
+  nodeFault?: string;
 }
 
 function listText(): string {
@@ -351,7 +363,7 @@ export function describeGenerated(generated: GeneratedDataDir, color: boolean): 
 
 export async function genCommand(dir: string | undefined, flags: GenFlags): Promise<number> {
   if (flags.list) {
-    await out(flags.json ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n" : listText());
+    await out(flags.json ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n" : listText() + nodeFaultListText());
     return EXIT.CLEAN;
   }
   if (dir === undefined) throw new UsageError("gen needs a target directory (or --list)");
@@ -361,6 +373,9 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   const existing = await stat(dir).catch(() => null);
   if (existing !== null && !existing.isDirectory()) {
     throw new UsageError(`${dir} already exists and is not a directory; gen writes a new data dir: give a new or empty directory (nothing was written)`);
+  }
+  if (flags.nodeFault !== undefined && !nodeFaultNames().includes(flags.nodeFault)) {
+    throw new UsageError(`unknown node fault "${flags.nodeFault}"; \`segscan gen --list\` shows them`);
   }
   const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
@@ -382,8 +397,10 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     }
     throw error;
   }
+  const node = flags.node || flags.nodeFault !== undefined ? await genNode(dir, generated.partitions, flags.seed, flags.nodeFault) : null;
   if (flags.json) {
     await out(stringifyJson({
+      ...(node ? { node: { snapshotOp: node.node.snapshotOp, walOps: node.node.walOps, fault: node.node.fault?.name ?? null } } : {}),
       dir: generated.dir, seed: generated.seed, profile: generated.profile, logBytes: generated.logBytes,
       messages: generated.messages,
       partitions: generated.partitions.map((partition) => ({
@@ -396,7 +413,7 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
       faults: generated.faults,
     }) + "\n");
   } else {
-    await out(describeGenerated(generated, useColor()) + `scan it: segscan scan ${dir}\n`);
+    await out(describeGenerated(generated, useColor()) + (node?.text ?? "") + `scan it: segscan scan ${dir}\n`);
   }
   return EXIT.CLEAN;
 }
@@ -410,8 +427,10 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   const dir = await mkdtemp(join(tmpdir(), "segscan-demo-"));
   const data = join(dir, "data");
   const generated = await generateDataDir(data, { scenarios: DEMO_SCENARIOS, topicsPerStream: 3, partitionsPerTopic: 2 });
+  // A node-level finding too (docs/node.md N1): a torn WAL tail Iggy's own boot would refuse to cut.
+  const node = await genNode(data, generated.partitions, 1, "wal-torn-tail-stale-copy");
   await out(`${c.bold("segscan demo")}: a sample Iggy data dir with ${generated.faults.length} injected faults\n` +
-    describeGenerated(generated, color) + "\n");
+    describeGenerated(generated, color) + node.text + "\n");
   const scanFlags: ScanFlags = {
     engine: flags.engine, replicas: 1, probeBudget: (await import("../format/constants.js")).PROBE_BUDGET_UNITS,
     window: (await import("../format/constants.js")).DEFAULT_WINDOW_BYTES, concurrency: 1, progress: flags.progress,

@@ -27,6 +27,10 @@ export function scanExitCode(report: ScanReport): number {
     if (partition.verdict === "failed") code |= EXIT.OPERATIONAL;
     else if (partition.verdict !== "clean") code |= EXIT.PROBLEMS;
   }
+  // docs/node.md N0: the node verdict; warn and info alone exit 0.
+  const node = report.node?.verdict;
+  if (node === "failed") code |= EXIT.OPERATIONAL;
+  else if (node === "refused" || node === "repairable") code |= EXIT.PROBLEMS;
   return code;
 }
 

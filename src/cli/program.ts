@@ -85,6 +85,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--topics <n>", "topics per stream", parseInteger(1, 10_000))
     .option("--partitions <n>", "partitions per topic", parseInteger(1, 10_000))
     .option("--force", "write even if the directory is not empty")
+    .option("--node", "also write metadata/ (WAL, snapshot, superblocks): a whole node root")
+    .option("--node-fault <name>", "inject this metadata-plane fault (see --list); implies --node")
     .option("--json", "print what was written as JSON")
     .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));
 

@@ -6,7 +6,7 @@ import {
 } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
 import { maxConcurrency, WORKERS_PER_CPU } from "../recovery/options.js";
-import { type Discovery, discover, logBytesByTarget, scanTargets } from "../recovery/scan.js";
+import { type Discovery, discover, logBytesByTarget, scanDiscovered } from "../recovery/scan.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { ScanReport } from "../report/types.js";
 import { resolveEngine, warn } from "./context.js";
@@ -96,7 +96,7 @@ export async function runScan(
   }
   const progress = startProgress(process.stderr, wanted, estimates);
   try {
-    return await scanTargets(discovery.targets, {
+    return await scanDiscovered(paths, discovery, {
       engine,
       verify: flags.deep ? "full" : "tail",
       replicaCount: flags.replicas,
@@ -108,7 +108,7 @@ export async function runScan(
       io: "blocking",
       signal,
       ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
-    }, nodeBlockingScanFs, discovery.skipped);
+    }, nodeBlockingScanFs);
   } finally {
     progress.stop();
   }

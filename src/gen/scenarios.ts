@@ -23,6 +23,7 @@ import { xxh3_64 } from "../hash/xxh3.js";
 import type { RefusalCode, SegmentOutcome } from "../report/types.js";
 import type { Prng } from "./prng.js";
 import type { PartitionLayout, Scenario, ScenarioExpectation, SegmentLayout, SizeProfile } from "./types.js";
+import { samplePartitionSuperblock } from "../node/gen/node.js";
 
 export type { Scenario, ScenarioExpectation } from "./types.js";
 
@@ -341,7 +342,8 @@ export const SCENARIOS: readonly Scenario[] = [
       const orphanStem = segmentStem(segment.endOffset + 1n + BigInt(rng.int(1000, 9000)));
       await writeFile(join(partition.path, orphanStem + INDEX_SUFFIX),
         encodeIndex([{ offset: segment.endOffset + 1n, timestamp: 0n, position: 0n }]));
-      await writeFile(join(partition.path, "superblock.a"), rng.bytes(64));
+      // A well-formed partition superblock (docs/node.md N3): the segment scan leaves it alone, and the node scan accepts it.
+      await writeFile(join(partition.path, "superblock.a"), samplePartitionSuperblock(BigInt(rng.int(1, 1000))));
       return `wrote ${fileName(staging)}, orphan ${orphanStem}${INDEX_SUFFIX} and superblock.a`;
     },
   },

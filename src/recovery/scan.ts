@@ -11,8 +11,9 @@ import type { IgnoredEntry, PartitionReport, ScanReport } from "../report/types.
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
 import { failedTarget, loadPartition } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
-import { type ScanTarget, discover, logBytesByTarget } from "./targets.js";
+import { type Discovery, type ScanTarget, discover, logBytesByTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
+import { finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
 
 export { discover, discoverTargets, logBytesByTarget, type DiscoveredRoot, type Discovery, type ScanTarget } from "./targets.js";
 
@@ -50,7 +51,11 @@ function defaultScanFs(io: "async" | "blocking"): ScanFs {
   return io === "blocking" ? nodeBlockingScanFs : nodeScanFs;
 }
 
-/** A data dir, any dir under it, a partition dir, or one `.log` (several paths allowed). */
+/**
+ * A data dir, any dir under it, a partition dir, or one `.log` (several paths
+ * allowed). One node root (a dir holding metadata/ or streams/, docs/node.md
+ * N0) also gets the node section, its metadata scanned before the partitions.
+ */
 export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   const list = typeof paths === "string" ? [paths] : paths;
@@ -59,7 +64,27 @@ export async function scanPath(paths: string | readonly string[], options: ScanO
   }
   const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
   const discovery = await discover(list, scanFs, resolved.signal);
-  return scanResolved(discovery.targets, resolved, scanFs, discovery.skipped, options.engine);
+  return scanDiscovered(list, discovery, options, scanFs);
+}
+
+/**
+ * Scans what `discover` found under `paths` (the CLI discovers first, to check
+ * its paths). One node root also gets its node section, its metadata scanned
+ * before the partitions (docs/node.md N0).
+ */
+export async function scanDiscovered(paths: readonly string[], discovery: Discovery, options: ScanOptions, scanFs?: ScanFs): Promise<ScanReport> {
+  const resolved = resolveScanOptions(options);
+  const fs = scanFs ?? defaultScanFs(resolved.io);
+  const root = paths.length === 1 ? resolve(paths[0]!) : null;
+  if (root === null || !(await isNodeRoot(root, fs))) {
+    return scanResolved(discovery.targets, resolved, fs, discovery.skipped, options.engine);
+  }
+  const engine = await resolveEngineOption(options.engine);
+  const withEngine = { ...options, engine };
+  const node = await scanNodeMetadata(root, withEngine, fs, engine);
+  const report = await scanResolved(discovery.targets, resolved, fs, discovery.skipped, engine);
+  report.node = await finishNode(node, withEngine, fs, engine, report.partitions);
+  return report;
 }
 
 /** Scans targets found by `discover` (the CLI discovers first, to check its paths). */

@@ -6,6 +6,7 @@
  */
 import pc from "picocolors";
 import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "./types.js";
+import { formatNode } from "../node/format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -215,6 +216,7 @@ export function formatHeader(report: ScanReport, options: FormatOptions = {}): s
 /** The whole human report. */
 export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
   const blocks = [formatHeader(report, options)];
+  if (report.node !== undefined) blocks.push(formatNode(report.node, options));
   if (report.partitions.length === 0) blocks.push("no partitions found (no directory holding .log files)");
   for (const partition of report.partitions) blocks.push(formatPartition(partition, options));
   if (report.skipped !== undefined && report.skipped.length > 0) {

@@ -8,6 +8,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import { nodeToJson } from "../node/json.js";
 import type {
   JsonGap, JsonPartition, JsonRefusal, JsonResidue, JsonScanOptions, JsonScanReport, JsonSegment,
 } from "./schema.js";
@@ -103,7 +104,7 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
     windowBytes: report.options.windowBytes,
   };
   if (report.options.maxBatchBytes !== undefined) options.maxBatchBytes = report.options.maxBatchBytes;
-  return {
+  const json: JsonScanReport = {
     segscan: report.segscan,
     engine: report.engine,
     options,
@@ -118,6 +119,8 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
       elapsedMs: report.summary.elapsedMs,
     },
   };
+  if (report.node !== undefined) json.node = nodeToJson(report.node);
+  return json;
 }
 
 /** JSON text of any value holding bigints (as decimal strings): for plans and dumps. */

@@ -7,6 +7,7 @@
  * does not name is an error, not an extension.
  */
 import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { NodeJsonSchema } from "../node/schema.js";
 
 /** u64 values are decimal strings in JSON (they exceed JavaScript's safe integers). */
 const U64_PATTERN = "^(0|[1-9][0-9]*)$";
@@ -145,6 +146,8 @@ export const ScanReportSchema = closed(
     options: ScanOptionsSchema,
     partitions: Type.Array(PartitionSchema),
     summary: SummarySchema,
+    /** docs/node.md N9: present only when the scanned path is a node root. */
+    node: Type.Optional(NodeJsonSchema),
   },
   "segscan scan --json report (docs/interfaces.md §9.3)",
 );

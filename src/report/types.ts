@@ -5,6 +5,7 @@
  */
 import type { EngineKind } from "../engine/types.js";
 import type { ScanError } from "../io/errors.js";
+import type { NodeReport } from "../node/types.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
@@ -174,4 +175,6 @@ export interface ScanReport {
   /** Library-only (not in the JSON): directory links discovery did not follow outside any partition. */
   skipped?: IgnoredEntry[];
   summary: ScanSummary;
+  /** docs/node.md N9: present when the scanned path is a node root. */
+  node?: NodeReport;
 }

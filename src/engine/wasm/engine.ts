@@ -25,7 +25,9 @@ import { instantiateSync } from "@assemblyscript/loader";
 import { U64_MAX } from "../../format/constants.js";
 import type { VerifyStatus } from "../../format/records.js";
 import { resolveKernelLimits } from "../limits.js";
-import type { CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits } from "../types.js";
+import type {
+  CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits, WalCandidateScanRequest, WalCandidateScanResult,
+} from "../types.js";
 import { CheckedEngineWindow } from "../window.js";
 
 /*
@@ -63,6 +65,8 @@ interface Kernels {
   verifyInWindow(p: number): number;
   findCandidate(c: number, end: number, fileEnd: number, minBase: bigint): number;
   firstNonZero(p: number, limit: number): number;
+  walHeaderStatus(p: number): number;
+  findWalCandidate(c: number, end: number, fileEnd: number, minOp: bigint, structural: number): number;
 }
 
 const WASM_PAGE = 65536;
@@ -329,6 +333,30 @@ class WasmWindow extends CheckedEngineWindow {
       const fileEnd = Math.min(FILE_END_CLAMP, this.base + request.fileEndIndex);
       const minBase = min < 0n ? 0n : min;
       passed = (k.findCandidate(this.base + from, this.base + searchEnd, fileEnd, minBase) >>> 0) - this.base;
+    }
+    if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
+    if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
+    return { status: "done", index: to, spentUnits: spent + (to - from) };
+  }
+
+  protected rawWalHeaderStatus(index: number): number {
+    return this.kernels().walHeaderStatus(this.base + index);
+  }
+
+  protected rawScanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
+    const k = this.kernels();
+    const { fromIndex: from, toIndex: to, spentUnits: spent, limitUnits: limit } = request;
+    // The same arithmetic as scanCandidates: 1 unit per candidate, so only the
+    // first passing candidate at or before the exhausting one matters.
+    const exhaustAt = from + Math.max(0, Math.floor(limit - spent));
+    const searchEnd = Math.min(to, exhaustAt + 1);
+    let passed = searchEnd;
+    const structural = request.rule === "structural";
+    const min = request.minOp;
+    if (structural || (min !== null && min <= U64_MAX)) {
+      const fileEnd = Math.min(FILE_END_CLAMP, Math.max(-FILE_END_CLAMP, Math.floor(this.base + request.fileEndIndex)));
+      const minOp = structural || min === null || min < 0n ? 0n : BigInt.asIntN(64, min);
+      passed = (k.findWalCandidate(this.base + from, this.base + searchEnd, fileEnd, minOp, structural ? 1 : 0) >>> 0) - this.base;
     }
     if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
     if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
