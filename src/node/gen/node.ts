@@ -9,7 +9,7 @@ import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createTsEngine } from "../../engine/ts/engine.js";
 import { xxh3_64 } from "../../hash/xxh3.js";
-import type { PartitionLayout } from "../../gen/generate.js";
+import type { PartitionLayout } from "../../gen/types.js";
 import type { Severity } from "../types.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
 import { WAL_HEADER_BYTES } from "../wal/format.js";
