@@ -1,7 +1,7 @@
-// On-disk field positions the kernels read (SPEC 1.2, 1.3). They mirror
+// On-disk field positions the kernels read (docs/format.md §1.2, 1.3). They mirror
 // src/format/constants.ts; test/wasm-engine.test.ts checks that the two agree.
 
-// Batch header (SPEC 1.2).
+// Batch header (docs/format.md §1.2).
 // @ts-ignore: decorator
 @inline export const BATCH_HEADER_BYTES: usize = 256;
 // @ts-ignore: decorator
@@ -15,14 +15,14 @@
 /** Bytes [52, 256) of the header must be zero. */
 // @ts-ignore: decorator
 @inline export const BATCH_RESERVED_START: usize = 52;
-/** The batch checksum covers header bytes [0, 40) (partition_id .. batch_length), then message_count (SPEC 1.4). */
+/** The batch checksum covers header bytes [0, 40) (partition_id .. batch_length), then message_count (docs/format.md §1.4). */
 // @ts-ignore: decorator
 @inline export const BATCH_CHECKSUMMED_HEADER_BYTES: usize = 40;
 /** Bytes of message_count. */
 // @ts-ignore: decorator
 @inline export const BATCH_MESSAGE_COUNT_BYTES: usize = 4;
 
-// Message frame header (SPEC 1.3).
+// Message frame header (docs/format.md §1.3).
 // @ts-ignore: decorator
 @inline export const FRAME_HEADER_BYTES: usize = 48;
 // @ts-ignore: decorator

@@ -1,4 +1,4 @@
-// segscan wasm kernels (SPEC 8): one module, no imports, raw pointers into its
+// segscan wasm kernels (docs/engines.md §8): one module, no imports, raw pointers into its
 // own linear memory. The TypeScript wrapper (src/engine/wasm/engine.ts) lays out
 // memory above heapBase() as assembly/layout.ts describes, asserts that layout
 // at load, and never lets memory grow while a window is open.

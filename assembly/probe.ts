@@ -1,4 +1,4 @@
-// The damage-probe candidate search (SPEC 3.5) with skip-ahead.
+// The damage-probe candidate search (docs/recovery.md §3.5) with skip-ahead.
 //
 // Unit charging is pure arithmetic (every candidate costs 1 unit, examined or
 // skipped), so the kernel only has to find the FIRST candidate in [c, end) that
@@ -68,7 +68,7 @@ export function firstNonZero(p: usize, limit: usize): usize {
  * base_offset >= minBase (u64). Returns `end` when none does.
  *
  * There is no maxBatchBytes comparison: a length over the cap that fits the
- * file is an oversized batch (SPEC 2.2), handed to the verifier by streaming
+ * file is an oversized batch (docs/format.md §2.2), handed to the verifier by streaming
  * and charged its length; one that does not fit fails the fileEnd comparison.
  * The caller guarantees that the 256 bytes of every candidate are readable.
  */

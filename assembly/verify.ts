@@ -1,4 +1,4 @@
-// Header decode gate (SPEC 1.2) and batch verification (SPEC 2.1 steps 2-3).
+// Header decode gate (docs/format.md §1.2) and batch verification (docs/format.md §2.1 steps 2-3).
 //
 // The verifier is a streaming state machine held in module globals (every scan
 // window owns its own instance, so one verifier per window). Check order and
@@ -42,7 +42,7 @@ import {
 // @ts-ignore: decorator
 @inline const FRAME_HEADER: usize = FRAME_HEADER_BYTES;
 
-/** The decode gate's length cap (SPEC 2.2 MAX_BATCH_BYTES or an override). */
+/** The decode gate's length cap (docs/format.md §2.2 MAX_BATCH_BYTES or an override). */
 export let maxBatchBytes: u64 = 64 << 20;
 
 export function setMaxBatchBytes(v: f64): void {
@@ -68,7 +68,7 @@ export function setMaxBatchBytes(v: f64): void {
   return !v128.any_true(r);
 }
 
-/** SPEC 1.2 on the 256 bytes at p: length floor, length cap (u64, before anything else is read), reserved. */
+/** docs/format.md §1.2 on the 256 bytes at p: length floor, length cap (u64, before anything else is read), reserved. */
 export function headerStatus(p: usize): i32 {
   const len = load<u64>(p, BATCH_LENGTH_AT);
   if (len < HEADER_BYTES) return LENGTH_BELOW_HEADER;

@@ -30,7 +30,9 @@ function buildSegment(startOffset: bigint): { log: Uint8Array; index: Uint8Array
   let offset = startOffset;
   while (position < SEGMENT_BYTES) {
     const baseTimestamp = 1_717_200_000_000_000n + offset;
-    const messages = Array.from({ length: MESSAGES_PER_BATCH }, (_, m) => ({ payload: new Uint8Array(PAYLOAD_BYTES).fill((Number(offset) + m) & 0xff) }));
+    const messages = Array.from({ length: MESSAGES_PER_BATCH }, (_, m) => ({
+      payload: new Uint8Array(PAYLOAD_BYTES).fill((Number(offset) + m) & 0xff),
+    }));
     const batch = encodeBatch({ baseOffset: offset, baseTimestamp, messages });
     entries.push({ offset, timestamp: baseTimestamp, position: BigInt(position) });
     batches.push(batch);
@@ -56,7 +58,10 @@ function ensureData(dir: string): void {
   for (let p = 1; p <= PARTITIONS; p++) {
     const partition = join(staging, "streams", "1", "topics", "1", "partitions", String(p));
     mkdirSync(partition, { recursive: true });
-    for (const [start, segment] of [[0n, sealed], [sealed.nextOffset, active]] as const) {
+    for (const [start, segment] of [
+      [0n, sealed],
+      [sealed.nextOffset, active],
+    ] as const) {
       writeFileSync(join(partition, `${segmentStem(start)}.log`), segment.log);
       writeFileSync(join(partition, `${segmentStem(start)}.index`), segment.index);
     }
@@ -82,8 +87,10 @@ async function main(): Promise<void> {
   const achieved = summary.bytesRead / elapsedSeconds;
   const errorPercent = ((achieved - requested) / requested) * 100;
   const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
-  console.log(`scrub rate limit: ${mib(summary.bytesRead)} MiB read (${mib(summary.bytesVerified)} MiB verified, ${summary.segmentsVerified} segments) ` +
-    `in ${elapsedSeconds.toFixed(2)} s → ${mib(achieved)} MiB/s for ${mib(requested)} MiB/s requested (${errorPercent >= 0 ? "+" : ""}${errorPercent.toFixed(1)}%, bar ±20%)`);
+  console.log(
+    `scrub rate limit: ${mib(summary.bytesRead)} MiB read (${mib(summary.bytesVerified)} MiB verified, ${summary.segmentsVerified} segments) ` +
+      `in ${elapsedSeconds.toFixed(2)} s → ${mib(achieved)} MiB/s for ${mib(requested)} MiB/s requested (${errorPercent >= 0 ? "+" : ""}${errorPercent.toFixed(1)}%, bar ±20%)`,
+  );
   if (Math.abs(errorPercent) > 20) process.exitCode = 1;
 }
 

@@ -61,20 +61,26 @@ export function walProbeData(tailBytes: number): WalDataSet {
     const source = new ByteSource(13);
     write(buildWal({ firstOp: 1n, count: 8, random: () => source.next() / 2 ** 32 }).bytes);
     const chunk = new Uint8Array(1024 * 1024);
-    for (let done = 0; done < tailBytes; done += chunk.length) write(source.fill(chunk).subarray(0, Math.min(chunk.length, tailBytes - done)));
+    for (let done = 0; done < tailBytes; done += chunk.length)
+      write(source.fill(chunk).subarray(0, Math.min(chunk.length, tailBytes - done)));
   });
 }
 
 export function scanWalFile(set: WalDataSet, engine: Engine): Promise<WalScan> {
   return scanWal(set.path, set.bytes, {
-    engine, scanFs: nodeBlockingScanFs, windowBytes: 1024 * 1024, probeBudgetUnits: PROBE_BUDGET_UNITS,
-    snapshotOp: 0n, superblockCluster: null,
+    engine,
+    scanFs: nodeBlockingScanFs,
+    windowBytes: 1024 * 1024,
+    probeBudgetUnits: PROBE_BUDGET_UNITS,
+    snapshotOp: 0n,
+    superblockCluster: null,
   });
 }
 
 /** What each data set must give; a different answer is reported as a WARNING note. */
 export function walProblem(kind: "verify" | "probe", scan: WalScan): string | null {
   const codes = scan.report.findings.map((finding) => finding.code);
-  if (kind === "verify") return codes.length === 0 && scan.report.walkedSize === scan.report.size ? null : `verify: ${codes.join(",") || "short walk"}`;
+  if (kind === "verify")
+    return codes.length === 0 && scan.report.walkedSize === scan.report.size ? null : `verify: ${codes.join(",") || "short walk"}`;
   return codes.length === 1 && codes[0] === "WalTornTail" ? null : `probe: ${codes.join(",")}`;
 }

@@ -1,5 +1,5 @@
 /**
- * Smoke test of the benchmark suite (SPEC §10) in --quick mode: every task runs,
+ * Smoke test of the benchmark suite (docs/benchmarks.md §10) in --quick mode: every task runs,
  * every row has the documented shape and a reference row, every scan reached
  * the answer its data set must give (no WARNING notes), and --json prints the
  * rows. Timings are machine-dependent and never asserted.
@@ -41,15 +41,23 @@ describe("bench --quick", () => {
       tasks.set(row.task, [...(tasks.get(row.task) ?? []), row]);
     }
     expect([...tasks.keys()]).toEqual([
-      "xxh3-64 16MiB", "xxh3-64 1024×1KiB",
-      "deep-verify 16MiB", "probe zeros 16MiB", "probe random 16MiB", "probe crafted 16MiB",
-      "wal verify 16MiB", "wal probe 16MiB",
+      "xxh3-64 16MiB",
+      "xxh3-64 1024×1KiB",
+      "deep-verify 16MiB",
+      "probe zeros 16MiB",
+      "probe random 16MiB",
+      "probe crafted 16MiB",
+      "wal verify 16MiB",
+      "wal probe 16MiB",
     ]);
     for (const [task, taskRows] of tasks) {
       const engines = taskRows.map((row) => row.engine);
       expect(engines, task).toEqual(expect.arrayContaining(["wasm", "ts"]));
       const reference = taskRows[0]!.reference;
-      expect(taskRows.every((row) => row.reference === reference), task).toBe(true);
+      expect(
+        taskRows.every((row) => row.reference === reference),
+        task,
+      ).toBe(true);
       const referenceRow = taskRows.find((row) => row.engine === reference);
       expect(referenceRow?.ratio, task).toBe(1);
     }

@@ -29,7 +29,12 @@ async function tree(dir: string, options: { skipSegscan?: boolean } = {}): Promi
         if (options.skipSegscan && entry.name.endsWith(".segscan")) continue;
         await walk(path);
       } else {
-        out.set(relative(dir, path), createHash("sha256").update(await readFile(path)).digest("hex"));
+        out.set(
+          relative(dir, path),
+          createHash("sha256")
+            .update(await readFile(path))
+            .digest("hex"),
+        );
       }
     }
   };
@@ -65,7 +70,11 @@ const fresh = (name: string): string => join(root, `${name}-${++counter}`);
 /** A small sample with one scenario per partition. */
 function sample(scenarios: string[], seed = 2): Promise<GeneratedDataDir> {
   return generateDataDir(fresh(scenarios.join("+") || "clean"), {
-    size: "tiny", seed, scenarios, topicsPerStream: 1, partitionsPerTopic: Math.max(1, scenarios.length),
+    size: "tiny",
+    seed,
+    scenarios,
+    topicsPerStream: 1,
+    partitionsPerTopic: Math.max(1, scenarios.length),
   });
 }
 
@@ -101,22 +110,34 @@ describe.concurrent("help and version (exit 0)", () => {
   it("every command has --help naming its flags", async () => {
     const flags: Record<string, string[]> = {
       scan: ["<path...>", "--json", "--engine", "--deep", "--replicas", "--probe-budget", "--window", "--concurrency", "--no-progress"],
-      repair: ["<path...>", "--apply", "--json", "--engine", "--deep", "--replicas", "--probe-budget", "--window", "--concurrency", "--no-progress"],
+      repair: [
+        "<path...>",
+        "--apply",
+        "--json",
+        "--engine",
+        "--deep",
+        "--replicas",
+        "--probe-budget",
+        "--window",
+        "--concurrency",
+        "--no-progress",
+      ],
       restore: ["<partition-dir>"],
       dump: ["<file>", "--messages", "--json"],
       gen: ["[dir]", "--scenario", "--list", "--seed"],
       demo: [],
       bench: ["--json"],
     };
-    await Promise.all(Object.entries(flags).map(async ([command, expected]) => {
-      const [viaFlag, viaHelp] = await Promise.all([runCli([command, "--help"]), runCli(["help", command])]);
-      expect(viaFlag.code, command).toBe(0);
-      expect(viaHelp.code, command).toBe(0);
-      expect(viaFlag.stdout).toContain(`Usage: segscan ${command}`);
-      for (const flag of expected) expect(viaFlag.stdout, `${command} ${flag}`).toContain(flag);
-    }));
+    await Promise.all(
+      Object.entries(flags).map(async ([command, expected]) => {
+        const [viaFlag, viaHelp] = await Promise.all([runCli([command, "--help"]), runCli(["help", command])]);
+        expect(viaFlag.code, command).toBe(0);
+        expect(viaHelp.code, command).toBe(0);
+        expect(viaFlag.stdout).toContain(`Usage: segscan ${command}`);
+        for (const flag of expected) expect(viaFlag.stdout, `${command} ${flag}`).toContain(flag);
+      }),
+    );
   });
-
 });
 
 describe.concurrent("usage errors exit 16", () => {
@@ -170,7 +191,12 @@ describe.concurrent("usage errors exit 16", () => {
 describe.concurrent("operational errors exit 8", () => {
   it("scan, repair, dump and restore of a missing path", async () => {
     const missing = join(root, "does-not-exist");
-    for (const args of [["scan", missing], ["repair", missing, "--apply"], ["dump", join(missing, "0.log")], ["restore", missing]]) {
+    for (const args of [
+      ["scan", missing],
+      ["repair", missing, "--apply"],
+      ["dump", join(missing, "0.log")],
+      ["restore", missing],
+    ]) {
       const run = await runCli(args);
       expect(run.code, args.join(" ")).toBe(8);
       expect(run.stderr).toMatch(/ENOENT/);
@@ -318,10 +344,22 @@ describe.concurrent("dump", () => {
     const run = await runCli(["dump", segment.logPath, "--json", "--messages"]);
     expect(run.code).toBe(0);
     const dump = JSON.parse(run.stdout) as {
-      size: number; verified: number; stopped: unknown;
+      size: number;
+      verified: number;
+      stopped: unknown;
       batches: {
-        position: number; baseOffset: string; baseTimestamp: string; originTimestamp: string; verify: string;
-        messages: { offset: string; checksum: string; timestamp: string; originTimestamp: string; userHeaders: { keyKind: string; key: string; valueKind: string; value: string }[] }[];
+        position: number;
+        baseOffset: string;
+        baseTimestamp: string;
+        originTimestamp: string;
+        verify: string;
+        messages: {
+          offset: string;
+          checksum: string;
+          timestamp: string;
+          originTimestamp: string;
+          userHeaders: { keyKind: string; key: string; valueKind: string; value: string }[];
+        }[];
       }[];
     };
     expect(dump.size).toBe(segment.size);
@@ -414,8 +452,21 @@ describe.concurrent("gen, demo, bench", () => {
 
   it("gen honours size flags", async () => {
     const dir = fresh("gen-sized");
-    const run = await runCli(["gen", dir, "--size", "tiny", "--segments", "4", "--partitions", "1", "--segment-bytes", "48KiB",
-      "--flush-bytes", "16KiB", "--json"]);
+    const run = await runCli([
+      "gen",
+      dir,
+      "--size",
+      "tiny",
+      "--segments",
+      "4",
+      "--partitions",
+      "1",
+      "--segment-bytes",
+      "48KiB",
+      "--flush-bytes",
+      "16KiB",
+      "--json",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout) as { partitions: { segments: { size: number; indexEntries: number }[] }[] };
     expect(out.partitions).toHaveLength(1);
@@ -439,10 +490,16 @@ describe.concurrent("gen, demo, bench", () => {
       expect(dir).toBeDefined();
       expect(existsSync(dir!)).toBe(true);
       // "Try it yourself" (17.16): every command works as printed, run from the project directory.
-      const tries = run.stdout.slice(run.stdout.indexOf("Try it yourself")).split("\n").map((line) => line.trim())
+      const tries = run.stdout
+        .slice(run.stdout.indexOf("Try it yourself"))
+        .split("\n")
+        .map((line) => line.trim())
         .filter((line) => line.startsWith("npx ") || line.startsWith("segscan "));
       expect(tries.map((line) => line.split(" ").slice(0, 3).join(" "))).toEqual([
-        "npx segscan repair", "npx segscan scan", "npx segscan restore", "npx segscan dump",
+        "npx segscan repair",
+        "npx segscan scan",
+        "npx segscan restore",
+        "npx segscan dump",
       ]);
       const projectDir = fileURLToPath(new URL("..", import.meta.url));
       const codes = [];
@@ -507,7 +564,10 @@ describe("cancellation and the progress bar", () => {
 
   it.skipIf(process.platform !== "linux")("SIGINT cancels a scan or a repair: exit 32, nothing changed", async () => {
     const before = await snapshot(big.dir);
-    for (const args of [["scan", big.dir, "--engine", "ts"], ["repair", big.dir, "--apply", "--engine", "ts"]]) {
+    for (const args of [
+      ["scan", big.dir, "--engine", "ts"],
+      ["repair", big.dir, "--apply", "--engine", "ts"],
+    ]) {
       const { child, done } = await startCli(args);
       await scanning(child.pid!);
       child.kill("SIGINT");
@@ -543,7 +603,10 @@ describe("cancellation and the progress bar", () => {
 
 describe("npm run demo builds only when the build is stale (17.16)", () => {
   it("the demo script runs the built CLI, and buildIsStale follows source and output times", async () => {
-    const pkg = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { scripts: Record<string, string>; bin: Record<string, string> };
+    const pkg = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as {
+      scripts: Record<string, string>;
+      bin: Record<string, string>;
+    };
     expect(pkg.scripts.demo).toBe("node scripts/run-built.mjs demo");
     expect(pkg.bin.segscan).toBe("./dist/src/cli/main.js");
     const { buildIsStale, BUILD_OUTPUTS } = await import("../scripts/run-built.mjs");
@@ -617,7 +680,10 @@ describe.concurrent("paths that hold no partition, overlapping paths, unreadable
     const run = await runCli(["scan", p1, missing, "--json"]);
     expect(run.code).toBe(8);
     const report = jsonReport(run.stdout);
-    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([[p1, "clean"], [missing, "failed"]]);
+    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([
+      [p1, "clean"],
+      [missing, "failed"],
+    ]);
     expect(report.partitions[1]!.error!.message).toContain("no such file or directory (ENOENT)");
     expect(run.stderr).toContain(missing);
     const human = await runCli(["scan", p1, missing]);
@@ -635,13 +701,17 @@ describe.concurrent("paths that hold no partition, overlapping paths, unreadable
     expect(run.code).toBe(8 | 4);
     const report = jsonReport(run.stdout);
     expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([
-      [missing, "failed"], [generated.partitions[0]!.path, "repairable"], [generated.partitions[1]!.path, "clean"],
+      [missing, "failed"],
+      [generated.partitions[0]!.path, "repairable"],
+      [generated.partitions[1]!.path, "clean"],
     ]);
   });
 
   it("a chmod 000 partition dir is a failed ListFailure beside the others (unprivileged runs only)", async (context) => {
     if (process.getuid?.() === 0) {
-      context.skip("running as root: root ignores chmod 000, so this cannot fail a listing (test/discovery.test.ts injects EACCES through the ScanFs seam instead)");
+      context.skip(
+        "running as root: root ignores chmod 000, so this cannot fail a listing (test/discovery.test.ts injects EACCES through the ScanFs seam instead)",
+      );
     }
     const generated = await sample(["torn-tail", "zero-tail"]);
     const denied = generated.partitions[1]!.path;
@@ -711,7 +781,7 @@ describe.concurrent("inputs accepted before but not now, and clearer messages (1
     expect(await readFile(file, "utf8")).toBe("x");
   });
 
-  it("a dry-run repair lists a refused partition once under \"left untouched\", with its reason", async () => {
+  it('a dry-run repair lists a refused partition once under "left untouched", with its reason', async () => {
     const generated = await sample(["hole", "torn-tail"]);
     const run = await runCli(["repair", generated.dir]);
     expect(run.code).toBe(4);

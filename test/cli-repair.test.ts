@@ -48,9 +48,12 @@ const runCli = (args: string[]): Promise<Run> => startCli(args).done;
 
 /** The error `promise` rejects with (a resolve fails the test). */
 const rejection = (promise: Promise<unknown>): Promise<Error> =>
-  promise.then(() => {
-    throw new Error("expected a rejection");
-  }, (error: unknown) => error as Error);
+  promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (error: unknown) => error as Error,
+  );
 
 /** Resolves once the child has `file` open (Linux: /proc/<pid>/fd). */
 async function hasOpen(pid: number, file: string): Promise<void> {
@@ -66,7 +69,7 @@ async function hasOpen(pid: number, file: string): Promise<void> {
 async function repairedDataDir(): Promise<{ data: string; dirs: string[]; before: Record<string, string>[] }> {
   const data = tempDataDir();
   const dirs = [tempPartition(1, data), tempPartition(2, data)];
-  dirs.forEach((dir, i) => (i === 0 ? garbageTail : sweepScenario).build(dir));
+  for (const [i, dir] of dirs.entries()) (i === 0 ? garbageTail : sweepScenario).build(dir);
   const before = dirs.map((dir) => snapshot(dir));
   await repair(dirs[0]!, garbageTail);
   await repair(dirs[1]!, sweepScenario);
@@ -76,12 +79,17 @@ async function repairedDataDir(): Promise<{ data: string; dirs: string[]; before
 describe("cancellation says what was done (17.4)", () => {
   it("Ctrl-C during the re-scan after --apply names the repaired partitions and journals, not 'nothing was changed'", async () => {
     const result = {
-      partitions: [{ path: "/d/p1", journalPath: "/d/p1.segscan/journal.jsonl" }, { path: "/d/p2", journalPath: "/d/p2.segscan/journal.jsonl" }],
+      partitions: [
+        { path: "/d/p1", journalPath: "/d/p1.segscan/journal.jsonl" },
+        { path: "/d/p2", journalPath: "/d/p2.segscan/journal.jsonl" },
+      ],
     } as unknown as ApplyResult;
     const abort = Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" });
-    const error = await rejection(rescanRepaired(result, async () => {
-      throw abort;
-    }));
+    const error = await rejection(
+      rescanRepaired(result, async () => {
+        throw abort;
+      }),
+    );
     expect(error.name).toBe("AbortError");
     expect(error.message).not.toContain("nothing was changed");
     expect(error.message).toContain("every repair step completed and is in the journal");
@@ -99,13 +107,21 @@ describe("cancellation says what was done (17.4)", () => {
       ...nodeRepairFs,
       async open(filePath, mode) {
         const file = await nodeRepairFs.open(filePath, mode);
-        return { ...file, truncate: async (size) => { await file.truncate(size); if (filePath.endsWith(".log")) controller.abort(Object.assign(new Error("SIGINT"), { name: "AbortError" })); } };
+        return {
+          ...file,
+          truncate: async (size) => {
+            await file.truncate(size);
+            if (filePath.endsWith(".log")) controller.abort(Object.assign(new Error("SIGINT"), { name: "AbortError" }));
+          },
+        };
       },
     };
     const plan = planRepair(await scan(dir, scenario));
     const error = await rejection(applyRepair(plan, { engine, fs, signal: controller.signal, checkWriters: false }));
     expect(error.name).toBe("AbortError");
-    expect(error.message).toContain(`cancelled while applying: ${dir} is part-way repaired and the journal ${dir}.segscan/journal.jsonl records every completed step`);
+    expect(error.message).toContain(
+      `cancelled while applying: ${dir} is part-way repaired and the journal ${dir}.segscan/journal.jsonl records every completed step`,
+    );
     expect(error.message).toContain("`segscan scan` shows the state");
   });
 
@@ -118,37 +134,47 @@ describe("cancellation says what was done (17.4)", () => {
     controller.abort(Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" }));
     const error = await rejection(restore(dir, { engine, chunkBytes: CHUNK_BYTES, signal: controller.signal, checkWriters: false }));
     expect(error.name).toBe("AbortError");
-    expect(error.message).toBe(`restore cancelled: no step was undone, so ${dir} is as the repair left it; \`segscan scan ${dir}\` shows the state`);
+    expect(error.message).toBe(
+      `restore cancelled: no step was undone, so ${dir} is as the repair left it; \`segscan scan ${dir}\` shows the state`,
+    );
     await restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false });
     expect(snapshot(dir)).toEqual(before);
   });
 });
 
 describe("restore targets (17.10)", () => {
-  it.skipIf(process.platform !== "linux")("SIGINT during restore exits 32 with a message saying how far it got; restore again returns every byte", async () => {
-    const data = tempDataDir();
-    onTestFinished(() => rmSync(data, { recursive: true, force: true })); // 64 MiB: not left in the temp dir
-    const dir = tempPartition(1, data);
-    const chain = buildChain({ counts: [3, 2], seed: 51 });
-    // A 32 MiB non-zero residue: restore hashes it, re-appends it and hashes it again, long enough to be interrupted.
-    const { logPath } = writeSegment(dir, 0n, concat([chain.log, new Uint8Array(cryptoRandomBytes(32 * 1024 * 1024))]), indexAt(chain, [0, 1]));
-    const digest = (): string => createHash("sha256").update(readFileSync(logPath)).digest("hex");
-    const before = digest();
-    const repaired = await runCli(["repair", dir, "--apply", "--no-progress"]);
-    expect(repaired.code, repaired.stderr).toBe(1);
-    const residue = join(`${dir}.segscan`, `${basename(logPath)}.${chain.log.length}.residue`);
-    const { child, done } = startCli(["restore", dir]);
-    await hasOpen(child.pid!, residue); // restore is checking the residue: its signal handler is installed
-    child.kill("SIGINT");
-    const run = await done;
-    expect(run.signal).toBeNull();
-    expect(run.code, run.stderr).toBe(32);
-    expect(run.stderr).toContain("restore cancelled: ");
-    expect(run.stderr).toContain(`\`segscan scan ${dir}\` shows the state`);
-    const again = await runCli(["restore", dir]);
-    expect(again.code, again.stderr).toBe(0);
-    expect(digest()).toBe(before);
-  });
+  it.skipIf(process.platform !== "linux")(
+    "SIGINT during restore exits 32 with a message saying how far it got; restore again returns every byte",
+    async () => {
+      const data = tempDataDir();
+      onTestFinished(() => rmSync(data, { recursive: true, force: true })); // 64 MiB: not left in the temp dir
+      const dir = tempPartition(1, data);
+      const chain = buildChain({ counts: [3, 2], seed: 51 });
+      // A 32 MiB non-zero residue: restore hashes it, re-appends it and hashes it again, long enough to be interrupted.
+      const { logPath } = writeSegment(
+        dir,
+        0n,
+        concat([chain.log, new Uint8Array(cryptoRandomBytes(32 * 1024 * 1024))]),
+        indexAt(chain, [0, 1]),
+      );
+      const digest = (): string => createHash("sha256").update(readFileSync(logPath)).digest("hex");
+      const before = digest();
+      const repaired = await runCli(["repair", dir, "--apply", "--no-progress"]);
+      expect(repaired.code, repaired.stderr).toBe(1);
+      const residue = join(`${dir}.segscan`, `${basename(logPath)}.${chain.log.length}.residue`);
+      const { child, done } = startCli(["restore", dir]);
+      await hasOpen(child.pid!, residue); // restore is checking the residue: its signal handler is installed
+      child.kill("SIGINT");
+      const run = await done;
+      expect(run.signal).toBeNull();
+      expect(run.code, run.stderr).toBe(32);
+      expect(run.stderr).toContain("restore cancelled: ");
+      expect(run.stderr).toContain(`\`segscan scan ${dir}\` shows the state`);
+      const again = await runCli(["restore", dir]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(digest()).toBe(before);
+    },
+  );
 
   it("restore <data dir> restores every partition below it that has a journal", async () => {
     const { data, dirs, before } = await repairedDataDir();
@@ -193,7 +219,10 @@ describe("repair of a lone .log (17.2)", () => {
     const { logPath } = writeSegment(dir, 0n, concat([a.log, randomBytes(500, 4)]), indexAt(a, [0]));
     writeSegment(dir, b.batches[0]!.baseOffset, b.log, indexAt(b, [0]));
     const before = snapshot(dir);
-    for (const args of [["repair", logPath, "--no-progress"], ["repair", logPath, "--apply", "--no-progress"]]) {
+    for (const args of [
+      ["repair", logPath, "--no-progress"],
+      ["repair", logPath, "--apply", "--no-progress"],
+    ]) {
       const run = await runCli(args);
       expect(run.code, args.join(" ")).toBe(4);
       expect(run.stderr).toContain(`refusing to repair ${logPath} alone: its partition ${dir} is refused as a whole`);

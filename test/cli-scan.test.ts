@@ -1,6 +1,6 @@
 /**
  * `segscan scan` through the BUILT CLI (dist/src/cli/main.js; `npm test` builds
- * first) on every generated fault scenario: the exit status, the SPEC §9.3 JSON
+ * first) on every generated fault scenario: the exit status, the docs/interfaces.md §9.3 JSON
  * shape (strictly validated), the expected verdict and refusal, deep mode, both
  * engines giving the same report, replica policy, and the human report.
  */
@@ -12,7 +12,6 @@ import { join } from "node:path";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
 import { CLI, type Run, runCli } from "./helpers/cli.js";
-
 
 function parseReport(run: Run): JsonScanReport {
   let parsed: unknown;
@@ -42,9 +41,11 @@ const samples = new Map<string, GeneratedDataDir>();
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npm run build, or npx tsc -p tsconfig.json)`);
   root = await mkdtemp(join(tmpdir(), "segscan-cli-scan-"));
-  await Promise.all(SCENARIOS.map(async (scenario) => {
-    samples.set(scenario.name, await generateDataDir(join(root, scenario.name), { size: "tiny", seed: 3, scenario: scenario.name }));
-  }));
+  await Promise.all(
+    SCENARIOS.map(async (scenario) => {
+      samples.set(scenario.name, await generateDataDir(join(root, scenario.name), { size: "tiny", seed: 3, scenario: scenario.name }));
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -54,14 +55,22 @@ afterAll(async () => {
 describe("validateJsonReport", () => {
   it("rejects wrong types, unknown keys and bad counts", () => {
     const good = {
-      segscan: "1.0.0", engine: "ts",
+      segscan: "1.0.0",
+      engine: "ts",
       options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
-      partitions: [{
-        path: "p", verdict: "refused", action: "tombstone",
-        refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
-        error: null, budget: { limitUnits: 10, spentUnits: 0 }, sweep: [], segments: [],
-        ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
-      }],
+      partitions: [
+        {
+          path: "p",
+          verdict: "refused",
+          action: "tombstone",
+          refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
+          error: null,
+          budget: { limitUnits: 10, spentUnits: 0 },
+          sweep: [],
+          segments: [],
+          ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
+        },
+      ],
       summary: { partitions: 1, clean: 0, repairable: 0, refused: 1, failed: 0, bytesScanned: 0, elapsedMs: 1 },
     };
     expect(validateJsonReport(good)).toEqual([]);
@@ -142,7 +151,10 @@ describe.concurrent("every scenario at once", () => {
 
 describe.concurrent("scenario details", () => {
   it("zero-tail and torn-tail are torn tails with no survivor; zero-tail's residue is all zero", async () => {
-    for (const [name, allZero] of [["zero-tail", true], ["torn-tail", false]] as const) {
+    for (const [name, allZero] of [
+      ["zero-tail", true],
+      ["torn-tail", false],
+    ] as const) {
       const report = parseReport(await runCli(["scan", samples.get(name)!.partitions[0]!.path, "--json", "--concurrency", "1"]));
       const segment = report.partitions[0]!.segments.at(-1)!;
       expect(segment.outcome).toBe("torn-tail");
@@ -195,7 +207,9 @@ describe.concurrent("scenario details", () => {
     const hole = parseReport(await runCli(["scan", samples.get("hole")!.dir, "--json", "--replicas", "3", "--concurrency", "1"]));
     expect(hole.options.replicaCount).toBe(3);
     expect(hole.partitions[0]!.action).toBe("rebuild-from-peers");
-    const crafted = parseReport(await runCli(["scan", samples.get("crafted-residue")!.dir, "--json", "--replicas", "3", "--concurrency", "1"]));
+    const crafted = parseReport(
+      await runCli(["scan", samples.get("crafted-residue")!.dir, "--json", "--replicas", "3", "--concurrency", "1"]),
+    );
     expect(crafted.partitions[0]!.action).toBe("tombstone");
   });
 
@@ -236,7 +250,9 @@ describe("human report", () => {
       for (const segment of partition.segments) expect(human.stdout).toContain(segment.logPath.slice(segment.logPath.lastIndexOf("/") + 1));
     }
     const s = report.summary;
-    expect(human.stdout).toContain(`${s.partitions} partitions: ${s.clean} clean, ${s.repairable} repairable, ${s.refused} refused, ${s.failed} failed`);
+    expect(human.stdout).toContain(
+      `${s.partitions} partitions: ${s.clean} clean, ${s.repairable} repairable, ${s.refused} refused, ${s.failed} failed`,
+    );
     expect(human.stdout).toMatch(/torn-tail\s+cut at [\d,]+: residue .* no survivor/);
     expect(human.stdout).toContain("segscan repair");
   });

@@ -1,4 +1,4 @@
-/** SPEC §9.1: services on Deno import segscan; the wasm loads and a scan gives Node's report. */
+/** docs/interfaces.md §9.1: services on Deno import segscan; the wasm loads and a scan gives Node's report. */
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";

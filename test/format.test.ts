@@ -1,27 +1,30 @@
 /**
- * SPEC §1: the encoder and the reference decoders agree on every field, at the
+ * docs/format.md §1: the encoder and the reference decoders agree on every field, at the
  * extremes of every type (u64 above 2^53, u128 ids, u32 deltas), and the
  * segment-name and index-file rules hold.
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  BATCH_HEADER_BYTES, BATCH_RESERVED_START, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, MAX_BATCH_BYTES,
+  BATCH_HEADER_BYTES,
+  BATCH_RESERVED_START,
+  FRAME_HEADER_BYTES,
+  INDEX_ENTRY_BYTES,
+  MAX_BATCH_BYTES,
 } from "../src/format/constants.js";
+import { readU32, readU64, readU64AsSafeNumber, readU64Clamped, writeU32, writeU64 } from "../src/format/bytes.js";
+import { encodeBatch, encodeIndex, encodeIndexEntry, frameBytes, segmentStem } from "../src/format/encode.js";
 import {
-  readU32, readU64, readU64AsSafeNumber, readU64Clamped, writeU32, writeU64,
-} from "../src/format/bytes.js";
-import {
-  encodeBatch, encodeIndex, encodeIndexEntry, frameBytes, segmentStem,
-} from "../src/format/encode.js";
-import {
-  VerifyStatus, headerDecodeStatus, readBatchHeader, readFrameHeader, readIndexEntries, readIndexEntry,
+  VerifyStatus,
+  headerDecodeStatus,
+  readBatchHeader,
+  readFrameHeader,
+  readIndexEntries,
+  readIndexEntry,
   type IndexEntry,
 } from "../src/format/records.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
-import {
-  U128_MAX, U64_MAX, batchSpecArb, encodeSpec, toBatchInput, type BatchSpec,
-} from "./helpers/engine-fixtures.js";
+import { U128_MAX, U64_MAX, batchSpecArb, encodeSpec, toBatchInput, type BatchSpec } from "./helpers/engine-fixtures.js";
 
 const u64 = fc.bigInt({ min: 0n, max: U64_MAX });
 
@@ -75,7 +78,7 @@ function expectDecodesTo(batch: Uint8Array, spec: BatchSpec, at = 0): void {
   expect(header.messageCount).toBe(spec.messages.length);
   expect(batch.subarray(at + BATCH_RESERVED_START, at + BATCH_HEADER_BYTES).every((b) => b === 0)).toBe(true);
 
-  // SPEC §1.4: the batch checksum over the header fields and the frame checksums.
+  // docs/format.md §1.4: the batch checksum over the header fields and the frame checksums.
   const checksummed: Uint8Array[] = [batch.subarray(at, at + 40), batch.subarray(at + 48, at + 52)];
 
   let pos = at + BATCH_HEADER_BYTES;
@@ -92,8 +95,7 @@ function expectDecodesTo(batch: Uint8Array, spec: BatchSpec, at = 0): void {
     expect(frame.frameBytes).toBe(frameBytes(message));
     const payloadAt = pos + FRAME_HEADER_BYTES;
     expect(batch.subarray(payloadAt, payloadAt + m.payloadLength)).toEqual(message.payload);
-    expect(batch.subarray(payloadAt + m.payloadLength, pos + frame.frameBytes))
-      .toEqual(message.userHeaders ?? new Uint8Array(0));
+    expect(batch.subarray(payloadAt + m.payloadLength, pos + frame.frameBytes)).toEqual(message.userHeaders ?? new Uint8Array(0));
     expect(frame.checksum).toBe(xxh3_64(batch.subarray(pos + 8, pos + frame.frameBytes)));
     checksummed.push(batch.subarray(pos, pos + 8));
     pos += frame.frameBytes;
@@ -108,7 +110,7 @@ function expectDecodesTo(batch: Uint8Array, spec: BatchSpec, at = 0): void {
   expect(header.batchChecksum).toBe(xxh3_64(joined));
 }
 
-describe("encodeBatch → decoders round trip (SPEC §1.2–1.4)", () => {
+describe("encodeBatch → decoders round trip (docs/format.md §1.2–1.4)", () => {
   it("every field survives, for random batches", () => {
     fc.assert(
       fc.property(batchSpecArb({ maxMessages: 12, maxPayload: 600 }), (spec) => {
@@ -144,7 +146,10 @@ describe("encodeBatch → decoders round trip (SPEC §1.2–1.4)", () => {
 
   it("decodes at a nonzero position inside a larger buffer", () => {
     const spec: BatchSpec = {
-      partitionId: 9n, baseOffset: 1n << 60n, baseTimestamp: 5n, originTimestamp: undefined,
+      partitionId: 9n,
+      baseOffset: 1n << 60n,
+      baseTimestamp: 5n,
+      originTimestamp: undefined,
       messages: [{ id: 1n, offsetDelta: undefined, timestampDelta: 3, payloadLength: 10, userHeadersLength: 2, seed: 4 }],
     };
     const batch = encodeSpec(spec);
@@ -157,7 +162,14 @@ describe("encodeBatch → decoders round trip (SPEC §1.2–1.4)", () => {
     const batch = encodeBatch({ baseOffset: 42n, baseTimestamp: 7n, messages: [] });
     expect(batch.length).toBe(BATCH_HEADER_BYTES);
     const header = readBatchHeader(batch, 0);
-    expect(header).toMatchObject({ partitionId: 0n, baseOffset: 42n, baseTimestamp: 7n, originTimestamp: 7n, batchLength: 256, messageCount: 0 });
+    expect(header).toMatchObject({
+      partitionId: 0n,
+      baseOffset: 42n,
+      baseTimestamp: 7n,
+      originTimestamp: 7n,
+      batchLength: 256,
+      messageCount: 0,
+    });
     // Checksum over the header fields alone (no frames).
     const joined = new Uint8Array(44);
     joined.set(batch.subarray(0, 40), 0);
@@ -166,7 +178,7 @@ describe("encodeBatch → decoders round trip (SPEC §1.2–1.4)", () => {
   });
 });
 
-describe("headerDecodeStatus (SPEC §1.2)", () => {
+describe("headerDecodeStatus (docs/format.md §1.2)", () => {
   const header = (length: bigint): Uint8Array => {
     const bytes = new Uint8Array(BATCH_HEADER_BYTES);
     writeU64(bytes, 32, length);
@@ -191,7 +203,7 @@ describe("headerDecodeStatus (SPEC §1.2)", () => {
   });
 });
 
-describe("sparse index entries (SPEC §1.5)", () => {
+describe("sparse index entries (docs/format.md §1.5)", () => {
   const entryArb: fc.Arbitrary<IndexEntry> = fc.record({ offset: u64, timestamp: u64, position: u64 });
 
   it("encodeIndexEntry / readIndexEntry round trip, field order offset|timestamp|position", () => {
@@ -227,12 +239,13 @@ describe("sparse index entries (SPEC §1.5)", () => {
     const torn = new Uint8Array(24 + 1);
     torn.set(one);
     expect(readIndexEntries(torn)).toEqual({
-      entries: [{ offset: U64_MAX, timestamp: 1n << 53n, position: 1n }], trailingBytes: 1,
+      entries: [{ offset: U64_MAX, timestamp: 1n << 53n, position: 1n }],
+      trailingBytes: 1,
     });
   });
 });
 
-describe("segmentStem (SPEC §1.1)", () => {
+describe("segmentStem (docs/format.md §1.1)", () => {
   it("zero-pads to 20 digits", () => {
     expect(segmentStem(0n)).toBe("00000000000000000000");
     expect(segmentStem(1000n)).toBe("00000000000000001000");

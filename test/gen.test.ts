@@ -8,9 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdtemp, readFile, readdir, rm, stat, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import {
-  DEMO_SCENARIOS, SCENARIOS, generateDataDir, getScenario, listScenarios, type GeneratedDataDir,
-} from "../src/gen/index.js";
+import { DEMO_SCENARIOS, SCENARIOS, generateDataDir, getScenario, listScenarios, type GeneratedDataDir } from "../src/gen/index.js";
 import { Prng } from "../src/gen/prng.js";
 import { BATCH_HEADER_BYTES, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES } from "../src/format/constants.js";
 import { VerifyStatus, readBatchHeader, readFrameHeader, readIndexEntries } from "../src/format/records.js";
@@ -33,7 +31,13 @@ async function tree(dir: string): Promise<Map<string, string>> {
     for (const entry of await readdir(at, { withFileTypes: true })) {
       const path = join(at, entry.name);
       if (entry.isDirectory()) await walk(path);
-      else out.set(relative(dir, path), createHash("sha256").update(await readFile(path)).digest("hex"));
+      else
+        out.set(
+          relative(dir, path),
+          createHash("sha256")
+            .update(await readFile(path))
+            .digest("hex"),
+        );
     }
   };
   await walk(dir);
@@ -72,8 +76,10 @@ describe("generateDataDir", () => {
 
   it("writes streams/<s>/topics/<t>/partitions/<p>/ with several segments each, a few MiB in all", async () => {
     expect(generated.partitions.map((p) => p.relativePath)).toEqual([
-      "streams/1/topics/1/partitions/1", "streams/1/topics/1/partitions/2",
-      "streams/1/topics/2/partitions/1", "streams/1/topics/2/partitions/2",
+      "streams/1/topics/1/partitions/1",
+      "streams/1/topics/1/partitions/2",
+      "streams/1/topics/2/partitions/1",
+      "streams/1/topics/2/partitions/2",
     ]);
     expect(generated.logBytes).toBeGreaterThan(4 * 1024 * 1024);
     expect(generated.logBytes).toBeLessThan(12 * 1024 * 1024);
@@ -184,7 +190,12 @@ describe("generateDataDir", () => {
 
   it("honours explicit sizes", async () => {
     const custom = await generateDataDir(join(root, "custom"), {
-      size: "tiny", topicsPerStream: 1, partitionsPerTopic: 1, segmentsPerPartition: 5, segmentBytes: 40 * 1024, flushBytes: 10 * 1024,
+      size: "tiny",
+      topicsPerStream: 1,
+      partitionsPerTopic: 1,
+      segmentsPerPartition: 5,
+      segmentBytes: 40 * 1024,
+      flushBytes: 10 * 1024,
     });
     expect(custom.partitions).toHaveLength(1);
     expect(custom.partitions[0]!.segments).toHaveLength(5);
@@ -207,9 +218,13 @@ describe("generateDataDir", () => {
     await expect(generateDataDir(join(root, "bad1"), { scenario: "no-such-fault" })).rejects.toThrow(/unknown scenario/);
     await expect(generateDataDir(join(root, "bad2"), { scenario: "hole", segmentsPerPartition: 2 })).rejects.toThrow(/at least 3 segments/);
     await expect(generateDataDir(join(root, "bad3"), { segmentBytes: 0 })).rejects.toThrow(RangeError);
-    await expect(generateDataDir(join(root, "bad4"), {
-      scenarios: ["torn-tail", "hole", "zero-tail"], topicsPerStream: 1, partitionsPerTopic: 2,
-    })).rejects.toThrow(/need at least as many partitions/);
+    await expect(
+      generateDataDir(join(root, "bad4"), {
+        scenarios: ["torn-tail", "hole", "zero-tail"],
+        topicsPerStream: 1,
+        partitionsPerTopic: 2,
+      }),
+    ).rejects.toThrow(/need at least as many partitions/);
   });
 });
 
@@ -227,8 +242,19 @@ describe("scenarios", () => {
       expect(expected.scanExit).toBe(expected.verdict === "clean" ? 0 : 4);
     }
     for (const name of [
-      "zero-tail", "torn-tail", "payload-bitflip", "length-bitflip", "forward-gap", "backward-gap", "lost-index",
-      "non-monotone-index", "index-before-start", "hole", "empty-non-tail", "scratch-files", "crafted-residue",
+      "zero-tail",
+      "torn-tail",
+      "payload-bitflip",
+      "length-bitflip",
+      "forward-gap",
+      "backward-gap",
+      "lost-index",
+      "non-monotone-index",
+      "index-before-start",
+      "hole",
+      "empty-non-tail",
+      "scratch-files",
+      "crafted-residue",
     ]) {
       expect(listed.map((s) => s.name)).toContain(name);
     }
@@ -274,7 +300,9 @@ describe("scenarios", () => {
     const b = await readFile(segment.logPath);
     const diffs = [...a.keys()].filter((i) => a[i] !== b[i]);
     expect(diffs).toHaveLength(1);
-    const batch = segment.batches.find((candidate) => candidate.position <= diffs[0]! && diffs[0]! < candidate.position + candidate.length)!;
+    const batch = segment.batches.find(
+      (candidate) => candidate.position <= diffs[0]! && diffs[0]! < candidate.position + candidate.length,
+    )!;
     expect(diffs[0]!).toBeGreaterThanOrEqual(batch.position + BATCH_HEADER_BYTES + FRAME_HEADER_BYTES);
     expect(batch.chunk).toBe(segment.chunkStarts.length - 1);
     expect(batch).not.toBe(segment.batches.at(-1));
@@ -288,13 +316,13 @@ describe("user headers in Iggy's layout", () => {
       { key: stringField("n"), value: uintField("uint32", 7n) },
     ]);
     expect([...block]).toEqual([
-      2, 2, 0, 0, 0, 0x63, 0x74, 2, 4, 0, 0, 0, 0x6a, 0x73, 0x6f, 0x6e,
-      2, 1, 0, 0, 0, 0x6e, 11, 4, 0, 0, 0, 7, 0, 0, 0,
+      2, 2, 0, 0, 0, 0x63, 0x74, 2, 4, 0, 0, 0, 0x6a, 0x73, 0x6f, 0x6e, 2, 1, 0, 0, 0, 0x6e, 11, 4, 0, 0, 0, 7, 0, 0, 0,
     ]);
     const decoded = decodeUserHeaders(block);
     expect(decoded.ok).toBe(true);
     expect(decoded.entries.map((entry) => [formatUserHeaderField(entry.key), formatUserHeaderField(entry.value)])).toEqual([
-      ['"ct"', '"json"'], ['"n"', "7"],
+      ['"ct"', '"json"'],
+      ['"n"', "7"],
     ]);
   });
 

@@ -25,8 +25,14 @@ const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 const CHROMIUM = process.env.SEGSCAN_CHROMIUM ?? "/usr/bin/chromium";
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const CHROMIUM_FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-  "--disable-component-update", "--disable-sync",
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
 ];
 /** Synthetic report size the issue asks to stay usable. */
 const LARGE_PARTITIONS = 10_000;
@@ -41,7 +47,11 @@ if (!HAVE_CHROMIUM) {
   console.warn(`html-report browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SEGSCAN_CHROMIUM)`);
 }
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 function runCli(args: string[], stdin?: string): Promise<Run> {
   const env = { ...process.env };
   delete env.FORCE_COLOR;
@@ -83,28 +93,61 @@ function syntheticReport(partitions: number): JsonScanReport {
       const firstMicros = startMicros + s * rng.int(1_000_000, 60_000_000);
       bytesScanned += segmentBytes;
       const segment: JsonSegment = {
-        startOffset: String(start), endOffset: String(start + perSegment - 1), startTimestamp: String(firstMicros),
-        endTimestamp: String(firstMicros + rng.int(1000, 999_000)), messageCount: perSegment,
-        logPath: `${path}/${String(start).padStart(20, "0")}.log`, messagesSize: segmentBytes, indexSize: 64,
-        arm: "indexed", outcome: "clean", walkedSize: segmentBytes, residue: null, gaps: [], warnings: [],
-        index: { entries: 4, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 }, refusal: null,
+        startOffset: String(start),
+        endOffset: String(start + perSegment - 1),
+        startTimestamp: String(firstMicros),
+        endTimestamp: String(firstMicros + rng.int(1000, 999_000)),
+        messageCount: perSegment,
+        logPath: `${path}/${String(start).padStart(20, "0")}.log`,
+        messagesSize: segmentBytes,
+        indexSize: 64,
+        arm: "indexed",
+        outcome: "clean",
+        walkedSize: segmentBytes,
+        residue: null,
+        gaps: [],
+        warnings: [],
+        index: { entries: 4, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
+        refusal: null,
       };
       if (tail && verdict === "repairable") {
         const damagePosition = segmentBytes - rng.int(100, 100_000);
         Object.assign(segment, {
-          outcome: "torn-tail", walkedSize: damagePosition, messageCount: null, endOffset: String(start + perSegment - 20),
-          residue: { damagePosition, bytes: segmentBytes - damagePosition, allZero: i % 2 === 0, probe: "no-survivor", survivorPosition: null, spentUnits: 1000 },
+          outcome: "torn-tail",
+          walkedSize: damagePosition,
+          messageCount: null,
+          endOffset: String(start + perSegment - 20),
+          residue: {
+            damagePosition,
+            bytes: segmentBytes - damagePosition,
+            allZero: i % 2 === 0,
+            probe: "no-survivor",
+            survivorPosition: null,
+            spentUnits: 1000,
+          },
         });
       }
       if (s === 1 && verdict === "refused") {
         const damagePosition = REFUSED_DAMAGE_POSITION;
         const survivorPosition = REFUSED_DAMAGE_POSITION + rng.int(1000, 100_000);
         Object.assign(segment, {
-          outcome: "refused", walkedSize: damagePosition, messageCount: null,
-          residue: { damagePosition, bytes: segmentBytes - damagePosition, allZero: false, probe: "survivor", survivorPosition, spentUnits: 300_000 },
+          outcome: "refused",
+          walkedSize: damagePosition,
+          messageCount: null,
+          residue: {
+            damagePosition,
+            bytes: segmentBytes - damagePosition,
+            allZero: false,
+            probe: "survivor",
+            survivorPosition,
+            spentUnits: 300_000,
+          },
           refusal: {
-            code: "InteriorDamage", message: `segment ${start}: damage at byte ${damagePosition} is followed by a verifying batch at byte ${survivorPosition}`,
-            segment: String(start), damagePosition, survivorPosition,
+            code: "InteriorDamage",
+            message: `segment ${start}: damage at byte ${damagePosition} is followed by a verifying batch at byte ${survivorPosition}`,
+            segment: String(start),
+            damagePosition,
+            survivorPosition,
           },
         });
       }
@@ -112,21 +155,31 @@ function syntheticReport(partitions: number): JsonScanReport {
     }
     const refusal = verdict === "refused" ? segments[1]!.refusal : null;
     out.push({
-      path, verdict, refusal,
+      path,
+      verdict,
+      refusal,
       action: verdict === "clean" ? "serve" : verdict === "repairable" ? "repair" : verdict === "refused" ? "tombstone" : "retry",
       error: verdict === "failed" ? { code: "ReadFailure", path: segments[0]!.logPath, message: "EIO reading 4096 bytes at 0" } : null,
       budget: { limitUnits: 2_281_701_376, spentUnits: verdict === "refused" ? 300_000 : verdict === "repairable" ? 1000 : 0 },
-      sweep: [], ignored: [], segments,
+      sweep: [],
+      ignored: [],
+      segments,
     });
   }
   const tally = (verdict: JsonPartition["verdict"]): number => out.filter((p) => p.verdict === verdict).length;
   return {
-    segscan: "1.0.0", engine: "wasm",
+    segscan: "1.0.0",
+    engine: "wasm",
     options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 2_281_701_376, windowBytes: 1_048_576 },
     partitions: out,
     summary: {
-      partitions: out.length, clean: tally("clean"), repairable: tally("repairable"), refused: tally("refused"), failed: tally("failed"),
-      bytesScanned, elapsedMs: 1234,
+      partitions: out.length,
+      clean: tally("clean"),
+      repairable: tally("repairable"),
+      refused: tally("refused"),
+      failed: tally("failed"),
+      bytesScanned,
+      elapsedMs: 1234,
     },
   };
 }
@@ -238,7 +291,11 @@ describeBrowser("HTML report in headless Chromium", () => {
   beforeAll(async () => {
     userDataDir = await mkdtemp(join(tmpdir(), "segscan-chromium-"));
     context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1,
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      viewport: { width: 1280, height: 900 },
+      deviceScaleFactor: 1,
     });
   });
 
@@ -247,7 +304,11 @@ describeBrowser("HTML report in headless Chromium", () => {
     if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
   });
 
-  interface Watched { page: Page; errors: string[]; requests: string[] }
+  interface Watched {
+    page: Page;
+    errors: string[];
+    requests: string[];
+  }
 
   /** Opens a page from disk, recording console errors, page errors and every request other than the page itself. */
   async function open(path: string): Promise<Watched & { openMs: number }> {
@@ -287,7 +348,8 @@ describeBrowser("HTML report in headless Chromium", () => {
 
   function expectColor(actual: [number, number, number], hex: string): void {
     const wanted = rgb(hex);
-    for (let i = 0; i < 3; i++) expect(Math.abs(actual[i]! - wanted[i]!), `channel ${i} of ${actual} vs ${hex}`).toBeLessThanOrEqual(COLOR_TOLERANCE);
+    for (let i = 0; i < 3; i++)
+      expect(Math.abs(actual[i]! - wanted[i]!), `channel ${i} of ${actual} vs ${hex}`).toBeLessThanOrEqual(COLOR_TOLERANCE);
   }
 
   it("demo report: rows, marks at their byte positions, tooltips on hover and focus, filters, pixels, no errors or requests", async () => {
@@ -356,15 +418,22 @@ describeBrowser("HTML report in headless Chromium", () => {
     await expect(tooltip.isVisible()).resolves.toBe(false);
 
     // Text alternatives: every drawing and every mark has an accessible name and a <title>.
-    const unnamed = await page.evaluate(() => [
-      ...Array.from(document.querySelectorAll("svg.bar")).filter((svg) => !svg.getAttribute("aria-label")),
-      ...Array.from(document.querySelectorAll(".mark")).filter((mark) => !mark.getAttribute("aria-label") || !mark.querySelector("title")),
-      ...Array.from(document.querySelectorAll(".mark")).filter((mark) => mark.getAttribute("tabindex") !== "0"),
-    ].length);
+    const unnamed = await page.evaluate(
+      () =>
+        [
+          ...Array.from(document.querySelectorAll("svg.bar")).filter((svg) => !svg.getAttribute("aria-label")),
+          ...Array.from(document.querySelectorAll(".mark")).filter(
+            (mark) => !mark.getAttribute("aria-label") || !mark.querySelector("title"),
+          ),
+          ...Array.from(document.querySelectorAll(".mark")).filter((mark) => mark.getAttribute("tabindex") !== "0"),
+        ].length,
+    );
     expect(unnamed).toBe(0);
 
     // The torn tail's cut point sits at the proven prefix P.
-    const tornIndex = demoJson.partitions.findIndex((p) => p.segments.some((s) => s.outcome === "torn-tail" && s.residue?.allZero === false));
+    const tornIndex = demoJson.partitions.findIndex((p) =>
+      p.segments.some((s) => s.outcome === "torn-tail" && s.residue?.allZero === false),
+    );
     const torn = demoJson.partitions[tornIndex]!;
     const tornSegmentIndex = torn.segments.findIndex((s) => s.outcome === "torn-tail");
     const tornSegment = torn.segments[tornSegmentIndex]!;
@@ -372,7 +441,8 @@ describeBrowser("HTML report in headless Chromium", () => {
     await tornBar.evaluate((element) => element.scrollIntoView({ block: "center" }));
     await tornBar.locator('[data-mark="cut"] rect.hit').hover();
     await expect(tooltip.textContent()).resolves.toContain(
-      `Damage position and cut point at byte ${count(tornSegment.walkedSize)}: a repair truncates the .log from ${count(tornSegment.messagesSize)}`);
+      `Damage position and cut point at byte ${count(tornSegment.walkedSize)}: a repair truncates the .log from ${count(tornSegment.messagesSize)}`,
+    );
 
     // Zero and non-zero residues are told apart by pattern; sweep candidates are listed; index entries are ticks.
     const zeroResidues = demoJson.partitions.flatMap((p) => p.segments).filter((s) => s.residue?.allZero === true).length;
@@ -388,7 +458,8 @@ describeBrowser("HTML report in headless Chromium", () => {
     const indexMark = page.locator('li.partition[data-index="0"] svg.bar:not(.zoom)').first().locator('[data-mark="index"]');
     await expect(indexMark.locator("line.tick").count()).resolves.toBe(firstSegment.index.entries);
     await expect(indexMark.getAttribute("data-tip")).resolves.toContain(
-      `Index: ${firstSegment.index.entries} entries (${firstSegment.indexSize} bytes)\nthe report holds the count, not the positions`);
+      `Index: ${firstSegment.index.entries} entries (${firstSegment.indexSize} bytes)\nthe report holds the count, not the positions`,
+    );
 
     // Filters: only the partitions that are not clean, then search by path.
     const notClean = demoJson.partitions.filter((p) => p.verdict !== "clean").length;
@@ -448,7 +519,9 @@ describeBrowser("HTML report in headless Chromium", () => {
     const warning = row.locator('[data-mark="warning"]');
     await warning.evaluate((element) => element.scrollIntoView({ block: "center" }));
     await warning.focus();
-    await expect(page.locator("#tooltip").textContent()).resolves.toContain("Warning OversizedBatch at byte 4,096 (batch length 70,000,000 bytes)");
+    await expect(page.locator("#tooltip").textContent()).resolves.toContain(
+      "Warning OversizedBatch at byte 4,096 (batch length 70,000,000 bytes)",
+    );
     const gap = row.locator('svg.bar:not(.zoom) [data-mark="gap"]');
     await gap.focus();
     await expect(page.locator("#tooltip").textContent()).resolves.toContain("Forward gap at byte 8,192: expected offset 12, found 20");
@@ -462,31 +535,40 @@ describeBrowser("HTML report in headless Chromium", () => {
     const path = join(root, "large.html");
     await writeFile(path, renderHtmlReport(report));
     const fileBytes = (await stat(path)).size;
-    console.log(`html-report: ${count(LARGE_PARTITIONS)} partitions → ${count(fileBytes)} bytes of HTML ` +
-      `(${(fileBytes / 1048576).toFixed(2)} MiB; the report JSON alone is ${count(JSON.stringify(report).length)} bytes)`);
+    console.log(
+      `html-report: ${count(LARGE_PARTITIONS)} partitions → ${count(fileBytes)} bytes of HTML ` +
+        `(${(fileBytes / 1048576).toFixed(2)} MiB; the report JSON alone is ${count(JSON.stringify(report).length)} bytes)`,
+    );
 
     const { page, errors, requests, openMs } = await open(path);
     const notClean = report.partitions.filter((p) => p.verdict !== "clean");
     expect(await page.locator("#only-problems").isChecked()).toBe(true); // more than 50 partitions
     expect(await rowCount(page)).toBe(Math.min(50, notClean.length));
-    await expect(page.locator("#status").textContent()).resolves.toContain(`of ${count(notClean.length)} matching partitions (10,000 in the report)`);
+    await expect(page.locator("#status").textContent()).resolves.toContain(
+      `of ${count(notClean.length)} matching partitions (10,000 in the report)`,
+    );
     expect(await page.locator("li.partition.v-clean").count()).toBe(0);
     const failedRow = page.locator('li.partition[data-verdict="failed"]').first();
     await expect(failedRow.locator(".error").textContent()).resolves.toContain("ReadFailure: EIO reading 4096 bytes at 0");
     await expect(failedRow.locator(".words").first().textContent()).resolves.toContain("Retry: fix the storage and scan again");
 
     // Show the clean ones too: timed in the page, up to the next painted frame.
-    const filterMs = await page.evaluate(() => new Promise<number>((resolve) => {
-      const started = performance.now();
-      (document.getElementById("only-problems") as HTMLInputElement).click();
-      requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - started), 0));
-    }));
+    const filterMs = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const started = performance.now();
+          (document.getElementById("only-problems") as HTMLInputElement).click();
+          requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - started), 0));
+        }),
+    );
     expect(await rowCount(page)).toBe(50);
     await expect(page.locator("#status").textContent()).resolves.toContain("of 10,000 matching partitions");
     const readyMs = await page.evaluate(() => performance.getEntriesByName("segscan-ready")[0]?.startTime ?? Number.NaN);
-    console.log(`html-report: ${count(LARGE_PARTITIONS)} partitions open in ${readyMs.toFixed(0)} ms in the page (navigation start to first rows built; ` +
-      `${openMs.toFixed(0)} ms as the test driver saw it) ` +
-      `and re-filter in ${filterMs.toFixed(1)} ms (click to next frame) in headless Chromium`);
+    console.log(
+      `html-report: ${count(LARGE_PARTITIONS)} partitions open in ${readyMs.toFixed(0)} ms in the page (navigation start to first rows built; ` +
+        `${openMs.toFixed(0)} ms as the test driver saw it) ` +
+        `and re-filter in ${filterMs.toFixed(1)} ms (click to next frame) in headless Chromium`,
+    );
 
     // Paging: page 2 starts at the 51st partition.
     await page.locator("#next").click();
@@ -500,7 +582,9 @@ describeBrowser("HTML report in headless Chromium", () => {
     const matches = report.partitions.filter((p) => p.path.includes(query)).length;
     expect(matches).toBe(11); // …/5 and …/50 to …/59
     expect(await rowCount(page)).toBe(matches);
-    console.log(`html-report: search over ${count(LARGE_PARTITIONS)} partitions answered in ${(performance.now() - searchStarted).toFixed(0)} ms (fill + Enter, as driven)`);
+    console.log(
+      `html-report: search over ${count(LARGE_PARTITIONS)} partitions answered in ${(performance.now() - searchStarted).toFixed(0)} ms (fill + Enter, as driven)`,
+    );
 
     // A refused partition of the big report draws its damage where its JSON says.
     await page.locator("#search").fill("");

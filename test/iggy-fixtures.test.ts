@@ -23,14 +23,31 @@ const fixtures = fileURLToPath(new URL("./fixtures/iggy-written/", import.meta.u
 const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 
 interface ExpectedBatch {
-  position: number; base_offset: string; message_count: number; base_timestamp: string; origin_timestamp: string;
-  batch_length: number; checksum: string;
+  position: number;
+  base_offset: string;
+  message_count: number;
+  base_timestamp: string;
+  origin_timestamp: string;
+  batch_length: number;
+  checksum: string;
 }
 interface ExpectedSegment {
-  start_offset: string; end_offset: string | null; start_timestamp: string | null; end_timestamp: string | null;
-  size: number; sealed: boolean; messages: number; index_entries: [string, string, number][]; file: string; batches: ExpectedBatch[];
+  start_offset: string;
+  end_offset: string | null;
+  start_timestamp: string | null;
+  end_timestamp: string | null;
+  size: number;
+  sealed: boolean;
+  messages: number;
+  index_entries: [string, string, number][];
+  file: string;
+  batches: ExpectedBatch[];
 }
-interface ExpectedPartition { path: string; partition_id: number; segments: ExpectedSegment[] }
+interface ExpectedPartition {
+  path: string;
+  partition_id: number;
+  segments: ExpectedSegment[];
+}
 const expected = JSON.parse(readFileSync(join(fixtures, "expected.json"), "utf8")) as { partitions: ExpectedPartition[] };
 
 /** A dump's batch as expected.json spells it. */
@@ -52,7 +69,10 @@ describe("partitions written by Apache Iggy", () => {
   });
 
   it("expected.json describes two partitions, one with a trailing empty segment", () => {
-    expect(expected.partitions.map((partition) => partition.path)).toEqual(["streams/1/topics/1/partitions/2", "streams/1/topics/1/partitions/4"]);
+    expect(expected.partitions.map((partition) => partition.path)).toEqual([
+      "streams/1/topics/1/partitions/2",
+      "streams/1/topics/1/partitions/4",
+    ]);
     expect(expected.partitions[0]!.segments.at(-1)).toMatchObject({ size: 0, messages: 0, end_offset: null });
   });
 
@@ -63,7 +83,9 @@ describe("partitions written by Apache Iggy", () => {
         const json = toJsonReport(report);
         expect(validateJsonReport(JSON.parse(JSON.stringify(json)))).toEqual([]);
         expect(report.summary, engine.kind).toMatchObject({ partitions: 2, clean: 2, repairable: 0, refused: 0, failed: 0 });
-        expect(report.partitions.map((partition) => partition.path)).toEqual(expected.partitions.map((partition) => join(fixtures, partition.path)));
+        expect(report.partitions.map((partition) => partition.path)).toEqual(
+          expected.partitions.map((partition) => join(fixtures, partition.path)),
+        );
         report.partitions.forEach((partition, p) => {
           const want = expected.partitions[p]!;
           expect(partition.verdict).toBe("clean");
@@ -74,15 +96,18 @@ describe("partitions written by Apache Iggy", () => {
             const seg = want.segments[s]!;
             const where = `${engine.kind} ${verify} ${want.path}/${seg.file}`;
             expect(segment.logPath, where).toBe(join(fixtures, want.path, seg.file));
-            expect({
-              startOffset: segment.startOffset.toString(),
-              endOffset: segment.endOffset?.toString() ?? null,
-              startTimestamp: segment.startTimestamp?.toString() ?? null,
-              endTimestamp: segment.endTimestamp?.toString() ?? null,
-              messagesSize: segment.messagesSize,
-              walkedSize: segment.walkedSize,
-              indexEntries: segment.index.entries,
-            }, where).toEqual({
+            expect(
+              {
+                startOffset: segment.startOffset.toString(),
+                endOffset: segment.endOffset?.toString() ?? null,
+                startTimestamp: segment.startTimestamp?.toString() ?? null,
+                endTimestamp: segment.endTimestamp?.toString() ?? null,
+                messagesSize: segment.messagesSize,
+                walkedSize: segment.walkedSize,
+                indexEntries: segment.index.entries,
+              },
+              where,
+            ).toEqual({
               startOffset: seg.start_offset,
               endOffset: seg.end_offset,
               startTimestamp: seg.start_timestamp,
@@ -111,7 +136,12 @@ describe("partitions written by Apache Iggy", () => {
           let text = "";
           const path = join(fixtures, partition.path, segment.file);
           const result = await dumpLog(path, {
-            messages: true, json: true, engine, windowBytes: 64 * 1024, color: colors(false), write: async (chunk) => {
+            messages: true,
+            json: true,
+            engine,
+            windowBytes: 64 * 1024,
+            color: colors(false),
+            write: async (chunk) => {
               text += chunk;
             },
           });
@@ -123,7 +153,13 @@ describe("partitions written by Apache Iggy", () => {
           expect(dump.batches.map(dumpedBatch), where).toEqual(segment.batches);
           for (const batch of dump.batches) {
             expect(batch.verify).toBe("ok");
-            const messages = batch.messages as { checksum: string; timestamp: string; userHeadersLength: number; userHeaders: unknown[]; userHeadersProblem?: string }[];
+            const messages = batch.messages as {
+              checksum: string;
+              timestamp: string;
+              userHeadersLength: number;
+              userHeaders: unknown[];
+              userHeadersProblem?: string;
+            }[];
             expect(messages).toHaveLength(batch.messageCount as number);
             for (const message of messages) {
               expect(message.checksum).toBe("ok");
@@ -168,7 +204,9 @@ describe("partitions written by Apache Iggy", () => {
   it("the built CLI's `dump --json` lists Iggy's batches for the tiny partition", () => {
     const partition = expected.partitions[1]!;
     const segment = partition.segments[0]!;
-    const stdout = execFileSync(process.execPath, [CLI, "dump", "--json", join(fixtures, partition.path, segment.file)], { encoding: "utf8" });
+    const stdout = execFileSync(process.execPath, [CLI, "dump", "--json", join(fixtures, partition.path, segment.file)], {
+      encoding: "utf8",
+    });
     expect((JSON.parse(stdout) as { batches: Record<string, unknown>[] }).batches.map(dumpedBatch)).toEqual(segment.batches);
   });
 });

@@ -35,7 +35,11 @@ async function repair(root: string, fs = nodeRepairFs): Promise<boolean> {
 /** Every file under metadata/ (not the preserve dir), by name. */
 function metadataFiles(root: string): Record<string, string> {
   const dir = join(root, "metadata");
-  return Object.fromEntries(readdirSync(dir).sort().map((name) => [name, readFileSync(join(dir, name)).toString("hex")]));
+  return Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((name) => [name, readFileSync(join(dir, name)).toString("hex")]),
+  );
 }
 
 describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fault) => {
@@ -64,7 +68,9 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
         const label = `k=${k} (${counter.log[k - 1]}) torn=${tornWriteFraction}`;
         const { root, wal, original } = await tornNode(fault);
         const before = metadataFiles(root);
-        await expect(repair(root, createFaultyFs(nodeRepairFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(InjectedFault);
+        await expect(repair(root, createFaultyFs(nodeRepairFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(
+          InjectedFault,
+        );
         await repair(root);
         expect(metadataFiles(root), label).toEqual(end);
         expect((await scanNode(root, { engine })).verdict, label).toBe("clean");

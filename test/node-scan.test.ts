@@ -42,7 +42,10 @@ describe("a clean generated node", () => {
       expect(nodeReport.metadata.wal).toMatchObject({ entries: 16, ops: { first: 40n, last: 55n } });
       expect(nodeReport.metadata.snapshot).toMatchObject({ sealed: true, sequenceNumber: 40n, streams: 1, topics: 1, partitions: 2 });
       expect(nodeReport.metadata.superblock?.vsr).toMatchObject({ checkpointOp: 40n, commitMax: 55n });
-      expect(nodeReport.metadata.snapshot?.contents?.streams[0]?.topics[0]).toMatchObject({ consumerGroupIds: [1], partitions: [{ id: 1 }, { id: 2 }] });
+      expect(nodeReport.metadata.snapshot?.contents?.streams[0]?.topics[0]).toMatchObject({
+        consumerGroupIds: [1],
+        partitions: [{ id: 1 }, { id: 2 }],
+      });
       expect(report.partitions).toHaveLength(2);
       const json = JSON.parse(JSON.stringify(toJsonReport(report)));
       expect(validateJsonReport(json)).toEqual([]);
@@ -61,11 +64,21 @@ describe("a clean generated node", () => {
     const problems = validateJsonReport(broken);
     expect(problems, problems.join("\n")).not.toEqual([]);
     // The u64-as-number is reported at or inside the nullable wal object; the extra key by name.
-    expect(problems.some((p) => p.startsWith("$.node.metadata.wal")), problems.join("\n")).toBe(true);
-    expect(problems.some((p) => p.startsWith("$.node.metadata.extra") || (p.startsWith("$.node.metadata") && p.includes("extra"))), problems.join("\n")).toBe(true);
+    expect(
+      problems.some((p) => p.startsWith("$.node.metadata.wal")),
+      problems.join("\n"),
+    ).toBe(true);
+    expect(
+      problems.some((p) => p.startsWith("$.node.metadata.extra") || (p.startsWith("$.node.metadata") && p.includes("extra"))),
+      problems.join("\n"),
+    ).toBe(true);
     const severity = structuredClone(json);
     severity.node.metadata.findings.push({ severity: "fatal", code: "X", path: "p", message: "m" });
-    expect(validateJsonReport(severity).some((p) => p.startsWith("$.node.metadata.findings.0.severity") || p.startsWith("$.node.metadata.findings[0].severity"))).toBe(true);
+    expect(
+      validateJsonReport(severity).some(
+        (p) => p.startsWith("$.node.metadata.findings.0.severity") || p.startsWith("$.node.metadata.findings[0].severity"),
+      ),
+    ).toBe(true);
   });
 
   it("a partition dir or a .log keeps today's behaviour (no node section)", async () => {
@@ -114,7 +127,12 @@ describe("scanNode options", () => {
   it("reports WAL progress, honours an aborted signal, and uses the given budget", async () => {
     const root = await node("wal-zero-tail");
     const events: { path: string; bytesDone: number; bytesTotal: number }[] = [];
-    const report = await scanNode(root, { engine: engines[0]!, windowBytes: 4096, probeBudgetUnits: 1000, onProgress: (event) => events.push(event) });
+    const report = await scanNode(root, {
+      engine: engines[0]!,
+      windowBytes: 4096,
+      probeBudgetUnits: 1000,
+      onProgress: (event) => events.push(event),
+    });
     expect(events.length).toBeGreaterThan(1);
     expect(events.at(-1)!.path).toBe(join(root, "metadata/journal.wal"));
     expect(report.metadata.wal!.budget.limitUnits).toBe(1000);
@@ -128,16 +146,54 @@ describe("scanNode options", () => {
 describe("what a user can break gives a finding, never an exception", () => {
   const cases: [string, (root: string) => void, string][] = [
     ["empty snapshot.bin", (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array(0)), "SnapshotCorrupt"],
-    ["truncated snapshot.bin", (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0x97, 0x03])), "SnapshotCorrupt"],
-    ["msgpack of the wrong shape", (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0x93, 0x01, 0x02, 0x03])), "SnapshotCorrupt"],
-    ["msgpack array header claiming 2^32-1 elements", (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0xdd, 0xff, 0xff, 0xff, 0xff, 0x03])), "SnapshotCorrupt"],
+    [
+      "truncated snapshot.bin",
+      (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0x97, 0x03])),
+      "SnapshotCorrupt",
+    ],
+    [
+      "msgpack of the wrong shape",
+      (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0x93, 0x01, 0x02, 0x03])),
+      "SnapshotCorrupt",
+    ],
+    [
+      "msgpack array header claiming 2^32-1 elements",
+      (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0xdd, 0xff, 0xff, 0xff, 0xff, 0x03])),
+      "SnapshotCorrupt",
+    ],
     ["superblock slot of 3 bytes", (root) => writeFileSync(join(root, "metadata/superblock.a"), new Uint8Array(3)), "SuperblockUnreadable"],
-    ["oversized superblock slot", (root) => writeFileSync(join(root, "metadata/superblock.b"), new Uint8Array(5000)), "SuperblockUnreadable"],
-    ["superblock slot that is a directory", (root) => { rmSync(join(root, "metadata/superblock.a")); mkdirSync(join(root, "metadata/superblock.a")); }, "SuperblockUnreadable"],
-    ["snapshot.bin that is a directory", (root) => { rmSync(join(root, "metadata/snapshot.bin")); mkdirSync(join(root, "metadata/snapshot.bin")); }, "SnapshotReadFailure"],
+    [
+      "oversized superblock slot",
+      (root) => writeFileSync(join(root, "metadata/superblock.b"), new Uint8Array(5000)),
+      "SuperblockUnreadable",
+    ],
+    [
+      "superblock slot that is a directory",
+      (root) => {
+        rmSync(join(root, "metadata/superblock.a"));
+        mkdirSync(join(root, "metadata/superblock.a"));
+      },
+      "SuperblockUnreadable",
+    ],
+    [
+      "snapshot.bin that is a directory",
+      (root) => {
+        rmSync(join(root, "metadata/snapshot.bin"));
+        mkdirSync(join(root, "metadata/snapshot.bin"));
+      },
+      "SnapshotReadFailure",
+    ],
     ["journal.wal of garbage", (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(1000).fill(0xab)), "WalTornTail"],
     ["journal.wal of 100 bytes", (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(100).fill(6)), "WalTornTail"],
-    ["journal.wal is a directory", (root) => { const p = join(root, "metadata/journal.wal"); rmSync(p); mkdirSync(p); }, "WalReadFailure"],
+    [
+      "journal.wal is a directory",
+      (root) => {
+        const p = join(root, "metadata/journal.wal");
+        rmSync(p);
+        mkdirSync(p);
+      },
+      "WalReadFailure",
+    ],
   ];
   for (const [name, breakIt, code] of cases) {
     it(name, async () => {
@@ -153,7 +209,11 @@ describe("what a user can break gives a finding, never an exception", () => {
 
   it("unreadable files are failed items naming path and cause, never evidence", async () => {
     const root = await node();
-    for (const [victim, code] of [["journal.wal", "WalReadFailure"], ["snapshot.bin", "SnapshotReadFailure"], ["superblock.b", "SuperblockReadFailure"]] as const) {
+    for (const [victim, code] of [
+      ["journal.wal", "WalReadFailure"],
+      ["snapshot.bin", "SnapshotReadFailure"],
+      ["superblock.b", "SuperblockReadFailure"],
+    ] as const) {
       const failing: ScanFs = {
         ...nodeScanFs,
         async open(path) {

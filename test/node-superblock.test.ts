@@ -29,12 +29,32 @@ describe("superblock record (docs/node.md N3)", () => {
       expect(slot).toMatchObject({ kind: "valid", sequence: 1n });
       if (slot.kind !== "valid") throw new Error("unreachable");
       const decoded = decodeVsrState(slot.payload);
-      expect(decoded).toEqual({ state: {
-        cluster: 1n, replicaId: 0, replicaCount: 1, view: 0, logView: 0, commitMax: 5n, checkpointOp: 5n,
-        checkpointChecksum: 0xabcn, offsetFrontier: 0n, payloadBytes: 66,
-      } });
+      expect(decoded).toEqual({
+        state: {
+          cluster: 1n,
+          replicaId: 0,
+          replicaCount: 1,
+          view: 0,
+          logView: 0,
+          commitMax: 5n,
+          checkpointOp: 5n,
+          checkpointChecksum: 0xabcn,
+          offsetFrontier: 0n,
+          payloadBytes: 66,
+        },
+      });
       // Our encoder writes the same bytes.
-      const state = { cluster: 1n, replicaId: 0, replicaCount: 1, view: 0, logView: 0, commitMax: 5n, checkpointOp: 5n, checkpointChecksum: 0xabcn, offsetFrontier: 0n };
+      const state = {
+        cluster: 1n,
+        replicaId: 0,
+        replicaCount: 1,
+        view: 0,
+        logView: 0,
+        commitMax: 5n,
+        checkpointOp: 5n,
+        checkpointChecksum: 0xabcn,
+        offsetFrontier: 0n,
+      };
       expect([...encodeSuperblockRecord(1n, encodeVsrState(state), engine)]).toEqual([...EXAMPLE]);
     }
   });
@@ -59,7 +79,17 @@ describe("superblock record (docs/node.md N3)", () => {
   });
 
   it("VsrState: legacy 58 bytes reads the frontier as 0; other lengths and log_view > view do not decode", () => {
-    const state = { cluster: 3n, replicaId: 0, replicaCount: 1, view: 4, logView: 2, commitMax: 9n, checkpointOp: 8n, checkpointChecksum: 7n, offsetFrontier: 77n };
+    const state = {
+      cluster: 3n,
+      replicaId: 0,
+      replicaCount: 1,
+      view: 4,
+      logView: 2,
+      commitMax: 9n,
+      checkpointOp: 8n,
+      checkpointChecksum: 7n,
+      offsetFrontier: 77n,
+    };
     expect(decodeVsrState(encodeVsrState(state, true))).toEqual({ state: { ...state, offsetFrontier: 0n, payloadBytes: 58 } });
     expect(decodeVsrState(encodeVsrState(state))).toEqual({ state: { ...state, payloadBytes: 66 } });
     expect(decodeVsrState(new Uint8Array(60))).toHaveProperty("error");
@@ -68,7 +98,17 @@ describe("superblock record (docs/node.md N3)", () => {
 });
 
 describe("two-slot rule and pairing (docs/node.md N3)", () => {
-  const state = (checkpointOp: bigint) => ({ cluster: 1n, replicaId: 0, replicaCount: 1, view: 0, logView: 0, commitMax: 9n, checkpointOp, checkpointChecksum: 5n, offsetFrontier: 0n });
+  const state = (checkpointOp: bigint) => ({
+    cluster: 1n,
+    replicaId: 0,
+    replicaCount: 1,
+    view: 0,
+    logView: 0,
+    commitMax: 9n,
+    checkpointOp,
+    checkpointChecksum: 5n,
+    offsetFrontier: 0n,
+  });
 
   it("both valid: the higher sequence wins, a tie goes to A; one valid and one absent: that one; a corrupt slot: unreadable, never the other", async () => {
     const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
@@ -78,7 +118,8 @@ describe("two-slot rule and pairing (docs/node.md N3)", () => {
     const { nodeScanFs } = await import("../src/io/fs.js");
     const engine = engines[0]!;
     const dir = mkdtempSync(join(tmpdir(), "segscan-sb-"));
-    const write = (slot: "a" | "b", sequence: bigint, op: bigint) => writeFileSync(join(dir, `superblock.${slot}`), encodeSuperblockRecord(sequence, encodeVsrState(state(op)), engine));
+    const write = (slot: "a" | "b", sequence: bigint, op: bigint) =>
+      writeFileSync(join(dir, `superblock.${slot}`), encodeSuperblockRecord(sequence, encodeVsrState(state(op)), engine));
     write("a", 3n, 30n);
     write("b", 4n, 40n);
     expect((await scanSuperblock(dir, nodeScanFs, engine, "metadata")).vsr?.checkpointOp).toBe(40n);
@@ -95,12 +136,22 @@ describe("two-slot rule and pairing (docs/node.md N3)", () => {
 
   it("an unsealed snapshot paired at the same op must hash (whole file) to checkpoint_checksum", async () => {
     const { pairingFindings } = await import("../src/node/superblock.js");
-    const superblock = { directory: "/m", state: "present" as const, slotA: "", slotB: "", sequence: 1n, vsr: { ...state(40n), payloadBytes: 66 }, findings: [] };
+    const superblock = {
+      directory: "/m",
+      state: "present" as const,
+      slotA: "",
+      slotB: "",
+      sequence: 1n,
+      vsr: { ...state(40n), payloadBytes: 66 },
+      findings: [],
+    };
     const snapshot = { present: true, sequenceNumber: 40n, path: "/m/snapshot.bin", corrupt: false };
     expect(pairingFindings(superblock, { ...snapshot, checksum: 5n })).toEqual([]);
     expect(pairingFindings(superblock, { ...snapshot, checksum: 6n }).map((f) => f.code)).toEqual(["CheckpointMismatch"]);
     // The superblock lags a newer snapshot: accepted.
     expect(pairingFindings(superblock, { ...snapshot, sequenceNumber: 50n, checksum: 6n })).toEqual([]);
-    expect(pairingFindings(superblock, { ...snapshot, sequenceNumber: 30n, checksum: 6n }).map((f) => f.code)).toEqual(["CheckpointAheadOfSnapshot"]);
+    expect(pairingFindings(superblock, { ...snapshot, sequenceNumber: 30n, checksum: 6n }).map((f) => f.code)).toEqual([
+      "CheckpointAheadOfSnapshot",
+    ]);
   });
 });

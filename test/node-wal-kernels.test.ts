@@ -34,7 +34,8 @@ function content(kind: Content, length: number, seed: number): Uint8Array {
       // Now and then a bit-flipped size or op.
       if (built.entries.length > 3 && random() < 0.5) {
         const victim = built.entries[Math.floor(random() * 3)]!;
-        if (victim.position + 256 <= length) writeU32(bytes, victim.position + WAL_SIZE_AT, random() < 0.5 ? 0xffffffff : Math.floor(random() * 5000));
+        if (victim.position + 256 <= length)
+          writeU32(bytes, victim.position + WAL_SIZE_AT, random() < 0.5 ? 0xffffffff : Math.floor(random() * 5000));
       }
       if (built.entries.length > 3 && random() < 0.3) {
         const victim = built.entries[1]!;
@@ -62,24 +63,31 @@ describe("WAL candidate loop: skip-ahead and both engines match the plain defini
   it("identical status, index and spentUnits on random damage", () => {
     const windows = engines.map((engine) => engine.openWindow(16384));
     try {
-      fc.assert(fc.property(caseArb, (params) => {
-        const bytes = content(params.kind, params.length, params.seed);
-        const lastCandidate = bytes.length - 256;
-        const fromIndex = Math.floor((lastCandidate * params.from) / 1000 * 0.4);
-        const toIndex = fromIndex + Math.floor(((lastCandidate + 1 - fromIndex) * params.span) / 1000);
-        const request: WalCandidateScanRequest = {
-          rule: params.rule, fromIndex, toIndex, fileEndIndex: bytes.length + params.fileEndExtra,
-          minOp: params.minOp === "null" ? null : params.minOp === "zero" ? 0n : params.minOp === "small" ? 3n : 1n << 63n,
-          spentUnits: params.spentUnits, limitUnits: Math.min(Number.MAX_SAFE_INTEGER, params.spentUnits + params.limit),
-        };
-        const expected = scanWalCandidatesPlain(bytes, request);
-        expect(scanWalCandidatesSkipping(bytes, request)).toEqual(expected);
-        for (const window of windows) {
-          window.view().fill(0xee);
-          window.view().set(bytes);
-          expect(window.scanWalCandidates(request)).toEqual(expected);
-        }
-      }), { numRuns: 400 });
+      fc.assert(
+        fc.property(caseArb, (params) => {
+          const bytes = content(params.kind, params.length, params.seed);
+          const lastCandidate = bytes.length - 256;
+          const fromIndex = Math.floor(((lastCandidate * params.from) / 1000) * 0.4);
+          const toIndex = fromIndex + Math.floor(((lastCandidate + 1 - fromIndex) * params.span) / 1000);
+          const request: WalCandidateScanRequest = {
+            rule: params.rule,
+            fromIndex,
+            toIndex,
+            fileEndIndex: bytes.length + params.fileEndExtra,
+            minOp: params.minOp === "null" ? null : params.minOp === "zero" ? 0n : params.minOp === "small" ? 3n : 1n << 63n,
+            spentUnits: params.spentUnits,
+            limitUnits: Math.min(Number.MAX_SAFE_INTEGER, params.spentUnits + params.limit),
+          };
+          const expected = scanWalCandidatesPlain(bytes, request);
+          expect(scanWalCandidatesSkipping(bytes, request)).toEqual(expected);
+          for (const window of windows) {
+            window.view().fill(0xee);
+            window.view().set(bytes);
+            expect(window.scanWalCandidates(request)).toEqual(expected);
+          }
+        }),
+        { numRuns: 400 },
+      );
     } finally {
       for (const window of windows) window.close();
     }
@@ -88,14 +96,17 @@ describe("WAL candidate loop: skip-ahead and both engines match the plain defini
   it("the header gate gives the same status on both engines", () => {
     const windows = engines.map((engine) => engine.openWindow(16384));
     try {
-      fc.assert(fc.property(caseArb, (params) => {
-        const bytes = content(params.kind, params.length, params.seed);
-        for (const window of windows) window.view().set(bytes);
-        for (let at = 0; at + 256 <= bytes.length; at += 1 + (params.seed % 97)) {
-          const expected = walHeaderStatus(bytes, at);
-          for (const window of windows) expect(window.walHeaderStatus(at)).toBe(expected);
-        }
-      }), { numRuns: 200 });
+      fc.assert(
+        fc.property(caseArb, (params) => {
+          const bytes = content(params.kind, params.length, params.seed);
+          for (const window of windows) window.view().set(bytes);
+          for (let at = 0; at + 256 <= bytes.length; at += 1 + (params.seed % 97)) {
+            const expected = walHeaderStatus(bytes, at);
+            for (const window of windows) expect(window.walHeaderStatus(at)).toBe(expected);
+          }
+        }),
+        { numRuns: 200 },
+      );
     } finally {
       for (const window of windows) window.close();
     }

@@ -8,8 +8,18 @@ import { createXXHash3 } from "hash-wasm";
 import { writeU32, writeU64 } from "../src/format/bytes.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
 import {
-  WAL_CHECKSUM_BODY_AT, WAL_COMMAND_AT, WAL_GROUP_AT, WAL_HEADER_BYTES, WAL_METADATA_GROUP, WAL_OPERATION_AT, WAL_OP_AT,
-  WAL_RESERVED_AT, WAL_SIZE_AT, WAL_VIEW_AT, XXH3_EMPTY, identityInput,
+  WAL_CHECKSUM_BODY_AT,
+  WAL_COMMAND_AT,
+  WAL_GROUP_AT,
+  WAL_HEADER_BYTES,
+  WAL_METADATA_GROUP,
+  WAL_OPERATION_AT,
+  WAL_OP_AT,
+  WAL_RESERVED_AT,
+  WAL_SIZE_AT,
+  WAL_VIEW_AT,
+  XXH3_EMPTY,
+  identityInput,
 } from "../src/node/wal/format.js";
 import { buildWal, concat, encodePrepare, writeU128 } from "../src/node/gen/wal.js";
 import { allEngines } from "./helpers/engines.js";
@@ -58,7 +68,8 @@ function wal(count = 12, seed = 1, firstOp = 1n) {
 for (const engine of engines) {
   for (const windowBytes of WINDOWS) {
     describe(`WAL scenarios (${engine.kind} engine, ${windowBytes}-byte window)`, () => {
-      const scan = (bytes: Uint8Array, options: Parameters<typeof scanWalBytes>[2] = {}) => scanWalBytes(bytes, engine, { windowBytes, ...options });
+      const scan = (bytes: Uint8Array, options: Parameters<typeof scanWalBytes>[2] = {}) =>
+        scanWalBytes(bytes, engine, { windowBytes, ...options });
 
       it("clean chain: every entry verified, op range, no findings, Iggy boots", async () => {
         const built = wal(20);
@@ -113,7 +124,11 @@ for (const engine of engines) {
         bytes[victim.position + WAL_HEADER_BYTES]! ^= 0xff;
         const result = await scan(bytes);
         expect(codes(result)).toEqual(["WalInteriorDamage"]);
-        expect(result.report.findings[0]).toMatchObject({ severity: "refused", damagePosition: victim.position, survivorPosition: built.entries[5]!.position });
+        expect(result.report.findings[0]).toMatchObject({
+          severity: "refused",
+          damagePosition: victim.position,
+          survivorPosition: built.entries[5]!.position,
+        });
         expect(result.report.iggy.scan).toBe("refuse");
         expect(result.forecast[0]!.effect).toBe("refuse-boot");
       });
@@ -188,7 +203,11 @@ for (const engine of engines) {
         const twoB = encodePrepare({ op: 2n, parent: one.checksum, operation: 128, body: new Uint8Array(10).fill(2) });
         const different = await scan(concat([one.bytes, twoA.bytes, twoB.bytes]));
         expect(codes(different)).toEqual(["WalDuplicateOp"]);
-        expect(different.report.findings[0]).toMatchObject({ op: 2n, firstPosition: one.bytes.length, secondPosition: one.bytes.length + twoA.bytes.length });
+        expect(different.report.findings[0]).toMatchObject({
+          op: 2n,
+          firstPosition: one.bytes.length,
+          secondPosition: one.bytes.length + twoA.bytes.length,
+        });
         const same = await scan(concat([one.bytes, twoA.bytes, twoA.bytes]));
         expect(same.report.findings.map((f) => [f.code, f.severity])).toEqual([["WalDuplicateIdentical", "info"]]);
       });
@@ -209,7 +228,15 @@ for (const engine of engines) {
 
       it("non-zero reserved bytes mid-file: segscan refuses (interior damage); Iggy's scan passes but replay fails", async () => {
         const one = encodePrepare({ op: 1n, parent: 0n, operation: 128, body: new Uint8Array(10) });
-        const two = encodePrepare({ op: 2n, parent: one.checksum, operation: 128, body: new Uint8Array(10), alterHeader: (h) => { h[WAL_RESERVED_AT + 3] = 1; } });
+        const two = encodePrepare({
+          op: 2n,
+          parent: one.checksum,
+          operation: 128,
+          body: new Uint8Array(10),
+          alterHeader: (h) => {
+            h[WAL_RESERVED_AT + 3] = 1;
+          },
+        });
         const three = encodePrepare({ op: 3n, parent: two.checksum, operation: 128, body: new Uint8Array(10) });
         const result = await scan(concat([one.bytes, two.bytes, three.bytes]));
         expect(codes(result)).toEqual(["WalInteriorDamage"]);

@@ -35,11 +35,16 @@ describe("the packed tarball", () => {
   beforeAll(() => {
     const packDir = tempDataDir();
     // The global setup built dist/ already; skip lifecycle scripts.
-    const packed = JSON.parse(execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packDir], { cwd: root, encoding: "utf8" }));
+    const packed = JSON.parse(
+      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packDir], { cwd: root, encoding: "utf8" }),
+    );
     files = packed[0].files.map((file: { path: string }) => file.path);
     consumer = tempDataDir();
     writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", type: "module", private: true }));
-    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packDir, packed[0].filename)], { cwd: consumer, stdio: "pipe" });
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(packDir, packed[0].filename)], {
+      cwd: consumer,
+      stdio: "pipe",
+    });
   }, 180_000);
 
   it("holds the compiled package, its LICENSE, and no sources, maps or map references", () => {
@@ -52,7 +57,9 @@ describe("the packed tarball", () => {
     expect(files.filter((file) => /^(test|assembly|bench\/.*\.ts|src\/.*\.ts$)/.test(file) && !file.endsWith(".d.ts"))).toEqual([]);
     expect(files.some((file) => file.endsWith(".map") || file.endsWith(".wat"))).toBe(false);
     const installed = join(consumer, "node_modules", "segscan");
-    const referencingMaps = filesUnder(join(installed, "dist")).filter((path) => /\.(js|d\.ts)$/.test(path) && readFileSync(path, "utf8").includes("sourceMappingURL"));
+    const referencingMaps = filesUnder(join(installed, "dist")).filter(
+      (path) => /\.(js|d\.ts)$/.test(path) && readFileSync(path, "utf8").includes("sourceMappingURL"),
+    );
     expect(referencingMaps).toEqual([]);
     expect(readFileSync(join(installed, "LICENSE"), "utf8")).toMatch(/Apache License\s+Version 2\.0/);
   });
@@ -61,19 +68,24 @@ describe("the packed tarball", () => {
     const partition = tempPartition();
     const chain = buildChain({ counts: [3, 4] });
     writeSegment(partition, 0n, concat([chain.log, new Uint8Array(1000)]), indexAt(chain, [0]));
-    writeFileSync(join(consumer, "check.mjs"), `
+    writeFileSync(
+      join(consumer, "check.mjs"),
+      `
       import { createEngine, scanPartition, SEGSCAN_VERSION } from "segscan";
       const engine = await createEngine();
       const report = await scanPartition(process.argv[2], { engine });
       console.log(JSON.stringify({ engine: report.engine, verdict: report.partitions[0].verdict, end: String(report.partitions[0].segments[0].endOffset), version: report.segscan, exported: SEGSCAN_VERSION }));
-    `);
+    `,
+    );
     const output = JSON.parse(execFileSync("node", ["check.mjs", partition], { cwd: consumer, encoding: "utf8" }));
     expect(output).toEqual({ engine: "wasm", verdict: "repairable", end: "6", version: manifest.version, exported: manifest.version });
 
     const help = execFileSync("npx", ["--no-install", "segscan", "--help"], { cwd: consumer, encoding: "utf8" });
     expect(help).toMatch(/Usage: segscan/);
     expect(help).toMatch(/scan/);
-    expect(execFileSync("npx", ["--no-install", "segscan", "--version"], { cwd: consumer, encoding: "utf8" }).trim()).toBe(manifest.version);
+    expect(execFileSync("npx", ["--no-install", "segscan", "--version"], { cwd: consumer, encoding: "utf8" }).trim()).toBe(
+      manifest.version,
+    );
   });
 
   it("runs the README's library example: it type-checks against the packed types, scans, repairs and restores", () => {
@@ -91,15 +103,34 @@ describe("the packed tarball", () => {
       const name = `readme-${i}.ts`;
       writeFileSync(join(consumer, name), code);
       // Type-check against the tarball's .d.ts (strict, as a TypeScript consumer would).
-      execFileSync(process.execPath, [
-        join(root, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "--strict", "--skipLibCheck",
-        "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
-        "--typeRoots", join(root, "node_modules", "@types"), "--types", "node", name,
-      ], { cwd: consumer, encoding: "utf8" });
+      execFileSync(
+        process.execPath,
+        [
+          join(root, "node_modules", "typescript", "bin", "tsc"),
+          "--noEmit",
+          "--strict",
+          "--skipLibCheck",
+          "--target",
+          "es2022",
+          "--module",
+          "nodenext",
+          "--moduleResolution",
+          "nodenext",
+          "--typeRoots",
+          join(root, "node_modules", "@types"),
+          "--types",
+          "node",
+          name,
+        ],
+        { cwd: consumer, encoding: "utf8" },
+      );
       // The example uses no TypeScript-only syntax: run it as JavaScript.
       writeFileSync(join(consumer, `readme-${i}.mjs`), code);
       const stdout = execFileSync("node", [`readme-${i}.mjs`], { cwd: consumer, encoding: "utf8" });
-      const lines = stdout.trim().split("\n").filter((line) => line.startsWith("{"));
+      const lines = stdout
+        .trim()
+        .split("\n")
+        .filter((line) => line.startsWith("{"));
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) expect(validateJsonReport(JSON.parse(line))).toEqual([]);
     });

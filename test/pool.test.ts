@@ -1,5 +1,5 @@
 /**
- * SPEC §7 concurrency: many partitions on a worker pool give the same report,
+ * docs/engines.md §7 concurrency: many partitions on a worker pool give the same report,
  * in the same order, as a sequential scan, and a cancelled pooled scan stops
  * its workers. Runs the compiled package (the pool's workers are compiled
  * JavaScript; the global setup builds it). `Worker` is wrapped to count the
@@ -55,7 +55,7 @@ afterEach(async () => {
   workers.exited = 0;
 });
 
-describe("worker pool (SPEC §7)", () => {
+describe("worker pool (docs/engines.md §7)", () => {
   for (const engine of ["ts", "wasm"] as const) {
     it(`gives the sequential report in the same order (${engine})`, async () => {
       const dataDir = makeDataDir(12);
@@ -91,7 +91,9 @@ describe("worker pool (SPEC §7)", () => {
   it("a signal aborted before the scan rejects without starting a worker", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(dist.scanPath(makeDataDir(12), { concurrency: 2, signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    await expect(dist.scanPath(makeDataDir(12), { concurrency: 2, signal: controller.signal })).rejects.toMatchObject({
+      name: "AbortError",
+    });
     expect(workers.started).toBe(0);
   });
 });

@@ -30,14 +30,19 @@ describe("readExactly", () => {
 
   it("end of file before the target is full is StorageSizeMismatch, naming path, position and size", async () => {
     await expect(readExactly(fakeFile(data, 64), new Uint8Array(30), 90, { path: "/p/x.log", sizeAtStart: 200 })).rejects.toMatchObject({
-      name: "ScanFailure", code: "StorageSizeMismatch", path: "/p/x.log",
+      name: "ScanFailure",
+      code: "StorageSizeMismatch",
+      path: "/p/x.log",
       message: "/p/x.log ended at byte 100 but was 200 bytes when the scan started; nothing was changed",
     });
   });
 
   it("a read error is ReadFailure with its cause, naming the position", async () => {
-    await expect(readExactly(fakeFile(data, 8, 16), new Uint8Array(30), 0, { path: "/p/x.index", sizeAtStart: 100 })).rejects.toMatchObject({
-      code: "ReadFailure", message: "read of /p/x.index at byte 16 failed: i/o error (EIO); nothing was changed",
-    });
+    await expect(readExactly(fakeFile(data, 8, 16), new Uint8Array(30), 0, { path: "/p/x.index", sizeAtStart: 100 })).rejects.toMatchObject(
+      {
+        code: "ReadFailure",
+        message: "read of /p/x.index at byte 16 failed: i/o error (EIO); nothing was changed",
+      },
+    );
   });
 });

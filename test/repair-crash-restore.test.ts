@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2 crash safety, restore side: restore right after a crashed apply
+ * docs/repair.md §6.2 crash safety, restore side: restore right after a crashed apply
  * returns the original bytes, and a crash at any step of restore followed by
  * restore again does too. Each matrix also runs on the durability model
  * (helpers/repair-durability.ts), where a crash loses every write not yet
@@ -8,9 +8,7 @@
 import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
 import { InjectedFault, createFaultyFs } from "../src/repair/index.js";
-import {
-  REPAIRABLE, buildScenario, crashReference, noSyncFs, repairNoSync, restoreNoSync, snapshot,
-} from "./helpers/repair-scenarios.js";
+import { REPAIRABLE, buildScenario, crashReference, noSyncFs, repairNoSync, restoreNoSync, snapshot } from "./helpers/repair-scenarios.js";
 import { createDurabilityModelFs } from "./helpers/repair-durability.js";
 
 describe.each(REPAIRABLE)("restore and crashes: $name", (scenario) => {
@@ -20,8 +18,10 @@ describe.each(REPAIRABLE)("restore and crashes: $name", (scenario) => {
       const label = `k=${k} (${ref.applyLog[k - 1]})`;
       const { dir } = buildScenario(scenario);
       const before = snapshot(dir);
-      await expect(repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction: 0.5 })), label)
-        .rejects.toBeInstanceOf(InjectedFault);
+      await expect(
+        repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction: 0.5 })),
+        label,
+      ).rejects.toBeInstanceOf(InjectedFault);
       await restoreNoSync(dir);
       expect(snapshot(dir), label).toEqual(before);
       await repairNoSync(dir, scenario);
@@ -35,8 +35,9 @@ describe.each(REPAIRABLE)("restore and crashes: $name", (scenario) => {
       const { dir } = buildScenario(scenario);
       const before = snapshot(dir);
       await repairNoSync(dir, scenario);
-      await expect(restoreNoSync(dir, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction: 0.5 })), `k=${k}`)
-        .rejects.toBeInstanceOf(InjectedFault);
+      await expect(restoreNoSync(dir, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction: 0.5 })), `k=${k}`).rejects.toBeInstanceOf(
+        InjectedFault,
+      );
       // (A crash at the very last step, the fsync after renaming the journal, leaves nothing to redo.)
       await restoreNoSync(dir);
       expect(snapshot(dir), `k=${k}`).toEqual(before);
@@ -51,8 +52,9 @@ describe.each(REPAIRABLE)("restore and crashes: $name", (scenario) => {
       const { dir } = buildScenario(scenario);
       const before = snapshot(dir);
       const model = createDurabilityModelFs(dirname(dir));
-      await expect(repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), label)
-        .rejects.toBeInstanceOf(InjectedFault);
+      await expect(repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), label).rejects.toBeInstanceOf(
+        InjectedFault,
+      );
       model.crash();
       await restoreNoSync(dir);
       expect(snapshot(dir), label).toEqual(before);
@@ -68,8 +70,9 @@ describe.each(REPAIRABLE)("restore and crashes: $name", (scenario) => {
       const before = snapshot(dir);
       await repairNoSync(dir, scenario);
       const model = createDurabilityModelFs(dirname(dir));
-      await expect(restoreNoSync(dir, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), `k=${k}`)
-        .rejects.toBeInstanceOf(InjectedFault);
+      await expect(restoreNoSync(dir, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), `k=${k}`).rejects.toBeInstanceOf(
+        InjectedFault,
+      );
       model.crash();
       await restoreNoSync(dir);
       expect(snapshot(dir), `k=${k}`).toEqual(before);

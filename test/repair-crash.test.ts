@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2 crash safety: a crash at any mutating step of apply, followed by
+ * docs/repair.md §6.2 crash safety: a crash at any mutating step of apply, followed by
  * scan + plan + apply again, converges to the same end state as an uncrashed
  * apply, nothing is lost, and restore still returns the original bytes.
  * The matrix runs twice: once where a crash only stops the process (every
@@ -14,7 +14,14 @@ import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InjectedFault, createFaultyFs } from "../src/repair/index.js";
 import {
-  REPAIRABLE, buildScenario, crashReference, noSyncFs, repairNoSync, restoreNoSync, scan, snapshot,
+  REPAIRABLE,
+  buildScenario,
+  crashReference,
+  noSyncFs,
+  repairNoSync,
+  restoreNoSync,
+  scan,
+  snapshot,
 } from "./helpers/repair-scenarios.js";
 import { createDurabilityModelFs } from "./helpers/repair-durability.js";
 
@@ -28,8 +35,9 @@ describe.each(REPAIRABLE)("crash during apply: $name", (scenario) => {
         const label = `k=${k} (${ref.applyLog[k - 1]}) torn=${tornWriteFraction}`;
         const { dir } = buildScenario(scenario);
         const before = snapshot(dir);
-        await expect(repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction })), label)
-          .rejects.toBeInstanceOf(InjectedFault);
+        await expect(repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(
+          InjectedFault,
+        );
 
         await repairNoSync(dir, scenario);
         expect(snapshot(dir), label).toEqual(ref.end);
@@ -49,8 +57,9 @@ describe.each(REPAIRABLE)("power cut during apply (unsynced writes lost): $name"
       const { dir } = buildScenario(scenario);
       const before = snapshot(dir);
       const model = createDurabilityModelFs(dirname(dir));
-      await expect(repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), label)
-        .rejects.toBeInstanceOf(InjectedFault);
+      await expect(repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), label).rejects.toBeInstanceOf(
+        InjectedFault,
+      );
       model.crash();
 
       await repairNoSync(dir, scenario);
@@ -69,15 +78,20 @@ describe("repeated crashes", () => {
     const ref = await crashReference(scenario);
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
         async (crashes) => {
           const { dir } = buildScenario(scenario);
           const before = snapshot(dir);
           for (const crash of crashes) {
             // A later crash point may lie past the end of a run that has less left to do: that run just finishes.
-            await repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn })).catch((error: unknown) => {
-              if (!(error instanceof InjectedFault)) throw error;
-            });
+            await repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn })).catch(
+              (error: unknown) => {
+                if (!(error instanceof InjectedFault)) throw error;
+              },
+            );
           }
           await repairNoSync(dir, scenario);
           expect(snapshot(dir)).toEqual(ref.end);
@@ -93,13 +107,20 @@ describe("repeated crashes", () => {
     const ref = await crashReference(scenario);
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
         async (crashes) => {
           const { dir } = buildScenario(scenario);
           const before = snapshot(dir);
           for (const crash of crashes) {
             const model = createDurabilityModelFs(dirname(dir));
-            const crashed = await repairNoSync(dir, scenario, createFaultyFs(model, { failAt: crash.k, tornWriteFraction: crash.torn })).then(
+            const crashed = await repairNoSync(
+              dir,
+              scenario,
+              createFaultyFs(model, { failAt: crash.k, tornWriteFraction: crash.torn }),
+            ).then(
               () => false,
               (error: unknown) => {
                 if (!(error instanceof InjectedFault)) throw error;

@@ -5,7 +5,7 @@
  * filesystems is refused by name with nothing moved (16.4).
  */
 import { existsSync, readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RepairError, nodeRepairFs, restore } from "../src/repair/index.js";
 import type { RepairFs } from "../src/repair/index.js";
@@ -44,7 +44,10 @@ function failingWrites(target: RegExp, code: string, afterBytes = 0): RepairFs {
 }
 
 const failure = async (promise: Promise<unknown>): Promise<RepairError> => {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(RepairError);
   return error as RepairError;
 };
@@ -64,7 +67,12 @@ describe("errors name path, operation, cause and what changed", () => {
 
   it("read-only filesystem creating the preserve dir: names the dir and the operation; nothing changed", async () => {
     const { dir } = buildScenario(garbageTail);
-    const fs: RepairFs = { ...nodeRepairFs, mkdir: async () => { throw errno("EROFS", "mkdir"); } };
+    const fs: RepairFs = {
+      ...nodeRepairFs,
+      mkdir: async () => {
+        throw errno("EROFS", "mkdir");
+      },
+    };
     const error = await failure(repair(dir, garbageTail, fs));
     expect(error.message).toContain(`cannot create the directory ${dir}.segscan: `);
     expect(error.message).toContain(`nothing in ${dir} was changed`);
@@ -111,7 +119,9 @@ describe("moves across filesystems (16.4)", () => {
       },
     };
     const error = await failure(repair(dir, sweepScenario, fs));
-    expect(error.message).toMatch(new RegExp(`^cannot move ${dir}/\\S+ to ${dir}\\.segscan/\\S+: the two are on different filesystems \\(EXDEV\\)`));
+    expect(error.message).toMatch(
+      new RegExp(`^cannot move ${dir}/\\S+ to ${dir}\\.segscan/\\S+: the two are on different filesystems \\(EXDEV\\)`),
+    );
     expect(error.message).toContain(`nothing in ${dir} was changed`);
     expect(snapshot(dir)).toEqual(before);
     await restore(dir, { engine, chunkBytes: CHUNK_BYTES });

@@ -62,7 +62,9 @@ describe("restore refuses a journal with a hole in it", () => {
 
   it("a damaged preserved residue refuses before any undo (later index steps are not undone either), naming the line", async () => {
     const { dir, journal } = await repaired(threeSegments);
-    const residue = lines(journal).map((l) => (l ? JSON.parse(l) : null)).find((r) => r?.op?.type === "truncate-log" && r.op.residue.file !== null);
+    const residue = lines(journal)
+      .map((l) => (l ? JSON.parse(l) : null))
+      .find((r) => r?.op?.type === "truncate-log" && r.op.residue.file !== null);
     const residuePath = join(`${dir}.segscan`, residue.op.residue.file);
     const bytes = readFileSync(residuePath);
     bytes[0] = bytes[0]! ^ 0xff;

@@ -11,8 +11,17 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
-  InjectedFault, LOCK_NAME, LockHeldError, WriterOpenError, acquireLock, applyRepair, createFaultyFs, findWriters, nodeRepairFs,
-  planRepair, restore,
+  InjectedFault,
+  LOCK_NAME,
+  LockHeldError,
+  WriterOpenError,
+  acquireLock,
+  applyRepair,
+  createFaultyFs,
+  findWriters,
+  nodeRepairFs,
+  planRepair,
+  restore,
 } from "../src/repair/index.js";
 import { CHUNK_BYTES, REPAIRABLE, buildScenario, engine, repair, scan, snapshot } from "./helpers/repair-scenarios.js";
 
@@ -29,7 +38,9 @@ describe("the partition lock", () => {
       expect(error).toBeInstanceOf(LockHeldError);
       const lockPath = join(`${dir}.segscan`, LOCK_NAME);
       const message = (error as Error).message;
-      expect(message).toContain(`refusing to repair ${dir}: another segscan run holds its lock ${lockPath}: pid ${process.pid} on host ${hostname()}`);
+      expect(message).toContain(
+        `refusing to repair ${dir}: another segscan run holds its lock ${lockPath}: pid ${process.pid} on host ${hostname()}`,
+      );
       expect(message).toContain("(segscan repair --apply (the other run))");
       expect(message).toContain(`check that pid ${process.pid} is not running`);
       expect(message).toContain(`then remove ${lockPath} and run again`);
@@ -85,7 +96,8 @@ describe("the lock at process exit", () => {
   it("a process that exits at once (a second Ctrl-C: process.exit) still removes its lock", async () => {
     const { dir } = buildScenario(garbageTail);
     const lockModule = new URL("../dist/src/repair/lock.js", import.meta.url).href;
-    const script = `const { acquireLock } = await import(${JSON.stringify(lockModule)}); ` +
+    const script =
+      `const { acquireLock } = await import(${JSON.stringify(lockModule)}); ` +
       `await acquireLock(${JSON.stringify(`${dir}.segscan`)}, "test", "child"); process.exit(32);`;
     const code = await new Promise<number | null>((resolve, reject) => {
       const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "inherit" });
@@ -101,9 +113,13 @@ describe("the lock at process exit", () => {
 describe.runIf(process.platform === "linux")("other writers (Linux /proc)", () => {
   /** A child process holding `file` open with `flags`; resolves once it has it open. */
   async function holder(file: string, flags: string): Promise<{ pid: number; stop(): void }> {
-    const child = spawn(process.execPath, ["-e", `require("fs").openSync(${JSON.stringify(file)}, "${flags}"); console.log("open"); setInterval(() => {}, 1000);`], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["-e", `require("fs").openSync(${JSON.stringify(file)}, "${flags}"); console.log("open"); setInterval(() => {}, 1000);`],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     await new Promise<void>((resolve, reject) => {
       child.stdout!.once("data", () => resolve());
       child.once("exit", (code) => reject(new Error(`holder exited ${code}`)));

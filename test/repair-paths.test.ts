@@ -72,7 +72,12 @@ describe("a .log given alone (17.2)", () => {
   it("is refused when it is not the partition's tail segment", async () => {
     const scenario = REPAIRABLE.find((s) => s.name.startsWith("three segments"))!;
     const { dir } = buildScenario(scenario);
-    const first = join(dir, readdirSync(dir).filter((n) => n.endsWith(".log")).sort()[0]!);
+    const first = join(
+      dir,
+      readdirSync(dir)
+        .filter((n) => n.endsWith(".log"))
+        .sort()[0]!,
+    );
     const before = snapshot(dir);
     const error = await applyAlone(first).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TargetRefusedError);

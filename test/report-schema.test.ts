@@ -17,21 +17,45 @@ const good: JsonScanReport = {
   options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
   partitions: [
     {
-      path: "p", verdict: "refused", action: "tombstone",
+      path: "p",
+      verdict: "refused",
+      action: "tombstone",
       refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
-      error: null, budget: { limitUnits: 10, spentUnits: 0 }, sweep: [],
+      error: null,
+      budget: { limitUnits: 10, spentUnits: 0 },
+      sweep: [],
       ignored: [{ path: "p/x.log", kind: "bad-segment-name", message: "not a segment" }],
-      segments: [{
-        startOffset: "0", endOffset: "9", startTimestamp: "1", endTimestamp: "2", messageCount: 10, logPath: "p/0.log",
-        messagesSize: 5000, indexSize: 24, arm: "indexed", outcome: "clean", walkedSize: 5000, residue: null, gaps: [],
-        index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 }, refusal: null,
-        warnings: [{ code: "OversizedBatch", position: 0, batchLength: 5000, message: "a batch over the cap, verified" }],
-      }],
+      segments: [
+        {
+          startOffset: "0",
+          endOffset: "9",
+          startTimestamp: "1",
+          endTimestamp: "2",
+          messageCount: 10,
+          logPath: "p/0.log",
+          messagesSize: 5000,
+          indexSize: 24,
+          arm: "indexed",
+          outcome: "clean",
+          walkedSize: 5000,
+          residue: null,
+          gaps: [],
+          index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
+          refusal: null,
+          warnings: [{ code: "OversizedBatch", position: 0, batchLength: 5000, message: "a batch over the cap, verified" }],
+        },
+      ],
     },
     {
-      path: "q", verdict: "failed", action: "retry", refusal: null,
-      error: { code: "NoSegments", path: "q", message: "no segment" }, budget: { limitUnits: 10, spentUnits: 0 },
-      sweep: [], ignored: [], segments: [],
+      path: "q",
+      verdict: "failed",
+      action: "retry",
+      refusal: null,
+      error: { code: "NoSegments", path: "q", message: "no segment" },
+      budget: { limitUnits: 10, spentUnits: 0 },
+      sweep: [],
+      ignored: [],
+      segments: [],
     },
   ],
   summary: { partitions: 2, clean: 0, repairable: 0, refused: 1, failed: 1, bytesScanned: 0, elapsedMs: 1.5 },
@@ -71,7 +95,9 @@ describe("the report schema", () => {
     expect(mutate((v) => (v.partitions[0].refusal.previousEnd = "18446744073709551616"))).toHaveLength(1);
     expect(mutate((v) => (v.partitions[0].refusal.previousEnd = "18446744073709551615"))).toEqual([]);
     expect(mutate((v) => (v.partitions[0].segments[0].startOffset = "007"))).toHaveLength(1);
-    expect(mutate((v) => (v.partitions[0].refusal.code = "Nope"))).toEqual([expect.stringMatching(/^\$\.partitions\[0\]\.refusal: expected a refusal with a known code/)]);
+    expect(mutate((v) => (v.partitions[0].refusal.code = "Nope"))).toEqual([
+      expect.stringMatching(/^\$\.partitions\[0\]\.refusal: expected a refusal with a known code/),
+    ]);
     expect(mutate((v) => (v.partitions[0].refusal = { code: "Overlap", message: "m", previousStart: "0", previousEnd: "9" }))).toEqual([
       "$.partitions[0].refusal.nextStart: missing",
     ]);

@@ -7,7 +7,22 @@
  * incremental pass reading ≤ 1% of an unchanged tree. Both engines.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, existsSync, readdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, unlinkSync, utimesSync, watch, writeFileSync, writeSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  readdirSync,
+  mkdtempSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  watch,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -55,8 +70,21 @@ function writeTree(partitions: number, segments: number, batches: number, seed =
     const list: Segment[] = [];
     let startOffset = 0n;
     for (let s = 0; s < segments; s++) {
-      const chain = buildChain({ startOffset, counts: Array.from({ length: batches }, () => 3), payloadBytes: 200, seed: seed * 1000 + p * 100 + s });
-      const files = writeSegment(dir, startOffset, chain.log, indexAt(chain, chain.batches.map((_, i) => i)));
+      const chain = buildChain({
+        startOffset,
+        counts: Array.from({ length: batches }, () => 3),
+        payloadBytes: 200,
+        seed: seed * 1000 + p * 100 + s,
+      });
+      const files = writeSegment(
+        dir,
+        startOffset,
+        chain.log,
+        indexAt(
+          chain,
+          chain.batches.map((_, i) => i),
+        ),
+      );
       list.push({ ...files, chain, startOffset });
       tree.logBytes += chain.log.length;
       startOffset = chain.nextOffset;
@@ -67,7 +95,10 @@ function writeTree(partitions: number, segments: number, batches: number, seed =
 }
 
 /** A ScanFs that counts bytes read and lets a test act on every read (before it happens). */
-function countingFs(beforeRead?: (path: string, position: number, length: number) => void): { scanFs: ScanFs; counter: { bytes: number; reads: number } } {
+function countingFs(beforeRead?: (path: string, position: number, length: number) => void): {
+  scanFs: ScanFs;
+  counter: { bytes: number; reads: number };
+} {
   const counter = { bytes: 0, reads: 0 };
   const scanFs: ScanFs = {
     list: nodeScanFs.list,
@@ -89,7 +120,10 @@ function countingFs(beforeRead?: (path: string, position: number, length: number
   return { scanFs, counter };
 }
 
-async function collect(root: string, options: ScrubOptions): Promise<{ events: ScrubEvent[]; findings: ScrubFinding[]; summary: PassSummary }> {
+async function collect(
+  root: string,
+  options: ScrubOptions,
+): Promise<{ events: ScrubEvent[]; findings: ScrubFinding[]; summary: PassSummary }> {
   const events: ScrubEvent[] = [];
   for await (const event of scrub(root, { rate: Infinity, ...options })) events.push(event);
   const last = events.at(-1);
@@ -119,7 +153,13 @@ describe("scrub: deep verification and the incremental pass", () => {
       const before = snapshot(tree.root);
       const first = countingFs();
       const progress: { segmentsDone: number; segmentsTotal: number; bytesRead: number }[] = [];
-      const pass1 = await collect(tree.root, { engine, state, scanFs: first.scanFs, windowBytes: SMALL_WINDOW_BYTES, onProgress: (event) => progress.push(event) });
+      const pass1 = await collect(tree.root, {
+        engine,
+        state,
+        scanFs: first.scanFs,
+        windowBytes: SMALL_WINDOW_BYTES,
+        onProgress: (event) => progress.push(event),
+      });
       expect(progress.at(-1)).toMatchObject({ segmentsDone: 6, segmentsTotal: 6, bytesRead: first.counter.bytes });
       expect(progress.every((event, i) => i === 0 || event.bytesRead >= progress[i - 1]!.bytesRead)).toBe(true);
       expect(pass1.findings).toEqual([]);
@@ -127,8 +167,14 @@ describe("scrub: deep verification and the incremental pass", () => {
       expect(first.counter.bytes).toBeGreaterThanOrEqual(tree.logBytes);
       const verified = pass1.events.filter((event) => event.type === "segment-verified");
       // Sealed segments carry the XXH3-64 of their bytes; active ones do not.
-      expect(verified.map((event) => event.type === "segment-verified" && [event.sealed, event.xxh3 !== null]))
-        .toEqual([[true, true], [true, true], [false, false], [true, true], [true, true], [false, false]]);
+      expect(verified.map((event) => event.type === "segment-verified" && [event.sealed, event.xxh3 !== null])).toEqual([
+        [true, true],
+        [true, true],
+        [false, false],
+        [true, true],
+        [true, true],
+        [false, false],
+      ]);
 
       const second = countingFs();
       const pass2 = await collect(tree.root, { engine, state, scanFs: second.scanFs, windowBytes: SMALL_WINDOW_BYTES });
@@ -156,7 +202,14 @@ describe("scrub: deep verification and the incremental pass", () => {
     const probe = async (elapsedMs: number): Promise<number> => {
       const copy = `${state}.probe`;
       writeFileSync(copy, readFileSync(state));
-      return (await collect(tree.root, { engine: engines[0]!, state: copy, reverifyAfterMs: periodMs, now: () => new Date(verifiedAt + elapsedMs) })).summary.segmentsVerified;
+      return (
+        await collect(tree.root, {
+          engine: engines[0]!,
+          state: copy,
+          reverifyAfterMs: periodMs,
+          now: () => new Date(verifiedAt + elapsedMs),
+        })
+      ).summary.segmentsVerified;
     };
     expect(await probe(periodMs / 2 - 1000)).toBe(0);
     const midway = await probe(periodMs * 0.75);
@@ -183,7 +236,11 @@ describe("scrub: deep verification and the incremental pass", () => {
       const writeHalf = (): void => {
         if (pending === null) {
           const chain = buildChain({ startOffset: nextOffset, counts: [2], payloadBytes: 300, seed: batchesWritten + 50 });
-          pending = { bytes: chain.log, written: 0, entry: { offset: nextOffset, timestamp: chain.batches[0]!.baseTimestamp, position: BigInt(active.size) } };
+          pending = {
+            bytes: chain.log,
+            written: 0,
+            entry: { offset: nextOffset, timestamp: chain.batches[0]!.baseTimestamp, position: BigInt(active.size) },
+          };
           nextOffset = chain.nextOffset;
         }
         const half = pending.written === 0 ? Math.floor(pending.bytes.length / 2) : pending.bytes.length;
@@ -344,8 +401,11 @@ describe("scrub: what changed in a sealed segment", () => {
         const { events, findings } = await collect(tree.root, { engine, state });
         expect(findings).toEqual([]);
         // Not remembered as verified while it settles: every pass looks again.
-        expect(events.find((event) => event.type === "segment-verified" && event.path === rolled.logPath))
-          .toMatchObject({ sealed: true, verifiedBytes: whole, inFlightBytes: 400 });
+        expect(events.find((event) => event.type === "segment-verified" && event.path === rolled.logPath)).toMatchObject({
+          sealed: true,
+          verifiedBytes: whole,
+          inFlightBytes: 400,
+        });
       }
       utimesSync(rolled.logPath, FIXED_MTIME_SECONDS, FIXED_MTIME_SECONDS); // settled long ago, still cut short: damage
       const { findings } = await collect(tree.root, { engine, state });
@@ -374,7 +434,15 @@ describe("scrub: what changed in a sealed segment", () => {
     const root = tempDataDir();
     const dir = tempPartition(1, root);
     const chain = buildChain({ counts: Array.from({ length: 40 }, () => 2), payloadBytes: 50 });
-    writeSegment(dir, 0n, chain.log, indexAt(chain, chain.batches.map((_, i) => i)).map((entry) => ({ ...entry, offset: entry.offset + 1n })));
+    writeSegment(
+      dir,
+      0n,
+      chain.log,
+      indexAt(
+        chain,
+        chain.batches.map((_, i) => i),
+      ).map((entry) => ({ ...entry, offset: entry.offset + 1n })),
+    );
     writeSegment(dir, chain.nextOffset, buildChain({ startOffset: chain.nextOffset, counts: [1] }).log);
     const { findings } = await collect(root, { engine: engines[0]!, state: null });
     expect(findings.map((finding) => finding.position)).toEqual([...Array.from({ length: 16 }, (_, i) => i * 24), null]);
@@ -420,7 +488,9 @@ describe("scrub: retention and unreadable files", () => {
       const { events, findings, summary } = await collect(tree.root, { engine, state, scanFs, windowBytes: SMALL_WINDOW_BYTES });
       expect(deleted).toBe(true);
       expect(findings).toEqual([]);
-      expect(events.filter((event) => event.type === "segment-skipped")).toEqual([expect.objectContaining({ path: doomed.logPath, reason: "deleted" })]);
+      expect(events.filter((event) => event.type === "segment-skipped")).toEqual([
+        expect.objectContaining({ path: doomed.logPath, reason: "deleted" }),
+      ]);
       expect(summary).toMatchObject({ complete: true, segmentsDeleted: 1, segmentsVerified: 2 });
       expect(Object.keys((await loadState(state, tree.root)).state.segments)).not.toContain(doomed.logPath);
     }
@@ -453,14 +523,21 @@ describe("scrub: stopping and the state file", () => {
           controller.abort();
         }
       });
-      const stopped = await collect(tree.root, { engine, state, signal: controller.signal, scanFs: reader.scanFs, windowBytes: SMALL_WINDOW_BYTES });
+      const stopped = await collect(tree.root, {
+        engine,
+        state,
+        signal: controller.signal,
+        scanFs: reader.scanFs,
+        windowBytes: SMALL_WINDOW_BYTES,
+      });
       expect(bytesAtAbort).toBeGreaterThan(0);
       expect(reader.counter.bytes - bytesAtAbort).toBeLessThanOrEqual(SMALL_WINDOW_BYTES);
       expect(stopped.summary).toMatchObject({ complete: false, segmentsVerified: 1 });
       const resumed = await collect(tree.root, { engine, state, windowBytes: SMALL_WINDOW_BYTES });
       expect(resumed.findings).toEqual([]);
-      expect(resumed.events.filter((event) => event.type === "segment-skipped").map((event) => event.type === "segment-skipped" && event.path))
-        .toEqual([tree.partitions[0]![0]!.logPath]);
+      expect(
+        resumed.events.filter((event) => event.type === "segment-skipped").map((event) => event.type === "segment-skipped" && event.path),
+      ).toEqual([tree.partitions[0]![0]!.logPath]);
       expect(resumed.summary).toMatchObject({ complete: true, segmentsVerified: 3 });
     }
   });
@@ -491,7 +568,13 @@ describe("scrub: token bucket arithmetic (a fake clock: no time passes)", () => 
   it("charges every byte at the requested rate, keeps at most the burst as credit, and wakes early on abort", async () => {
     let nowMs = 0;
     let sleptMs = 0;
-    const clock = { nowMs: () => nowMs, sleep: async (ms: number) => { sleptMs += ms; nowMs += ms; } };
+    const clock = {
+      nowMs: () => nowMs,
+      sleep: async (ms: number) => {
+        sleptMs += ms;
+        nowMs += ms;
+      },
+    };
     const bucket = new TokenBucket(1000, clock, 500);
     for (let i = 0; i < 10; i++) await bucket.take(400);
     expect(sleptMs).toBeCloseTo(4000, 6); // 4000 bytes at 1000 B/s
@@ -516,7 +599,10 @@ interface Run {
   stderr: string;
 }
 
-function startCli(args: string[], onStdoutLine?: (line: string, child: ReturnType<typeof spawn>) => void): { child: ReturnType<typeof spawn>; done: Promise<Run> } {
+function startCli(
+  args: string[],
+  onStdoutLine?: (line: string, child: ReturnType<typeof spawn>) => void,
+): { child: ReturnType<typeof spawn>; done: Promise<Run> } {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const done = new Promise<Run>((resolve, reject) => {
     let stdout = "";
@@ -540,7 +626,12 @@ function runCli(args: string[], onStdoutLine?: (line: string, child: ReturnType<
   return startCli(args, onStdoutLine).done;
 }
 
-const jsonLines = (run: Run): ScrubEvent[] => run.stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as ScrubEvent);
+const jsonLines = (run: Run): ScrubEvent[] =>
+  run.stdout
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ScrubEvent);
 
 /**
  * A strict parser of the Prometheus text exposition format (0.0.4): HELP and
@@ -557,7 +648,10 @@ function parsePrometheusText(text: string): Map<string, { type: string; samples:
   const family = (name: string) => {
     if (!NAME.test(name)) throw new Error(`bad metric name ${name}`);
     let entry = families.get(name);
-    if (!entry) families.set(name, (entry = { type: "untyped", help: false, samples: [] }));
+    if (!entry) {
+      entry = { type: "untyped", help: false, samples: [] };
+      families.set(name, entry);
+    }
     return entry;
   };
   for (const [lineNo, line] of text.slice(0, -1).split("\n").entries()) {
@@ -595,9 +689,15 @@ function parsePrometheusText(text: string): Map<string, { type: string; samples:
       labels[label[1]!] = label[2]!.replace(/\\(["\\n])/g, (_m, c: string) => (c === "n" ? "\n" : c));
       rest = rest.slice(label[0].length);
     }
-    const value = /^[+-]?Inf$/.test(valueText!) ? (valueText!.startsWith("-") ? -Infinity : Infinity)
-      : valueText === "NaN" ? NaN
-        : /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(valueText!) ? Number(valueText) : fail(`bad value ${valueText}`);
+    const value = /^[+-]?Inf$/.test(valueText!)
+      ? valueText!.startsWith("-")
+        ? -Infinity
+        : Infinity
+      : valueText === "NaN"
+        ? NaN
+        : /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(valueText!)
+          ? Number(valueText)
+          : fail(`bad value ${valueText}`);
     const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
     if (seenSeries.has(key)) fail("duplicate series");
     seenSeries.add(key);
@@ -615,7 +715,10 @@ describe("segscan scrub (CLI)", () => {
     const clean = await runCli(["scrub", tree.root, "--state", state, "--metrics", metrics, "--rate", "200MiB/s"]);
     expect(clean.code).toBe(0);
     const before = parsePrometheusText(readFileSync(metrics, "utf8"));
-    expect(before.get("segscan_scrub_bytes_verified_total")).toMatchObject({ type: "counter", samples: [{ labels: { root: tree.root }, value: tree.logBytes }] });
+    expect(before.get("segscan_scrub_bytes_verified_total")).toMatchObject({
+      type: "counter",
+      samples: [{ labels: { root: tree.root }, value: tree.logBytes }],
+    });
     expect(before.get("segscan_scrub_last_full_pass_timestamp_seconds")!.samples[0]!.value).toBeGreaterThan(0);
 
     const target = tree.partitions[1]![0]!;
@@ -626,7 +729,9 @@ describe("segscan scrub (CLI)", () => {
     const found = await runCli(["scrub", tree.root, "--state", state, "--metrics", metrics, "--json"]);
     expect(found.code).toBe(4);
     const findings = jsonLines(found).flatMap((event) => (event.type === "finding" ? [event.finding] : []));
-    expect(findings).toContainEqual(expect.objectContaining({ code: "FrameChecksumFailure", path: target.logPath, position: batch.position }));
+    expect(findings).toContainEqual(
+      expect.objectContaining({ code: "FrameChecksumFailure", path: target.logPath, position: batch.position }),
+    );
     const after = parsePrometheusText(readFileSync(metrics, "utf8"));
     const byCode = Object.fromEntries(after.get("segscan_scrub_findings")!.samples.map((sample) => [sample.labels.code, sample.value]));
     expect(byCode).toMatchObject({ FrameChecksumFailure: 1, SealedSegmentChanged: 1, BatchChecksumFailure: 0 });
@@ -637,10 +742,33 @@ describe("segscan scrub (CLI)", () => {
   it("the metrics text escapes label values (a strict parser reads the root back)", () => {
     const root = '/data/we"ird\\path\nx';
     const summary: PassSummary = {
-      startedAt: new Date(0).toISOString(), finishedAt: new Date(1000).toISOString(), elapsedMs: 1000, complete: true,
-      segmentsVerified: 1, segmentsSkipped: 0, segmentsDeleted: 0, bytesVerified: 10, bytesRead: 10, bytesPerSecond: 10,
-      findingsByCode: { BatchChecksumFailure: 0, FrameChecksumFailure: 0, BatchHeaderInvalid: 0, FrameLayoutInvalid: 0, TruncatedBatch: 0, OffsetDiscontinuity: 0, IndexEntryMismatch: 0, IndexTrailingBytes: 0, SealedSegmentChanged: 0, SegmentShrank: 0, UnreadableFile: 0 },
-      findings: 0, statePath: null, lastFullPassAt: null, totals: { bytesVerified: 10, segmentsVerified: 1, passesCompleted: 1 },
+      startedAt: new Date(0).toISOString(),
+      finishedAt: new Date(1000).toISOString(),
+      elapsedMs: 1000,
+      complete: true,
+      segmentsVerified: 1,
+      segmentsSkipped: 0,
+      segmentsDeleted: 0,
+      bytesVerified: 10,
+      bytesRead: 10,
+      bytesPerSecond: 10,
+      findingsByCode: {
+        BatchChecksumFailure: 0,
+        FrameChecksumFailure: 0,
+        BatchHeaderInvalid: 0,
+        FrameLayoutInvalid: 0,
+        TruncatedBatch: 0,
+        OffsetDiscontinuity: 0,
+        IndexEntryMismatch: 0,
+        IndexTrailingBytes: 0,
+        SealedSegmentChanged: 0,
+        SegmentShrank: 0,
+        UnreadableFile: 0,
+      },
+      findings: 0,
+      statePath: null,
+      lastFullPassAt: null,
+      totals: { bytesVerified: 10, segmentsVerified: 1, passesCompleted: 1 },
     };
     const parsed = parsePrometheusText(formatMetrics({ root, summary, rateLimitBytesPerSecond: Infinity }));
     expect(parsed.get("segscan_scrub_bytes_verified_total")!.samples[0]!.labels.root).toBe(root);
@@ -652,33 +780,41 @@ describe("segscan scrub (CLI)", () => {
     const tree = writeTree(1, 4, 60, 12);
     const state = statePathIn(tree);
     let signalled = false;
-    const stopped = await runCli(["scrub", tree.root, "--state", state, "--watch", "--interval", "1h", "--json", "--window", "64KiB", "--rate", "64KiB/s"],
+    const stopped = await runCli(
+      ["scrub", tree.root, "--state", state, "--watch", "--interval", "1h", "--json", "--window", "64KiB", "--rate", "64KiB/s"],
       (line, child) => {
         if (!signalled && (JSON.parse(line) as ScrubEvent).type === "segment-verified") {
           signalled = true;
           child.kill("SIGTERM");
         }
-      });
+      },
+    );
     expect(stopped.code).toBe(0);
     const events = jsonLines(stopped);
     expect(events.at(-1)).toMatchObject({ type: "pass-complete", summary: { complete: false } });
-    const verifiedBefore = events.filter((event) => event.type === "segment-verified").map((event) => event.type === "segment-verified" && event.path);
+    const verifiedBefore = events
+      .filter((event) => event.type === "segment-verified")
+      .map((event) => event.type === "segment-verified" && event.path);
     expect(verifiedBefore.length).toBeGreaterThanOrEqual(1);
     expect(verifiedBefore.length).toBeLessThan(4);
     const resumed = await runCli(["scrub", tree.root, "--state", state, "--json", "--rate", "unlimited"]);
     expect(resumed.code).toBe(0);
-    const skipped = jsonLines(resumed).filter((event) => event.type === "segment-skipped").map((event) => event.type === "segment-skipped" && event.path);
+    const skipped = jsonLines(resumed)
+      .filter((event) => event.type === "segment-skipped")
+      .map((event) => event.type === "segment-skipped" && event.path);
     expect(skipped).toEqual(verifiedBefore);
 
     // Without --watch, a stopped pass is a cancelled command: 32, as scan.
     let cancelled = false;
-    const single = await runCli(["scrub", tree.root, "--state", state, "--json", "--reverify-after", "0", "--window", "64KiB", "--rate", "64KiB/s"],
+    const single = await runCli(
+      ["scrub", tree.root, "--state", state, "--json", "--reverify-after", "0", "--window", "64KiB", "--rate", "64KiB/s"],
       (line, child) => {
         if (!cancelled && (JSON.parse(line) as ScrubEvent).type === "segment-verified") {
           cancelled = true;
           child.kill("SIGINT");
         }
-      });
+      },
+    );
     expect(single.code).toBe(32);
     expect(jsonLines(single).at(-1)).toMatchObject({ type: "pass-complete", summary: { complete: false } });
   });
@@ -743,7 +879,23 @@ describe("segscan scrub (CLI)", () => {
     let stopped = false;
     const findings: ScrubFinding[] = [];
     try {
-      const run = await runCli(["scrub", tree.root, "--watch", "--interval", "1s", "--json", "--state", state, "--metrics", metrics, "--rate", "unlimited", "--window", "4KiB"],
+      const run = await runCli(
+        [
+          "scrub",
+          tree.root,
+          "--watch",
+          "--interval",
+          "1s",
+          "--json",
+          "--state",
+          state,
+          "--metrics",
+          metrics,
+          "--rate",
+          "unlimited",
+          "--window",
+          "4KiB",
+        ],
         (line, child) => {
           const event = JSON.parse(line) as ScrubEvent;
           if (event.type === "finding") findings.push(event.finding);
@@ -757,7 +909,8 @@ describe("segscan scrub (CLI)", () => {
             stopped = true;
             child.kill("SIGTERM");
           }
-        });
+        },
+      );
       expect(run.code).toBe(0);
     } finally {
       clearInterval(writer);

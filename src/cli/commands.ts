@@ -5,12 +5,27 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { EngineKind } from "../engine/types.js";
 import {
-  DEMO_SCENARIOS, generateDataDir, listScenarios, SCENARIOS, type GenerateOptions, type GeneratedDataDir, type SizeProfileName,
+  DEMO_SCENARIOS,
+  generateDataDir,
+  listScenarios,
+  SCENARIOS,
+  type GenerateOptions,
+  type GeneratedDataDir,
+  type SizeProfileName,
 } from "../gen/index.js";
 import { describeCause } from "../io/errors.js";
 import {
-  TargetRefusedError, applyRepair, findRestorable, formatPlan, planRepair, planScanOptions, planToJson, refuseLoneSegment, restore,
-  type ApplyResult, type RepairPlan,
+  TargetRefusedError,
+  applyRepair,
+  findRestorable,
+  formatPlan,
+  planRepair,
+  planScanOptions,
+  planToJson,
+  refuseLoneSegment,
+  restore,
+  type ApplyResult,
+  type RepairPlan,
   type RestoreResult,
 } from "../repair/index.js";
 import { colors, formatBytes, formatCount, formatReport, formatSummary, refusalLine } from "../report/format.js";
@@ -32,19 +47,22 @@ const useColor = (): boolean => colorEnabled(process.stdout);
 function scanHints(report: ScanReport, paths: readonly string[]): string {
   const c = colors(useColor());
   const lines: string[] = [];
-  const quoted = paths.length > 2
-    ? "<same paths>"
-    : paths.map((path) => (/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
+  const quoted =
+    paths.length > 2 ? "<same paths>" : paths.map((path) => (/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
   if (report.summary.repairable > 0) {
-    lines.push(`${c.yellow("→")} ${report.summary.repairable} partition(s) can be repaired: ${c.bold(`segscan repair ${quoted}`)} shows the plan, ` +
-      `add ${c.bold("--apply")} to carry it out (cut bytes are preserved; ${c.bold("segscan restore <partition>")} undoes it).`);
+    lines.push(
+      `${c.yellow("→")} ${report.summary.repairable} partition(s) can be repaired: ${c.bold(`segscan repair ${quoted}`)} shows the plan, ` +
+        `add ${c.bold("--apply")} to carry it out (cut bytes are preserved; ${c.bold("segscan restore <partition>")} undoes it).`,
+    );
   }
   if (report.summary.refused > 0) {
     lines.push(`${c.red("→")} refused partitions are left exactly as they are: not served, every byte kept as evidence.`);
   }
   if (report.summary.failed > 0) {
-    lines.push(`${c.magenta("→")} failed partitions could not be judged (a read or listing error, a file that is not a regular file, ` +
-      "or no segment at all; each error says which): nothing was concluded or changed; fix that and scan again.");
+    lines.push(
+      `${c.magenta("→")} failed partitions could not be judged (a read or listing error, a file that is not a regular file, ` +
+        "or no segment at all; each error says which): nothing was concluded or changed; fix that and scan again.",
+    );
   }
   return lines.length === 0 ? "" : lines.join("\n") + "\n";
 }
@@ -101,9 +119,10 @@ function appliedText(result: ApplyResult): string {
   for (const partition of result.partitions) {
     lines.push(`repaired ${partition.path} (run ${partition.run}; journal ${partition.journalPath})`);
     for (const t of partition.truncations) {
-      const kept = t.residue.file === null
-        ? `${formatCount(t.fromSize - t.toSize)} zero bytes recorded by length`
-        : `${formatCount(t.fromSize - t.toSize)} bytes preserved in ${t.residue.file}`;
+      const kept =
+        t.residue.file === null
+          ? `${formatCount(t.fromSize - t.toSize)} zero bytes recorded by length`
+          : `${formatCount(t.fromSize - t.toSize)} bytes preserved in ${t.residue.file}`;
       lines.push(`  cut ${t.logPath}: ${formatCount(t.fromSize)} → ${formatCount(t.toSize)} bytes (${kept})`);
     }
     for (const r of partition.indexReplacements) {
@@ -192,7 +211,9 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
       throw error;
     }
     if (!result.writerCheck.checked) {
-      warn("other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped");
+      warn(
+        "other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
+      );
     }
     // Prove the result: scan every repaired partition again with the same options.
     const after = await rescanRepaired(result, (repaired) => runScan(repaired, { ...flags, progress: false }, explicit, signal));
@@ -203,14 +224,20 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (after.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
 
     if (flags.json) {
-      await out(stringifyJson({
-        report: toJsonReport(report), plan: planToJson(plan), applied: jsonApplied(result), after: toJsonReport(after),
-      }) + "\n");
+      await out(
+        stringifyJson({
+          report: toJsonReport(report),
+          plan: planToJson(plan),
+          applied: jsonApplied(result),
+          after: toJsonReport(after),
+        }) + "\n",
+      );
     } else {
       const cleanNow = after.partitions.filter((partition) => partition.verdict === "clean").length;
-      const verdict = cleanNow === after.partitions.length
-        ? c.green(`re-scan: all ${after.partitions.length} repaired partition(s) are clean now`)
-        : c.red(`re-scan: ${after.partitions.length - cleanNow} of ${after.partitions.length} repaired partition(s) are still not clean`);
+      const verdict =
+        cleanNow === after.partitions.length
+          ? c.green(`re-scan: all ${after.partitions.length} repaired partition(s) are clean now`)
+          : c.red(`re-scan: ${after.partitions.length - cleanNow} of ${after.partitions.length} repaired partition(s) are still not clean`);
       await out(appliedText(result) + problemsLeft(report) + "\n" + verdict + "\n");
     }
     return code;
@@ -240,13 +267,16 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
   } catch (error) {
     throw new OperationalError(`cannot restore ${dir}: stat failed (${describeCause(error)}); nothing was changed`);
   }
-  if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory: restore takes a partition dir, its .segscan dir, or a data dir`);
+  if (!info.isDirectory())
+    throw new UsageError(`${dir} is not a directory: restore takes a partition dir, its .segscan dir, or a data dir`);
   const targets = await findRestorable(dir);
   if (targets.length === 0) {
     if (flags.json) {
       await out(stringifyJson({ partitions: [] }) + "\n");
     } else {
-      await out(`nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`);
+      await out(
+        `nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`,
+      );
     }
     return EXIT.CLEAN;
   }
@@ -271,7 +301,9 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
     }
   });
   if (results.some((result) => result.restored && !result.writerCheck.checked)) {
-    warn("other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped");
+    warn(
+      "other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
+    );
   }
   if (flags.json) {
     await out(stringifyJson(targets.length === 1 && results.length === 1 ? results[0] : { partitions: results }) + "\n");
@@ -305,9 +337,17 @@ export async function dumpCommand(file: string, flags: DumpFlags, command: Comma
     return result.trailingBytes > 0 ? EXIT.PROBLEMS : EXIT.CLEAN;
   }
   const engine = await resolveEngine(flags.engine, command.getOptionValueSource("engine") !== "default");
-  const result = await withCancellation((signal) => dumpLog(file, {
-    messages: flags.messages ?? false, json: flags.json ?? false, engine, windowBytes: flags.window, color: c, write: out, signal,
-  }));
+  const result = await withCancellation((signal) =>
+    dumpLog(file, {
+      messages: flags.messages ?? false,
+      json: flags.json ?? false,
+      engine,
+      windowBytes: flags.window,
+      color: c,
+      write: out,
+      signal,
+    }),
+  );
   return result.stopped === null && result.verified === result.batches ? EXIT.CLEAN : EXIT.PROBLEMS;
 }
 
@@ -355,15 +395,23 @@ export function describeGenerated(generated: GeneratedDataDir, color: boolean): 
     const e = fault.expected;
     lines.push(`  ${c.bold(fault.scenario)} → ${fault.partition}`);
     lines.push(`    ${fault.detail}`);
-    lines.push(c.dim(`    expected: ${e.verdict}${e.refusal ? ` (${e.refusal})` : ""}, action ${e.action}, scan exits ${e.scanExit}` +
-      (e.deep ? `; with --deep: ${e.deep.verdict}${e.deep.refusal ? ` (${e.deep.refusal})` : ""}` : "")));
+    lines.push(
+      c.dim(
+        `    expected: ${e.verdict}${e.refusal ? ` (${e.refusal})` : ""}, action ${e.action}, scan exits ${e.scanExit}` +
+          (e.deep ? `; with --deep: ${e.deep.verdict}${e.deep.refusal ? ` (${e.deep.refusal})` : ""}` : ""),
+      ),
+    );
   }
   return lines.join("\n") + "\n";
 }
 
 export async function genCommand(dir: string | undefined, flags: GenFlags): Promise<number> {
   if (flags.list) {
-    await out(flags.json ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n" : listText() + nodeFaultListText());
+    await out(
+      flags.json
+        ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n"
+        : listText() + nodeFaultListText(),
+    );
     return EXIT.CLEAN;
   }
   if (dir === undefined) throw new UsageError("gen needs a target directory (or --list)");
@@ -372,7 +420,9 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   }
   const existing = await stat(dir).catch(() => null);
   if (existing !== null && !existing.isDirectory()) {
-    throw new UsageError(`${dir} already exists and is not a directory; gen writes a new data dir: give a new or empty directory (nothing was written)`);
+    throw new UsageError(
+      `${dir} already exists and is not a directory; gen writes a new data dir: give a new or empty directory (nothing was written)`,
+    );
   }
   if (flags.nodeFault !== undefined && !nodeFaultNames().includes(flags.nodeFault)) {
     throw new UsageError(`unknown node fault "${flags.nodeFault}"; \`segscan gen --list\` shows them`);
@@ -393,25 +443,36 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST" || code === "ENOTDIR") {
       // A path component is a file: the target cannot be a directory.
-      throw new UsageError(`cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`);
+      throw new UsageError(
+        `cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`,
+      );
     }
     throw error;
   }
   const node = flags.node || flags.nodeFault !== undefined ? await genNode(dir, generated.partitions, flags.seed, flags.nodeFault) : null;
   if (flags.json) {
-    await out(stringifyJson({
-      ...(node ? { node: { snapshotOp: node.node.snapshotOp, walOps: node.node.walOps, fault: node.node.fault?.name ?? null } } : {}),
-      dir: generated.dir, seed: generated.seed, profile: generated.profile, logBytes: generated.logBytes,
-      messages: generated.messages,
-      partitions: generated.partitions.map((partition) => ({
-        path: partition.path,
-        segments: partition.segments.map((segment) => ({
-          startOffset: segment.startOffset, endOffset: segment.endOffset, logPath: segment.logPath, size: segment.size,
-          batches: segment.batches.length, indexEntries: segment.indexEntries.length,
+    await out(
+      stringifyJson({
+        ...(node ? { node: { snapshotOp: node.node.snapshotOp, walOps: node.node.walOps, fault: node.node.fault?.name ?? null } } : {}),
+        dir: generated.dir,
+        seed: generated.seed,
+        profile: generated.profile,
+        logBytes: generated.logBytes,
+        messages: generated.messages,
+        partitions: generated.partitions.map((partition) => ({
+          path: partition.path,
+          segments: partition.segments.map((segment) => ({
+            startOffset: segment.startOffset,
+            endOffset: segment.endOffset,
+            logPath: segment.logPath,
+            size: segment.size,
+            batches: segment.batches.length,
+            indexEntries: segment.indexEntries.length,
+          })),
         })),
-      })),
-      faults: generated.faults,
-    }) + "\n");
+        faults: generated.faults,
+      }) + "\n",
+    );
   } else {
     await out(describeGenerated(generated, useColor()) + (node?.text ?? "") + `scan it: segscan scan ${dir}\n`);
   }
@@ -429,11 +490,19 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   const generated = await generateDataDir(data, { scenarios: DEMO_SCENARIOS, topicsPerStream: 3, partitionsPerTopic: 2 });
   // A node-level finding too (docs/node.md N1): a torn WAL tail Iggy's own boot would refuse to cut.
   const node = await genNode(data, generated.partitions, 1, "wal-torn-tail-stale-copy");
-  await out(`${c.bold("segscan demo")}: a sample Iggy data dir with ${generated.faults.length} injected faults\n` +
-    describeGenerated(generated, color) + node.text + "\n");
+  await out(
+    `${c.bold("segscan demo")}: a sample Iggy data dir with ${generated.faults.length} injected faults\n` +
+      describeGenerated(generated, color) +
+      node.text +
+      "\n",
+  );
   const scanFlags: ScanFlags = {
-    engine: flags.engine, replicas: 1, probeBudget: (await import("../format/constants.js")).PROBE_BUDGET_UNITS,
-    window: (await import("../format/constants.js")).DEFAULT_WINDOW_BYTES, concurrency: 1, progress: flags.progress,
+    engine: flags.engine,
+    replicas: 1,
+    probeBudget: (await import("../format/constants.js")).PROBE_BUDGET_UNITS,
+    window: (await import("../format/constants.js")).DEFAULT_WINDOW_BYTES,
+    concurrency: 1,
+    progress: flags.progress,
   };
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
   await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(report, { color, relativeTo: data })}\n`);
@@ -443,19 +512,21 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";
   // `npx segscan` works as printed in the segscan project (npx runs the package's own bin) and
   // wherever segscan is installed; a bare `segscan` needs a global install.
-  await out([
-    c.bold("Try it yourself") + c.dim(" (in the segscan project directory, or wherever segscan is installed):"),
-    `  npx segscan repair ${data} --apply`,
-    c.dim("      carry out the plan; exits 5 = 1 (repaired, clean now) | 4 (a refusal is left as it is)"),
-    `  npx segscan scan ${data}`,
-    c.dim("      the repaired partitions scan clean; the refused one is still refused"),
-    `  npx segscan restore ${first}`,
-    c.dim("      put every cut byte back from the journal"),
-    `  npx segscan dump ${tailLog} --messages`,
-    c.dim("      list batches and messages, kafka-dump-log style"),
-    `  rm -r ${dir}`,
-    c.dim("      when done"),
-  ].join("\n") + "\n");
+  await out(
+    [
+      c.bold("Try it yourself") + c.dim(" (in the segscan project directory, or wherever segscan is installed):"),
+      `  npx segscan repair ${data} --apply`,
+      c.dim("      carry out the plan; exits 5 = 1 (repaired, clean now) | 4 (a refusal is left as it is)"),
+      `  npx segscan scan ${data}`,
+      c.dim("      the repaired partitions scan clean; the refused one is still refused"),
+      `  npx segscan restore ${first}`,
+      c.dim("      put every cut byte back from the journal"),
+      `  npx segscan dump ${tailLog} --messages`,
+      c.dim("      list batches and messages, kafka-dump-log style"),
+      `  rm -r ${dir}`,
+      c.dim("      when done"),
+    ].join("\n") + "\n",
+  );
   return EXIT.CLEAN;
 }
 

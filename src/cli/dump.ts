@@ -3,15 +3,13 @@
  * timestamps, length, verify result), in the spirit of kafka-dump-log; with
  * `--messages`, one line per frame, user headers decoded (Iggy's layout, see
  * src/format/user-headers.ts). Batches are read and verified by the recovery
- * walker's own code (a FileWindow and verifyBatchAt, SPEC §2.1, §7), so dump
+ * walker's own code (a FileWindow and verifyBatchAt, docs/format.md §2.1, §7), so dump
  * and scan cannot disagree about a batch; batches larger than the window
  * stream through it. Listing stops at the first header that does not decode
  * (nothing after it can be located), and says so.
  * A `.index` file lists its entries instead.
  */
-import {
-  BATCH_HEADER_BYTES, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_SUFFIX,
-} from "../format/constants.js";
+import { BATCH_HEADER_BYTES, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_SUFFIX } from "../format/constants.js";
 import { VERIFY_STATUS_NAMES, VerifyStatus, readFrameHeader, readIndexEntry, type BatchHeader } from "../format/records.js";
 import { type UserHeaderKind, decodeUserHeaders, formatUserHeaderField } from "../format/user-headers.js";
 import type { Engine } from "../engine/types.js";
@@ -120,20 +118,32 @@ async function hashRange(window: FileWindow, engine: Engine, from: number, to: n
   return hasher.digest();
 }
 
-async function userHeadersOf(window: FileWindow, at: number, lengthBytes: number): Promise<Pick<DumpFrame, "userHeaders" | "userHeadersProblem">> {
+async function userHeadersOf(
+  window: FileWindow,
+  at: number,
+  lengthBytes: number,
+): Promise<Pick<DumpFrame, "userHeaders" | "userHeadersProblem">> {
   if (lengthBytes === 0) return { userHeaders: [] };
   if (lengthBytes > MAX_DECODED_USER_HEADERS_BYTES) {
     return { userHeaders: [], userHeadersProblem: `${lengthBytes} bytes: over the ${MAX_DECODED_USER_HEADERS_BYTES} dump decodes` };
   }
   const decoded = decodeUserHeaders(await copyBytes(window, at, lengthBytes));
   const userHeaders = decoded.entries.map(({ key, value }) => ({
-    keyKind: key.kind, key: formatUserHeaderField(key), valueKind: value.kind, value: formatUserHeaderField(value),
+    keyKind: key.kind,
+    key: formatUserHeaderField(key),
+    valueKind: value.kind,
+    value: formatUserHeaderField(value),
   }));
   return decoded.ok ? { userHeaders } : { userHeaders, userHeadersProblem: decoded.problem };
 }
 
 /** Lists the frames of a batch whose blob lies inside the file. */
-async function listFrames(window: FileWindow, engine: Engine, position: number, header: BatchHeader): Promise<{ frames: DumpFrame[]; stopped?: string }> {
+async function listFrames(
+  window: FileWindow,
+  engine: Engine,
+  position: number,
+  header: BatchHeader,
+): Promise<{ frames: DumpFrame[]; stopped?: string }> {
   const frames: DumpFrame[] = [];
   const blobEnd = position + header.batchLength;
   let at = position + BATCH_HEADER_BYTES;
@@ -164,7 +174,8 @@ async function listFrames(window: FileWindow, engine: Engine, position: number, 
         ? { userHeaders: [], userHeadersProblem: "the frame overruns the blob" }
         : await userHeadersOf(window, headersAt, frame.userHeadersLength)),
     });
-    if (checksum === "overrun") return { frames, stopped: `the frame at ${at} claims ${frame.frameBytes} bytes, past the blob end ${blobEnd}` };
+    if (checksum === "overrun")
+      return { frames, stopped: `the frame at ${at} claims ${frame.frameBytes} bytes, past the blob end ${blobEnd}` };
     at = end;
   }
   return { frames };
@@ -182,9 +193,11 @@ function batchLine(batch: DumpBatch, c: Colors): string {
   const h = batch.header;
   const verify = batch.verify === "ok" ? c.green("ok") : c.red(batch.verify);
   const last = h.messageCount > 0 ? (h.baseOffset + BigInt(h.messageCount) - 1n).toString() : "-";
-  return `position: ${batch.position} baseOffset: ${h.baseOffset} lastOffset: ${last} count: ${h.messageCount} ` +
+  return (
+    `position: ${batch.position} baseOffset: ${h.baseOffset} lastOffset: ${last} count: ${h.messageCount} ` +
     `baseTimestamp: ${h.baseTimestamp}${iso(h.baseTimestamp) ? ` (${iso(h.baseTimestamp)})` : ""} originTimestamp: ${h.originTimestamp} ` +
-    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${h.batchChecksum.toString(16).padStart(16, "0")} verify: ${verify}`;
+    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${h.batchChecksum.toString(16).padStart(16, "0")} verify: ${verify}`
+  );
 }
 
 /** `key=value` pairs; a kind other than string is named before its value (`attempt=uint32:3`). */
@@ -197,9 +210,11 @@ function userHeadersText(frame: DumpFrame, c: Colors): string {
 
 function frameLine(frame: DumpFrame, c: Colors): string {
   const checksum = frame.checksum === "ok" ? c.green("ok") : c.red(frame.checksum);
-  return `| offset: ${frame.offset} position: ${frame.position} timestamp: ${frame.timestamp} originTimestamp: ${frame.originTimestamp} ` +
+  return (
+    `| offset: ${frame.offset} position: ${frame.position} timestamp: ${frame.timestamp} originTimestamp: ${frame.originTimestamp} ` +
     `id: 0x${frame.id.toString(16).padStart(32, "0")} size: ${frame.frameBytes} payload: ${frame.payloadLength} ` +
-    `headers: ${frame.userHeadersLength}${userHeadersText(frame, c)} checksum: ${checksum} ${c.dim(frame.preview)}`;
+    `headers: ${frame.userHeadersLength}${userHeadersText(frame, c)} checksum: ${checksum} ${c.dim(frame.preview)}`
+  );
 }
 
 function batchJson(batch: DumpBatch): Record<string, unknown> {
@@ -247,7 +262,9 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
     engineWindow = options.engine.openWindow(options.windowBytes);
     const window = new FileWindow(file, path, result.size, engineWindow, { signal });
     if (options.json) {
-      await write(`{\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`);
+      await write(
+        `{\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`,
+      );
     } else {
       await write(`Dumping ${path} (${formatCount(result.size)} bytes, engine ${options.engine.kind})\n`);
     }
@@ -257,13 +274,15 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
       const check = await verifyBatchAt(window, position);
       if (check.header === null) {
         const status = check.verified ? VerifyStatus.Ok : check.status;
-        result.stopped = status === VerifyStatus.HeaderBeyondFile
-          ? { position, reason: `${result.size - position} trailing bytes: too short for a batch header` }
-          : {
-              position,
-              reason: `the header does not decode (${VERIFY_STATUS_NAMES[status]}); ${formatCount(result.size - position)} bytes from here are not listed` +
-                (options.json ? "" : " (`segscan scan` on this file probes them for surviving batches)"),
-            };
+        result.stopped =
+          status === VerifyStatus.HeaderBeyondFile
+            ? { position, reason: `${result.size - position} trailing bytes: too short for a batch header` }
+            : {
+                position,
+                reason:
+                  `the header does not decode (${VERIFY_STATUS_NAMES[status]}); ${formatCount(result.size - position)} bytes from here are not listed` +
+                  (options.json ? "" : " (`segscan scan` on this file probes them for surviving batches)"),
+              };
         break;
       }
       const { header } = check;
@@ -300,11 +319,15 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
     await file.close();
   }
   if (options.json) {
-    await write(`${first ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${result.stopped === null ? "null" : stringifyJson(result.stopped, 0)}\n}\n`);
+    await write(
+      `${first ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${result.stopped === null ? "null" : stringifyJson(result.stopped, 0)}\n}\n`,
+    );
   } else {
     const summary = `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ${formatBytes(result.size)}`;
     if (result.stopped) {
-      await write(c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n");
+      await write(
+        c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n",
+      );
     } else {
       await write(summary + "\n");
     }
@@ -316,7 +339,10 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
 const INDEX_DUMP_CHUNK_ENTRIES = 4096;
 
 /** Dumps a `.index`: one line per whole entry, and any trailing partial entry. */
-export async function dumpIndex(path: string, options: Pick<DumpOptions, "json" | "write" | "color">): Promise<{ entries: number; trailingBytes: number }> {
+export async function dumpIndex(
+  path: string,
+  options: Pick<DumpOptions, "json" | "write" | "color">,
+): Promise<{ entries: number; trailingBytes: number }> {
   const file = await nodeScanFs.open(path);
   try {
     const size = (await nodeScanFs.stat(path)).size;
@@ -331,7 +357,8 @@ export async function dumpIndex(path: string, options: Pick<DumpOptions, "json" 
       let text = "";
       for (let k = 0; k < count; k++) {
         const entry = readIndexEntry(chunk, k * INDEX_ENTRY_BYTES);
-        if (options.json) entries.push({ offset: entry.offset.toString(), timestamp: entry.timestamp.toString(), position: entry.position.toString() });
+        if (options.json)
+          entries.push({ offset: entry.offset.toString(), timestamp: entry.timestamp.toString(), position: entry.position.toString() });
         else text += `entry: ${i + k} offset: ${entry.offset} timestamp: ${entry.timestamp} position: ${entry.position}\n`;
       }
       if (!options.json) await options.write(text);

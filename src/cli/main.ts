@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The `segscan` executable (SPEC §9.2). */
+/** The `segscan` executable (docs/interfaces.md §9.2). */
 import { run } from "./program.js";
 
 // A closed pipe (`segscan dump x.log | head`) is not an error worth a stack trace.

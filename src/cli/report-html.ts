@@ -25,10 +25,14 @@ export async function writeHtmlReport(path: string, report: JsonScanReport): Pro
     await rename(staging, path);
   } catch (error) {
     await rm(staging, { force: true }).catch(() => undefined);
-    throw new OperationalError(`cannot write the HTML report ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; ` +
-      "no report was written and nothing else was changed");
+    throw new OperationalError(
+      `cannot write the HTML report ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; ` +
+        "no report was written and nothing else was changed",
+    );
   }
-  warn(`wrote the HTML report ${path} (${report.partitions.length} partition${report.partitions.length === 1 ? "" : "s"}, ${formatBytes(Buffer.byteLength(html))})`);
+  warn(
+    `wrote the HTML report ${path} (${report.partitions.length} partition${report.partitions.length === 1 ? "" : "s"}, ${formatBytes(Buffer.byteLength(html))})`,
+  );
 }
 
 async function readInput(file: string): Promise<string> {
@@ -40,7 +44,9 @@ async function readInput(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (error) {
-    throw new OperationalError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; nothing was written`);
+    throw new OperationalError(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; nothing was written`,
+    );
   }
 }
 
@@ -50,7 +56,9 @@ export function parseJsonReportText(text: string, file: string): JsonScanReport 
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${file} is not JSON (${(error as Error).message}); give a report saved by \`segscan scan --json\`; nothing was written`);
+    throw new UsageError(
+      `${file} is not JSON (${(error as Error).message}); give a report saved by \`segscan scan --json\`; nothing was written`,
+    );
   }
   const problems = validateJsonReport(value);
   if (problems.length > 0) {

@@ -1,9 +1,7 @@
-/** The scan flags shared by `scan` and `repair` (SPEC §9.2), and the scan they drive. */
+/** The scan flags shared by `scan` and `repair` (docs/interfaces.md §9.2), and the scan they drive. */
 import { availableParallelism } from "node:os";
 import { type Command, Option } from "commander";
-import {
-  DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS,
-} from "../format/constants.js";
+import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
 import { maxConcurrency, WORKERS_PER_CPU } from "../recovery/options.js";
 import { type Discovery, discover, logBytesByTarget, scanDiscovered } from "../recovery/scan.js";
@@ -33,17 +31,30 @@ export function defaultConcurrency(): number {
 
 export function addScanFlags(command: Command): Command {
   return command
-    .option("--json", "print the report as JSON (SPEC 9.3) on stdout")
+    .option("--json", "print the report as JSON (docs/interfaces.md §9.3) on stdout")
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
     .option("--deep", "verify every batch from byte 0 and check every index entry (verify: full)")
     .option("--replicas <n>", "replicas holding each partition: decides tombstone vs rebuild-from-peers", parseInteger(1, 1_000_000), 1)
-    .option("--probe-budget <units>", "damage-probe budget per partition load, in units",
-      parseInteger(0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES), PROBE_BUDGET_UNITS)
-    .option("--window <bytes>", `scan window (e.g. 4KiB, 1MiB; ${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
-      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
-    .option("--concurrency <n>", `partitions scanned in parallel on worker threads: 1..${maxConcurrency()} ` +
-      `(at most ${WORKERS_PER_CPU} × this machine's ${availableParallelism()} CPUs; more only adds memory and contention); ` +
-      "the default is the CPU count", parseInteger(1, maxConcurrency()), defaultConcurrency())
+    .option(
+      "--probe-budget <units>",
+      "damage-probe budget per partition load, in units",
+      parseInteger(0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES),
+      PROBE_BUDGET_UNITS,
+    )
+    .option(
+      "--window <bytes>",
+      `scan window (e.g. 4KiB, 1MiB; ${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
+      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
+      DEFAULT_WINDOW_BYTES,
+    )
+    .option(
+      "--concurrency <n>",
+      `partitions scanned in parallel on worker threads: 1..${maxConcurrency()} ` +
+        `(at most ${WORKERS_PER_CPU} × this machine's ${availableParallelism()} CPUs; more only adds memory and contention); ` +
+        "the default is the CPU count",
+      parseInteger(1, maxConcurrency()),
+      defaultConcurrency(),
+    )
     .option("--no-progress", "never show the progress bar (it shows only on a TTY, for scans over 0.5 s)");
 }
 
@@ -57,7 +68,9 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
     throw error;
   }
   if (discovery.skipped.length > 0) {
-    warn(`not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`);
+    warn(
+      `not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`,
+    );
   }
   for (const target of discovery.targets) {
     // Also on stderr, so it shows beside --json; the report lists it as a failed item (exit 8).
@@ -66,11 +79,15 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
   for (const root of discovery.roots) {
     if (root.kind !== "directory" || root.targets > 0) continue;
     if (root.nodeRoot) {
-      warn(`${root.path} is an Iggy node root (it has metadata/ or streams/) that holds no partition: no directory under streams/ holds a .log file`);
+      warn(
+        `${root.path} is an Iggy node root (it has metadata/ or streams/) that holds no partition: no directory under streams/ holds a .log file`,
+      );
     } else {
       // A mistyped path must not look like a clean scan.
-      throw new UsageError(`${root.path} holds no partition: no directory under it holds a .log file, and it is not an Iggy node root ` +
-        "(no metadata/ or streams/ in it); give a data dir, a partition dir or a .log file");
+      throw new UsageError(
+        `${root.path} holds no partition: no directory under it holds a .log file, and it is not an Iggy node root ` +
+          "(no metadata/ or streams/ in it); give a data dir, a partition dir or a .log file",
+      );
     }
   }
   return discovery;
@@ -82,7 +99,10 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
  * beside the others; see `discoverForCli` for usage errors.
  */
 export async function runScan(
-  paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal,
+  paths: readonly string[],
+  flags: ScanFlags,
+  engineExplicit: boolean,
+  signal: AbortSignal,
 ): Promise<ScanReport> {
   const engine = await resolveEngine(flags.engine, engineExplicit);
   const discovery = await discoverForCli(paths, signal);
@@ -90,25 +110,33 @@ export async function runScan(
   const estimates = new Map<string, number>();
   if (wanted) {
     // The bar's total and ETA are right from the start (one stat per file, no reads).
-    void logBytesByTarget(discovery.targets, nodeScanFs, signal).then((totals) => {
-      for (const [path, bytes] of totals) estimates.set(path, bytes);
-    }, () => undefined);
+    void logBytesByTarget(discovery.targets, nodeScanFs, signal).then(
+      (totals) => {
+        for (const [path, bytes] of totals) estimates.set(path, bytes);
+      },
+      () => undefined,
+    );
   }
   const progress = startProgress(process.stderr, wanted, estimates);
   try {
-    return await scanDiscovered(paths, discovery, {
-      engine,
-      verify: flags.deep ? "full" : "tail",
-      replicaCount: flags.replicas,
-      probeBudgetUnits: flags.probeBudget,
-      windowBytes: flags.window,
-      concurrency: flags.concurrency,
-      // A CLI process serves nothing else: blocking reads are about twice as fast
-      // from the page cache, and the scan still yields after every window.
-      io: "blocking",
-      signal,
-      ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
-    }, nodeBlockingScanFs);
+    return await scanDiscovered(
+      paths,
+      discovery,
+      {
+        engine,
+        verify: flags.deep ? "full" : "tail",
+        replicaCount: flags.replicas,
+        probeBudgetUnits: flags.probeBudget,
+        windowBytes: flags.window,
+        concurrency: flags.concurrency,
+        // A CLI process serves nothing else: blocking reads are about twice as fast
+        // from the page cache, and the scan still yields after every window.
+        io: "blocking",
+        signal,
+        ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
+      },
+      nodeBlockingScanFs,
+    );
   } finally {
     progress.stop();
   }

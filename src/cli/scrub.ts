@@ -41,7 +41,8 @@ export function parseDuration(minMs: number) {
 }
 
 function check(valueMs: number, raw: string, minMs: number): number {
-  if (!Number.isSafeInteger(valueMs) || valueMs < minMs) throw new InvalidArgumentError(`expected a duration of at least ${minMs} ms, got ${raw}`);
+  if (!Number.isSafeInteger(valueMs) || valueMs < minMs)
+    throw new InvalidArgumentError(`expected a duration of at least ${minMs} ms, got ${raw}`);
   return valueMs;
 }
 
@@ -65,26 +66,48 @@ export interface ScrubFlags {
 }
 
 export function addScrubCommand(program: Command, setExit: (code: number) => void): void {
-  program.command("scrub")
-    .description("verify sealed segments in full and the active one up to its current size, beside a running server (read-only, rate-limited, incremental)")
+  program
+    .command("scrub")
+    .description(
+      "verify sealed segments in full and the active one up to its current size, beside a running server (read-only, rate-limited, incremental)",
+    )
     .argument("<path>", "data dir, any dir under it, a partition dir, or one .log file")
-    .addOption(new Option("--rate <bytes/s>", 'read rate limit, e.g. 200MiB/s, or "unlimited"')
-      .argParser(parseRate).default(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, `${formatBytes(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND).replace(" ", "")}/s`))
+    .addOption(
+      new Option("--rate <bytes/s>", 'read rate limit, e.g. 200MiB/s, or "unlimited"')
+        .argParser(parseRate)
+        .default(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, `${formatBytes(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND).replace(" ", "")}/s`),
+    )
     .option("--state <file>", "state file (default: $XDG_STATE_HOME/segscan/… or ~/.local/state/segscan/…)")
-    .addOption(new Option("--reverify-after <duration>", "re-verify unchanged segments last verified longer ago than this (0 = every pass)")
-      .argParser(parseDuration(0)).default(DEFAULT_REVERIFY_AFTER_MS, "30d"))
-    .option("--metrics <file>", "write Prometheus text-format metrics here after each complete pass (node_exporter textfile collector; name it *.prom)")
+    .addOption(
+      new Option("--reverify-after <duration>", "re-verify unchanged segments last verified longer ago than this (0 = every pass)")
+        .argParser(parseDuration(0))
+        .default(DEFAULT_REVERIFY_AFTER_MS, "30d"),
+    )
+    .option(
+      "--metrics <file>",
+      "write Prometheus text-format metrics here after each complete pass (node_exporter textfile collector; name it *.prom)",
+    )
     .option("--watch", "keep running: one pass per --interval until SIGTERM/SIGINT (then finish the current window, save state, exit 0)")
-    .addOption(new Option("--interval <duration>", "time between the starts of passes with --watch")
-      .argParser(parseDuration(MIN_INTERVAL_MS)).default(DEFAULT_INTERVAL_MS, "6h"))
+    .addOption(
+      new Option("--interval <duration>", "time between the starts of passes with --watch")
+        .argParser(parseDuration(MIN_INTERVAL_MS))
+        .default(DEFAULT_INTERVAL_MS, "6h"),
+    )
     .option("--json", "one JSON event per line on stdout")
     .option("--nice", "lower this process's CPU priority (nice 19; under the BFQ I/O scheduler its I/O priority follows)")
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
-    .option("--window <bytes>", `read window (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES}); a stop takes effect within one window`,
-      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
-    .addHelpText("after", `
+    .option(
+      "--window <bytes>",
+      `read window (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES}); a stop takes effect within one window`,
+      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
+      DEFAULT_WINDOW_BYTES,
+    )
+    .addHelpText(
+      "after",
+      `
 Exit status: 0 no findings · 4 findings · 8 operational error (unreadable files, state not writable) ·
-16 usage error · 32 a single pass was cancelled (with --watch a SIGTERM/SIGINT stop exits 0).`)
+16 usage error · 32 a single pass was cancelled (with --watch a SIGTERM/SIGINT stop exits 0).`,
+    )
     .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(path, flags, command)));
 }
 
@@ -94,9 +117,11 @@ function eventJson(event: ScrubEvent): string {
 
 function passLine(summary: PassSummary): string {
   const seconds = summary.elapsedMs / 1000;
-  return `scrub pass ${summary.complete ? "complete" : "stopped"}: ${summary.segmentsVerified} segment(s) verified ` +
+  return (
+    `scrub pass ${summary.complete ? "complete" : "stopped"}: ${summary.segmentsVerified} segment(s) verified ` +
     `(${formatBytes(summary.bytesVerified)}), ${summary.segmentsSkipped} unchanged, ${summary.segmentsDeleted} deleted mid-scrub, ` +
-    `${summary.findings} finding(s) · read ${formatBytes(summary.bytesRead)} in ${seconds.toFixed(1)} s (${formatBytes(summary.bytesPerSecond)}/s)\n`;
+    `${summary.findings} finding(s) · read ${formatBytes(summary.bytesRead)} in ${seconds.toFixed(1)} s (${formatBytes(summary.bytesPerSecond)}/s)\n`
+  );
 }
 
 async function printEvent(event: ScrubEvent, json: boolean): Promise<void> {
@@ -104,7 +129,9 @@ async function printEvent(event: ScrubEvent, json: boolean): Promise<void> {
   switch (event.type) {
     case "finding": {
       const { finding } = event;
-      return out(`FINDING ${finding.code} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n`);
+      return out(
+        `FINDING ${finding.code} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n`,
+      );
     }
     case "state-ignored":
       warn(event.message);
@@ -153,14 +180,22 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
       const passStartedMs = performance.now();
       let summary: PassSummary | null = null;
       for await (const event of scrub(root, {
-        rate: flags.rate, state: statePath, signal: controller.signal, reverifyAfterMs: flags.reverifyAfter,
-        engine, windowBytes: flags.window,
+        rate: flags.rate,
+        state: statePath,
+        signal: controller.signal,
+        reverifyAfterMs: flags.reverifyAfter,
+        engine,
+        windowBytes: flags.window,
       })) {
         await printEvent(event, flags.json === true);
         if (event.type === "pass-complete") summary = event.summary;
       }
       if (summary === null) throw new OperationalError(`scrub of ${root} ended without a pass summary`);
-      if (summary.complete && summary.segmentsVerified + summary.segmentsSkipped + summary.segmentsDeleted === 0 && summary.findings === 0) {
+      if (
+        summary.complete &&
+        summary.segmentsVerified + summary.segmentsSkipped + summary.segmentsDeleted === 0 &&
+        summary.findings === 0
+      ) {
         warn(`no segments found under ${root} (no directory holds a .log file)`);
       }
       // A stopped pass saw only part of the tree: its findings gauge would read as

@@ -1,5 +1,5 @@
 /**
- * `createEngine` (SPEC §9.1): wasm by default; ts on request, or — with a
+ * `createEngine` (docs/interfaces.md §9.1): wasm by default; ts on request, or — with a
  * warning — when no engine was asked for and the wasm engine is unavailable
  * (WebAssembly missing, or the module fails to load or compile, e.g. a runtime
  * without SIMD). An engine asked for by name must load, or the call throws.
@@ -36,7 +36,8 @@ export async function createEngine(kind?: EngineKind | string, options: CreateEn
   const explicit = kind === "wasm";
   const warn = options.onWarning ?? ((message: string) => process.emitWarning(message));
   if (!hasWebAssembly()) {
-    if (explicit) throw new Error("segscan: the wasm engine was asked for, but WebAssembly is unavailable in this runtime; use the \"ts\" engine");
+    if (explicit)
+      throw new Error('segscan: the wasm engine was asked for, but WebAssembly is unavailable in this runtime; use the "ts" engine');
     warn("segscan: WebAssembly is unavailable in this runtime; using the TypeScript engine");
     return createTsEngine();
   }

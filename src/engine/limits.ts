@@ -1,5 +1,5 @@
 /**
- * Kernel limits shared by every engine (SPEC §2.2). They sit beside the Engine
+ * Kernel limits shared by every engine (docs/format.md §2.2). They sit beside the Engine
  * types, below both engine implementations, so neither engine imports the other.
  */
 import { BATCH_HEADER_BYTES, MAX_BATCH_BYTES } from "../format/constants.js";

@@ -1,5 +1,5 @@
 /**
- * The engine seam (SPEC §8). An engine owns the hot loops: XXH3-64, the header
+ * The engine seam (docs/engines.md §8). An engine owns the hot loops: XXH3-64, the header
  * decode gate with the reserved-byte prefilter, the damage-probe candidate loop
  * with skip-ahead, and frame tiling + checksum verification. Everything around
  * them (file windows, budget policy, continuity, classification, repair) is
@@ -33,12 +33,12 @@ export interface Hasher {
 }
 
 export interface KernelLimits {
-  /** SPEC §2.2 `MAX_BATCH_BYTES`, or a caller's explicit override. */
+  /** docs/format.md §2.2 `MAX_BATCH_BYTES`, or a caller's explicit override. */
   maxBatchBytes: number;
 }
 
 /**
- * Outcome of one candidate-scan call over a window (SPEC §3.5). Positions in the
+ * Outcome of one candidate-scan call over a window (docs/recovery.md §3.5). Positions in the
  * candidate API are window byte indexes (`…Index`: 0 is the window's first
  * byte); `minBaseOffset` alone is a message offset.
  */
@@ -122,14 +122,14 @@ export interface EngineWindow {
   /** The window's bytes (length `capacityBytes`). Stable for the window's life. */
   view(): Uint8Array;
   /**
-   * The SPEC §1.2 decode gate on the 256 bytes at window index `index`: Ok,
+   * The docs/format.md §1.2 decode gate on the 256 bytes at window index `index`: Ok,
    * LengthBelowHeader, LengthOverCap or ReservedNonZero (in that order of checking).
    */
   headerStatus(index: number): VerifyStatus;
   /**
-   * Verifies (SPEC §2.1 steps 2–3) a batch whose header is at `index` and whose
+   * Verifies (docs/format.md §2.1 steps 2–3) a batch whose header is at `index` and whose
    * whole `batch_length` (≥ 256) bytes are in the window. The length may exceed
-   * `limits.maxBatchBytes` (an oversized batch, SPEC §2.2); the caller checked
+   * `limits.maxBatchBytes` (an oversized batch, docs/format.md §2.2); the caller checked
    * the rest of the header.
    */
   verifyInWindow(index: number): VerifyStatus;
@@ -145,7 +145,7 @@ export interface EngineWindow {
   verifyFeed(index: number, lengthBytes: number): VerifyStatus;
   verifyFinish(): VerifyStatus;
   /**
-   * The damage-probe candidate loop (SPEC §3.5) over window indexes: each
+   * The damage-probe candidate loop (docs/recovery.md §3.5) over window indexes: each
    * candidate costs 1 unit whether examined or skipped; stops at the first that
    * passes the checks (decodes — the length cap aside —, fits the file,
    * message_count > 0, base_offset ≥ minBaseOffset) or where the budget runs
@@ -156,7 +156,7 @@ export interface EngineWindow {
   /**
    * Window index of the first nonzero byte in `[index, index + lengthBytes)`,
    * or `index + lengthBytes` when all are zero (a residue of zeros is recorded
-   * by its length only, SPEC §6.2).
+   * by its length only, docs/repair.md §6.2).
    */
   firstNonZero(index: number, lengthBytes: number): number;
   /**

@@ -9,7 +9,12 @@ import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../format/constants.js";
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
 import type {
-  CandidateScanRequest, CandidateScanResult, EngineWindow, KernelLimits, WalCandidateScanRequest, WalCandidateScanResult,
+  CandidateScanRequest,
+  CandidateScanResult,
+  EngineWindow,
+  KernelLimits,
+  WalCandidateScanRequest,
+  WalCandidateScanResult,
 } from "./types.js";
 
 /** The streaming verification in progress: how much blob is still owed, and the last status. */
@@ -22,7 +27,10 @@ export abstract class CheckedEngineWindow implements EngineWindow {
   private closed = false;
   private streaming: StreamingVerification | null = null;
 
-  protected constructor(readonly capacityBytes: number, readonly limits: KernelLimits) {
+  protected constructor(
+    readonly capacityBytes: number,
+    readonly limits: KernelLimits,
+  ) {
     if (!Number.isSafeInteger(capacityBytes) || capacityBytes < BATCH_HEADER_BYTES) {
       throw new RangeError(`window size must be an integer ≥ ${BATCH_HEADER_BYTES} bytes, got ${capacityBytes}`);
     }
@@ -116,15 +124,20 @@ export abstract class CheckedEngineWindow implements EngineWindow {
 
   /**
    * The checks both candidate loops share; returns the `toIndex` bounded by
-   * the budget (SPEC §3.5): the candidate whose unit takes the spend past the
+   * the budget (docs/recovery.md §3.5): the candidate whose unit takes the spend past the
    * limit is the last one that may be examined.
    */
   private checkCandidateScan(
-    operation: string, request: { fromIndex: number; toIndex: number; fileEndIndex: number; spentUnits: number; limitUnits: number },
+    operation: string,
+    request: { fromIndex: number; toIndex: number; fileEndIndex: number; spentUnits: number; limitUnits: number },
   ): number {
     this.checkOpen(operation);
     const { fromIndex, toIndex, fileEndIndex, spentUnits, limitUnits } = request;
-    for (const [name, value] of [["fromIndex", fromIndex], ["toIndex", toIndex], ["fileEndIndex", fileEndIndex]] as const) {
+    for (const [name, value] of [
+      ["fromIndex", fromIndex],
+      ["toIndex", toIndex],
+      ["fileEndIndex", fileEndIndex],
+    ] as const) {
       if (!Number.isSafeInteger(value)) throw new RangeError(`${operation}: ${name} must be an integer, got ${value}`);
     }
     if (!Number.isSafeInteger(spentUnits) || !Number.isSafeInteger(limitUnits) || limitUnits < 0) {
@@ -156,8 +169,15 @@ export abstract class CheckedEngineWindow implements EngineWindow {
   /** `[index, index + lengthBytes)` must lie in the window. */
   private checkRange(operation: string, index: number, lengthBytes: number): void {
     this.checkOpen(operation);
-    if (!(Number.isSafeInteger(index) && Number.isSafeInteger(lengthBytes) && index >= 0 && lengthBytes >= 0
-      && index + lengthBytes <= this.capacityBytes)) {
+    if (
+      !(
+        Number.isSafeInteger(index) &&
+        Number.isSafeInteger(lengthBytes) &&
+        index >= 0 &&
+        lengthBytes >= 0 &&
+        index + lengthBytes <= this.capacityBytes
+      )
+    ) {
       throw new RangeError(`${operation}: bytes [${index}, ${index + lengthBytes}) are outside the ${this.capacityBytes}-byte window`);
     }
   }
@@ -167,7 +187,9 @@ export abstract class CheckedEngineWindow implements EngineWindow {
     this.checkRange(operation, index, BATCH_HEADER_BYTES);
     const batchLength = readU64Clamped(this.bytes(), index + BATCH_LENGTH_AT);
     if (batchLength < BATCH_HEADER_BYTES) {
-      throw new RangeError(`${operation}: the header at window index ${index} claims ${batchLength} bytes, below the ${BATCH_HEADER_BYTES}-byte header`);
+      throw new RangeError(
+        `${operation}: the header at window index ${index} claims ${batchLength} bytes, below the ${BATCH_HEADER_BYTES}-byte header`,
+      );
     }
     return batchLength;
   }

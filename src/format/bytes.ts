@@ -1,14 +1,11 @@
 /**
- * Little-endian field access (SPEC: all integers on disk are LE). u64 values
+ * Little-endian field access (docs/format.md: all integers on disk are LE). u64 values
  * are always bigint here: they can exceed 2^53 and must never pass through a
  * JS number unchecked.
  */
 
 export function readU32(bytes: Uint8Array, at: number): number {
-  return (
-    (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)) +
-    bytes[at + 3]! * 0x1000000
-  );
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)) + bytes[at + 3]! * 0x1000000;
 }
 
 export function readU64(bytes: Uint8Array, at: number): bigint {
@@ -19,7 +16,7 @@ export function readU64(bytes: Uint8Array, at: number): bigint {
 
 /**
  * A u64 that is a byte count or position, as a number. Throws rather than
- * lose precision: callers use it only where SPEC bounds the value far below 2^53.
+ * lose precision: callers use it only where docs/format.md §2.2 bounds the value far below 2^53.
  */
 export function readU64AsSafeNumber(bytes: Uint8Array, at: number): number {
   const high = readU32(bytes, at + 4);

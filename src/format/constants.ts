@@ -1,6 +1,6 @@
 /**
- * Every on-disk size and build-time limit of SPEC §1–2. Limits are constants,
- * never read from a live server knob (SPEC §2.2: a knob lowered between boots
+ * Every on-disk size and build-time limit of docs/format.md §1–2. Limits are constants,
+ * never read from a live server knob (docs/format.md §2.2: a knob lowered between boots
  * would refuse partitions written under the old value). Callers may override
  * the probe budget explicitly; the report records the value used.
  */
@@ -9,12 +9,12 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const GiB = 1024 * MiB;
 
-/** SPEC §1.2: fixed batch header; the blob of frames follows it. */
+/** docs/format.md §1.2: fixed batch header; the blob of frames follows it. */
 export const BATCH_HEADER_BYTES = 256;
-/** SPEC §1.2: bytes 52..256 of the batch header must all be zero. */
+/** docs/format.md §1.2: bytes 52..256 of the batch header must all be zero. */
 export const BATCH_RESERVED_START = 52;
 export const BATCH_RESERVED_BYTES = BATCH_HEADER_BYTES - BATCH_RESERVED_START;
-/** Field positions inside the batch header (SPEC §1.2). */
+/** Field positions inside the batch header (docs/format.md §1.2). */
 export const BATCH_PARTITION_ID_AT = 0;
 export const BATCH_BASE_OFFSET_AT = 8;
 export const BATCH_BASE_TIMESTAMP_AT = 16;
@@ -22,10 +22,10 @@ export const BATCH_ORIGIN_TIMESTAMP_AT = 24;
 export const BATCH_LENGTH_AT = 32;
 export const BATCH_CHECKSUM_AT = 40;
 export const BATCH_MESSAGE_COUNT_AT = 48;
-/** SPEC §1.4: the header fields the batch checksum covers, before the frame checksums (5 × u64 + u32). */
+/** docs/format.md §1.4: the header fields the batch checksum covers, before the frame checksums (5 × u64 + u32). */
 export const BATCH_CHECKSUM_PREFIX_BYTES = 44;
 
-/** SPEC §1.3: fixed frame header. */
+/** docs/format.md §1.3: fixed frame header. */
 export const FRAME_HEADER_BYTES = 48;
 export const FRAME_CHECKSUM_AT = 0;
 export const FRAME_ID_AT = 8;
@@ -34,26 +34,26 @@ export const FRAME_TIMESTAMP_DELTA_AT = 28;
 export const FRAME_USER_HEADERS_LENGTH_AT = 32;
 export const FRAME_PAYLOAD_LENGTH_AT = 36;
 export const FRAME_RESERVED_AT = 40;
-/** The frame checksum covers the frame from here to its end (SPEC §1.3). */
+/** The frame checksum covers the frame from here to its end (docs/format.md §1.3). */
 export const FRAME_CHECKSUMMED_FROM = 8;
 
-/** SPEC §1.5: offset u64 | timestamp u64 | position u64. */
+/** docs/format.md §1.5: offset u64 | timestamp u64 | position u64. */
 export const INDEX_ENTRY_BYTES = 24;
 
 /**
- * SPEC §2.2: the largest record a segment may legally hold. A header claiming
+ * docs/format.md §2.2: the largest record a segment may legally hold. A header claiming
  * more is rejected by one comparison before anything is read or allocated, so a
  * bit-flipped batch_length can never drive a huge read or allocation.
  */
 export const MAX_BATCH_BYTES = 64 * MiB;
-/** SPEC §2.2: a segment may close one whole batch past its 1 GiB ceiling. */
+/** docs/format.md §2.2: a segment may close one whole batch past its 1 GiB ceiling. */
 export const MAX_SEGMENT_BYTES = 1 * GiB + MAX_BATCH_BYTES;
-/** SPEC §2.2/§3.5: one partition load's probe budget: enough to probe two full segments. */
+/** docs/format.md §2.2/§3.5: one partition load's probe budget: enough to probe two full segments. */
 export const PROBE_BUDGET_UNITS = 2 * MAX_SEGMENT_BYTES;
-/** SPEC §2.2/§3.3: spacing of rebuilt index entries, matching the server's ~1 MiB flush cadence. */
+/** docs/format.md §2.2/§3.3: spacing of rebuilt index entries, matching the server's ~1 MiB flush cadence. */
 export const REBUILT_INDEX_STRIDE_BYTES = 1 * MiB;
 
-/** SPEC §7: default scan window; big enough to amortise syscalls, small enough to bound memory. */
+/** docs/engines.md §7: default scan window; big enough to amortise syscalls, small enough to bound memory. */
 export const DEFAULT_WINDOW_BYTES = 1 * MiB;
 /**
  * Smallest window a scan accepts: it must hold a whole batch header plus room to
@@ -63,7 +63,7 @@ export const MIN_WINDOW_BYTES = 4 * KiB;
 /** Largest window: keeps a scan's memory bounded even if a caller asks for more. */
 export const MAX_WINDOW_BYTES = 256 * MiB;
 
-/** SPEC §1.1: segment file names are the start offset zero-padded to 20 digits. */
+/** docs/format.md §1.1: segment file names are the start offset zero-padded to 20 digits. */
 export const SEGMENT_NAME_DIGITS = 20;
 export const LOG_SUFFIX = ".log";
 export const INDEX_SUFFIX = ".index";

@@ -1,13 +1,25 @@
 /**
- * Builds valid records (SPEC §1.2–1.5) with both checksums. Tests, the sample
+ * Builds valid records (docs/format.md §1.2–1.5) with both checksums. Tests, the sample
  * generator and repair's index rewrite all encode through here.
  */
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_BASE_TIMESTAMP_AT, BATCH_CHECKSUM_AT, BATCH_CHECKSUM_PREFIX_BYTES,
-  BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, BATCH_ORIGIN_TIMESTAMP_AT,
-  BATCH_PARTITION_ID_AT, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, FRAME_ID_AT,
-  FRAME_OFFSET_DELTA_AT, FRAME_PAYLOAD_LENGTH_AT, FRAME_TIMESTAMP_DELTA_AT,
-  FRAME_USER_HEADERS_LENGTH_AT, INDEX_ENTRY_BYTES,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_BASE_TIMESTAMP_AT,
+  BATCH_CHECKSUM_AT,
+  BATCH_CHECKSUM_PREFIX_BYTES,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  BATCH_ORIGIN_TIMESTAMP_AT,
+  BATCH_PARTITION_ID_AT,
+  FRAME_CHECKSUMMED_FROM,
+  FRAME_HEADER_BYTES,
+  FRAME_ID_AT,
+  FRAME_OFFSET_DELTA_AT,
+  FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_TIMESTAMP_DELTA_AT,
+  FRAME_USER_HEADERS_LENGTH_AT,
+  INDEX_ENTRY_BYTES,
 } from "./constants.js";
 import { writeU32, writeU64 } from "./bytes.js";
 import type { IndexEntry } from "./records.js";
@@ -96,7 +108,7 @@ export function encodeIndex(entries: readonly IndexEntry[]): Uint8Array {
   return bytes;
 }
 
-/** Segment file stem: the start offset zero-padded to 20 digits (SPEC §1.1). */
+/** Segment file stem: the start offset zero-padded to 20 digits (docs/format.md §1.1). */
 export function segmentStem(startOffset: bigint): string {
   return startOffset.toString().padStart(20, "0");
 }

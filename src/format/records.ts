@@ -1,14 +1,28 @@
 /**
- * Decoders for the three on-disk records (SPEC §1.2, §1.3, §1.5). These are the
+ * Decoders for the three on-disk records (docs/format.md §1.2, §1.3, §1.5). These are the
  * reference decoders used by `dump`, tests and repair; the engines' hot loops
  * implement the same checks on window memory.
  */
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_BASE_TIMESTAMP_AT, BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES,
-  BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, BATCH_ORIGIN_TIMESTAMP_AT, BATCH_PARTITION_ID_AT,
-  BATCH_RESERVED_START, FRAME_CHECKSUM_AT, FRAME_HEADER_BYTES, FRAME_ID_AT, FRAME_OFFSET_DELTA_AT,
-  FRAME_PAYLOAD_LENGTH_AT, FRAME_RESERVED_AT, FRAME_TIMESTAMP_DELTA_AT,
-  FRAME_USER_HEADERS_LENGTH_AT, INDEX_ENTRY_BYTES, MAX_BATCH_BYTES,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_BASE_TIMESTAMP_AT,
+  BATCH_CHECKSUM_AT,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  BATCH_ORIGIN_TIMESTAMP_AT,
+  BATCH_PARTITION_ID_AT,
+  BATCH_RESERVED_START,
+  FRAME_CHECKSUM_AT,
+  FRAME_HEADER_BYTES,
+  FRAME_ID_AT,
+  FRAME_OFFSET_DELTA_AT,
+  FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_RESERVED_AT,
+  FRAME_TIMESTAMP_DELTA_AT,
+  FRAME_USER_HEADERS_LENGTH_AT,
+  INDEX_ENTRY_BYTES,
+  MAX_BATCH_BYTES,
 } from "./constants.js";
 import { readU32, readU64, readU64Clamped } from "./bytes.js";
 
@@ -19,7 +33,7 @@ export interface BatchHeader {
   originTimestamp: bigint;
   /**
    * Header + blob, in bytes; ≤ MAX_BATCH_BYTES once decoded, or (an oversized
-   * batch, SPEC §2.2) ≤ the file size; Infinity for a u64 past 2^53.
+   * batch, docs/format.md §2.2) ≤ the file size; Infinity for a u64 past 2^53.
    */
   batchLength: number;
   batchChecksum: bigint;
@@ -28,7 +42,7 @@ export interface BatchHeader {
 
 /**
  * Why a batch is not believed. Order matters: it is the order in which the
- * checks of SPEC §2.1 run, and both engines report the first that fails.
+ * checks of docs/format.md §2.1 run, and both engines report the first that fails.
  */
 export enum VerifyStatus {
   Ok = 0,
@@ -66,15 +80,11 @@ export const VERIFY_STATUS_NAMES: Record<VerifyStatus, string> = {
 };
 
 /**
- * The header decode gate of SPEC §1.2, in the order the engines apply it:
+ * The header decode gate of docs/format.md §1.2, in the order the engines apply it:
  * length floor, length cap (one comparison, before anything is read or sized
  * from it), then the 204 reserved bytes. `bytes` must hold ≥ 256 bytes at `at`.
  */
-export function headerDecodeStatus(
-  bytes: Uint8Array,
-  at: number,
-  maxBatchBytes: number = MAX_BATCH_BYTES,
-): VerifyStatus {
+export function headerDecodeStatus(bytes: Uint8Array, at: number, maxBatchBytes: number = MAX_BATCH_BYTES): VerifyStatus {
   const batchLength = readU64Clamped(bytes, at + BATCH_LENGTH_AT);
   if (batchLength < BATCH_HEADER_BYTES) return VerifyStatus.LengthBelowHeader;
   if (batchLength > maxBatchBytes) return VerifyStatus.LengthOverCap;
@@ -140,7 +150,7 @@ export function readIndexEntry(bytes: Uint8Array, at: number): IndexEntry {
   };
 }
 
-/** Whole entries of an index file image; a trailing partial entry is a torn write (SPEC §1.5). */
+/** Whole entries of an index file image; a trailing partial entry is a torn write (docs/format.md §1.5). */
 export function readIndexEntries(indexBytes: Uint8Array): { entries: IndexEntry[]; trailingBytes: number } {
   const whole = Math.floor(indexBytes.length / INDEX_ENTRY_BYTES);
   const entries: IndexEntry[] = [];

@@ -1,5 +1,5 @@
 /**
- * Iggy's user-header block (SPEC §1.3: the `user_headers_length` bytes after a
+ * Iggy's user-header block (docs/format.md §1.3: the `user_headers_length` bytes after a
  * frame's payload), as current Iggy writes and validates it: a sequence of
  * entries `[key_kind u8][key_len u32 LE][key][value_kind u8][value_len u32 LE][value]`
  * with kinds 1..=15 and each length in 1..=255. segscan's own checks never
@@ -9,8 +9,21 @@
 
 /** Iggy's header kinds, by their on-disk byte. */
 export const USER_HEADER_KINDS = [
-  "raw", "string", "bool", "int8", "int16", "int32", "int64", "int128",
-  "uint8", "uint16", "uint32", "uint64", "uint128", "float32", "float64",
+  "raw",
+  "string",
+  "bool",
+  "int8",
+  "int16",
+  "int32",
+  "int64",
+  "int128",
+  "uint8",
+  "uint16",
+  "uint32",
+  "uint64",
+  "uint128",
+  "float32",
+  "float64",
 ] as const;
 export type UserHeaderKind = (typeof USER_HEADER_KINDS)[number];
 
@@ -24,8 +37,19 @@ const FIELD_PREFIX_BYTES = 5;
 
 /** The byte width a numeric or bool kind must have; raw and string take any allowed length. */
 const FIXED_WIDTH: Partial<Record<UserHeaderKind, number>> = {
-  bool: 1, int8: 1, int16: 2, int32: 4, int64: 8, int128: 16,
-  uint8: 1, uint16: 2, uint32: 4, uint64: 8, uint128: 16, float32: 4, float64: 8,
+  bool: 1,
+  int8: 1,
+  int16: 2,
+  int32: 4,
+  int64: 8,
+  int128: 16,
+  uint8: 1,
+  uint16: 2,
+  uint32: 4,
+  uint64: 8,
+  uint128: 16,
+  float32: 4,
+  float64: 8,
 };
 
 export interface UserHeaderField {
@@ -86,13 +110,16 @@ export function decodeUserHeaders(block: Uint8Array): UserHeadersDecode {
   const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
   let at = 0;
   const field = (role: "key" | "value"): UserHeaderField | string => {
-    if (block.length - at < FIELD_PREFIX_BYTES) return `${block.length - at} bytes left at ${at}: too short for a ${role}'s kind and length`;
+    if (block.length - at < FIELD_PREFIX_BYTES)
+      return `${block.length - at} bytes left at ${at}: too short for a ${role}'s kind and length`;
     const kindByte = block[at]!;
     const kind = USER_HEADER_KINDS[kindByte - FIRST_KIND_BYTE];
     if (kind === undefined) return `${role} kind ${kindByte} at ${at} is not one of Iggy's 1..=15`;
     const length = view.getUint32(at + 1, true);
-    if (length < USER_HEADER_MIN_FIELD_BYTES || length > USER_HEADER_MAX_FIELD_BYTES) return `${role} length ${length} at ${at + 1} is outside Iggy's 1..=255`;
-    if (at + FIELD_PREFIX_BYTES + length > block.length) return `${role} of ${length} bytes at ${at + FIELD_PREFIX_BYTES} runs past the block's ${block.length} bytes`;
+    if (length < USER_HEADER_MIN_FIELD_BYTES || length > USER_HEADER_MAX_FIELD_BYTES)
+      return `${role} length ${length} at ${at + 1} is outside Iggy's 1..=255`;
+    if (at + FIELD_PREFIX_BYTES + length > block.length)
+      return `${role} of ${length} bytes at ${at + FIELD_PREFIX_BYTES} runs past the block's ${block.length} bytes`;
     const bytes = block.subarray(at + FIELD_PREFIX_BYTES, at + FIELD_PREFIX_BYTES + length);
     at += FIELD_PREFIX_BYTES + length;
     return { kind, bytes };

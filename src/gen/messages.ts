@@ -11,9 +11,32 @@ import type { Prng } from "./prng.js";
 const encoder = new TextEncoder();
 
 const WORDS = [
-  "alpha", "bravo", "checkout", "delivery", "express", "fulfilment", "gateway", "harbor", "invoice",
-  "journal", "kiosk", "ledger", "merchant", "network", "order", "parcel", "quota", "refund", "shipment",
-  "ticket", "upsell", "voucher", "warehouse", "xpress", "yield", "zone",
+  "alpha",
+  "bravo",
+  "checkout",
+  "delivery",
+  "express",
+  "fulfilment",
+  "gateway",
+  "harbor",
+  "invoice",
+  "journal",
+  "kiosk",
+  "ledger",
+  "merchant",
+  "network",
+  "order",
+  "parcel",
+  "quota",
+  "refund",
+  "shipment",
+  "ticket",
+  "upsell",
+  "voucher",
+  "warehouse",
+  "xpress",
+  "yield",
+  "zone",
 ];
 const CITIES = ["Berlin", "Kraków", "Lisbon", "Oslo", "Osaka", "Nairobi", "Lima", "Austin", "Perth", "Toronto"];
 const EVENTS = ["order.created", "order.paid", "order.shipped", "cart.updated", "user.signed_in", "page.viewed"];
@@ -38,9 +61,12 @@ function eventJson(rng: Prng, offset: bigint, timestampMicros: bigint, targetByt
   const items = rng.int(1, 6);
   const lines: string[] = [];
   for (let i = 0; i < items; i++) {
-    lines.push(`{"sku":"${rng.pick(WORDS).toUpperCase()}-${rng.int(1000, 9999)}","qty":${rng.int(1, 5)},"price_cents":${rng.int(99, 49999)}}`);
+    lines.push(
+      `{"sku":"${rng.pick(WORDS).toUpperCase()}-${rng.int(1000, 9999)}","qty":${rng.int(1, 5)},"price_cents":${rng.int(99, 49999)}}`,
+    );
   }
-  const head = `{"event":"${event}","seq":${offset},"ts_us":${timestampMicros},"customer":"c-${hex(rng, 6)}",` +
+  const head =
+    `{"event":"${event}","seq":${offset},"ts_us":${timestampMicros},"customer":"c-${hex(rng, 6)}",` +
     `"city":"${rng.pick(CITIES)}","items":[${lines.join(",")}]`;
   let note = "";
   const room = targetBytes - head.length - 12;
@@ -49,7 +75,11 @@ function eventJson(rng: Prng, offset: bigint, timestampMicros: bigint, targetByt
 }
 
 export function makeMessage(
-  rng: Prng, offset: bigint, indexInBatch: number, timestampMicros: bigint, timestampDelta: number,
+  rng: Prng,
+  offset: bigint,
+  indexInBatch: number,
+  timestampMicros: bigint,
+  timestampDelta: number,
 ): MessageInput {
   const payload = encoder.encode(eventJson(rng, offset, timestampMicros, targetPayloadBytes(rng)));
   const message: MessageInput = { id: rng.u128(), offsetDelta: indexInBatch, timestampDelta, payload };

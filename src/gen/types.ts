@@ -23,7 +23,7 @@ export interface ScenarioExpectation {
   /** Verdict of the faulted partition in the default (tail) mode. */
   verdict: PartitionVerdict;
   refusal: RefusalCode | null;
-  /** SPEC §6.1 action with one replica. */
+  /** docs/repair.md §6.1 action with one replica. */
   action: PartitionAction;
   /** Outcome of the faulted segment, where one segment carries the fault. */
   outcome: SegmentOutcome | null;

@@ -1,8 +1,8 @@
-/** SPEC §3.6: failures that stop a partition and are never evidence about its bytes. */
+/** docs/recovery.md §3.6: failures that stop a partition and are never evidence about its bytes. */
 import { getSystemErrorMap } from "node:util";
 
 /**
- * What stopped a partition: read failures are never evidence about its bytes (SPEC §3.6).
+ * What stopped a partition: read failures are never evidence about its bytes (docs/recovery.md §3.6).
  * `NoSegments`: a directory holding `.log` files none of which is a segment;
  * `NotRegularFile`: a segment-named `.log` (or its `.index`) that is a FIFO,
  * socket or device, never opened (a FIFO's open would block).

@@ -1,6 +1,6 @@
 /**
  * The one thin I/O layer the scanner reads through. Everything above it is
- * pure over bytes; tests substitute a fake to inject read failures (SPEC §3.6).
+ * pure over bytes; tests substitute a fake to inject read failures (docs/recovery.md §3.6).
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { open, readdir, realpath, stat } from "node:fs/promises";
@@ -64,15 +64,17 @@ export interface ScanFs {
 export const nodeScanFs: ScanFs = {
   async list(directory) {
     const entries = await readdir(directory, { withFileTypes: true });
-    return Promise.all(entries.map(async (entry) => {
-      if (!entry.isSymbolicLink()) {
-        return { name: entry.name, isFile: entry.isFile(), isDirectory: entry.isDirectory(), isSymbolicLink: false };
-      }
-      // A link is what it points at. A dangling one is listed as a file, so the
-      // scan fails to open it (OpenFailure) instead of pretending it is absent.
-      const target = await stat(join(directory, entry.name)).catch(() => null);
-      return { name: entry.name, isFile: target?.isFile() ?? true, isDirectory: target?.isDirectory() ?? false, isSymbolicLink: true };
-    }));
+    return Promise.all(
+      entries.map(async (entry) => {
+        if (!entry.isSymbolicLink()) {
+          return { name: entry.name, isFile: entry.isFile(), isDirectory: entry.isDirectory(), isSymbolicLink: false };
+        }
+        // A link is what it points at. A dangling one is listed as a file, so the
+        // scan fails to open it (OpenFailure) instead of pretending it is absent.
+        const target = await stat(join(directory, entry.name)).catch(() => null);
+        return { name: entry.name, isFile: target?.isFile() ?? true, isDirectory: target?.isDirectory() ?? false, isSymbolicLink: true };
+      }),
+    );
   },
   async stat(path) {
     const info = await stat(path, { bigint: true });
@@ -81,10 +83,14 @@ export const nodeScanFs: ScanFs = {
   realpath: (path) => realpath(path),
   async open(path) {
     const handle = await open(path, OPEN_FLAGS);
-    if (!(await handle.stat().catch(async (error: unknown) => {
-      await handle.close();
-      throw error;
-    })).isFile()) {
+    if (
+      !(
+        await handle.stat().catch(async (error: unknown) => {
+          await handle.close();
+          throw error;
+        })
+      ).isFile()
+    ) {
       await handle.close();
       throw new NotRegularFileError(path);
     }
@@ -103,7 +109,7 @@ export const nodeScanFs: ScanFs = {
  * page-cache read of 1 MiB costs ~55 µs on the calling thread but ~110 µs
  * through libuv's threadpool, so for a thread that does nothing else (a pool
  * worker, the CLI) blocking reads nearly halve the I/O time. The scan still
- * yields a macrotask after every refill (SPEC §7), but each read blocks the
+ * yields a macrotask after every refill (docs/engines.md §7), but each read blocks the
  * event loop while it runs: a service's main thread should keep the default.
  */
 export const nodeBlockingScanFs: ScanFs = {

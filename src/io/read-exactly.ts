@@ -1,5 +1,5 @@
 /**
- * The one read-exactly loop of the read-only side (SPEC §3.6): fill a target
+ * The one read-exactly loop of the read-only side (docs/recovery.md §3.6): fill a target
  * from a file position, retrying short reads. A read error is ReadFailure; end
  * of file before the target is full means the file shrank since its size was
  * taken, StorageSizeMismatch, never a torn tail. Both name the path, the
@@ -25,7 +25,12 @@ export async function readExactly(file: PositionalRead, target: Uint8Array, posi
     try {
       count = await file.read(target.subarray(filled), at);
     } catch (cause) {
-      throw new ScanFailure("ReadFailure", context.path, `read of ${context.path} at byte ${at} failed: ${describeCause(cause)}; nothing was changed`, { cause });
+      throw new ScanFailure(
+        "ReadFailure",
+        context.path,
+        `read of ${context.path} at byte ${at} failed: ${describeCause(cause)}; nothing was changed`,
+        { cause },
+      );
     }
     if (count === 0) {
       throw new ScanFailure(

@@ -1,5 +1,5 @@
 /**
- * A forward-moving window of one file, held in engine memory (SPEC §7): file
+ * A forward-moving window of one file, held in engine memory (docs/engines.md §7): file
  * bytes are read straight into `engineWindow.view()`, never through a JS
  * buffer. Every refill yields to the event loop with a macrotask, checks the
  * abort signal and reports progress.
@@ -86,7 +86,7 @@ export class FileWindow {
     this.startPosition = position;
     this.heldBytes = wanted;
     this.hooks.onRead?.(wanted - carried);
-    // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (SPEC §7).
+    // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (docs/engines.md §7).
     await yieldMacrotask();
     if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);
   }

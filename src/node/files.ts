@@ -36,7 +36,11 @@ export async function readSmallFile(scanFs: ScanFs, path: string, maxBytes: numb
       const bytes = new Uint8Array(size);
       for (let filled = 0; filled < size; ) {
         const count = await file.read(bytes.subarray(filled), filled);
-        if (count === 0) return { kind: "failed", message: `${path} ended at byte ${filled} but was ${size} bytes when the scan started; nothing was changed` };
+        if (count === 0)
+          return {
+            kind: "failed",
+            message: `${path} ended at byte ${filled} but was ${size} bytes when the scan started; nothing was changed`,
+          };
         filled += count;
       }
       return { kind: "read", bytes };

@@ -12,12 +12,18 @@ type Colors = ReturnType<typeof pc.createColors>;
 
 function paint(severity: Severity, text: string, c: Colors): string {
   switch (severity) {
-    case "clean": return c.green(text);
-    case "info": return c.cyan(text);
-    case "warn": return c.yellow(text);
-    case "repairable": return c.yellow(text);
-    case "refused": return c.red(text);
-    case "failed": return c.magenta(text);
+    case "clean":
+      return c.green(text);
+    case "info":
+      return c.cyan(text);
+    case "warn":
+      return c.yellow(text);
+    case "repairable":
+      return c.yellow(text);
+    case "refused":
+      return c.red(text);
+    case "failed":
+      return c.magenta(text);
   }
 }
 
@@ -30,22 +36,35 @@ export function formatNode(node: NodeReport, options: { color?: boolean } = {}):
   if (wal !== null) {
     const verdict = worstSeverity(wal.findings.map((f) => f.severity));
     const ops = wal.ops === null ? "no entries" : `ops ${wal.ops.first}..${wal.ops.last} (${wal.entries} entries)`;
-    const iggy = wal.iggy.scan === "boot" ? (wal.iggy.truncateFromOp === null ? "boots" : `truncates from op ${wal.iggy.truncateFromOp}`) : wal.iggy.scan === "truncate-tail" ? `cuts at byte ${wal.iggy.position}` : "refuses to boot";
+    const iggy =
+      wal.iggy.scan === "boot"
+        ? wal.iggy.truncateFromOp === null
+          ? "boots"
+          : `truncates from op ${wal.iggy.truncateFromOp}`
+        : wal.iggy.scan === "truncate-tail"
+          ? `cuts at byte ${wal.iggy.position}`
+          : "refuses to boot";
     lines.push(`  WAL        ${ops}, ${wal.walkedSize}/${wal.size} bytes proven  ${paint(verdict, verdict, c)}  (iggy: ${iggy})`);
   }
   if (snapshot !== null) {
-    lines.push(snapshot.present
-      ? `  snapshot   op ${snapshot.sequenceNumber ?? "?"}, ${snapshot.streams} streams, ${snapshot.topics} topics, ${snapshot.partitions} partitions, ${snapshot.sealed ? "sealed" : "unsealed"}`
-      : "  snapshot   absent");
+    lines.push(
+      snapshot.present
+        ? `  snapshot   op ${snapshot.sequenceNumber ?? "?"}, ${snapshot.streams} streams, ${snapshot.topics} topics, ${snapshot.partitions} partitions, ${snapshot.sealed ? "sealed" : "unsealed"}`
+        : "  snapshot   absent",
+    );
   }
   if (superblock !== null) {
     const vsr = superblock.vsr;
-    lines.push(vsr !== null
-      ? `  superblock sequence ${superblock.sequence}, view ${vsr.view}, log_view ${vsr.logView}, commit_max ${vsr.commitMax}, checkpoint op ${vsr.checkpointOp}${superblock.findings.some((f) => f.code.startsWith("Checkpoint")) ? "" : " (pairs with the snapshot)"}`
-      : `  superblock ${superblock.state}`);
+    lines.push(
+      vsr !== null
+        ? `  superblock sequence ${superblock.sequence}, view ${vsr.view}, log_view ${vsr.logView}, commit_max ${vsr.commitMax}, checkpoint op ${vsr.checkpointOp}${superblock.findings.some((f) => f.code.startsWith("Checkpoint")) ? "" : " (pairs with the snapshot)"}`
+        : `  superblock ${superblock.state}`,
+    );
   }
   for (const finding of nodeFindings(node).filter((f) => f.severity !== "clean")) {
-    lines.push(`  ${paint(finding.severity, finding.severity.padEnd(10), c)} ${finding.code} ${c.dim(rel(finding.path))}: ${finding.message}`);
+    lines.push(
+      `  ${paint(finding.severity, finding.severity.padEnd(10), c)} ${finding.code} ${c.dim(rel(finding.path))}: ${finding.message}`,
+    );
   }
   if (node.bootForecast.length > 0) {
     lines.push("  If iggy-server starts now:");

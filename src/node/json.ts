@@ -10,7 +10,12 @@ const u64 = (value: bigint): string => value.toString();
 const u64OrNull = (value: bigint | null): string | null => (value === null ? null : value.toString());
 
 export function findingToJson(finding: NodeFinding): JsonNodeFinding {
-  const out: Record<string, string | number | boolean | null> = { severity: finding.severity, code: finding.code, path: finding.path, message: finding.message };
+  const out: Record<string, string | number | boolean | null> = {
+    severity: finding.severity,
+    code: finding.code,
+    path: finding.path,
+    message: finding.message,
+  };
   for (const [key, value] of Object.entries(finding)) {
     if (key in out) continue;
     out[key] = typeof value === "bigint" ? value.toString() : value;
@@ -46,30 +51,36 @@ export function nodeToJson(node: NodeReport): JsonNode {
     verdict: node.verdict,
     metadata: {
       present: node.metadata.present,
-      wal: wal === null ? null : {
-        path: wal.path,
-        size: wal.size,
-        entries: wal.entries,
-        ops: wal.ops === null ? null : { first: u64(wal.ops.first), last: u64(wal.ops.last) },
-        unsealed: { ...wal.unsealed },
-        walkedSize: wal.walkedSize,
-        residue: wal.residue === null ? null : { ...wal.residue },
-        budget: { ...wal.budget },
-        iggy: { ...wal.iggy, truncateFromOp: u64OrNull(wal.iggy.truncateFromOp) },
-        findings: wal.findings.map(findingToJson),
-      },
-      snapshot: snapshot === null ? null : {
-        path: snapshot.path,
-        present: snapshot.present,
-        size: snapshot.size,
-        sealed: snapshot.sealed,
-        checksum: u64OrNull(snapshot.checksum),
-        sequenceNumber: u64OrNull(snapshot.sequenceNumber),
-        streams: snapshot.streams,
-        topics: snapshot.topics,
-        partitions: snapshot.partitions,
-        findings: snapshot.findings.map(findingToJson),
-      },
+      wal:
+        wal === null
+          ? null
+          : {
+              path: wal.path,
+              size: wal.size,
+              entries: wal.entries,
+              ops: wal.ops === null ? null : { first: u64(wal.ops.first), last: u64(wal.ops.last) },
+              unsealed: { ...wal.unsealed },
+              walkedSize: wal.walkedSize,
+              residue: wal.residue === null ? null : { ...wal.residue },
+              budget: { ...wal.budget },
+              iggy: { ...wal.iggy, truncateFromOp: u64OrNull(wal.iggy.truncateFromOp) },
+              findings: wal.findings.map(findingToJson),
+            },
+      snapshot:
+        snapshot === null
+          ? null
+          : {
+              path: snapshot.path,
+              present: snapshot.present,
+              size: snapshot.size,
+              sealed: snapshot.sealed,
+              checksum: u64OrNull(snapshot.checksum),
+              sequenceNumber: u64OrNull(snapshot.sequenceNumber),
+              streams: snapshot.streams,
+              topics: snapshot.topics,
+              partitions: snapshot.partitions,
+              findings: snapshot.findings.map(findingToJson),
+            },
       superblock: superblock === null ? null : superblockToJson(superblock),
       findings: node.metadata.findings.map(findingToJson),
     },
@@ -81,7 +92,11 @@ export function nodeToJson(node: NodeReport): JsonNode {
       findings: partition.findings.map(findingToJson),
     })),
     notDurable: [...node.notDurable],
-    crossCheck: { orphanDirs: [...node.crossCheck.orphanDirs], missingDirs: [...node.crossCheck.missingDirs], inconclusiveStreams: [...node.crossCheck.inconclusiveStreams] },
+    crossCheck: {
+      orphanDirs: [...node.crossCheck.orphanDirs],
+      missingDirs: [...node.crossCheck.missingDirs],
+      inconclusiveStreams: [...node.crossCheck.inconclusiveStreams],
+    },
     bootForecast: node.bootForecast.map((entry) => ({ ...entry })),
   };
 }

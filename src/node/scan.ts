@@ -15,7 +15,12 @@ import { exists } from "./files.js";
 import { scanSnapshot } from "./snapshot.js";
 import { pairingFindings, scanSuperblock } from "./superblock.js";
 import {
-  type BootForecastEntry, type NodeFinding, type NodePartitionReport, type NodeReport, type Severity, worstSeverity,
+  type BootForecastEntry,
+  type NodeFinding,
+  type NodePartitionReport,
+  type NodeReport,
+  type Severity,
+  worstSeverity,
 } from "./types.js";
 import { scanWal } from "./wal/scan.js";
 
@@ -56,8 +61,15 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
   const metadataDir = join(root, METADATA_DIR);
   const rootEntries = await scanFs.list(root);
   const report: NodeReport = {
-    path: root, verdict: "clean",
-    metadata: { present: rootEntries.some((entry) => entry.isDirectory && entry.name === METADATA_DIR), wal: null, snapshot: null, superblock: null, findings: [] },
+    path: root,
+    verdict: "clean",
+    metadata: {
+      present: rootEntries.some((entry) => entry.isDirectory && entry.name === METADATA_DIR),
+      wal: null,
+      snapshot: null,
+      superblock: null,
+      findings: [],
+    },
     partitions: [],
     notDurable: NOT_DURABLE_DIRS.filter((name) => rootEntries.some((entry) => entry.name === name)).map((name) => join(root, name)),
     crossCheck: { orphanDirs: [], missingDirs: [], inconclusiveStreams: [] },
@@ -69,16 +81,27 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
     report.metadata.snapshot = snapshot;
     checkAbort();
     const superblock = await scanSuperblock(metadataDir, scanFs, engine, "metadata");
-    superblock.findings.push(...pairingFindings(superblock, {
-      present: snapshot.present, sequenceNumber: snapshot.sequenceNumber, checksum: snapshot.checksum, path: snapshot.path,
-      corrupt: snapshot.findings.some((finding) => finding.severity === "refused" || finding.severity === "failed"),
-    }));
+    superblock.findings.push(
+      ...pairingFindings(superblock, {
+        present: snapshot.present,
+        sequenceNumber: snapshot.sequenceNumber,
+        checksum: snapshot.checksum,
+        path: snapshot.path,
+        corrupt: snapshot.findings.some((finding) => finding.severity === "refused" || finding.severity === "failed"),
+      }),
+    );
     report.metadata.superblock = superblock;
     checkAbort();
     const walPath = join(metadataDir, "journal.wal");
     await scanWalItem(walPath, report, {
-      engine, scanFs, windowBytes: resolved.used.windowBytes, probeBudgetUnits: resolved.used.probeBudgetUnits,
-      snapshotOp: snapshot.sequenceNumber ?? 0n, snapshotOpKnown: !snapshot.present || snapshot.sequenceNumber !== null, superblockCluster: superblock.vsr?.cluster ?? null, signal,
+      engine,
+      scanFs,
+      windowBytes: resolved.used.windowBytes,
+      probeBudgetUnits: resolved.used.probeBudgetUnits,
+      snapshotOp: snapshot.sequenceNumber ?? 0n,
+      snapshotOpKnown: !snapshot.present || snapshot.sequenceNumber !== null,
+      superblockCluster: superblock.vsr?.cluster ?? null,
+      signal,
       onProgress: resolved.onProgress,
     });
     for (const [name, code, what] of [
@@ -86,11 +109,19 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
       ["snapshot.bin.tmp", "SnapshotTmpPresent", "a snapshot write that died before its rename"],
     ] as const) {
       const path = join(metadataDir, name);
-      if (await exists(scanFs, path)) metaFindings.push({ severity: "info", code, path, message: `${path} is left over from ${what}: inert, never read by the server; left alone` });
+      if (await exists(scanFs, path))
+        metaFindings.push({
+          severity: "info",
+          code,
+          path,
+          message: `${path} is left over from ${what}: inert, never read by the server; left alone`,
+        });
     }
   } else if (rootEntries.some((entry) => entry.isDirectory && entry.name === STREAMS_DIR)) {
     metaFindings.push({
-      severity: "warn", code: "MetadataMissing", path: metadataDir,
+      severity: "warn",
+      code: "MetadataMissing",
+      path: metadataDir,
       message: `${root} holds streams/ but no metadata/: the server would start with empty metadata and serve none of these partitions`,
     });
   }
@@ -98,29 +129,59 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
 }
 
 /** Partition dirs' superblocks (docs/node.md N3), the forecast and the verdict, given the partitions' reports. */
-export async function finishNode(report: NodeReport, options: ScanOptions, scanFs: ScanFs, engine: Engine, partitionReports: readonly PartitionReport[]): Promise<NodeReport> {
+export async function finishNode(
+  report: NodeReport,
+  options: ScanOptions,
+  scanFs: ScanFs,
+  engine: Engine,
+  partitionReports: readonly PartitionReport[],
+): Promise<NodeReport> {
   if (options.signal?.aborted) throw abortError(options.signal);
   report.partitions = await scanPartitionDirs(report.path, scanFs, engine, partitionReports);
   report.bootForecast = forecast(report);
-  report.verdict = worstSeverity([...nodeFindings(report).map((finding) => finding.severity), ...partitionReports.map((p) => p.verdict as Severity)]);
+  report.verdict = worstSeverity([
+    ...nodeFindings(report).map((finding) => finding.severity),
+    ...partitionReports.map((p) => p.verdict as Severity),
+  ]);
   return report;
 }
 
-async function scanWalItem(walPath: string, report: NodeReport, options: Parameters<typeof scanWal>[2] & { onProgress: ((event: { path: string; bytesDone: number; bytesTotal: number }) => void) | undefined }): Promise<void> {
+async function scanWalItem(
+  walPath: string,
+  report: NodeReport,
+  options: Parameters<typeof scanWal>[2] & {
+    onProgress: ((event: { path: string; bytesDone: number; bytesTotal: number }) => void) | undefined;
+  },
+): Promise<void> {
   let size: number;
   try {
     const info = await options.scanFs.stat(walPath);
     if (!info.isFile) {
-      report.metadata.findings.push({ severity: "failed", code: "WalReadFailure", path: walPath, message: `${walPath} is not a regular file; it was not read` });
+      report.metadata.findings.push({
+        severity: "failed",
+        code: "WalReadFailure",
+        path: walPath,
+        message: `${walPath} is not a regular file; it was not read`,
+      });
       return;
     }
     size = info.size;
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     if (code === "ENOENT") {
-      report.metadata.findings.push({ severity: "info", code: "WalAbsent", path: walPath, message: `${walPath} does not exist: the server creates an empty WAL at boot (nothing to replay)` });
+      report.metadata.findings.push({
+        severity: "info",
+        code: "WalAbsent",
+        path: walPath,
+        message: `${walPath} does not exist: the server creates an empty WAL at boot (nothing to replay)`,
+      });
     } else {
-      report.metadata.findings.push({ severity: "failed", code: "WalReadFailure", path: walPath, message: `cannot stat ${walPath} (${describeCause(cause)}); nothing was changed` });
+      report.metadata.findings.push({
+        severity: "failed",
+        code: "WalReadFailure",
+        path: walPath,
+        message: `cannot stat ${walPath} (${describeCause(cause)}); nothing was changed`,
+      });
     }
     return;
   }
@@ -129,10 +190,12 @@ async function scanWalItem(walPath: string, report: NodeReport, options: Paramet
   try {
     const scan = await scanWal(walPath, size, {
       ...options,
-      onRead: onProgress ? (bytes) => {
-        bytesDone += bytes;
-        onProgress({ path: walPath, bytesDone, bytesTotal: size });
-      } : undefined,
+      onRead: onProgress
+        ? (bytes) => {
+            bytesDone += bytes;
+            onProgress({ path: walPath, bytesDone, bytesTotal: size });
+          }
+        : undefined,
     });
     report.metadata.wal = scan.report;
     report.bootForecast.push(...scan.forecast);
@@ -143,11 +206,19 @@ async function scanWalItem(walPath: string, report: NodeReport, options: Paramet
 }
 
 /** `streams/<s>/topics/<t>/partitions/<p>/`: each partition dir's superblock (docs/node.md N3). */
-async function scanPartitionDirs(root: string, scanFs: ScanFs, engine: Engine, partitionReports: readonly PartitionReport[]): Promise<NodePartitionReport[]> {
+async function scanPartitionDirs(
+  root: string,
+  scanFs: ScanFs,
+  engine: Engine,
+  partitionReports: readonly PartitionReport[],
+): Promise<NodePartitionReport[]> {
   const out: NodePartitionReport[] = [];
   const listDirs = async (directory: string): Promise<string[]> => {
     try {
-      return (await scanFs.list(directory)).filter((entry) => entry.isDirectory && !NOT_PARTITION_DIR.test(entry.name)).map((entry) => entry.name).sort();
+      return (await scanFs.list(directory))
+        .filter((entry) => entry.isDirectory && !NOT_PARTITION_DIR.test(entry.name))
+        .map((entry) => entry.name)
+        .sort();
     } catch {
       return [];
     }
@@ -163,12 +234,18 @@ async function scanPartitionDirs(root: string, scanFs: ScanFs, engine: Engine, p
         const frontier = superblock.vsr?.offsetFrontier ?? 0n;
         const proven = partitionReports.find((p) => p.path === path);
         if (frontier > 0n && proven !== undefined) {
-          const lastProven = proven.segments.reduce<bigint | null>((max, s) => (s.endOffset !== null && (max === null || s.endOffset > max) ? s.endOffset : max), null);
+          const lastProven = proven.segments.reduce<bigint | null>(
+            (max, s) => (s.endOffset !== null && (max === null || s.endOffset > max) ? s.endOffset : max),
+            null,
+          );
           if (lastProven === null || frontier - 1n > lastProven) {
             findings.push({
-              severity: "info", code: "OffsetFrontierAhead", path,
+              severity: "info",
+              code: "OffsetFrontierAhead",
+              path,
               message: `the partition superblock's offset_frontier is ${frontier} but the segments prove offsets only up to ${lastProven ?? "none"}: the server resumes at ${frontier}, and offsets below it are never re-minted`,
-              offsetFrontier: frontier, lastProvenOffset: lastProven,
+              offsetFrontier: frontier,
+              lastProvenOffset: lastProven,
             });
           }
         }
@@ -193,14 +270,20 @@ export function nodeFindings(report: NodeReport): NodeFinding[] {
 /** docs/node.md N8: what the next boot does; destructive effects first. */
 function forecast(report: NodeReport): BootForecastEntry[] {
   const entries = [...report.bootForecast];
-  const refusing = [
-    ...(report.metadata.snapshot?.findings ?? []), ...(report.metadata.superblock?.findings ?? []),
-  ].filter((finding) => finding.severity === "refused");
-  for (const finding of refusing) entries.push({ effect: "refuse-boot", path: finding.path, destructive: false, detail: `${finding.code}: ${finding.message}` });
+  const refusing = [...(report.metadata.snapshot?.findings ?? []), ...(report.metadata.superblock?.findings ?? [])].filter(
+    (finding) => finding.severity === "refused",
+  );
+  for (const finding of refusing)
+    entries.push({ effect: "refuse-boot", path: finding.path, destructive: false, detail: `${finding.code}: ${finding.message}` });
   for (const partition of report.partitions) {
     for (const finding of partition.superblock?.findings ?? []) {
       if (finding.code === "PartitionSuperblockUnreadable") {
-        entries.push({ effect: "tombstone-partition", path: partition.path, destructive: false, detail: "the partition superblock does not verify: boot serves the node without this partition" });
+        entries.push({
+          effect: "tombstone-partition",
+          path: partition.path,
+          destructive: false,
+          detail: "the partition superblock does not verify: boot serves the node without this partition",
+        });
       }
     }
   }

@@ -51,12 +51,19 @@ function keyed(value: unknown, what: string): unknown[] {
 
 /** Decodes the payload's tree (docs/node.md N2): streams → topics → partitions, group ids, messages_count. */
 export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents {
-  const root = array(decode(payload, {
-    useBigInt64: true,
-    // Each element takes at least one byte: a garbage length header can never allocate more than the payload.
-    maxArrayLength: payload.length, maxMapLength: payload.length, maxStrLength: payload.length,
-    maxBinLength: payload.length, maxExtLength: payload.length,
-  }), "MetadataSnapshot", 7);
+  const root = array(
+    decode(payload, {
+      useBigInt64: true,
+      // Each element takes at least one byte: a garbage length header can never allocate more than the payload.
+      maxArrayLength: payload.length,
+      maxMapLength: payload.length,
+      maxStrLength: payload.length,
+      maxBinLength: payload.length,
+      maxExtLength: payload.length,
+    }),
+    "MetadataSnapshot",
+    7,
+  );
   const version = small(root[0], "version");
   if (version !== SNAPSHOT_FORMAT_VERSION) throw new SnapshotShapeError(`format version ${version}, expected ${SNAPSHOT_FORMAT_VERSION}`);
   const sequenceNumber = integer(root[2], "sequence_number");
@@ -74,14 +81,17 @@ export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents {
         const partitions = array(topic[7], `${where} partitions`).map((partitionValue, p) => {
           const partition = array(partitionValue, `${where} partition ${p}`, 6);
           return {
-            streamId, topicId: id, id: small(partition[0], `${where} partition ${p} id`),
+            streamId,
+            topicId: id,
+            id: small(partition[0], `${where} partition ${p} id`),
             createdRevision: integer(partition[3], `${where} partition ${p} created_revision`),
             deletedUpToOffset: integer(partition[4], `${where} partition ${p} deleted_up_to_offset`),
             purgeGeneration: integer(partition[5], `${where} partition ${p} purge_generation`),
           };
         });
-        const consumerGroupIds = array(topic[8], `${where} consumer_groups`)
-          .map((pair, g) => small(array(pair, `${where} consumer group ${g}`, 2)[0], `${where} consumer group ${g} id`));
+        const consumerGroupIds = array(topic[8], `${where} consumer_groups`).map((pair, g) =>
+          small(array(pair, `${where} consumer group ${g}`, 2)[0], `${where} consumer group ${g} id`),
+        );
         return { streamId, id, messagesCount: integer(stats[1], `${where} messages_count`), consumerGroupIds, partitions };
       });
       streams.push({ id: streamId, topics });
@@ -92,22 +102,39 @@ export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents {
 
 function corrupt(path: string, detail: string): NodeFinding {
   return {
-    severity: "refused", code: "SnapshotCorrupt", path,
+    severity: "refused",
+    code: "SnapshotCorrupt",
+    path,
     message: `${path}: ${detail}; the server refuses to boot on it, and nothing can rebuild a snapshot`,
   };
 }
 
 export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine): Promise<SnapshotReport> {
   const report: SnapshotReport = {
-    path, present: false, size: 0, sealed: false, checksum: null, sequenceNumber: null,
-    streams: 0, topics: 0, partitions: 0, contents: null, findings: [],
+    path,
+    present: false,
+    size: 0,
+    sealed: false,
+    checksum: null,
+    sequenceNumber: null,
+    streams: 0,
+    topics: 0,
+    partitions: 0,
+    contents: null,
+    findings: [],
   };
   const file = await readSmallFile(scanFs, path, MAX_SNAPSHOT_BYTES);
   if (file.kind === "absent") return report;
   report.present = true;
   if (file.kind === "too-large") {
     report.size = file.size;
-    report.findings.push({ severity: "failed", code: "SnapshotTooLarge", path, message: `${path} is ${file.size} bytes, more than segscan decodes (${MAX_SNAPSHOT_BYTES}); it was not judged`, size: file.size });
+    report.findings.push({
+      severity: "failed",
+      code: "SnapshotTooLarge",
+      path,
+      message: `${path} is ${file.size} bytes, more than segscan decodes (${MAX_SNAPSHOT_BYTES}); it was not judged`,
+      size: file.size,
+    });
     return report;
   }
   if (file.kind !== "read") {
@@ -125,13 +152,19 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
     const computed = engine.xxh3_64(payload);
     report.checksum = stored;
     if (stored !== computed) {
-      report.findings.push({ ...corrupt(path, `trailer checksum 0x${stored.toString(16)} does not match the payload's XXH3-64 0x${computed.toString(16)}`), stored: stored, computed });
+      report.findings.push({
+        ...corrupt(path, `trailer checksum 0x${stored.toString(16)} does not match the payload's XXH3-64 0x${computed.toString(16)}`),
+        stored: stored,
+        computed,
+      });
       return report;
     }
   } else {
     report.checksum = engine.xxh3_64(bytes);
     report.findings.push({
-      severity: "warn", code: "SnapshotUnsealed", path,
+      severity: "warn",
+      code: "SnapshotUnsealed",
+      path,
       message: `${path} has no trailer (a pre-trailer snapshot): the server accepts it unverified; only a superblock pairing at the same op can prove its bytes`,
     });
   }
@@ -141,7 +174,10 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
     report.sequenceNumber = contents.sequenceNumber;
     report.streams = contents.streams.length;
     report.topics = contents.streams.reduce((sum, stream) => sum + stream.topics.length, 0);
-    report.partitions = contents.streams.reduce((sum, stream) => sum + stream.topics.reduce((n, topic) => n + topic.partitions.length, 0), 0);
+    report.partitions = contents.streams.reduce(
+      (sum, stream) => sum + stream.topics.reduce((n, topic) => n + topic.partitions.length, 0),
+      0,
+    );
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     report.findings.push(corrupt(path, `the payload does not decode as a format-${SNAPSHOT_FORMAT_VERSION} metadata snapshot (${detail})`));

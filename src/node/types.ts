@@ -135,8 +135,16 @@ export interface SuperblockReport {
 
 export interface BootForecastEntry {
   effect:
-    | "refuse-boot" | "truncate-wal-tail" | "truncate-wal-from-op" | "unlink-offset-file" | "clamp-offset"
-    | "re-purge-partition" | "quarantine-partition" | "tombstone-partition" | "recreate-partition-empty" | "sweep-scratch";
+    | "refuse-boot"
+    | "truncate-wal-tail"
+    | "truncate-wal-from-op"
+    | "unlink-offset-file"
+    | "clamp-offset"
+    | "re-purge-partition"
+    | "quarantine-partition"
+    | "tombstone-partition"
+    | "recreate-partition-empty"
+    | "sweep-scratch";
   path: string;
   destructive: boolean;
   detail: string;

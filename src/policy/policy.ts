@@ -1,5 +1,5 @@
 /**
- * SPEC §6.1: what to do with a partition, as a pure function of its verdict,
+ * docs/repair.md §6.1: what to do with a partition, as a pure function of its verdict,
  * its refusal and the replica count. A tombstone leaves every file where it is,
  * so the next load re-derives the same refusal from the same bytes.
  */
@@ -10,11 +10,7 @@ export interface PolicyDecision {
   reason: string;
 }
 
-export function decideAction(
-  verdict: PartitionVerdict,
-  refusal: Refusal | null,
-  replicaCount: number,
-): PolicyDecision {
+export function decideAction(verdict: PartitionVerdict, refusal: Refusal | null, replicaCount: number): PolicyDecision {
   switch (verdict) {
     case "clean":
       return { action: "serve", reason: "every segment is a proven batch chain" };

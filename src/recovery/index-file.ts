@@ -1,5 +1,5 @@
 /**
- * Reading and validating a segment's sparse index (SPEC §1.5, §3.2 step 1).
+ * Reading and validating a segment's sparse index (docs/format.md §1.5, §3.2 step 1).
  * Entries stream through a small fixed buffer, so a huge or garbage index
  * never drives memory.
  */
@@ -25,11 +25,7 @@ export type IndexValidation =
   | { valid: false; code: "IndexEntriesNotMonotone"; entryIndex: number };
 
 /** Streams every whole entry of the index file in order. */
-export async function* readIndexEntriesStreaming(
-  scanFs: ScanFs,
-  indexPath: string,
-  indexSize: number,
-): AsyncGenerator<IndexEntry> {
+export async function* readIndexEntriesStreaming(scanFs: ScanFs, indexPath: string, indexSize: number): AsyncGenerator<IndexEntry> {
   const wholeEntries = Math.floor(indexSize / INDEX_ENTRY_BYTES);
   if (wholeEntries === 0) return;
   let file;
@@ -42,7 +38,10 @@ export async function* readIndexEntriesStreaming(
     const chunk = new Uint8Array(INDEX_CHUNK_ENTRIES * INDEX_ENTRY_BYTES);
     for (let entryIndex = 0; entryIndex < wholeEntries; ) {
       const count = Math.min(INDEX_CHUNK_ENTRIES, wholeEntries - entryIndex);
-      await readExactly(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), entryIndex * INDEX_ENTRY_BYTES, { path: indexPath, sizeAtStart: indexSize });
+      await readExactly(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), entryIndex * INDEX_ENTRY_BYTES, {
+        path: indexPath,
+        sizeAtStart: indexSize,
+      });
       for (let i = 0; i < count; i++) yield readIndexEntry(chunk, i * INDEX_ENTRY_BYTES);
       entryIndex += count;
     }
@@ -52,7 +51,7 @@ export async function* readIndexEntriesStreaming(
 }
 
 /**
- * SPEC §3.2 step 1: the first entry must not precede the segment start; offsets
+ * docs/recovery.md §3.2 step 1: the first entry must not precede the segment start; offsets
  * and positions must strictly ascend. Timestamps are not checked: clocks rewind.
  */
 export async function validateIndex(
@@ -66,7 +65,10 @@ export async function validateIndex(
     if (previous === null) {
       first = entry;
       if (entry.offset < startOffset) {
-        return { validation: { valid: false, code: "IndexEntryBeforeSegmentStart", firstEntryOffset: entry.offset }, summary: { first, last: entry } };
+        return {
+          validation: { valid: false, code: "IndexEntryBeforeSegmentStart", firstEntryOffset: entry.offset },
+          summary: { first, last: entry },
+        };
       }
     } else if (entry.offset <= previous.offset || entry.position <= previous.position) {
       return { validation: { valid: false, code: "IndexEntriesNotMonotone", entryIndex }, summary: { first, last: entry } };

@@ -1,4 +1,4 @@
-/** Options of `scanPartition` / `scanPath` (SPEC §9.1) and their resolution to the values a report records. */
+/** Options of `scanPartition` / `scanPath` (docs/interfaces.md §9.1) and their resolution to the values a report records. */
 import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import { availableParallelism } from "node:os";
 import { createEngine } from "../engine/index.js";
@@ -15,20 +15,20 @@ export interface ProgressEvent {
 export interface ScanOptions {
   /** An engine, or its kind ("wasm" | "ts") to create one. Defaults to a fresh wasm engine (ts where WebAssembly is unavailable). */
   engine?: Engine | EngineKind;
-  /** SPEC §6.1: how many replicas hold this partition; decides the action on refusal. Default 1. */
+  /** docs/repair.md §6.1: how many replicas hold this partition; decides the action on refusal. Default 1. */
   replicaCount?: number;
-  /** "tail" (default): walk from the last index entry; "full": deep mode, every batch from byte 0 (SPEC §3.2). */
+  /** "tail" (default): walk from the last index entry; "full": deep mode, every batch from byte 0 (docs/recovery.md §3.2). */
   verify?: VerifyMode;
-  /** One partition load's probe budget (SPEC §3.5). Default PROBE_BUDGET_UNITS. */
+  /** One partition load's probe budget (docs/recovery.md §3.5). Default PROBE_BUDGET_UNITS. */
   probeBudgetUnits?: number;
-  /** Scan window size in bytes (SPEC §7). Default 1 MiB. */
+  /** Scan window size in bytes (docs/engines.md §7). Default 1 MiB. */
   windowBytes?: number;
-  /** Explicit override of MAX_BATCH_BYTES (SPEC §2.2); recorded in the report. */
+  /** Explicit override of MAX_BATCH_BYTES (docs/format.md §2.2); recorded in the report. */
   maxBatchBytes?: number;
   signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
   /**
-   * Worker threads for many partitions (SPEC §7). Default: CPU count. A value
+   * Worker threads for many partitions (docs/engines.md §7). Default: CPU count. A value
    * above `maxConcurrency()` (2 × CPU count) is clamped to it: more workers
    * than that only add memory and contention (60 workers on 2 cores ran 20×
    * slower than 1), and the count never changes a report.
@@ -62,8 +62,16 @@ export function maxConcurrency(): number {
 
 /** Every ScanOptions key (the Record type makes a new option fail to compile until it is listed here). */
 const OPTION_NAMES: Record<keyof ScanOptions, true> = {
-  engine: true, replicaCount: true, verify: true, probeBudgetUnits: true, windowBytes: true, maxBatchBytes: true,
-  signal: true, onProgress: true, concurrency: true, io: true,
+  engine: true,
+  replicaCount: true,
+  verify: true,
+  probeBudgetUnits: true,
+  windowBytes: true,
+  maxBatchBytes: true,
+  signal: true,
+  onProgress: true,
+  concurrency: true,
+  io: true,
 };
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set(Object.keys(OPTION_NAMES));
 
@@ -74,7 +82,13 @@ const MAX_REPLICA_COUNT = 1_000_000;
 const MIN_MAX_BATCH_BYTES = 256;
 
 const describe = (value: unknown): string =>
-  typeof value === "string" ? JSON.stringify(value) : typeof value === "bigint" ? `${value}n` : typeof value === "function" ? "a function" : String(value);
+  typeof value === "string"
+    ? JSON.stringify(value)
+    : typeof value === "bigint"
+      ? `${value}n`
+      : typeof value === "function"
+        ? "a function"
+        : String(value);
 
 function requireInteger(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== "number") throw new TypeError(`${name} must be a number, got ${describe(value)}`);
@@ -85,8 +99,13 @@ function requireInteger(name: string, value: unknown, min: number, max: number):
 }
 
 function isAbortSignal(value: unknown): value is AbortSignal {
-  return value instanceof AbortSignal || (typeof value === "object" && value !== null
-    && typeof (value as AbortSignal).aborted === "boolean" && typeof (value as AbortSignal).addEventListener === "function");
+  return (
+    value instanceof AbortSignal ||
+    (typeof value === "object" &&
+      value !== null &&
+      typeof (value as AbortSignal).aborted === "boolean" &&
+      typeof (value as AbortSignal).addEventListener === "function")
+  );
 }
 
 /**
@@ -104,7 +123,12 @@ export function resolveScanOptions(options: ScanOptions = {}): ResolvedScanOptio
   const used: ScanOptionsUsed = {
     verify,
     replicaCount: requireInteger("replicaCount", options.replicaCount ?? 1, 1, MAX_REPLICA_COUNT),
-    probeBudgetUnits: requireInteger("probeBudgetUnits", options.probeBudgetUnits ?? PROBE_BUDGET_UNITS, 0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES),
+    probeBudgetUnits: requireInteger(
+      "probeBudgetUnits",
+      options.probeBudgetUnits ?? PROBE_BUDGET_UNITS,
+      0,
+      Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES,
+    ),
     windowBytes: requireInteger("windowBytes", options.windowBytes ?? DEFAULT_WINDOW_BYTES, MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
   };
   if (options.maxBatchBytes !== undefined) {
@@ -129,8 +153,13 @@ export function resolveScanOptions(options: ScanOptions = {}): ResolvedScanOptio
 }
 
 function isEngine(value: unknown): value is Engine {
-  return typeof value === "object" && value !== null && typeof (value as Engine).openWindow === "function"
-    && typeof (value as Engine).xxh3_64 === "function" && ((value as Engine).kind === "wasm" || (value as Engine).kind === "ts");
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Engine).openWindow === "function" &&
+    typeof (value as Engine).xxh3_64 === "function" &&
+    ((value as Engine).kind === "wasm" || (value as Engine).kind === "ts")
+  );
 }
 
 /** The engine option as an Engine: the one given, one of the kind named, or the default. Call after `resolveScanOptions`. */

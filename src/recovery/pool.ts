@@ -1,5 +1,5 @@
 /**
- * Many partitions on a bounded pool of worker threads (SPEC §7): one engine
+ * Many partitions on a bounded pool of worker threads (docs/engines.md §7): one engine
  * per worker, memory = pool size × one scan's window. Results keep target
  * order, so the report is identical to a sequential scan.
  */
@@ -59,7 +59,11 @@ export function scanOnPool(targets: readonly ScanTarget[], options: PoolOptions)
         if (message.type === "progress") {
           options.onProgress?.({ path: targets[message.id]!.path, bytesDone: message.bytesDone, bytesTotal: message.bytesTotal });
         } else if (message.type === "error") {
-          settle(Object.assign(new Error(`scan of ${targets[message.id]!.path} failed in a worker: ${message.message}`), { stack: message.stack }));
+          settle(
+            Object.assign(new Error(`scan of ${targets[message.id]!.path} failed in a worker: ${message.message}`), {
+              stack: message.stack,
+            }),
+          );
         } else {
           reports[message.id] = message.report;
           if (++finished === targets.length) settle(null);

@@ -1,5 +1,5 @@
 /**
- * The damage probe over a residue (SPEC §3.5): is there a complete, verifying,
+ * The damage probe over a residue (docs/recovery.md §3.5): is there a complete, verifying,
  * chain-extending batch anywhere past the damage? The candidate loop runs in
  * the engine window by window; TypeScript owns the budget across windows and
  * the verification of candidates that pass the cheap checks.
@@ -11,7 +11,7 @@ import type { FileWindow } from "../io/window.js";
 import type { ProbeVerdict } from "../report/types.js";
 import { verifyBatchAt } from "./verify.js";
 
-/** One partition load's budget, shared by every segment's probe (SPEC §3.5). */
+/** One partition load's budget, shared by every segment's probe (docs/recovery.md §3.5). */
 export interface ProbeBudget {
   readonly limitUnits: number;
   spentUnits: number;
@@ -61,7 +61,11 @@ export async function probeResidue(
   const unitsBefore = budget.spentUnits;
   const zeros = new ZeroTracker(damagePosition);
   const finish = (verdict: ProbeVerdict, survivorPosition: number | null, stoppedAt: number | null): ProbeResult => ({
-    verdict, survivorPosition, stoppedAt, spentUnits: budget.spentUnits - unitsBefore, zeros,
+    verdict,
+    survivorPosition,
+    stoppedAt,
+    spentUnits: budget.spentUnits - unitsBefore,
+    zeros,
   });
   const lastCandidate = window.fileSize - BATCH_HEADER_BYTES;
   const extendable = minBaseOffset <= U64_MAX ? minBaseOffset : null;
@@ -92,11 +96,12 @@ export async function probeResidue(
       continue;
     }
     // The candidate may claim more than maxBatchBytes: an oversized batch that
-    // fits the file is verified by streaming like any other (SPEC §2.2).
+    // fits the file is verified by streaming like any other (docs/format.md §2.2).
     const claimedBytes = readU64Clamped(kernels.view(), scan.index + BATCH_LENGTH_AT);
-    const verified = stopPosition + claimedBytes <= window.end
-      ? kernels.verifyInWindow(scan.index) === VerifyStatus.Ok // resident: no await, no refill
-      : (await verifyBatchAt(window, stopPosition)).verified;
+    const verified =
+      stopPosition + claimedBytes <= window.end
+        ? kernels.verifyInWindow(scan.index) === VerifyStatus.Ok // resident: no await, no refill
+        : (await verifyBatchAt(window, stopPosition)).verified;
     if (verified) return finish("survivor", stopPosition, null);
     // Pessimistic: the whole slice the header claims was handed to the verifier.
     budget.spentUnits += claimedBytes;

@@ -1,5 +1,5 @@
 /**
- * The library entry points (SPEC §9.1): scan one partition, or discover
+ * The library entry points (docs/interfaces.md §9.1): scan one partition, or discover
  * partitions under a path and scan each. Read-only: nothing here writes.
  */
 import { resolve } from "node:path";
@@ -41,8 +41,10 @@ export async function scanPartition(directory: string, options: ScanOptions = {}
   // readable directory with no `.log` is refused here.
   const entries = await fs.list(path).catch(() => null);
   if (entries !== null && !entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX))) {
-    throw new TypeError(`scanPartition: ${path} holds no .log file, so it is not a partition directory; ` +
-      "to scan a data dir (or any directory above partitions), call scanPath");
+    throw new TypeError(
+      `scanPartition: ${path} holds no .log file, so it is not a partition directory; ` +
+        "to scan a data dir (or any directory above partitions), call scanPath",
+    );
   }
   return scanResolved([{ path, singleLog: false }], resolved, fs, [], options.engine);
 }
@@ -72,7 +74,12 @@ export async function scanPath(paths: string | readonly string[], options: ScanO
  * its paths). One node root also gets its node section, its metadata scanned
  * before the partitions (docs/node.md N0).
  */
-export async function scanDiscovered(paths: readonly string[], discovery: Discovery, options: ScanOptions, scanFs?: ScanFs): Promise<ScanReport> {
+export async function scanDiscovered(
+  paths: readonly string[],
+  discovery: Discovery,
+  options: ScanOptions,
+  scanFs?: ScanFs,
+): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   const fs = scanFs ?? defaultScanFs(resolved.io);
   const root = paths.length === 1 ? resolve(paths[0]!) : null;
@@ -88,13 +95,22 @@ export async function scanDiscovered(paths: readonly string[], discovery: Discov
 }
 
 /** Scans targets found by `discover` (the CLI discovers first, to check its paths). */
-export async function scanTargets(targets: readonly ScanTarget[], options: ScanOptions, scanFs?: ScanFs, skipped: readonly IgnoredEntry[] = []): Promise<ScanReport> {
+export async function scanTargets(
+  targets: readonly ScanTarget[],
+  options: ScanOptions,
+  scanFs?: ScanFs,
+  skipped: readonly IgnoredEntry[] = [],
+): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   return scanResolved(targets, resolved, scanFs ?? defaultScanFs(resolved.io), skipped, options.engine);
 }
 
 async function scanResolved(
-  targets: readonly ScanTarget[], resolved: ResolvedScanOptions, scanFs: ScanFs, skipped: readonly IgnoredEntry[], engineOption?: ScanOptions["engine"],
+  targets: readonly ScanTarget[],
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
+  skipped: readonly IgnoredEntry[],
+  engineOption?: ScanOptions["engine"],
 ): Promise<ScanReport> {
   const startedAt = performance.now();
   const engine: Engine = await resolveEngineOption(engineOption);
@@ -102,10 +118,20 @@ async function scanResolved(
   const readable = targets.filter((target) => target.failure === undefined);
   // Workers read through the real filesystem with their own engine: a caller's
   // ScanFs (tests' fault injection) keeps the scan in this thread.
-  const pooled = concurrency > 1 && readable.length > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable()
-    && sum(await logBytesByTarget(readable, scanFs, resolved.signal)) >= POOL_MIN_BYTES;
+  const pooled =
+    concurrency > 1 &&
+    readable.length > 1 &&
+    (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) &&
+    poolAvailable() &&
+    sum(await logBytesByTarget(readable, scanFs, resolved.signal)) >= POOL_MIN_BYTES;
   const scanned = pooled
-    ? await scanOnPool(readable, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress })
+    ? await scanOnPool(readable, {
+        concurrency,
+        engineKind: engine.kind,
+        used: resolved.used,
+        signal: resolved.signal,
+        onProgress: resolved.onProgress,
+      })
     : await scanSequentially(readable, engine, resolved, scanFs);
   // Failed listings keep their place in discovery order beside the scanned partitions.
   const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
@@ -121,7 +147,12 @@ function sum(totals: ReadonlyMap<string, number>): number {
   return total;
 }
 
-async function scanSequentially(targets: readonly ScanTarget[], engine: Engine, resolved: ResolvedScanOptions, scanFs: ScanFs): Promise<PartitionReport[]> {
+async function scanSequentially(
+  targets: readonly ScanTarget[],
+  engine: Engine,
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
+): Promise<PartitionReport[]> {
   const partitions: PartitionReport[] = [];
   for (const target of targets) {
     if (resolved.signal?.aborted) throw abortError(resolved.signal);

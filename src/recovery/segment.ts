@@ -1,5 +1,5 @@
 /**
- * One segment's recovery (SPEC §3): choose the arm, walk, probe the residue,
+ * One segment's recovery (docs/recovery.md §3): choose the arm, walk, probe the residue,
  * and say what is proven. Pure over its inputs apart from reads through the
  * window; it never writes.
  */
@@ -37,16 +37,21 @@ export interface SegmentContext {
 export async function recoverSegment(files: SegmentFiles, context: SegmentContext): Promise<SegmentReport> {
   const wholeEntries = Math.floor(files.indexSize / INDEX_ENTRY_BYTES);
   const report = blankReport(files, wholeEntries);
-  if (wholeEntries === 0 && files.logSize === 0) return report; // SPEC §3.1: an empty segment, P = 0 = size.
+  if (wholeEntries === 0 && files.logSize === 0) return report; // docs/recovery.md §3.1: an empty segment, P = 0 = size.
   report.arm = wholeEntries > 0 ? "indexed" : "index-less";
   let file;
   try {
     file = await context.scanFs.open(files.logPath);
   } catch (cause) {
-    throw new ScanFailure("OpenFailure", files.logPath, `cannot open ${files.logPath}: ${describeCause(cause)}; nothing was changed`, { cause });
+    throw new ScanFailure("OpenFailure", files.logPath, `cannot open ${files.logPath}: ${describeCause(cause)}; nothing was changed`, {
+      cause,
+    });
   }
   try {
-    const window = new FileWindow(file, files.logPath, files.logSize, context.engineWindow, { signal: context.signal, onRead: context.onRead });
+    const window = new FileWindow(file, files.logPath, files.logSize, context.engineWindow, {
+      signal: context.signal,
+      onRead: context.onRead,
+    });
     if (wholeEntries > 0) await recoverIndexed(files, context, window, report);
     else await recoverIndexLess(files, context, window, report);
   } finally {
@@ -93,22 +98,32 @@ function indexEntries(files: SegmentFiles, context: SegmentContext): AsyncGenera
   return readIndexEntriesStreaming(context.scanFs, files.indexPath, files.indexSize);
 }
 
-/** SPEC §3.2: the indexed arm, in tail mode or deep mode. */
+/** docs/recovery.md §3.2: the indexed arm, in tail mode or deep mode. */
 async function recoverIndexed(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
   const segment = files.startOffset;
   const { validation, summary } = await validateIndex(indexEntries(files, context), files.startOffset);
   if (!validation.valid) {
-    markRefused(report, validation.code === "IndexEntryBeforeSegmentStart"
-      ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
-      : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }));
+    markRefused(
+      report,
+      validation.code === "IndexEntryBeforeSegmentStart"
+        ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
+        : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }),
+    );
     return;
   }
   const first = summary.first!;
   const last = summary.last!;
   const lastPosition = last.position < BigInt(files.logSize) ? Number(last.position) : null;
-  const divergence = (): Refusal => refuse.sizeDivergence({
-    segment, indexedOffset: last.offset, indexedPosition: clampPosition(last.position), messagesSize: files.logSize,
-  }, last.position);
+  const divergence = (): Refusal =>
+    refuse.sizeDivergence(
+      {
+        segment,
+        indexedOffset: last.offset,
+        indexedPosition: clampPosition(last.position),
+        messagesSize: files.logSize,
+      },
+      last.position,
+    );
   if (lastPosition === null) return markRefused(report, divergence());
 
   let walk: WalkResult;
@@ -116,14 +131,16 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
     const matcher = new IndexEntryMatcher(indexEntries(files, context));
     let lastEntryProven = false;
     walk = await walkBatches(window, {
-      fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true,
+      fromPosition: 0,
+      expectedOffset: files.startOffset,
+      rebuildIndex: true,
       onVerifiedBatch: (batch) => {
         if (batch.position === lastPosition) lastEntryProven = true;
         return matcher.onBatch(batch);
       },
     });
     const mismatches = await matcher.finish();
-    // Tail-mode refusals first, so both modes refuse the same indexes (SPEC §3.2
+    // Tail-mode refusals first, so both modes refuse the same indexes (docs/recovery.md §3.2
     // deep mode). The walk has usually proven the last entry's batch already;
     // only when it stopped short is that batch read and verified on its own.
     if (!lastEntryProven && !(await verifyBatchAt(window, lastPosition)).verified) return markRefused(report, divergence());
@@ -153,33 +170,38 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
  * taking the last entry's offset as the end bound would claim an offset the
  * segment does not hold (and refuse a healthy successor as Overlap). Find the
  * true end by walking the bytes before the last entry, as deep mode would; only when none holds a
- * message does the last entry's own offset stand (SPEC §3.2 step 4). Rare: a
+ * message does the last entry's own offset stand (docs/recovery.md §3.2 step 4). Rare: a
  * tail chunk of nothing but empty batches.
  */
 async function lastBatchWithMessagesBefore(
-  window: FileWindow, startOffset: bigint, lastPosition: number,
+  window: FileWindow,
+  startOffset: bigint,
+  lastPosition: number,
 ): Promise<Pick<WalkResult, "lastWithMessages" | "oversizedBatches">> {
   if (lastPosition === 0) return { lastWithMessages: null, oversizedBatches: [] };
   return walkBatches(window, { fromPosition: 0, expectedOffset: startOffset, rebuildIndex: false, untilPosition: lastPosition });
 }
 
 /**
- * SPEC §2.2: a verified batch longer than `maxBatchBytes` is kept, with a
+ * docs/format.md §2.2: a verified batch longer than `maxBatchBytes` is kept, with a
  * warning. Warnings stay in ascending position order whichever walk found them.
  */
 function addOversizedWarnings(report: SegmentReport, walk: Pick<WalkResult, "oversizedBatches">, maxBatchBytes: number): void {
   for (const { position, batchLength } of walk.oversizedBatches) {
     if (report.warnings.some((warning) => warning.position === position)) continue;
     report.warnings.push({
-      code: "OversizedBatch", position, batchLength,
-      message: `the batch at byte ${position} of ${report.logPath} is ${batchLength} bytes, over the ${maxBatchBytes}-byte batch limit; `
-        + "it verified by streaming and was kept (a server with a larger message_bus.max_message_size writes such batches)",
+      code: "OversizedBatch",
+      position,
+      batchLength,
+      message:
+        `the batch at byte ${position} of ${report.logPath} is ${batchLength} bytes, over the ${maxBatchBytes}-byte batch limit; ` +
+        "it verified by streaming and was kept (a server with a larger message_bus.max_message_size writes such batches)",
     });
   }
   report.warnings.sort((a, b) => a.position - b.position);
 }
 
-/** SPEC §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */
+/** docs/recovery.md §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */
 async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
   const walk = await walkBatches(window, { fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true });
   if (walk.firstWithMessages && walk.lastWithMessages) {
@@ -191,7 +213,7 @@ async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, wi
   await settleWalk(files, context, window, report, walk);
   if (report.outcome === "refused") return;
   if (walk.lastWithMessages === null) {
-    // Not one batch with messages, and nothing durable past the stop: unusable bytes (SPEC §3.3).
+    // Not one batch with messages, and nothing durable past the stop: unusable bytes (docs/recovery.md §3.3).
     report.outcome = "empty";
     report.walkedSize = 0;
     report.messageCount = 0;
@@ -201,7 +223,7 @@ async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, wi
 }
 
 /**
- * Positions are numbers in the report (SPEC §9.3). An index entry can claim any
+ * Positions are numbers in the report (docs/interfaces.md §9.3). An index entry can claim any
  * u64; one past 2^53 is far past any segment (MAX_SEGMENT_BYTES), so it is
  * reported as MAX_SAFE_INTEGER, and the refusal message carries the exact value.
  */
@@ -215,9 +237,13 @@ function setRebuiltIndex(report: SegmentReport, walk: WalkResult): void {
   report.index.rebuiltEntries = report.rebuiltIndex.length;
 }
 
-/** Continuity refusal, then the residue and its probe (SPEC §3.4–3.5). */
+/** Continuity refusal, then the residue and its probe (docs/recovery.md §3.4–3.5). */
 async function settleWalk(
-  files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport, walk: WalkResult,
+  files: SegmentFiles,
+  context: SegmentContext,
+  window: FileWindow,
+  report: SegmentReport,
+  walk: WalkResult,
   lastWithMessages: ProvenBatch | null = walk.lastWithMessages,
 ): Promise<void> {
   const segment = files.startOffset;
@@ -243,10 +269,17 @@ async function settleWalk(
   if (probe.verdict === "survivor") {
     markRefused(report, refuse.interiorDamage({ segment, damagePosition, survivorPosition: probe.survivorPosition! }));
   } else if (probe.verdict === "budget-exhausted") {
-    markRefused(report, refuse.unverifiedResidue({
-      segment, damagePosition, residueBytes: residue.bytes, limitUnits: context.budget.limitUnits,
-      spentUnits: context.budget.spentUnits, stoppedAt: probe.stoppedAt!,
-    }));
+    markRefused(
+      report,
+      refuse.unverifiedResidue({
+        segment,
+        damagePosition,
+        residueBytes: residue.bytes,
+        limitUnits: context.budget.limitUnits,
+        spentUnits: context.budget.spentUnits,
+        stoppedAt: probe.stoppedAt!,
+      }),
+    );
   } else {
     report.outcome = "torn-tail";
   }
@@ -254,7 +287,7 @@ async function settleWalk(
 
 /**
  * Whether the residue is all zero: repair records such a residue by its length
- * only (SPEC §6.2). True only when every residue byte was read and found zero.
+ * only (docs/repair.md §6.2). True only when every residue byte was read and found zero.
  *
  * The probe's windows usually answered already; a residue too short to hold a
  * candidate (< 257 bytes) is read here. A probe that ran out of budget must

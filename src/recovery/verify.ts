@@ -1,6 +1,6 @@
 /**
- * SPEC §2.1: does a batch verify at a file position? Streams batches larger
- * than the window, including oversized ones (SPEC §2.2): a header that decodes
+ * docs/format.md §2.1: does a batch verify at a file position? Streams batches larger
+ * than the window, including oversized ones (docs/format.md §2.2): a header that decodes
  * except that batch_length exceeds `maxBatchBytes` and that fits the file.
  */
 import { BATCH_HEADER_BYTES, BATCH_RESERVED_BYTES, BATCH_RESERVED_START } from "../format/constants.js";
@@ -8,9 +8,8 @@ import { type BatchHeader, VerifyStatus, readBatchHeader } from "../format/recor
 import type { FileWindow } from "../io/window.js";
 
 export type BatchCheck =
-  /** `oversized`: batch_length > the window's `maxBatchBytes` (SPEC §2.2): accepted, with a warning. */
-  | { verified: true; header: BatchHeader; oversized: boolean }
-  | { verified: false; status: VerifyStatus; header: BatchHeader | null };
+  /** `oversized`: batch_length > the window's `maxBatchBytes` (docs/format.md §2.2): accepted, with a warning. */
+  { verified: true; header: BatchHeader; oversized: boolean } | { verified: false; status: VerifyStatus; header: BatchHeader | null };
 
 export async function verifyBatchAt(window: FileWindow, position: number): Promise<BatchCheck> {
   const resident = verifyResidentBatch(window, position);
@@ -21,9 +20,10 @@ export async function verifyBatchAt(window: FileWindow, position: number): Promi
   if (!("batchLength" in gate)) return gate;
   // Nothing is sized from the header: a batch larger than the window (an
   // oversized one always is, by default) passes through it in chunks.
-  const status = gate.batchLength <= window.capacityBytes
-    ? kernels.verifyInWindow(await window.ensure(position, gate.batchLength))
-    : await streamVerify(window, position, headerIndex, gate.batchLength);
+  const status =
+    gate.batchLength <= window.capacityBytes
+      ? kernels.verifyInWindow(await window.ensure(position, gate.batchLength))
+      : await streamVerify(window, position, headerIndex, gate.batchLength);
   return checked(window, gate, status);
 }
 
@@ -50,10 +50,10 @@ export function verifyResidentBatch(window: FileWindow, position: number): Batch
 }
 
 /**
- * SPEC §2.1 step 1 on a resident header: the decoded header, or why it is not
+ * docs/format.md §2.1 step 1 on a resident header: the decoded header, or why it is not
  * believed. A length over the cap (LengthOverCap) is an oversized batch when it
  * fits the file (one comparison, before anything else is read) and the reserved
- * bytes are zero (SPEC §2.2); otherwise it stays LengthOverCap / ReservedNonZero.
+ * bytes are zero (docs/format.md §2.2); otherwise it stays LengthOverCap / ReservedNonZero.
  */
 function checkHeader(window: FileWindow, index: number, position: number): BatchHeader | BatchCheck {
   const kernels = window.engineWindow;

@@ -1,5 +1,5 @@
 /**
- * The batch walk shared by both arms (SPEC §3.2–3.4): verify batch after batch
+ * The batch walk shared by both arms (docs/recovery.md §3.2–3.4): verify batch after batch
  * from a position, apply the continuity rule, and stop at the first position
  * that does not verify. Everything it proves is returned; nothing is decided here.
  */
@@ -24,14 +24,14 @@ export interface WalkResult {
   messageCount: number;
   firstWithMessages: ProvenBatch | null;
   lastWithMessages: ProvenBatch | null;
-  /** Offset the next batch must reach (SPEC §3.4). */
+  /** Offset the next batch must reach (docs/recovery.md §3.4). */
   expectedOffset: bigint;
   gaps: ForwardGap[];
-  /** Verified batches longer than `maxBatchBytes` (SPEC §2.2), kept: the segment warns about each. */
+  /** Verified batches longer than `maxBatchBytes` (docs/format.md §2.2), kept: the segment warns about each. */
   oversizedBatches: { position: number; batchLength: number }[];
-  /** A verified batch below the expected offset (SPEC §3.4): the walk stopped on it. */
+  /** A verified batch below the expected offset (docs/recovery.md §3.4): the walk stopped on it. */
   discontinuity: { position: number; expectedOffset: bigint; foundOffset: bigint } | null;
-  /** SPEC §3.3 rebuilt index, when asked for. */
+  /** docs/recovery.md §3.3 rebuilt index, when asked for. */
   rebuiltIndex: RebuiltIndexEntry[] | null;
 }
 
@@ -73,7 +73,12 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     if (header.baseOffset > result.expectedOffset) {
       result.gaps.push({ position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset });
     }
-    const batch: ProvenBatch = { position, baseOffset: header.baseOffset, baseTimestamp: header.baseTimestamp, messageCount: header.messageCount };
+    const batch: ProvenBatch = {
+      position,
+      baseOffset: header.baseOffset,
+      baseTimestamp: header.baseTimestamp,
+      messageCount: header.messageCount,
+    };
     if (header.messageCount > 0) {
       result.firstWithMessages ??= batch;
       result.lastWithMessages = batch;
@@ -99,7 +104,7 @@ export function lastOffsetOf(batch: ProvenBatch): bigint {
 }
 
 /**
- * Deep mode (SPEC §3.2): every whole index entry must sit on a verified batch
+ * Deep mode (docs/recovery.md §3.2): every whole index entry must sit on a verified batch
  * start with the same base offset. Fed batch starts in ascending order.
  */
 export class IndexEntryMatcher {

@@ -1,5 +1,5 @@
 /**
- * A pool worker (SPEC §7): one engine per worker, one partition load per
+ * A pool worker (docs/engines.md §7): one engine per worker, one partition load per
  * message. Reports cross back by structured clone, which keeps bigint.
  */
 import { parentPort } from "node:worker_threads";
@@ -29,16 +29,20 @@ parentPort?.on("message", async (request: WorkerRequest) => {
   const post = (message: WorkerMessage): void => parentPort!.postMessage(message);
   try {
     engine ??= createEngine(request.engineKind);
-    const report = await loadPartition(request.target.path, {
-      engine: await engine,
-      // A worker thread has nothing else to serve: blocking reads are the faster path.
-      scanFs: nodeBlockingScanFs,
-      options: {
-        used: request.used,
-        signal: undefined,
-        onProgress: (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal }),
+    const report = await loadPartition(
+      request.target.path,
+      {
+        engine: await engine,
+        // A worker thread has nothing else to serve: blocking reads are the faster path.
+        scanFs: nodeBlockingScanFs,
+        options: {
+          used: request.used,
+          signal: undefined,
+          onProgress: (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal }),
+        },
       },
-    }, request.target.singleLog);
+      request.target.singleLog,
+    );
     post({ type: "done", id: request.id, report });
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));

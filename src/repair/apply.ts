@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2: carrying out a repair plan, with nothing lost, even by a cut.
+ * docs/repair.md §6.2: carrying out a repair plan, with nothing lost, even by a cut.
  *
  * ## Order of work, per partition
  * 0. Before anything is written anywhere, every partition of the plan is
@@ -151,7 +151,7 @@ interface Context {
 
 /**
  * Re-scans every partition of `plan`, refuses the whole plan if any partition's
- * fresh plan differs, then applies each partition in turn (SPEC §6.2). Only
+ * fresh plan differs, then applies each partition in turn (docs/repair.md §6.2). Only
  * partitions whose action was `repair` are in a plan, so no other partition is
  * ever written.
  */
@@ -210,10 +210,16 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
       if (partition.singleSegment) await refuseLoneSegment(partition, scanOptions);
       const fresh = await scan(partition, scanOptions);
       if (fresh.action !== "repair") {
-        const why = fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
+        const why =
+          fresh.error !== null
+            ? ` (${fresh.error.code}: ${fresh.error.message})`
+            : fresh.refusal !== null
+              ? ` (${fresh.refusal.code})`
+              : "";
         throw new StalePlanError(
           `refusing a stale plan: ${partition.path} is now ${fresh.verdict} with action ${fresh.action}${why}; nothing was changed; scan and plan again`,
-          { path: partition.path }, `action ${fresh.action}`,
+          { path: partition.path },
+          `action ${fresh.action}`,
         );
       }
       if ((await readJournal(ctx.fs, journalPath)).some((r) => r.kind === "undone")) {
@@ -226,7 +232,8 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
       if (diff !== null) {
         throw new StalePlanError(
           `refusing a stale plan for ${partition.path}: the files changed since it was made (${diff}); nothing was changed; scan and plan again`,
-          { path: partition.path }, diff,
+          { path: partition.path },
+          diff,
         );
       }
     } catch (error) {
@@ -291,7 +298,8 @@ async function renameInto(fs: RepairFs, from: string, to: string): Promise<void>
       throw new RepairError(
         `cannot move ${from} to ${to}: the two are on different filesystems (EXDEV) and repair only moves files by rename ` +
           `within one filesystem; ${from} was not moved`,
-        { path: from }, { cause: error },
+        { path: from },
+        { cause: error },
       );
     }
     throw error;
@@ -323,12 +331,20 @@ export async function refuseLoneSegment(partition: PartitionPlan, options: ScanO
   const whole = (await scanPartition(partition.dir, options)).partitions[0];
   const log = partition.fingerprint.segments[0]?.logPath ?? partition.path;
   if (whole === undefined) {
-    throw new TargetRefusedError(`refusing to repair ${log} alone: scanning its partition ${partition.dir} reported nothing; nothing was changed`, {
-      path: log,
-    });
+    throw new TargetRefusedError(
+      `refusing to repair ${log} alone: scanning its partition ${partition.dir} reported nothing; nothing was changed`,
+      {
+        path: log,
+      },
+    );
   }
   if (whole.verdict === "refused" || whole.verdict === "failed") {
-    const why = whole.refusal !== null ? `${whole.refusal.code}: ${whole.refusal.message}` : whole.error !== null ? `${whole.error.code}: ${whole.error.message}` : whole.verdict;
+    const why =
+      whole.refusal !== null
+        ? `${whole.refusal.code}: ${whole.refusal.message}`
+        : whole.error !== null
+          ? `${whole.error.code}: ${whole.error.message}`
+          : whole.verdict;
     throw new TargetRefusedError(
       `refusing to repair ${log} alone: its partition ${partition.dir} is ${whole.verdict} as a whole (${why}); ` +
         `a refused partition is kept byte for byte as evidence, so none of its segments is cut; nothing was changed ` +
@@ -366,9 +382,15 @@ async function expectSize(ctx: Context, filePath: string, size: number, segment:
   const stat = await ctx.fs.stat(filePath);
   const actual = stat?.size ?? 0;
   if (actual !== size || (stat !== null && !stat.isFile)) {
-    throw new StalePlanError(`refusing to ${what} ${filePath}: it holds ${actual} bytes, the plan says ${size}`, {
-      path: filePath, segment, position: actual,
-    }, `size ${actual}`);
+    throw new StalePlanError(
+      `refusing to ${what} ${filePath}: it holds ${actual} bytes, the plan says ${size}`,
+      {
+        path: filePath,
+        segment,
+        position: actual,
+      },
+      `size ${actual}`,
+    );
   }
 }
 
@@ -379,8 +401,14 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
   const dir = plan.dir;
   const preserveDir = plan.preserveDir;
   const result: AppliedPartition = {
-    path: plan.path, dir, preserveDir, journalPath: path.join(preserveDir, JOURNAL_NAME), run,
-    truncations: [], indexReplacements: [], swept: [],
+    path: plan.path,
+    dir,
+    preserveDir,
+    journalPath: path.join(preserveDir, JOURNAL_NAME),
+    run,
+    truncations: [],
+    indexReplacements: [],
+    swept: [],
   };
 
   step();
@@ -390,10 +418,14 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
   const journal = await JournalWriter.open(fs, preserveDir, run);
   try {
     await journal.append({
-      kind: "begin", time: new Date().toISOString(), partition: plan.path,
+      kind: "begin",
+      time: new Date().toISOString(),
+      partition: plan.path,
       plan: {
-        truncations: plan.truncations.length, indexRewrites: plan.indexRewrites.length,
-        indexTrims: plan.indexTrims.length, sweeps: plan.sweeps.length,
+        truncations: plan.truncations.length,
+        indexRewrites: plan.indexRewrites.length,
+        indexTrims: plan.indexTrims.length,
+        sweeps: plan.sweeps.length,
       },
     });
 
@@ -415,7 +447,17 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
         }
         residues.push({ bytes, allZero: true, xxh3: digest.xxh3, file: null });
       } else {
-        const copy = await preserveRange(fs, engine, cut.logPath, cut.toSize, bytes, preserveDir, `${logName}.${cut.toSize}.residue`, chunkBytes, ctx.signal);
+        const copy = await preserveRange(
+          fs,
+          engine,
+          cut.logPath,
+          cut.toSize,
+          bytes,
+          preserveDir,
+          `${logName}.${cut.toSize}.residue`,
+          chunkBytes,
+          ctx.signal,
+        );
         await journal.append({ kind: "preserved", source: logName, from: cut.toSize, bytes, xxh3: copy.xxh3, file: copy.file });
         residues.push({ bytes, allZero: false, xxh3: copy.xxh3, file: copy.file });
       }
@@ -424,7 +466,9 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
     const replacements: Replacement[] = [];
     const planned: Omit<Replacement, "old" | "image">[] = [
       ...plan.indexRewrites.map((r) => ({
-        segment: r.segment, indexPath: r.indexPath, fromSize: r.fromSize,
+        segment: r.segment,
+        indexPath: r.indexPath,
+        fromSize: r.fromSize,
         content: { bytes: encodeIndex(r.entries.map((e) => ({ ...e, position: BigInt(e.position) }))) },
       })),
       ...plan.indexTrims.map((t) => ({ segment: t.segment, indexPath: t.indexPath, fromSize: t.fromSize, content: { keep: t.toSize } })),
@@ -435,13 +479,31 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
       const exists = (await fs.stat(r.indexPath)) !== null;
       let old: Replacement["old"] = null;
       if (exists) {
-        const copy = await preserveRange(fs, engine, r.indexPath, 0, r.fromSize, preserveDir, `${path.basename(r.indexPath)}.replaced`, chunkBytes, ctx.signal);
-        await journal.append({ kind: "preserved", source: path.basename(r.indexPath), from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
+        const copy = await preserveRange(
+          fs,
+          engine,
+          r.indexPath,
+          0,
+          r.fromSize,
+          preserveDir,
+          `${path.basename(r.indexPath)}.replaced`,
+          chunkBytes,
+          ctx.signal,
+        );
+        await journal.append({
+          kind: "preserved",
+          source: path.basename(r.indexPath),
+          from: 0,
+          bytes: copy.bytes,
+          xxh3: copy.xxh3,
+          file: copy.file,
+        });
         old = { size: copy.bytes, xxh3: copy.xxh3, file: copy.file };
       }
-      const image = "bytes" in r.content
-        ? { size: r.content.bytes.length, xxh3: hex64(engine.xxh3_64(r.content.bytes)) }
-        : { size: r.content.keep, xxh3: (await digestRange(fs, engine, r.indexPath, 0, r.content.keep, chunkBytes)).xxh3 };
+      const image =
+        "bytes" in r.content
+          ? { size: r.content.bytes.length, xxh3: hex64(engine.xxh3_64(r.content.bytes)) }
+          : { size: r.content.keep, xxh3: (await digestRange(fs, engine, r.indexPath, 0, r.content.keep, chunkBytes)).xxh3 };
       replacements.push({ ...r, old, image });
     }
 
@@ -470,13 +532,26 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
         // The size is checked on the handle that cuts, before the intent, so an intent always describes the file it cuts.
         const size = (await file.stat()).size;
         if (size !== cut.fromSize) {
-          throw new StalePlanError(`refusing to cut ${cut.logPath}: it now holds ${size} bytes, the plan says ${cut.fromSize}`, {
-            path: cut.logPath, segment: cut.segment, position: size,
-          }, `size ${size}`);
+          throw new StalePlanError(
+            `refusing to cut ${cut.logPath}: it now holds ${size} bytes, the plan says ${cut.fromSize}`,
+            {
+              path: cut.logPath,
+              segment: cut.segment,
+              position: size,
+            },
+            `size ${size}`,
+          );
         }
         const seq = await journal.append({
           kind: "intent",
-          op: { type: "truncate-log", segment: cut.segment.toString(), log: path.basename(cut.logPath), fromSize: cut.fromSize, toSize: cut.toSize, residue },
+          op: {
+            type: "truncate-log",
+            segment: cut.segment.toString(),
+            log: path.basename(cut.logPath),
+            fromSize: cut.fromSize,
+            toSize: cut.toSize,
+            residue,
+          },
         });
         await file.truncate(cut.toSize);
         ctx.touched = true;
@@ -493,7 +568,14 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
       const staging = `${r.indexPath}.staging`;
       const seq = await journal.append({
         kind: "intent",
-        op: { type: "replace-index", segment: r.segment.toString(), index: indexName, staging: path.basename(staging), old: r.old, new: r.image },
+        op: {
+          type: "replace-index",
+          segment: r.segment.toString(),
+          index: indexName,
+          staging: path.basename(staging),
+          old: r.old,
+          new: r.image,
+        },
       });
       ctx.touched = true; // the staging file is created in the partition dir
       if ("bytes" in r.content) {
@@ -505,9 +587,15 @@ async function applyPartition(plan: PartitionPlan, ctx: Context): Promise<Applie
       } else {
         const written = await copyRangeToFile(fs, engine, r.indexPath, 0, r.content.keep, staging, chunkBytes);
         if (written !== r.image.xxh3) {
-          throw new StalePlanError(`refusing to trim ${r.indexPath}: its first ${r.content.keep} bytes changed while repairing`, {
-            path: r.indexPath, segment: r.segment, position: r.content.keep,
-          }, "index changed");
+          throw new StalePlanError(
+            `refusing to trim ${r.indexPath}: its first ${r.content.keep} bytes changed while repairing`,
+            {
+              path: r.indexPath,
+              segment: r.segment,
+              position: r.content.keep,
+            },
+            "index changed",
+          );
         }
       }
       await fs.rename(staging, r.indexPath);

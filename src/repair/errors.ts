@@ -35,7 +35,11 @@ export class PlanError extends RepairError {
  */
 export class StalePlanError extends RepairError {
   override name = "StalePlanError";
-  constructor(message: string, context: RepairErrorContext, readonly detail: string) {
+  constructor(
+    message: string,
+    context: RepairErrorContext,
+    readonly detail: string,
+  ) {
     super(message, context);
   }
 }
@@ -64,7 +68,11 @@ export class RestoreConflictError extends RepairError {
  */
 export class JournalCorruptError extends RepairError {
   override name = "JournalCorruptError";
-  constructor(message: string, context: RepairErrorContext, readonly line: number) {
+  constructor(
+    message: string,
+    context: RepairErrorContext,
+    readonly line: number,
+  ) {
     super(message, context);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Every filesystem call repair and restore make goes through `RepairFs`, so a
  * test can put a fault-injecting layer underneath and "crash" the process at
- * any chosen mutating step (SPEC §6.2: a crash at any point, followed by scan
+ * any chosen mutating step (docs/repair.md §6.2: a crash at any point, followed by scan
  * and repair again, converges with nothing lost).
  *
  * The interface is deliberately small. Its one `unlink` removes only
@@ -116,7 +116,11 @@ export const nodeRepairFs: RepairFs = {
 /** Thrown by the fault-injecting layer in place of the step it was told to fail, and for every call after it. */
 export class InjectedFault extends Error {
   override readonly name = "InjectedFault";
-  constructor(readonly step: number, readonly operation: string, readonly target: string) {
+  constructor(
+    readonly step: number,
+    readonly operation: string,
+    readonly target: string,
+  ) {
     super(`injected fault at mutating step ${step} (${operation} ${target})`);
   }
 }
@@ -251,7 +255,12 @@ export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): Fau
  */
 export class RepairIoError extends RepairError {
   override name = "RepairIoError";
-  constructor(readonly operation: string, filePath: string, readonly code: string | undefined, cause: unknown) {
+  constructor(
+    readonly operation: string,
+    filePath: string,
+    readonly code: string | undefined,
+    cause: unknown,
+  ) {
     super(`cannot ${operation} ${filePath}: ${describeCause(cause)}`, { path: filePath }, { cause });
   }
 }
@@ -283,9 +292,12 @@ export function describedFs(inner: RepairFs): RepairFs {
     async open(filePath, mode) {
       const file = await wrap(OPEN_WORDS[mode], filePath, () => inner.open(filePath, mode));
       return {
-        read: (buffer, offset, length, position) => wrap(`read ${length} bytes at byte ${position} of`, filePath, () => file.read(buffer, offset, length, position)),
+        read: (buffer, offset, length, position) =>
+          wrap(`read ${length} bytes at byte ${position} of`, filePath, () => file.read(buffer, offset, length, position)),
         write: (buffer, offset, length, position) =>
-          wrap(`write ${length} bytes${position === null ? "" : ` at byte ${position}`} to`, filePath, () => file.write(buffer, offset, length, position)),
+          wrap(`write ${length} bytes${position === null ? "" : ` at byte ${position}`} to`, filePath, () =>
+            file.write(buffer, offset, length, position),
+          ),
         truncate: (size) => wrap(`truncate to ${size} bytes`, filePath, () => file.truncate(size)),
         sync: () => wrap("fsync", filePath, () => file.sync()),
         stat: () => wrap("stat", filePath, () => file.stat()),

@@ -1,5 +1,5 @@
 /**
- * The repair journal `<partition dir>.segscan/journal.jsonl` (SPEC §6.2 step 4):
+ * The repair journal `<partition dir>.segscan/journal.jsonl` (docs/repair.md §6.2 step 4):
  * one JSON object per line, appended and fsynced one line at a time. File
  * names are stored relative to the partition dir (`name`, `log`, `index`,
  * `staging`) or to the preserve dir (`to`, `file`), so a data dir that is moved
@@ -38,8 +38,12 @@ export type JournalOp =
    * (copied to `old.file` in the preserve dir) or null when there was none.
    */
   | {
-      type: "replace-index"; segment: string; index: string; staging: string;
-      old: (JournalIndexImage & { file: string }) | null; new: JournalIndexImage;
+      type: "replace-index";
+      segment: string;
+      index: string;
+      staging: string;
+      old: (JournalIndexImage & { file: string }) | null;
+      new: JournalIndexImage;
     };
 
 interface RecordBase {
@@ -176,7 +180,8 @@ export async function readJournalEntries(fs: RepairFs, journalPath: string): Pro
     new JournalCorruptError(
       `journal ${journalPath} line ${line} ${why}; only a torn last line may be skipped, so nothing was restored or changed ` +
         "and the journal is left in place (inspect that line; the preserved files beside it are untouched)",
-      { path: journalPath }, line,
+      { path: journalPath },
+      line,
     );
   for (const [i, text] of lines.entries()) {
     const line = i + 1;
@@ -217,15 +222,29 @@ function isOp(value: unknown): value is JournalOp {
   switch (op.type) {
     case "truncate-log": {
       const residue = op.residue as Record<string, unknown> | null | undefined;
-      return isString(op.segment) && isString(op.log) && isNumber(op.fromSize) && isNumber(op.toSize)
-        && residue !== null && typeof residue === "object" && isNumber(residue.bytes) && typeof residue.allZero === "boolean"
-        && isHash(residue.xxh3) && (residue.file === null || isString(residue.file));
+      return (
+        isString(op.segment) &&
+        isString(op.log) &&
+        isNumber(op.fromSize) &&
+        isNumber(op.toSize) &&
+        residue !== null &&
+        typeof residue === "object" &&
+        isNumber(residue.bytes) &&
+        typeof residue.allZero === "boolean" &&
+        isHash(residue.xxh3) &&
+        (residue.file === null || isString(residue.file))
+      );
     }
     case "move-aside":
       return isString(op.kind) && isString(op.name) && isString(op.to) && isNumber(op.size);
     case "replace-index":
-      return isString(op.segment) && isString(op.index) && isString(op.staging) && isImage(op.new)
-        && (op.old === null || (isImage(op.old) && isString((op.old as { file?: unknown }).file)));
+      return (
+        isString(op.segment) &&
+        isString(op.index) &&
+        isString(op.staging) &&
+        isImage(op.new) &&
+        (op.old === null || (isImage(op.old) && isString((op.old as { file?: unknown }).file)))
+      );
     default:
       return false;
   }

@@ -35,7 +35,11 @@ export interface LockInfo {
 /** Another run holds the partition's lock (or left it behind when it was killed). Nothing was changed. */
 export class LockHeldError extends RepairError {
   override name = "LockHeldError";
-  constructor(message: string, lockPath: string, readonly holder: LockInfo | null) {
+  constructor(
+    message: string,
+    lockPath: string,
+    readonly holder: LockInfo | null,
+  ) {
     super(message, { path: lockPath });
   }
 }
@@ -43,7 +47,11 @@ export class LockHeldError extends RepairError {
 /** Another process has a segment file of the partition open for writing. Nothing was changed. */
 export class WriterOpenError extends RepairError {
   override name = "WriterOpenError";
-  constructor(message: string, dir: string, readonly writers: readonly OpenWriter[]) {
+  constructor(
+    message: string,
+    dir: string,
+    readonly writers: readonly OpenWriter[],
+  ) {
     super(message, { path: dir });
   }
 }
@@ -95,14 +103,17 @@ export async function acquireLock(preserveDir: string, what: string, command: st
     if (created) await fsp.rmdir(preserveDir).catch(() => {});
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw lockIoError("create the lock file", lockPath, error);
     const holder = await readLock(lockPath);
-    const who = holder === null
-      ? "an unreadable holder"
-      : `pid ${holder.pid} on host ${holder.host} since ${holder.started} (${holder.command})`;
-    const check = holder === null ? "check that no segscan runs on this partition" : `check that pid ${holder.pid} is not running on ${holder.host} (\`ps -p ${holder.pid}\`)`;
+    const who =
+      holder === null ? "an unreadable holder" : `pid ${holder.pid} on host ${holder.host} since ${holder.started} (${holder.command})`;
+    const check =
+      holder === null
+        ? "check that no segscan runs on this partition"
+        : `check that pid ${holder.pid} is not running on ${holder.host} (\`ps -p ${holder.pid}\`)`;
     throw new LockHeldError(
       `refusing to ${what}: another segscan run holds its lock ${lockPath}: ${who}; nothing was changed. ` +
         `If that run is gone (killed), the lock is stale: ${check}, then remove ${lockPath} and run again`,
-      lockPath, holder,
+      lockPath,
+      holder,
     );
   }
   try {
@@ -234,7 +245,8 @@ export async function refuseWriters(dir: string, what: string): Promise<WriterCh
     throw new WriterOpenError(
       `refusing to ${what}: another process has its segment files open for writing (${list}); nothing was changed. ` +
         "Stop iggy-server (or whatever writes there) before repairing or restoring",
-      dir, check.writers,
+      dir,
+      check.writers,
     );
   }
   return check;

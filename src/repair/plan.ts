@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2: the repair plan. `planRepair` is a function of a scan report:
+ * docs/repair.md §6.2: the repair plan. `planRepair` is a function of a scan report:
  * it lists, for every partition whose action is `repair` and for no other, the
  * log truncations, index rewrites, index trims and sweeps that make the next
  * scan say clean. Planning writes nothing and reads only the partition dir's
@@ -19,12 +19,19 @@ import * as path from "node:path";
 import { INDEX_ENTRY_BYTES, INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
 import type {
-  PartitionAction, PartitionReport, PartitionVerdict, RebuiltIndexEntry, ScanOptionsUsed, ScanReport,
-  SegmentOutcome, SegmentReport, SweepCandidate,
+  PartitionAction,
+  PartitionReport,
+  PartitionVerdict,
+  RebuiltIndexEntry,
+  ScanOptionsUsed,
+  ScanReport,
+  SegmentOutcome,
+  SegmentReport,
+  SweepCandidate,
 } from "../report/types.js";
 import { PlanError } from "./errors.js";
 
-/** Suffix of the preserve directory beside a partition directory (SPEC §6.2). */
+/** Suffix of the preserve directory beside a partition directory (docs/repair.md §6.2). */
 export const PRESERVE_DIR_SUFFIX = ".segscan";
 
 export interface LogTruncation {
@@ -155,8 +162,12 @@ export function planPartition(partition: PartitionReport): PartitionPlan {
     preserveDir: realPreserveDirOf(dir),
     fingerprint: {
       segments: partition.segments.map((s) => ({
-        segment: s.startOffset, logPath: s.logPath, messagesSize: s.messagesSize, indexSize: s.indexSize,
-        walkedSize: s.walkedSize, outcome: s.outcome,
+        segment: s.startOffset,
+        logPath: s.logPath,
+        messagesSize: s.messagesSize,
+        indexSize: s.indexSize,
+        walkedSize: s.walkedSize,
+        outcome: s.outcome,
       })),
       sweep: partition.sweep.map((s) => s.path),
     },
@@ -204,8 +215,12 @@ function planSegment(segment: SegmentReport, plan: PartitionPlan): void {
     // outcome cut below its residue) is copied whole rather than assumed zero.
     const allZero = residue !== null && residue.damagePosition === segment.walkedSize && residue.bytes === bytes && residue.allZero;
     plan.truncations.push({
-      segment: segment.startOffset, logPath: segment.logPath, outcome: segment.outcome,
-      fromSize: segment.messagesSize, toSize: segment.walkedSize, residue: { bytes, allZero },
+      segment: segment.startOffset,
+      logPath: segment.logPath,
+      outcome: segment.outcome,
+      fromSize: segment.messagesSize,
+      toSize: segment.walkedSize,
+      residue: { bytes, allZero },
     });
   }
 
@@ -217,10 +232,15 @@ function planSegment(segment: SegmentReport, plan: PartitionPlan): void {
   }
   if (segment.index.rebuilt) {
     if (segment.rebuiltIndex === null) {
-      throw new PlanError(`segment ${segment.startOffset} needs a rebuilt index but the report holds no entries`, { path: indexPath, segment: segment.startOffset });
+      throw new PlanError(`segment ${segment.startOffset} needs a rebuilt index but the report holds no entries`, {
+        path: indexPath,
+        segment: segment.startOffset,
+      });
     }
     plan.indexRewrites.push({
-      segment: segment.startOffset, indexPath, fromSize: segment.indexSize,
+      segment: segment.startOffset,
+      indexPath,
+      fromSize: segment.indexSize,
       reason: segment.index.mismatches > 0 ? "mismatches" : "index-less",
       entries: segment.rebuiltIndex.map((e) => ({ ...e })),
     });
@@ -240,7 +260,7 @@ export function isEmptyPlan(plan: RepairPlan): boolean {
   return plan.partitions.length === 0;
 }
 
-/** Any value with bigints turned into decimal strings (the JSON form of SPEC §9.3). */
+/** Any value with bigints turned into decimal strings (the JSON form of docs/interfaces.md §9.3). */
 export type Jsonified<T> = T extends bigint
   ? string
   : T extends (infer U)[]
@@ -320,10 +340,14 @@ export function formatPlan(plan: RepairPlan): string {
     for (const r of p.indexRewrites) {
       const why = r.reason === "index-less" ? "rebuilt from the walk" : "index disagreed with the walk";
       const old = r.fromSize > 0 ? `; the old ${r.fromSize}-byte index is kept` : "";
-      lines.push(`  rewrite ${path.basename(r.indexPath)}: ${plural(r.entries.length, "entry")}, ${r.entries.length * INDEX_ENTRY_BYTES} bytes (${why}${old})`);
+      lines.push(
+        `  rewrite ${path.basename(r.indexPath)}: ${plural(r.entries.length, "entry")}, ${r.entries.length * INDEX_ENTRY_BYTES} bytes (${why}${old})`,
+      );
     }
     for (const t of p.indexTrims) {
-      lines.push(`  trim ${path.basename(t.indexPath)}: ${t.fromSize} -> ${t.toSize} bytes (partial trailing entry; the old index is kept)`);
+      lines.push(
+        `  trim ${path.basename(t.indexPath)}: ${t.fromSize} -> ${t.toSize} bytes (partial trailing entry; the old index is kept)`,
+      );
     }
   }
   if (plan.skipped.length > 0) {

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2: `restore` undoes applied repairs from the journal, newest step
+ * docs/repair.md §6.2: `restore` undoes applied repairs from the journal, newest step
  * first, and puts every original byte and file back:
  * - a cut log is re-extended: preserved residue bytes are appended after their
  *   XXH3-64 and length are checked against the journal (an all-zero residue is
@@ -28,7 +28,14 @@ import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { RepairError, RestoreConflictError } from "./errors.js";
 import {
-  DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, forEachChunk, moveAside, readExactly, withFile, writeExactly,
+  DEFAULT_CHUNK_BYTES,
+  copyRangeToFile,
+  digestRange,
+  forEachChunk,
+  moveAside,
+  readExactly,
+  withFile,
+  writeExactly,
 } from "./files.js";
 import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
@@ -81,7 +88,11 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   const preserveDir = realPreserveDirOf(dir);
   const journalPath = path.join(preserveDir, JOURNAL_NAME);
   const result: RestoreResult = {
-    partitionDir: dir, restored: false, restoredJournal: null, undone: [], writerCheck: { checked: false, unreadableProcesses: 0 },
+    partitionDir: dir,
+    restored: false,
+    restoredJournal: null,
+    undone: [],
+    writerCheck: { checked: false, unreadableProcesses: 0 },
   };
   if ((await fs.stat(journalPath)) === null) return result;
 
@@ -98,11 +109,22 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
 }
 
 async function restoreLocked(
-  fs: RepairFs, dir: string, preserveDir: string, journalPath: string, result: RestoreResult, options: RestoreOptions,
+  fs: RepairFs,
+  dir: string,
+  preserveDir: string,
+  journalPath: string,
+  result: RestoreResult,
+  options: RestoreOptions,
 ): Promise<RestoreResult> {
   const ctx: Context = {
-    fs, engine: options.engine ?? (await createEngine()), chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
-    dir, preserveDir, journalPath, line: 0, signal: options.signal,
+    fs,
+    engine: options.engine ?? (await createEngine()),
+    chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+    dir,
+    preserveDir,
+    journalPath,
+    line: 0,
+    signal: options.signal,
   };
   // A journal with a hole in it refuses here, before anything is changed (readJournalEntries).
   const entries = await readJournalEntries(fs, journalPath).catch((error: unknown) => {
@@ -111,9 +133,13 @@ async function restoreLocked(
   });
   const key = (run: string, seq: number): string => `${run}#${seq}`;
   const alreadyUndone = new Set(entries.flatMap(({ record: r }) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
-  const intents = entries.flatMap((entry) =>
-    entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq)) ? [{ ...entry, record: entry.record }] : [],
-  ).reverse();
+  const intents = entries
+    .flatMap((entry) =>
+      entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq))
+        ? [{ ...entry, record: entry.record }]
+        : [],
+    )
+    .reverse();
   // Every preserved copy an undo may need is checked before the first undo, so a damaged copy refuses with nothing changed.
   for (const { record, line } of intents) {
     await checkPreserved(record.op, { ...ctx, line }).catch((error: unknown) => {
@@ -145,16 +171,22 @@ async function restoreLocked(
     }
     if (error instanceof RepairError) {
       const where = inProgress === null ? "" : `; the step on line ${inProgress} was being undone`;
-      error.message += finished === 0 && inProgress === null
-        ? `; no step was undone yet, so ${dir} is as the repair left it`
-        : `; restore stopped part-way (${finished} of ${intents.length} steps undone${where}): each finished undo is marked in ${journalPath}, ` +
-          `so fixing the cause and running \`segscan restore ${dir}\` again resumes there`;
+      error.message +=
+        finished === 0 && inProgress === null
+          ? `; no step was undone yet, so ${dir} is as the repair left it`
+          : `; restore stopped part-way (${finished} of ${intents.length} steps undone${where}): each finished undo is marked in ${journalPath}, ` +
+            `so fixing the cause and running \`segscan restore ${dir}\` again resumes there`;
     }
     throw error;
   }
   await fs.syncDir(dir);
 
-  const taken = new Set((await fs.readdir(preserveDir)).map((name) => /^journal\.(\d+)\.restored\.jsonl$/.exec(name)?.[1]).filter((n) => n !== undefined).map(Number));
+  const taken = new Set(
+    (await fs.readdir(preserveDir))
+      .map((name) => /^journal\.(\d+)\.restored\.jsonl$/.exec(name)?.[1])
+      .filter((n) => n !== undefined)
+      .map(Number),
+  );
   let n = 1;
   while (taken.has(n)) n++;
   const restoredJournal = path.join(preserveDir, `journal.${n}.restored.jsonl`);
@@ -197,7 +229,8 @@ export async function findRestorable(target: string, fsLayer: RepairFs = nodeRep
       if (stat === null || !stat.isDirectory) continue;
       if (name.endsWith(PRESERVE_DIR_SUFFIX)) {
         const partition = full.slice(0, -PRESERVE_DIR_SUFFIX.length);
-        if ((await fsLayer.stat(path.join(full, JOURNAL_NAME))) !== null && (await fsLayer.stat(partition))?.isDirectory) found.push(partition);
+        if ((await fsLayer.stat(path.join(full, JOURNAL_NAME))) !== null && (await fsLayer.stat(partition))?.isDirectory)
+          found.push(partition);
       } else {
         await walk(full, depth + 1);
       }
@@ -208,12 +241,21 @@ export async function findRestorable(target: string, fsLayer: RepairFs = nodeRep
 }
 
 /** The error a cancelled restore rejects with: an AbortError saying how far it got. */
-function cancelledRestore(reason: Error, dir: string, journalPath: string, finished: number, total: number, inProgress: number | null): Error {
+function cancelledRestore(
+  reason: Error,
+  dir: string,
+  journalPath: string,
+  finished: number,
+  total: number,
+  inProgress: number | null,
+): Error {
   const again = `\`segscan restore ${dir}\` again finishes the rest`;
-  const done = finished === 0 && inProgress === null
-    ? `no step was undone, so ${dir} is as the repair left it`
-    : `${finished} of ${total} steps were undone, each marked in ${journalPath}` +
-      (inProgress === null ? "" : `, and the step on line ${inProgress} was stopped part-way (its undo resumes where it stopped)`) + `; ${again}`;
+  const done =
+    finished === 0 && inProgress === null
+      ? `no step was undone, so ${dir} is as the repair left it`
+      : `${finished} of ${total} steps were undone, each marked in ${journalPath}` +
+        (inProgress === null ? "" : `, and the step on line ${inProgress} was stopped part-way (its undo resumes where it stopped)`) +
+        `; ${again}`;
   const error = new Error(`restore cancelled: ${done}; \`segscan scan ${dir}\` shows the state`, { cause: reason });
   error.name = "AbortError";
   return error;
@@ -230,7 +272,12 @@ function undo(op: JournalOp, ctx: Context): Promise<string | null> {
   }
 }
 
-function conflict(ctx: Context, message: string, filePath: string, extra: { segment?: string; position?: number } = {}): RestoreConflictError {
+function conflict(
+  ctx: Context,
+  message: string,
+  filePath: string,
+  extra: { segment?: string; position?: number } = {},
+): RestoreConflictError {
   return new RestoreConflictError(`cannot restore from ${ctx.journalPath} (the step on line ${ctx.line}): ${message}`, {
     path: filePath,
     ...(extra.segment !== undefined ? { segment: BigInt(extra.segment) } : {}),
@@ -246,16 +293,27 @@ async function checkPreserved(op: JournalOp, ctx: Context): Promise<void> {
   if (op.type === "truncate-log" && op.residue.file !== null) {
     const source = path.join(ctx.preserveDir, journalName(op.residue.file, ctx.journalPath));
     if (!(await matches(ctx, source, { size: op.residue.bytes, xxh3: op.residue.xxh3 }))) {
-      throw conflict(ctx, `the preserved residue ${source} is not the ${op.residue.bytes} bytes with XXH3 ${op.residue.xxh3} the journal recorded; nothing was changed`, source, {
-        segment: op.segment, position: op.toSize,
-      });
+      throw conflict(
+        ctx,
+        `the preserved residue ${source} is not the ${op.residue.bytes} bytes with XXH3 ${op.residue.xxh3} the journal recorded; nothing was changed`,
+        source,
+        {
+          segment: op.segment,
+          position: op.toSize,
+        },
+      );
     }
   } else if (op.type === "replace-index" && op.old !== null) {
     const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
     if (!(await matches(ctx, old, op.old))) {
-      throw conflict(ctx, `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded; nothing was changed`, old, {
-        segment: op.segment,
-      });
+      throw conflict(
+        ctx,
+        `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded; nothing was changed`,
+        old,
+        {
+          segment: op.segment,
+        },
+      );
     }
   }
 }
@@ -296,24 +354,35 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
   const size = stat.size;
   if (size < op.toSize || size > op.fromSize || op.fromSize - op.toSize !== op.residue.bytes) {
     throw conflict(ctx, `${log} holds ${size} bytes; it was cut from ${op.fromSize} to ${op.toSize}, so it changed since the repair`, log, {
-      ...where, position: size,
+      ...where,
+      position: size,
     });
   }
   const residue = op.residue;
   const source = residue.file === null ? null : path.join(ctx.preserveDir, journalName(residue.file, ctx.journalPath));
   if (source !== null && !(await matches(ctx, source, { size: residue.bytes, xxh3: residue.xxh3 }))) {
-    throw conflict(ctx, `the preserved residue ${source} is not the ${residue.bytes} bytes with XXH3 ${residue.xxh3} the journal recorded`, source, {
-      ...where, position: op.toSize,
-    });
+    throw conflict(
+      ctx,
+      `the preserved residue ${source} is not the ${residue.bytes} bytes with XXH3 ${residue.xxh3} the journal recorded`,
+      source,
+      {
+        ...where,
+        position: op.toSize,
+      },
+    );
   }
   // Whatever of the residue is already back (a crashed restore, or a cut that never happened) must be exactly its prefix.
   const have = size - op.toSize;
   if (have > 0) {
-    const same = source === null
-      ? (await digestRange(fs, ctx.engine, log, op.toSize, have, ctx.chunkBytes)).allZero
-      : await rangesEqual(ctx, log, op.toSize, source, 0, have);
+    const same =
+      source === null
+        ? (await digestRange(fs, ctx.engine, log, op.toSize, have, ctx.chunkBytes)).allZero
+        : await rangesEqual(ctx, log, op.toSize, source, 0, have);
     if (!same) {
-      throw conflict(ctx, `${log} holds bytes past its cut point ${op.toSize} that are not the preserved residue`, log, { ...where, position: op.toSize });
+      throw conflict(ctx, `${log} holds bytes past its cut point ${op.toSize} that are not the preserved residue`, log, {
+        ...where,
+        position: op.toSize,
+      });
     }
   }
   if (size === op.fromSize) return null;
@@ -323,7 +392,15 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
       await file.truncate(op.fromSize); // re-extends with zeros: the all-zero residue, byte for byte
     } else {
       await withFile(fs, source, "r", (input) =>
-        forEachChunk(input, source, have, residue.bytes - have, ctx.chunkBytes, (bytes, at) => writeExactly(file, bytes, bytes.length, size + at), ctx.signal),
+        forEachChunk(
+          input,
+          source,
+          have,
+          residue.bytes - have,
+          ctx.chunkBytes,
+          (bytes, at) => writeExactly(file, bytes, bytes.length, size + at),
+          ctx.signal,
+        ),
       );
     }
     await file.sync();
@@ -331,7 +408,8 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
   const back = await digestRange(fs, ctx.engine, log, op.toSize, residue.bytes, ctx.chunkBytes);
   if (back.xxh3 !== residue.xxh3) {
     throw conflict(ctx, `${log} [${op.toSize}, ${op.fromSize}) does not hash to ${residue.xxh3} after re-appending its residue`, log, {
-      ...where, position: op.toSize,
+      ...where,
+      position: op.toSize,
     });
   }
   const how = source === null ? "zero bytes re-extended" : `bytes re-appended from ${path.basename(source)}`;
@@ -386,7 +464,12 @@ async function undoReplaceIndex(op: Extract<JournalOp, { type: "replace-index" }
   }
   const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
   if (!(await matches(ctx, old, op.old))) {
-    throw conflict(ctx, `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`, old, where);
+    throw conflict(
+      ctx,
+      `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`,
+      old,
+      where,
+    );
   }
   await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
   await fs.rename(staging, index);

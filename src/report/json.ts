@@ -1,5 +1,5 @@
 /**
- * The `scan --json` report (SPEC §9.3): u64 offsets and timestamps become
+ * The `scan --json` report (docs/interfaces.md §9.3): u64 offsets and timestamps become
  * decimal strings, byte positions and sizes stay numbers. Library-only fields
  * (`rebuiltIndex`, `bytesScanned` per partition, `singleSegment`, `skipped`) are left
  * out, so the JSON is exactly the shape report/schema.ts defines (the JSON
@@ -9,16 +9,20 @@ import type { TSchema } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import { nodeToJson } from "../node/json.js";
-import type {
-  JsonGap, JsonPartition, JsonRefusal, JsonResidue, JsonScanOptions, JsonScanReport, JsonSegment,
-} from "./schema.js";
+import type { JsonGap, JsonPartition, JsonRefusal, JsonResidue, JsonScanOptions, JsonScanReport, JsonSegment } from "./schema.js";
 import { REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
-import type {
-  ForwardGap, PartitionReport, Refusal, Residue, ScanReport, SegmentReport,
-} from "./types.js";
+import type { ForwardGap, PartitionReport, Refusal, Residue, ScanReport, SegmentReport } from "./types.js";
 
 export type {
-  JsonGap, JsonIgnoredEntry, JsonPartition, JsonRefusal, JsonResidue, JsonScanError, JsonScanOptions, JsonScanReport, JsonSegment,
+  JsonGap,
+  JsonIgnoredEntry,
+  JsonPartition,
+  JsonRefusal,
+  JsonResidue,
+  JsonScanError,
+  JsonScanOptions,
+  JsonScanReport,
+  JsonSegment,
   JsonSegmentWarning,
 } from "./schema.js";
 
@@ -67,7 +71,10 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
     residue: segment.residue === null ? null : residueToJson(segment.residue),
     gaps: segment.gaps.map(gapToJson),
     warnings: segment.warnings.map((warning) => ({
-      code: warning.code, position: warning.position, batchLength: warning.batchLength, message: warning.message,
+      code: warning.code,
+      position: warning.position,
+      batchLength: warning.batchLength,
+      message: warning.message,
     })),
     index: {
       entries: segment.index.entries,
@@ -86,9 +93,7 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     verdict: partition.verdict,
     action: partition.action,
     refusal: partition.refusal === null ? null : refusalToJson(partition.refusal),
-    error: partition.error === null
-      ? null
-      : { code: partition.error.code, path: partition.error.path, message: partition.error.message },
+    error: partition.error === null ? null : { code: partition.error.code, path: partition.error.path, message: partition.error.message },
     budget: { limitUnits: partition.budget.limitUnits, spentUnits: partition.budget.spentUnits },
     sweep: partition.sweep.map((candidate) => ({ path: candidate.path, kind: candidate.kind })),
     segments: partition.segments.map(segmentToJson),
@@ -129,7 +134,7 @@ export function stringifyJson(value: unknown, indent = 2): string {
 }
 
 // ---------------------------------------------------------------------------
-// Shape check of a parsed `scan --json` report (SPEC §9.3) against the one
+// Shape check of a parsed `scan --json` report (docs/interfaces.md §9.3) against the one
 // schema (report/schema.ts), for consumers that read a report back and for the
 // tests. Strict: every field is type-checked, u64 values are decimal strings
 // below 2^64, refusal fields are checked by code, and no object may carry a
@@ -137,7 +142,14 @@ export function stringifyJson(value: unknown, indent = 2): string {
 
 /** `/partitions/0/refusal` → `$.partitions[0].refusal`. */
 function jsonPath(pointer: string): string {
-  return "$" + pointer.split("/").slice(1).map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, "/").replace(/~0/g, "~")}`)).join("");
+  return (
+    "$" +
+    pointer
+      .split("/")
+      .slice(1)
+      .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, "/").replace(/~0/g, "~")}`))
+      .join("")
+  );
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -196,7 +208,7 @@ function schemaProblems(schema: TSchema, value: unknown, at: string): string[] {
 }
 
 /**
- * Problems with a parsed JSON value as a SPEC §9.3 report: every field's type,
+ * Problems with a parsed JSON value as a docs/interfaces.md §9.3 report: every field's type,
  * enum values, u64 decimal strings, refusal fields by code, no extra keys, and
  * the summary counts against the partitions. Empty when the shape is right.
  */
@@ -205,7 +217,8 @@ export function validateJsonReport(value: unknown): string[] {
   if (problems.length === 0) {
     const report = value as JsonScanReport;
     const { partitions, summary } = report;
-    if (summary.partitions !== partitions.length) problems.push(`$.summary.partitions: ${summary.partitions} but ${partitions.length} partitions`);
+    if (summary.partitions !== partitions.length)
+      problems.push(`$.summary.partitions: ${summary.partitions} but ${partitions.length} partitions`);
     for (const verdict of ["clean", "repairable", "refused", "failed"] as const) {
       const count = partitions.filter((partition) => partition.verdict === verdict).length;
       if (summary[verdict] !== count) problems.push(`$.summary.${verdict}: ${summary[verdict]} but ${count} partitions are ${verdict}`);

@@ -1,5 +1,5 @@
 /**
- * The `scan --json` report (SPEC §9.3), defined once. The JSON types in
+ * The `scan --json` report (docs/interfaces.md §9.3), defined once. The JSON types in
  * `report/json.ts` are derived from these schemas (`Static<>`),
  * `validateJsonReport` checks against them, and `docs/report.schema.json` is
  * generated from them (`npm run schema`; a test fails when it is out of date).
@@ -29,11 +29,16 @@ const Message = Type.String({ pattern: "\\S" });
 const refusal = <Code extends string, Fields extends TProperties>(code: Code, fields: Fields) =>
   closed({ code: Type.Literal(code), message: Message, ...fields });
 
-/** SPEC §5: one closed object per refusal code, with its fields; `segment` is the segment's start offset. */
+/** docs/recovery.md §5: one closed object per refusal code, with its fields; `segment` is the segment's start offset. */
 export const REFUSAL_SCHEMAS = {
   InteriorDamage: refusal("InteriorDamage", { segment: U64, damagePosition: Count, survivorPosition: Count }),
   UnverifiedResidue: refusal("UnverifiedResidue", {
-    segment: U64, damagePosition: Count, residueBytes: Count, limitUnits: Count, spentUnits: Count, stoppedAt: Count,
+    segment: U64,
+    damagePosition: Count,
+    residueBytes: Count,
+    limitUnits: Count,
+    spentUnits: Count,
+    stoppedAt: Count,
   }),
   OffsetDiscontinuity: refusal("OffsetDiscontinuity", { segment: U64, position: Count, expectedOffset: U64, foundOffset: U64 }),
   IndexEntriesNotMonotone: refusal("IndexEntriesNotMonotone", { segment: U64, entryIndex: Count }),
@@ -47,10 +52,18 @@ export type JsonRefusalCode = keyof typeof REFUSAL_SCHEMAS;
 
 export const RefusalSchema = Type.Union(
   [
-    REFUSAL_SCHEMAS.InteriorDamage, REFUSAL_SCHEMAS.UnverifiedResidue, REFUSAL_SCHEMAS.OffsetDiscontinuity,
-    REFUSAL_SCHEMAS.IndexEntriesNotMonotone, REFUSAL_SCHEMAS.IndexEntryBeforeSegmentStart, REFUSAL_SCHEMAS.SizeDivergence,
-    REFUSAL_SCHEMAS.EmptyNonTailSegment, REFUSAL_SCHEMAS.Hole, REFUSAL_SCHEMAS.Overlap,
-  ], { description: "A refusal (SPEC §5); its fields depend on its code" });
+    REFUSAL_SCHEMAS.InteriorDamage,
+    REFUSAL_SCHEMAS.UnverifiedResidue,
+    REFUSAL_SCHEMAS.OffsetDiscontinuity,
+    REFUSAL_SCHEMAS.IndexEntriesNotMonotone,
+    REFUSAL_SCHEMAS.IndexEntryBeforeSegmentStart,
+    REFUSAL_SCHEMAS.SizeDivergence,
+    REFUSAL_SCHEMAS.EmptyNonTailSegment,
+    REFUSAL_SCHEMAS.Hole,
+    REFUSAL_SCHEMAS.Overlap,
+  ],
+  { description: "A refusal (docs/recovery.md §5); its fields depend on its code" },
+);
 
 export const ResidueSchema = closed({
   damagePosition: Count,
@@ -63,7 +76,7 @@ export const ResidueSchema = closed({
 
 export const GapSchema = closed({ position: Count, expectedOffset: U64, foundOffset: U64 });
 
-/** A batch accepted with a warning (SPEC §2.2: a verified batch over MAX_BATCH_BYTES). */
+/** A batch accepted with a warning (docs/format.md §2.2: a verified batch over MAX_BATCH_BYTES). */
 export const SegmentWarningSchema = closed({
   code: Type.Literal("OversizedBatch"),
   position: Count,
@@ -90,8 +103,15 @@ export const SegmentSchema = closed({
   warnings: Type.Array(SegmentWarningSchema),
 });
 
-/** SPEC §3.6 read failures, and the two listing errors (a dir with no segment, a segment name that is not a regular file). */
-export const SCAN_ERROR_CODES = ["ReadFailure", "OpenFailure", "StorageSizeMismatch", "ListFailure", "NoSegments", "NotRegularFile"] as const;
+/** docs/recovery.md §3.6 read failures, and the two listing errors (a dir with no segment, a segment name that is not a regular file). */
+export const SCAN_ERROR_CODES = [
+  "ReadFailure",
+  "OpenFailure",
+  "StorageSizeMismatch",
+  "ListFailure",
+  "NoSegments",
+  "NotRegularFile",
+] as const;
 
 export const ScanErrorSchema = closed({
   code: Type.Union(SCAN_ERROR_CODES.map((code) => Type.Literal(code))),
@@ -110,7 +130,11 @@ export const PartitionSchema = closed({
   path: Text,
   verdict: Type.Union([Type.Literal("clean"), Type.Literal("repairable"), Type.Literal("refused"), Type.Literal("failed")]),
   action: Type.Union([
-    Type.Literal("serve"), Type.Literal("repair"), Type.Literal("tombstone"), Type.Literal("rebuild-from-peers"), Type.Literal("retry"),
+    Type.Literal("serve"),
+    Type.Literal("repair"),
+    Type.Literal("tombstone"),
+    Type.Literal("rebuild-from-peers"),
+    Type.Literal("retry"),
   ]),
   refusal: Type.Union([RefusalSchema, Type.Null()]),
   error: Type.Union([ScanErrorSchema, Type.Null()]),
@@ -125,7 +149,7 @@ export const ScanOptionsSchema = closed({
   replicaCount: Count,
   probeBudgetUnits: Count,
   windowBytes: Count,
-  /** Only when a caller overrode MAX_BATCH_BYTES (SPEC §2.2). */
+  /** Only when a caller overrode MAX_BATCH_BYTES (docs/format.md §2.2). */
   maxBatchBytes: Type.Optional(Count),
 });
 

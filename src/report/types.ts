@@ -1,5 +1,5 @@
 /**
- * The scan report (SPEC §9.3) as library values: u64 offsets and timestamps are
+ * The scan report (docs/interfaces.md §9.3) as library values: u64 offsets and timestamps are
  * bigint, byte positions and sizes are numbers. `toJsonReport` turns it into
  * the JSON shape with u64 values as decimal strings.
  */
@@ -19,22 +19,32 @@ export interface ScanOptionsUsed {
   replicaCount: number;
   probeBudgetUnits: number;
   windowBytes: number;
-  /** Present only when a caller overrode MAX_BATCH_BYTES (SPEC §2.2: the report records overrides). */
+  /** Present only when a caller overrode MAX_BATCH_BYTES (docs/format.md §2.2: the report records overrides). */
   maxBatchBytes?: number;
 }
 
-/** SPEC §5: every refusal, with its fields. `segment` is the segment's start offset. */
+/** docs/recovery.md §5: every refusal, with its fields. `segment` is the segment's start offset. */
 export type Refusal =
   | { code: "InteriorDamage"; message: string; segment: bigint; damagePosition: number; survivorPosition: number }
   | {
-      code: "UnverifiedResidue"; message: string; segment: bigint; damagePosition: number; residueBytes: number;
-      limitUnits: number; spentUnits: number; stoppedAt: number;
+      code: "UnverifiedResidue";
+      message: string;
+      segment: bigint;
+      damagePosition: number;
+      residueBytes: number;
+      limitUnits: number;
+      spentUnits: number;
+      stoppedAt: number;
     }
   | { code: "OffsetDiscontinuity"; message: string; segment: bigint; position: number; expectedOffset: bigint; foundOffset: bigint }
   | { code: "IndexEntriesNotMonotone"; message: string; segment: bigint; entryIndex: number }
   | { code: "IndexEntryBeforeSegmentStart"; message: string; segment: bigint; firstEntryOffset: bigint }
   | {
-      code: "SizeDivergence"; message: string; segment: bigint; indexedOffset: bigint; indexedPosition: number;
+      code: "SizeDivergence";
+      message: string;
+      segment: bigint;
+      indexedOffset: bigint;
+      indexedPosition: number;
       messagesSize: number;
     }
   | { code: "EmptyNonTailSegment"; message: string; emptyStart: bigint; nextStart: bigint }
@@ -43,7 +53,7 @@ export type Refusal =
 
 export type RefusalCode = Refusal["code"];
 
-/** SPEC §3.6: read failures stop the partition; they are never evidence (defined with ScanFailure, below the report). */
+/** docs/recovery.md §3.6: read failures stop the partition; they are never evidence (defined with ScanFailure, below the report). */
 export type { ScanError, ScanErrorCode } from "../io/errors.js";
 
 export interface Residue {
@@ -122,7 +132,7 @@ export interface SegmentReport {
   refusal: Refusal | null;
   /**
    * Library-only (not in the JSON): the entries repair writes when `index.rebuilt`
-   * (SPEC §3.3 index-less arm, or deep-mode re-derivation), and whole-entry count
+   * (docs/recovery.md §3.3 index-less arm, or deep-mode re-derivation), and whole-entry count
    * to keep when only a trailing partial entry is trimmed.
    */
   rebuiltIndex: RebuiltIndexEntry[] | null;

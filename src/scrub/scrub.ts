@@ -17,7 +17,12 @@ import { type ScanFs, nodeScanFs } from "../io/fs.js";
 import { parseSegmentStem } from "../recovery/partition.js";
 import { discoverTargets } from "../recovery/targets.js";
 import {
-  type FindingCode, type PassSummary, type ScrubEvent, type ScrubFinding, type SegmentVerifiedEvent, zeroFindingCounts,
+  type FindingCode,
+  type PassSummary,
+  type ScrubEvent,
+  type ScrubFinding,
+  type SegmentVerifiedEvent,
+  zeroFindingCounts,
 } from "./findings.js";
 import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
 import { PrefixHasher, ScrubReads } from "./reads.js";
@@ -128,9 +133,7 @@ async function listSegments(scanFs: ScanFs, directory: string): Promise<SegmentE
   return segments;
 }
 
-type Plan =
-  | { kind: "skip" }
-  | { kind: "verify"; fromPosition: number; expectedOffset: bigint; changed: string | null };
+type Plan = { kind: "skip" } | { kind: "verify"; fromPosition: number; expectedOffset: bigint; changed: string | null };
 
 /** What to do with a segment given what the state remembers (docs/scrub.md §3). */
 function planSegment(segment: SegmentEntry, now: Identity, prior: SegmentState | undefined, reverifyDue: boolean): Plan {
@@ -140,14 +143,20 @@ function planSegment(segment: SegmentEntry, now: Identity, prior: SegmentState |
   const unchanged = sameFile && prior.size === now.size && prior.mtimeNs === now.mtimeNs;
   if (prior.sealed && segment.sealed) {
     if (unchanged) return reverifyDue ? full() : { kind: "skip" };
-    const what = !sameFile ? `was replaced (inode ${prior.inode} → ${now.inode})`
-      : prior.size !== now.size ? `changed size (${prior.size} → ${now.size} bytes)` : `was modified (mtime changed)`;
-    return full(`the sealed segment ${segment.logPath} ${what} since it was verified at ${prior.verifiedAt}; sealed segments are immutable`);
+    const what = !sameFile
+      ? `was replaced (inode ${prior.inode} → ${now.inode})`
+      : prior.size !== now.size
+        ? `changed size (${prior.size} → ${now.size} bytes)`
+        : `was modified (mtime changed)`;
+    return full(
+      `the sealed segment ${segment.logPath} ${what} since it was verified at ${prior.verifiedAt}; sealed segments are immutable`,
+    );
   }
   if (!prior.sealed && !segment.sealed && sameFile && !reverifyDue) {
     if (unchanged && prior.verifiedBytes === now.size) return { kind: "skip" };
     // Still active and only grown: verify the new bytes, resuming the chain where it stood.
-    if (now.size >= prior.verifiedBytes) return { kind: "verify", fromPosition: prior.verifiedBytes, expectedOffset: BigInt(prior.nextOffset), changed: null };
+    if (now.size >= prior.verifiedBytes)
+      return { kind: "verify", fromPosition: prior.verifiedBytes, expectedOffset: BigInt(prior.nextOffset), changed: null };
   }
   return full();
 }
@@ -182,9 +191,20 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
 
   const reads = new ScrubReads(scanFs, bucket, { bytesRead: 0 }, signal);
   const summary: PassSummary = {
-    startedAt: startedAt.toISOString(), finishedAt: "", elapsedMs: 0, complete: false,
-    segmentsVerified: 0, segmentsSkipped: 0, segmentsDeleted: 0, bytesVerified: 0, bytesRead: 0, bytesPerSecond: 0,
-    findingsByCode: zeroFindingCounts(), findings: 0, statePath, lastFullPassAt: null,
+    startedAt: startedAt.toISOString(),
+    finishedAt: "",
+    elapsedMs: 0,
+    complete: false,
+    segmentsVerified: 0,
+    segmentsSkipped: 0,
+    segmentsDeleted: 0,
+    bytesVerified: 0,
+    bytesRead: 0,
+    bytesPerSecond: 0,
+    findingsByCode: zeroFindingCounts(),
+    findings: 0,
+    statePath,
+    lastFullPassAt: null,
     totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 },
   };
   const report = (finding: ScrubFinding): ScrubEvent => {
@@ -194,7 +214,13 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     return { type: "finding", finding };
   };
   const unreadable = (path: string, segmentPath: string | null, cause: unknown, code: FindingCode = "UnreadableFile"): ScrubEvent =>
-    report({ code, path, position: null, segmentPath, message: cause instanceof ScanFailure ? cause.message : `${path}: ${describeCause(cause)}; nothing was changed` });
+    report({
+      code,
+      path,
+      position: null,
+      segmentPath,
+      message: cause instanceof ScanFailure ? cause.message : `${path}: ${describeCause(cause)}; nothing was changed`,
+    });
 
   let lastSavedMs = performance.now();
   const save = async (): Promise<void> => {
@@ -219,18 +245,33 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
         const segments = await listSegments(scanFs, directory);
         plannedSegments.push(...(target.singleLog ? segments.filter((segment) => segment.logPath === target.path) : segments));
       } catch (cause) {
-        yield unreadable(directory, null, new ScanFailure("ListFailure", directory, `cannot list ${directory} (${describeCause(cause)}); nothing was changed`, { cause }));
+        yield unreadable(
+          directory,
+          null,
+          new ScanFailure("ListFailure", directory, `cannot list ${directory} (${describeCause(cause)}); nothing was changed`, { cause }),
+        );
       }
     }
     let segmentsDone = 0;
     for (const segment of plannedSegments) {
       if (signal?.aborted) throw abortError(signal);
       seen.add(segment.logPath);
-      const progress = (): void => options.onProgress?.({ path: segment.logPath, segmentsDone, segmentsTotal: plannedSegments.length, bytesRead: reads.meter.bytesRead });
+      const progress = (): void =>
+        options.onProgress?.({
+          path: segment.logPath,
+          segmentsDone,
+          segmentsTotal: plannedSegments.length,
+          bytesRead: reads.meter.bytesRead,
+        });
       const deleted = (): ScrubEvent => {
         summary.segmentsDeleted++;
         delete state.segments[segment.logPath];
-        return { type: "segment-skipped", path: segment.logPath, reason: "deleted", message: `${segment.logPath} was deleted (retention) before the scrub finished it; skipped` };
+        return {
+          type: "segment-skipped",
+          path: segment.logPath,
+          reason: "deleted",
+          message: `${segment.logPath} was deleted (retention) before the scrub finished it; skipped`,
+        };
       };
       let identity: Identity | null;
       try {
@@ -252,12 +293,23 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
         summary.segmentsSkipped++;
         segmentsDone++;
         progress();
-        yield { type: "segment-skipped", path: segment.logPath, reason: "unchanged", message: `${segment.logPath} is unchanged since ${prior!.verifiedAt}` };
+        yield {
+          type: "segment-skipped",
+          path: segment.logPath,
+          reason: "unchanged",
+          message: `${segment.logPath} is unchanged since ${prior!.verifiedAt}`,
+        };
         continue;
       }
       const findings: ScrubFinding[] = [];
       if (plan.changed !== null) {
-        findings.push({ code: "SealedSegmentChanged", path: segment.logPath, position: null, segmentPath: segment.logPath, message: plan.changed });
+        findings.push({
+          code: "SealedSegmentChanged",
+          path: segment.logPath,
+          position: null,
+          segmentPath: segment.logPath,
+          message: plan.changed,
+        });
       }
       const indexIdentity = await identityOf(segment.indexPath).catch(() => null);
       const modifiedMs = Number(BigInt(identity.mtimeNs) / 1_000_000n);
@@ -266,11 +318,21 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       const hasher = hashing ? new PrefixHasher(engine.createHasher()) : null;
       let verification;
       try {
-        verification = await verifySegmentForScrub({
-          logPath: segment.logPath, indexPath: segment.indexPath, startOffset: segment.startOffset,
-          frozenSize: identity.size, indexSize: indexIdentity?.size ?? 0, sealed: segment.sealed, tailMayGrow: !segment.sealed || settling,
-          fromPosition: plan.fromPosition, expectedOffset: plan.expectedOffset,
-        }, { reads, engineWindow, signal, onRead: progress }, hasher);
+        verification = await verifySegmentForScrub(
+          {
+            logPath: segment.logPath,
+            indexPath: segment.indexPath,
+            startOffset: segment.startOffset,
+            frozenSize: identity.size,
+            indexSize: indexIdentity?.size ?? 0,
+            sealed: segment.sealed,
+            tailMayGrow: !segment.sealed || settling,
+            fromPosition: plan.fromPosition,
+            expectedOffset: plan.expectedOffset,
+          },
+          { reads, engineWindow, signal, onRead: progress },
+          hasher,
+        );
       } catch (error) {
         if (error instanceof Error && error.name === "AbortError") throw error;
         if ((await identityOf(segment.logPath).catch(() => identity)) === null) {
@@ -288,8 +350,12 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       const xxh3 = digest === null ? null : digest.toString(16).padStart(16, "0");
       if (prior?.sealed && segment.sealed && plan.changed === null && prior.xxh3 !== null && xxh3 !== null && prior.xxh3 !== xxh3) {
         findings.unshift({
-          code: "SealedSegmentChanged", path: segment.logPath, position: null, segmentPath: segment.logPath,
-          message: `the sealed segment ${segment.logPath} has the same size, mtime and inode as when it was verified at ${prior.verifiedAt}, ` +
+          code: "SealedSegmentChanged",
+          path: segment.logPath,
+          position: null,
+          segmentPath: segment.logPath,
+          message:
+            `the sealed segment ${segment.logPath} has the same size, mtime and inode as when it was verified at ${prior.verifiedAt}, ` +
             `but its bytes hash to ${xxh3}, not ${prior.xxh3}: its bytes changed in place`,
         });
       }
@@ -305,9 +371,14 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       state.totals.bytesVerified += bytesVerified;
       if (findings.length === 0 && !(settling && verification.inFlightBytes > 0)) {
         state.segments[segment.logPath] = {
-          size: identity.size, mtimeNs: identity.mtimeNs, inode: identity.inode, sealed: segment.sealed,
-          verifiedAt: (plan.fromPosition > 0 && prior ? prior.verifiedAt : nowDate.toISOString()),
-          verifiedBytes: verification.stopPosition, nextOffset: verification.nextOffset.toString(), xxh3,
+          size: identity.size,
+          mtimeNs: identity.mtimeNs,
+          inode: identity.inode,
+          sealed: segment.sealed,
+          verifiedAt: plan.fromPosition > 0 && prior ? prior.verifiedAt : nowDate.toISOString(),
+          verifiedBytes: verification.stopPosition,
+          nextOffset: verification.nextOffset.toString(),
+          xxh3,
         };
       } else {
         // Not remembered as verified: the next pass verifies it again and reports
@@ -317,9 +388,17 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       segmentsDone++;
       progress();
       const event: SegmentVerifiedEvent = {
-        type: "segment-verified", path: segment.logPath, sealed: segment.sealed, fromPosition: plan.fromPosition,
-        verifiedBytes: verification.stopPosition, frozenSize: identity.size, batches: verification.batches,
-        messages: verification.messages, xxh3, inFlightBytes: verification.inFlightBytes, findings: findings.length,
+        type: "segment-verified",
+        path: segment.logPath,
+        sealed: segment.sealed,
+        fromPosition: plan.fromPosition,
+        verifiedBytes: verification.stopPosition,
+        frozenSize: identity.size,
+        batches: verification.batches,
+        messages: verification.messages,
+        xxh3,
+        inFlightBytes: verification.inFlightBytes,
+        findings: findings.length,
       };
       yield event;
       if (performance.now() - lastSavedMs >= STATE_SAVE_INTERVAL_MS) await save();

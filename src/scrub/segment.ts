@@ -71,18 +71,27 @@ export interface VerifyContext {
 
 function statusCode(status: VerifyStatus): FindingCode {
   switch (status) {
-    case VerifyStatus.BatchChecksum: return "BatchChecksumFailure";
-    case VerifyStatus.FrameChecksum: return "FrameChecksumFailure";
+    case VerifyStatus.BatchChecksum:
+      return "BatchChecksumFailure";
+    case VerifyStatus.FrameChecksum:
+      return "FrameChecksumFailure";
     case VerifyStatus.LengthBelowHeader:
     case VerifyStatus.LengthOverCap:
-    case VerifyStatus.ReservedNonZero: return "BatchHeaderInvalid";
+    case VerifyStatus.ReservedNonZero:
+      return "BatchHeaderInvalid";
     case VerifyStatus.HeaderBeyondFile:
-    case VerifyStatus.BatchBeyondFile: return "TruncatedBatch";
-    default: return "FrameLayoutInvalid";
+    case VerifyStatus.BatchBeyondFile:
+      return "TruncatedBatch";
+    default:
+      return "FrameLayoutInvalid";
   }
 }
 
-export async function verifySegmentForScrub(segment: SegmentToVerify, context: VerifyContext, hasher: PrefixHasher | null): Promise<SegmentVerification> {
+export async function verifySegmentForScrub(
+  segment: SegmentToVerify,
+  context: VerifyContext,
+  hasher: PrefixHasher | null,
+): Promise<SegmentVerification> {
   const { logPath, indexPath, frozenSize, sealed, tailMayGrow, fromPosition } = segment;
   const findings: ScrubFinding[] = [];
   const finding = (code: FindingCode, path: string, position: number | null, message: string): void => {
@@ -115,7 +124,9 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
   try {
     const window = new FileWindow(file, logPath, frozenSize, context.engineWindow, { signal: context.signal, onRead: context.onRead });
     const walk = await walkBatches(window, {
-      fromPosition, expectedOffset: segment.expectedOffset, rebuildIndex: false,
+      fromPosition,
+      expectedOffset: segment.expectedOffset,
+      rebuildIndex: false,
       onVerifiedBatch: (batch) => matcher.onBatch(batch),
     });
     await matcher.finish();
@@ -125,8 +136,12 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
     messages = walk.messageCount;
     if (walk.discontinuity) {
       const { position, expectedOffset, foundOffset } = walk.discontinuity;
-      finding("OffsetDiscontinuity", logPath, position,
-        `${logPath}: the verified batch at byte ${position} starts at offset ${foundOffset}, below offset ${expectedOffset} the chain had reached; bytes from ${position} on were not verified`);
+      finding(
+        "OffsetDiscontinuity",
+        logPath,
+        position,
+        `${logPath}: the verified batch at byte ${position} starts at offset ${foundOffset}, below offset ${expectedOffset} the chain had reached; bytes from ${position} on were not verified`,
+      );
     } else if (stopPosition < frozenSize) {
       const check = await verifyBatchAt(window, stopPosition);
       const status = check.verified ? VerifyStatus.Ok : check.status;
@@ -137,9 +152,13 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
       } else {
         const header = check.header;
         const described = header ? ` (base offset ${header.baseOffset}, ${header.batchLength} bytes)` : "";
-        finding(statusCode(status), logPath, stopPosition,
+        finding(
+          statusCode(status),
+          logPath,
+          stopPosition,
           `${logPath}: the batch at byte ${stopPosition}${described} does not verify: ${VERIFY_STATUS_NAMES[status]}; ` +
-          `${frozenSize - stopPosition} bytes from there on were not verified (${sealed ? "sealed" : "active"} segment; nothing was changed)`);
+            `${frozenSize - stopPosition} bytes from there on were not verified (${sealed ? "sealed" : "active"} segment; nothing was changed)`,
+        );
       }
     }
     if (hasher !== null && stopPosition < frozenSize) {
@@ -170,22 +189,36 @@ export async function verifySegmentForScrub(segment: SegmentToVerify, context: V
       continue;
     }
     indexFindings++;
-    const where = batch === null
-      ? `past the last verified batch (the log's proven bytes end at ${stopPosition})`
-      : entry.position < BigInt(batch.position)
-        ? `inside a batch, not at a batch start (next verified batch starts at ${batch.position})`
-        : `on the batch at byte ${batch.position}, whose base offset is ${batch.baseOffset}`;
-    finding("IndexEntryMismatch", indexPath, index * INDEX_ENTRY_BYTES,
-      `${indexPath}: entry ${index} (offset ${entry.offset}, position ${entry.position}) points ${where}; the log was not changed`);
+    const where =
+      batch === null
+        ? `past the last verified batch (the log's proven bytes end at ${stopPosition})`
+        : entry.position < BigInt(batch.position)
+          ? `inside a batch, not at a batch start (next verified batch starts at ${batch.position})`
+          : `on the batch at byte ${batch.position}, whose base offset is ${batch.baseOffset}`;
+    finding(
+      "IndexEntryMismatch",
+      indexPath,
+      index * INDEX_ENTRY_BYTES,
+      `${indexPath}: entry ${index} (offset ${entry.offset}, position ${entry.position}) points ${where}; the log was not changed`,
+    );
   }
   if (unreported > 0) {
-    finding("IndexEntryMismatch", indexPath, null,
-      `${indexPath}: ${unreported} more entries disagree with the log (at most ${MAX_INDEX_FINDINGS_PER_SEGMENT} are listed one by one)`);
+    finding(
+      "IndexEntryMismatch",
+      indexPath,
+      null,
+      `${indexPath}: ${unreported} more entries disagree with the log (at most ${MAX_INDEX_FINDINGS_PER_SEGMENT} are listed one by one)`,
+    );
   }
   const trailingBytes = segment.indexSize % INDEX_ENTRY_BYTES;
   if (!tailMayGrow && trailingBytes !== 0) {
     const at = segment.indexSize - trailingBytes;
-    finding("IndexTrailingBytes", indexPath, at, `${indexPath}: ${trailingBytes} bytes after the last whole entry (at byte ${at}) of a sealed segment's index`);
+    finding(
+      "IndexTrailingBytes",
+      indexPath,
+      at,
+      `${indexPath}: ${trailingBytes} bytes after the last whole entry (at byte ${at}) of a sealed segment's index`,
+    );
   }
   return { findings, stopPosition, nextOffset, batches, messages, inFlightBytes };
 }

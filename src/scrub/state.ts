@@ -49,7 +49,13 @@ export interface ScrubState {
 }
 
 export function emptyState(root: string): ScrubState {
-  return { version: SCRUB_STATE_VERSION, root, segments: {}, lastFullPassAt: null, totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 } };
+  return {
+    version: SCRUB_STATE_VERSION,
+    root,
+    segments: {},
+    lastFullPassAt: null,
+    totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 },
+  };
 }
 
 /** `$XDG_STATE_HOME/segscan` or `~/.local/state/segscan` (XDG base directory spec). */
@@ -72,11 +78,21 @@ export type StateLoad =
 
 function isSegmentState(value: unknown): value is SegmentState {
   const v = value as Partial<SegmentState> | null;
-  return typeof v === "object" && v !== null
-    && Number.isSafeInteger(v.size) && typeof v.mtimeNs === "string" && /^\d+$/.test(v.mtimeNs) && typeof v.inode === "string"
-    && typeof v.sealed === "boolean" && typeof v.verifiedAt === "string" && !Number.isNaN(Date.parse(v.verifiedAt))
-    && Number.isSafeInteger(v.verifiedBytes) && typeof v.nextOffset === "string" && /^\d{1,20}$/.test(v.nextOffset)
-    && (v.xxh3 === null || (typeof v.xxh3 === "string" && /^[0-9a-f]{16}$/.test(v.xxh3)));
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    Number.isSafeInteger(v.size) &&
+    typeof v.mtimeNs === "string" &&
+    /^\d+$/.test(v.mtimeNs) &&
+    typeof v.inode === "string" &&
+    typeof v.sealed === "boolean" &&
+    typeof v.verifiedAt === "string" &&
+    !Number.isNaN(Date.parse(v.verifiedAt)) &&
+    Number.isSafeInteger(v.verifiedBytes) &&
+    typeof v.nextOffset === "string" &&
+    /^\d{1,20}$/.test(v.nextOffset) &&
+    (v.xxh3 === null || (typeof v.xxh3 === "string" && /^[0-9a-f]{16}$/.test(v.xxh3)))
+  );
 }
 
 /** Reads the state; absent → empty (no problem); unparsable or foreign → empty with the reason. */
@@ -88,7 +104,10 @@ export async function loadState(path: string, root: string): Promise<StateLoad> 
     if ((cause as NodeJS.ErrnoException).code === "ENOENT") return { state: emptyState(root), problem: null };
     return { state: emptyState(root), problem: `cannot read the state file ${path} (${(cause as Error).message}); running a full pass` };
   }
-  const ignored = (why: string): StateLoad => ({ state: emptyState(root), problem: `state file ${path} ${why}; ignored, running a full pass (it is rewritten at the end)` });
+  const ignored = (why: string): StateLoad => ({
+    state: emptyState(root),
+    problem: `state file ${path} ${why}; ignored, running a full pass (it is rewritten at the end)`,
+  });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -102,7 +121,11 @@ export async function loadState(path: string, root: string): Promise<StateLoad> 
   if (candidate.root !== root) return ignored(`belongs to another root (${String(candidate.root)})`);
   if (typeof candidate.segments !== "object" || candidate.segments === null) return ignored("has no segment table");
   const totals = candidate.totals;
-  if (typeof totals !== "object" || totals === null || ![totals.bytesVerified, totals.segmentsVerified, totals.passesCompleted].every(Number.isSafeInteger)) {
+  if (
+    typeof totals !== "object" ||
+    totals === null ||
+    ![totals.bytesVerified, totals.segmentsVerified, totals.passesCompleted].every(Number.isSafeInteger)
+  ) {
     return ignored("has no valid totals");
   }
   for (const [segmentPath, entry] of Object.entries(candidate.segments)) {

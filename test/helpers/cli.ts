@@ -41,7 +41,11 @@ function releaseSlot(): void {
 }
 
 /** Spawns once a slot is free; the slot is released when the process has closed. */
-export async function spawnBounded(command: string, args: readonly string[], options: SpawnOptions): Promise<{ child: ChildProcess; done: Promise<Run> }> {
+export async function spawnBounded(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions,
+): Promise<{ child: ChildProcess; done: Promise<Run> }> {
   await acquireSlot();
   let child: ChildProcess;
   try {

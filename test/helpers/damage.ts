@@ -1,6 +1,6 @@
 /**
  * Damage injection for the recovery property tests, and a small, deliberately
- * naive reference model of SPEC §2.1 / §3.2 (tail mode) / §3.3 / §3.4 / §3.5 to
+ * naive reference model of docs/format.md §2.1 / §3.2 (tail mode) / §3.3 / §3.4 / §3.5 to
  * hold the real scanner to: one candidate at a time, no windows, no skip-ahead,
  * the whole file in memory.
  */
@@ -134,7 +134,11 @@ export function resolveDamage(chain: BuiltChain, spec: DamageSpec, notBefore = 0
   let changed: boolean;
   if (preservesLength) {
     let first = -1;
-    for (let i = 0; i < original.length; i++) if (log[i] !== original[i]) { first = i; break; }
+    for (let i = 0; i < original.length; i++)
+      if (log[i] !== original[i]) {
+        first = i;
+        break;
+      }
     changed = first >= 0;
     if (changed) {
       batches.forEach((batch, index) => {
@@ -151,8 +155,11 @@ export function resolveDamage(chain: BuiltChain, spec: DamageSpec, notBefore = 0
       if (batch.position < cutTo) return; // before or overlapping the damage
       // An insertion exactly at a batch start leaves that batch intact after it.
       intactAfter.push({
-        index, position: batch.position + delta, end: batch.position + delta + batch.length,
-        baseOffset: batch.baseOffset, messageCount: batch.messageCount,
+        index,
+        position: batch.position + delta,
+        end: batch.position + delta + batch.length,
+        baseOffset: batch.baseOffset,
+        messageCount: batch.messageCount,
       });
     });
   }
@@ -179,7 +186,7 @@ export interface RefHeader {
   messageCount: number;
 }
 
-/** SPEC §1.2: header decodes (length bounds, reserved bytes zero). Returns the header or null. */
+/** docs/format.md §1.2: header decodes (length bounds, reserved bytes zero). Returns the header or null. */
 export function refDecode(bytes: Uint8Array, p: number): RefHeader | null {
   if (p + HEADER > bytes.length) return null;
   const length = u64(bytes, p + 32);
@@ -188,7 +195,7 @@ export function refDecode(bytes: Uint8Array, p: number): RefHeader | null {
   return { baseOffset: u64(bytes, p + 8), length: Number(length), messageCount: u32(bytes, p + 48) };
 }
 
-/** SPEC §2.1, written out plainly. */
+/** docs/format.md §2.1, written out plainly. */
 export function refVerify(bytes: Uint8Array, p: number): RefHeader | null {
   const header = refDecode(bytes, p);
   if (header === null || p + header.length > bytes.length) return null;
@@ -247,7 +254,7 @@ export interface RefProbe {
   spentTotal: number;
 }
 
-/** SPEC §3.5's pseudocode, literally. `spent` is the load's running total before this probe. */
+/** docs/recovery.md §3.5's pseudocode, literally. `spent` is the load's running total before this probe. */
 export function refProbe(bytes: Uint8Array, damage: number, minBase: bigint, spent: number, limit: number): RefProbe {
   for (let c = damage + 1; c + HEADER <= bytes.length; c++) {
     spent += 1;
@@ -273,11 +280,19 @@ export interface RefSegment {
 }
 
 /**
- * SPEC §3.1–3.5 for one segment in tail mode, given a VALID index (or none). `spent` is
+ * docs/recovery.md §3.1–3.5 for one segment in tail mode, given a VALID index (or none). `spent` is
  * the load's running budget total before this segment.
  */
 export function refSegment(log: Uint8Array, startOffset: bigint, index: readonly IndexEntry[], spent: number, limit: number): RefSegment {
-  const result: RefSegment = { outcome: "clean", walkedSize: 0, refusal: null, walk: null, probe: null, damagePosition: null, minBase: null };
+  const result: RefSegment = {
+    outcome: "clean",
+    walkedSize: 0,
+    refusal: null,
+    walk: null,
+    probe: null,
+    damagePosition: null,
+    minBase: null,
+  };
   if (index.length === 0 && log.length === 0) return result;
   let walk: RefWalk;
   if (index.length > 0) {

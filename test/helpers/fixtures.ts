@@ -128,7 +128,12 @@ export function tempPartition(partition = 1, dataDir = tempDataDir()): string {
   return dir;
 }
 
-export function writeSegment(dir: string, startOffset: bigint, log: Uint8Array, index?: readonly IndexEntry[] | Uint8Array): { logPath: string; indexPath: string } {
+export function writeSegment(
+  dir: string,
+  startOffset: bigint,
+  log: Uint8Array,
+  index?: readonly IndexEntry[] | Uint8Array,
+): { logPath: string; indexPath: string } {
   const stem = segmentStem(startOffset);
   const logPath = join(dir, `${stem}.log`);
   const indexPath = join(dir, `${stem}.index`);

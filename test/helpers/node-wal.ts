@@ -12,14 +12,18 @@ export function tempDir(prefix = "segscan-node-"): string {
 }
 
 export async function scanWalBytes(
-  bytes: Uint8Array, engine: Engine,
+  bytes: Uint8Array,
+  engine: Engine,
   options: { windowBytes?: number; probeBudgetUnits?: number; snapshotOp?: bigint; superblockCluster?: bigint | null } = {},
 ): Promise<WalScan> {
   const path = join(tempDir(), "journal.wal");
   writeFileSync(path, bytes);
   return scanWal(path, bytes.length, {
-    engine, scanFs: nodeScanFs, windowBytes: options.windowBytes ?? 4096,
-    probeBudgetUnits: options.probeBudgetUnits ?? PROBE_BUDGET_UNITS, snapshotOp: options.snapshotOp ?? 0n,
+    engine,
+    scanFs: nodeScanFs,
+    windowBytes: options.windowBytes ?? 4096,
+    probeBudgetUnits: options.probeBudgetUnits ?? PROBE_BUDGET_UNITS,
+    snapshotOp: options.snapshotOp ?? 0n,
     superblockCluster: options.superblockCluster ?? null,
   });
 }

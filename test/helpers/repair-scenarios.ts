@@ -124,8 +124,12 @@ export const REPAIRABLE: Scenario[] = [
       writeSegment(dir, 0n, a.log);
       writeSegment(dir, a.nextOffset, b.log, indexAt(b, [0, 2]));
       const last = c.batches[2]!;
-      writeSegment(dir, b.nextOffset, concat([c.log.subarray(0, last.position + 300), new Uint8Array(900)]),
-        concat([encodeIndex(indexAt(c, [0, 1])), randomBytes(5, 9)]));
+      writeSegment(
+        dir,
+        b.nextOffset,
+        concat([c.log.subarray(0, last.position + 300), new Uint8Array(900)]),
+        concat([encodeIndex(indexAt(c, [0, 1])), randomBytes(5, 9)]),
+      );
       writeFileSync(join(dir, `${stem(b.nextOffset)}.index.staging`), randomBytes(30, 8));
       return { [logName(0n)]: a.log.length, [logName(a.nextOffset)]: b.log.length, [logName(b.nextOffset)]: last.position };
     },

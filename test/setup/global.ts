@@ -56,14 +56,18 @@ export default function setup(): () => void {
   if (reason !== null) {
     console.log(`[global setup] building (${reason})`);
     const build = spawnSync("npm", ["run", "build"], { cwd: root, stdio: "inherit" });
-    if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status ?? build.signal}); the tests would run a stale dist/`);
+    if (build.status !== 0)
+      throw new Error(`npm run build failed (exit ${build.status ?? build.signal}); the tests would run a stale dist/`);
   }
   const runTemp = mkdtempSync(join(tmpdir(), "segscan-vitest-"));
   process.env.TMPDIR = runTemp;
   return () => {
     // Tests remove their own temp dirs; whatever is left here leaked, and is named so it can be fixed.
     const left = readdirSync(runTemp);
-    if (left.length > 0) console.log(`[global teardown] removing ${left.length} temp entries tests left behind: ${left.slice(0, 10).join(", ")}${left.length > 10 ? ", …" : ""}`);
+    if (left.length > 0)
+      console.log(
+        `[global teardown] removing ${left.length} temp entries tests left behind: ${left.slice(0, 10).join(", ")}${left.length > 10 ? ", …" : ""}`,
+      );
     rmSync(runTemp, { recursive: true, force: true });
   };
 }

@@ -1,12 +1,15 @@
 /**
- * The damage-probe candidate loop (SPEC §3.5) in TypeScript, with skip-ahead.
+ * The damage-probe candidate loop (docs/recovery.md §3.5) in TypeScript, with skip-ahead.
  * The semantics are those of the plain loop in `scanCandidatesPlain`: every
  * candidate costs 1 unit; the loop stops at the first candidate that passes the
  * pre-verification checks, or at exactly the candidate whose unit takes the
  * spend past the limit. Skip-ahead only rules candidates out in bulk.
  */
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
   BATCH_RESERVED_START,
 } from "../../format/constants.js";
 import { readU32, readU64, readU64Clamped } from "../../format/bytes.js";
@@ -18,7 +21,7 @@ const LENGTH_FIELD_END = BATCH_LENGTH_AT + 8;
 
 /**
  * Candidates are decoded with no length cap: a length over `maxBatchBytes`
- * that fits the file is an oversized batch (SPEC §2.2), handed to the verifier
+ * that fits the file is an oversized batch (docs/format.md §2.2), handed to the verifier
  * by streaming and charged its length; one that does not fit fails the
  * file-end comparison below.
  */
@@ -61,7 +64,7 @@ function firstNonZero(bytes: Uint8Array, from: number, to: number): number {
   return to;
 }
 
-/** The same loop with skip-ahead (SPEC §3.5): identical result, far fewer decodes. */
+/** The same loop with skip-ahead (docs/recovery.md §3.5): identical result, far fewer decodes. */
 export function scanCandidatesSkipping(bytes: Uint8Array, request: CandidateScanRequest): CandidateScanResult {
   const { toIndex, limitUnits } = request;
   let spentUnits = request.spentUnits;

@@ -1,13 +1,19 @@
 /**
  * The pure-TypeScript engine: the same kernels as the wasm engine, for hosts
- * without WebAssembly and as the benchmark baseline (SPEC §8).
+ * without WebAssembly and as the benchmark baseline (docs/engines.md §8).
  */
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../../format/constants.js";
 import { resolveKernelLimits } from "../limits.js";
 import { readU64Clamped } from "../../format/bytes.js";
 import { VerifyStatus, headerDecodeStatus } from "../../format/records.js";
 import type {
-  CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits, WalCandidateScanRequest, WalCandidateScanResult,
+  CandidateScanRequest,
+  CandidateScanResult,
+  Engine,
+  Hasher,
+  KernelLimits,
+  WalCandidateScanRequest,
+  WalCandidateScanResult,
 } from "../types.js";
 import { CheckedEngineWindow } from "../window.js";
 import { scanCandidatesSkipping } from "./candidates.js";

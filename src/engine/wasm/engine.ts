@@ -1,5 +1,5 @@
 /**
- * The wasm engine (SPEC §8): AssemblyScript kernels compiled to one
+ * The wasm engine (docs/engines.md §8): AssemblyScript kernels compiled to one
  * `dist/segscan.wasm`, driven through raw pointers into linear memory.
  *
  * Memory management:
@@ -26,7 +26,13 @@ import { U64_MAX } from "../../format/constants.js";
 import type { VerifyStatus } from "../../format/records.js";
 import { resolveKernelLimits } from "../limits.js";
 import type {
-  CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits, WalCandidateScanRequest, WalCandidateScanResult,
+  CandidateScanRequest,
+  CandidateScanResult,
+  Engine,
+  Hasher,
+  KernelLimits,
+  WalCandidateScanRequest,
+  WalCandidateScanResult,
 } from "../types.js";
 import { CheckedEngineWindow } from "../window.js";
 
@@ -40,9 +46,11 @@ interface WasmMemory {
 }
 /** An opaque compiled WebAssembly.Module. */
 type WasmModule = object;
-const WebAssemblyApi = (globalThis as unknown as {
-  WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> };
-}).WebAssembly;
+const WebAssemblyApi = (
+  globalThis as unknown as {
+    WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> };
+  }
+).WebAssembly;
 
 /** The raw exports of assembly/index.ts (pointers are byte addresses in the instance's memory). */
 interface Kernels {
@@ -95,7 +103,9 @@ export interface WasmLayout {
 }
 
 /** Reads the layout from an instance's exports and throws if it cannot be used (exported for tests). */
-export function readLayout(k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh3StateBytes" | "stateSlotBytes" | "readAheadPadBytes">): WasmLayout {
+export function readLayout(
+  k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh3StateBytes" | "stateSlotBytes" | "readAheadPadBytes">,
+): WasmLayout {
   const layout: WasmLayout = {
     heapBase: k.heapBase(),
     heapAlignBytes: k.heapAlignBytes(),
@@ -105,11 +115,12 @@ export function readLayout(k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh
   };
   const align = layout.heapAlignBytes;
   const problems = [
-    !(Number.isInteger(align) && align >= 16 && (align & (align - 1)) === 0) && `heap alignment ${align} is not a power of two ≥ 16 (v128 loads)`,
+    !(Number.isInteger(align) && align >= 16 && (align & (align - 1)) === 0) &&
+      `heap alignment ${align} is not a power of two ≥ 16 (v128 loads)`,
     layout.heapBase % align !== 0 && `heap base ${layout.heapBase} is not ${align}-byte aligned`,
     !(layout.xxh3StateBytes > 0) && `XXH3 state size ${layout.xxh3StateBytes} is not positive`,
-    (layout.stateSlotBytes < layout.xxh3StateBytes || layout.stateSlotBytes % align !== 0)
-      && `state slot of ${layout.stateSlotBytes} bytes cannot hold a ${layout.xxh3StateBytes}-byte state at ${align}-byte alignment`,
+    (layout.stateSlotBytes < layout.xxh3StateBytes || layout.stateSlotBytes % align !== 0) &&
+      `state slot of ${layout.stateSlotBytes} bytes cannot hold a ${layout.xxh3StateBytes}-byte state at ${align}-byte alignment`,
     layout.readAheadPadBytes < MIN_READ_AHEAD_PAD_BYTES && `read-ahead pad ${layout.readAheadPadBytes} < ${MIN_READ_AHEAD_PAD_BYTES} bytes`,
   ].filter((problem): problem is string => typeof problem === "string");
   if (problems.length > 0) {
@@ -278,7 +289,11 @@ class WasmWindow extends CheckedEngineWindow {
   private readonly base: number;
   private readonly windowBytes: Uint8Array;
 
-  constructor(private readonly instances: InstancePool, capacityBytes: number, limits: KernelLimits) {
+  constructor(
+    private readonly instances: InstancePool,
+    capacityBytes: number,
+    limits: KernelLimits,
+  ) {
     super(capacityBytes, limits);
     const k = instances.take();
     this.base = instances.layout.heapBase;
@@ -395,7 +410,10 @@ const MAX_IDLE_WINDOW_INSTANCES = 2;
 
 class InstancePool {
   private readonly idle: Kernels[] = [];
-  constructor(private readonly module: WasmModule, readonly layout: WasmLayout) {}
+  constructor(
+    private readonly module: WasmModule,
+    readonly layout: WasmLayout,
+  ) {}
 
   take(): Kernels {
     return this.idle.pop() ?? instantiate(this.module);

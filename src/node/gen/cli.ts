@@ -16,8 +16,19 @@ export function nodeFaultNames(): string[] {
   return NODE_FAULTS.map((fault) => fault.name);
 }
 
-export async function genNode(dir: string, partitions: readonly PartitionLayout[], seed: number, fault: string | undefined): Promise<{ node: GeneratedNode; text: string }> {
+export async function genNode(
+  dir: string,
+  partitions: readonly PartitionLayout[],
+  seed: number,
+  fault: string | undefined,
+): Promise<{ node: GeneratedNode; text: string }> {
   const node = await writeNodeMetadata(dir, partitions, fault === undefined ? { seed } : { seed, fault });
-  const faultText = node.fault === null ? "" : `\n  node fault ${node.fault.name}: ${node.fault.description}\n    expected: ${node.fault.expected.code === "" ? "clean" : `${node.fault.expected.severity} ${node.fault.expected.code}`}`;
-  return { node, text: `wrote metadata/ (WAL ops ${node.walOps.first}..${node.walOps.last}, snapshot at op ${node.snapshotOp}, superblocks)${faultText}\n` };
+  const faultText =
+    node.fault === null
+      ? ""
+      : `\n  node fault ${node.fault.name}: ${node.fault.description}\n    expected: ${node.fault.expected.code === "" ? "clean" : `${node.fault.expected.severity} ${node.fault.expected.code}`}`;
+  return {
+    node,
+    text: `wrote metadata/ (WAL ops ${node.walOps.first}..${node.walOps.last}, snapshot at op ${node.snapshotOp}, superblocks)${faultText}\n`,
+  };
 }

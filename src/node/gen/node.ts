@@ -49,12 +49,37 @@ export interface NodeFault {
 
 const engine = createTsEngine();
 
-function superblock(sequence: bigint, fields: { checkpointOp: bigint; checkpointChecksum: bigint; commitMax: bigint; view?: number; logView?: number; offsetFrontier?: bigint; cluster?: bigint }, legacy = false): Uint8Array {
-  return encodeSuperblockRecord(sequence, encodeVsrState({
-    cluster: fields.cluster ?? SAMPLE_CLUSTER_ID, replicaId: 0, replicaCount: 1, view: fields.view ?? 0, logView: fields.logView ?? 0,
-    commitMax: fields.commitMax, checkpointOp: fields.checkpointOp, checkpointChecksum: fields.checkpointChecksum,
-    offsetFrontier: fields.offsetFrontier ?? 0n,
-  }, legacy), engine);
+function superblock(
+  sequence: bigint,
+  fields: {
+    checkpointOp: bigint;
+    checkpointChecksum: bigint;
+    commitMax: bigint;
+    view?: number;
+    logView?: number;
+    offsetFrontier?: bigint;
+    cluster?: bigint;
+  },
+  legacy = false,
+): Uint8Array {
+  return encodeSuperblockRecord(
+    sequence,
+    encodeVsrState(
+      {
+        cluster: fields.cluster ?? SAMPLE_CLUSTER_ID,
+        replicaId: 0,
+        replicaCount: 1,
+        view: fields.view ?? 0,
+        logView: fields.logView ?? 0,
+        commitMax: fields.commitMax,
+        checkpointOp: fields.checkpointOp,
+        checkpointChecksum: fields.checkpointChecksum,
+        offsetFrontier: fields.offsetFrontier ?? 0n,
+      },
+      legacy,
+    ),
+    engine,
+  );
 }
 
 function lastOp(): bigint {
@@ -76,7 +101,14 @@ function rebuildWal(parts: NodeParts, tweak: (op: bigint) => Partial<Parameters<
   let parent = 0x1234_5678_9abc_def0n;
   for (let i = 0; i < SAMPLE_WAL_OPS; i++) {
     const op = SAMPLE_SNAPSHOT_OP + BigInt(i);
-    const { bytes, checksum } = encodePrepare({ op, parent, operation: 128, body: new TextEncoder().encode(`\u0000\u0000\u0000\u0000\u0009stream-${op}`), cluster: SAMPLE_CLUSTER_ID, ...tweak(op) });
+    const { bytes, checksum } = encodePrepare({
+      op,
+      parent,
+      operation: 128,
+      body: new TextEncoder().encode(`\u0000\u0000\u0000\u0000\u0009stream-${op}`),
+      cluster: SAMPLE_CLUSTER_ID,
+      ...tweak(op),
+    });
     entries.push(bytes);
     parent = checksum;
   }
@@ -85,7 +117,8 @@ function rebuildWal(parts: NodeParts, tweak: (op: bigint) => Partial<Parameters<
 
 const NODE_FAULTS_LIST: NodeFault[] = [
   {
-    name: "wal-torn-tail", description: "the last WAL entry is cut short (a crash mid-append)",
+    name: "wal-torn-tail",
+    description: "the last WAL entry is cut short (a crash mid-append)",
     expected: { severity: "repairable", code: "WalTornTail" },
     inject: (parts) => {
       const last = parts.walEntries.pop()!;
@@ -93,7 +126,8 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
-    name: "wal-torn-tail-stale-copy", description: "the last WAL entry cut short, then a stale copy of an older entry's bytes (recycled blocks)",
+    name: "wal-torn-tail-stale-copy",
+    description: "the last WAL entry cut short, then a stale copy of an older entry's bytes (recycled blocks)",
     expected: { severity: "repairable", code: "WalTornTail" },
     inject: (parts) => {
       const last = parts.walEntries.pop()!;
@@ -101,22 +135,26 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
-    name: "wal-zero-tail", description: "64 KiB of zeros after the last WAL entry (preallocated, never written)",
+    name: "wal-zero-tail",
+    description: "64 KiB of zeros after the last WAL entry (preallocated, never written)",
     expected: { severity: "repairable", code: "WalTornTail" },
     inject: (parts) => parts.walEntries.push(new Uint8Array(64 * 1024)),
   },
   {
-    name: "wal-interior-damage", description: "a byte of a middle WAL entry's body flipped; verified entries follow",
+    name: "wal-interior-damage",
+    description: "a byte of a middle WAL entry's body flipped; verified entries follow",
     expected: { severity: "refused", code: "WalInteriorDamage" },
     inject: (parts) => flip(parts.walEntries[5]!, WAL_HEADER_BYTES + 2),
   },
   {
-    name: "wal-gap", description: "one op missing from the middle of the WAL",
+    name: "wal-gap",
+    description: "one op missing from the middle of the WAL",
     expected: { severity: "refused", code: "WalGap" },
     inject: (parts) => void parts.walEntries.splice(7, 1),
   },
   {
-    name: "wal-chain-break", description: "an op whose parent is not its predecessor's checksum, not file-adjacent to it",
+    name: "wal-chain-break",
+    description: "an op whose parent is not its predecessor's checksum, not file-adjacent to it",
     expected: { severity: "refused", code: "WalChainBreak" },
     inject: (parts) => {
       rebuildWal(parts, (op) => (op === SAMPLE_SNAPSHOT_OP + 9n ? { parent: 0xdead_beefn } : {}));
@@ -126,47 +164,57 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
-    name: "wal-snapshot-hole", description: "the WAL resumes two ops after the snapshot op",
+    name: "wal-snapshot-hole",
+    description: "the WAL resumes two ops after the snapshot op",
     expected: { severity: "refused", code: "WalSnapshotHole" },
     inject: (parts) => void parts.walEntries.splice(0, 3),
   },
   {
-    name: "wal-duplicate-op", description: "the last op written twice with different bodies",
+    name: "wal-duplicate-op",
+    description: "the last op written twice with different bodies",
     expected: { severity: "refused", code: "WalDuplicateOp" },
     inject: (parts) => {
       const op = lastOp();
       const parentEntry = parts.walEntries.at(-2)!;
       const parent = xxh3ChecksumOf(parentEntry);
-      parts.walEntries.push(encodePrepare({ op, parent, operation: 129, body: new TextEncoder().encode("renamed"), cluster: SAMPLE_CLUSTER_ID }).bytes);
+      parts.walEntries.push(
+        encodePrepare({ op, parent, operation: 129, body: new TextEncoder().encode("renamed"), cluster: SAMPLE_CLUSTER_ID }).bytes,
+      );
     },
   },
   {
-    name: "wal-duplicate-identical", description: "the last WAL entry written twice, byte for byte",
+    name: "wal-duplicate-identical",
+    description: "the last WAL entry written twice, byte for byte",
     expected: { severity: "info", code: "WalDuplicateIdentical" },
     inject: (parts) => void parts.walEntries.push(parts.walEntries.at(-1)!.slice()),
   },
   {
-    name: "wal-unsealed", description: "three WAL entries written unsealed (checksums 0, as by an older build)",
+    name: "wal-unsealed",
+    description: "three WAL entries written unsealed (checksums 0, as by an older build)",
     expected: { severity: "warn", code: "WalUnsealed" },
     inject: (parts) => rebuildWal(parts, (op) => (op >= lastOp() - 2n ? { sealHeader: false, sealBody: false } : {})),
   },
   {
-    name: "wal-foreign-group", description: "a WAL entry stamped with a consensus group other than the metadata group",
+    name: "wal-foreign-group",
+    description: "a WAL entry stamped with a consensus group other than the metadata group",
     expected: { severity: "warn", code: "WalGroupMismatch" },
     inject: (parts) => rebuildWal(parts, (op) => (op === SAMPLE_SNAPSHOT_OP + 3n ? { group: 7n } : {})),
   },
   {
-    name: "wal-cluster-mismatch", description: "WAL entries name a cluster other than the superblock's",
+    name: "wal-cluster-mismatch",
+    description: "WAL entries name a cluster other than the superblock's",
     expected: { severity: "warn", code: "WalClusterMismatch" },
     inject: (parts) => rebuildWal(parts, () => ({ cluster: 99n })),
   },
   {
-    name: "wal-tmp", description: "a journal.wal.tmp left by a rewrite that died before its rename",
+    name: "wal-tmp",
+    description: "a journal.wal.tmp left by a rewrite that died before its rename",
     expected: { severity: "info", code: "WalTmpPresent" },
     inject: (parts) => void parts.extras.push({ path: "metadata/journal.wal.tmp", bytes: concat(parts.walEntries.slice(0, 3)) }),
   },
   {
-    name: "snapshot-unsealed", description: "snapshot.bin without its trailer (a pre-trailer snapshot), paired by whole-file checksum",
+    name: "snapshot-unsealed",
+    description: "snapshot.bin without its trailer (a pre-trailer snapshot), paired by whole-file checksum",
     expected: { severity: "warn", code: "SnapshotUnsealed" },
     inject: (parts) => {
       const payload = encodeSnapshotPayload(parts.snapshotSpec);
@@ -175,12 +223,14 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
-    name: "snapshot-corrupt", description: "a byte of snapshot.bin's payload flipped (trailer mismatch)",
+    name: "snapshot-corrupt",
+    description: "a byte of snapshot.bin's payload flipped (trailer mismatch)",
     expected: { severity: "refused", code: "SnapshotCorrupt" },
     inject: (parts) => flip(parts.snapshot!, 10),
   },
   {
-    name: "snapshot-version", description: "snapshot.bin in format version 2 (resealed)",
+    name: "snapshot-version",
+    description: "snapshot.bin in format version 2 (resealed)",
     expected: { severity: "refused", code: "SnapshotCorrupt" },
     inject: (parts) => {
       const payload = encodeSnapshotPayload({ ...parts.snapshotSpec, version: 2 });
@@ -189,7 +239,8 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
-    name: "snapshot-garbage", description: "snapshot.bin's payload is not msgpack, under a valid trailer",
+    name: "snapshot-garbage",
+    description: "snapshot.bin's payload is not msgpack, under a valid trailer",
     expected: { severity: "refused", code: "SnapshotCorrupt" },
     inject: (parts) => {
       const payload = new Uint8Array(300);
@@ -200,52 +251,66 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
-    name: "snapshot-missing", description: "snapshot.bin deleted while the superblock records a checkpoint",
+    name: "snapshot-missing",
+    description: "snapshot.bin deleted while the superblock records a checkpoint",
     expected: { severity: "refused", code: "CheckpointAheadOfSnapshot" },
-    inject: (parts) => void (parts.snapshot = null),
+    inject: (parts) => {
+      parts.snapshot = null;
+    },
   },
   {
-    name: "snapshot-tmp", description: "a snapshot.bin.tmp left by a write that died before its rename",
+    name: "snapshot-tmp",
+    description: "a snapshot.bin.tmp left by a write that died before its rename",
     expected: { severity: "info", code: "SnapshotTmpPresent" },
     inject: (parts) => void parts.extras.push({ path: "metadata/snapshot.bin.tmp", bytes: parts.snapshot!.subarray(0, 50) }),
   },
   {
-    name: "superblock-corrupt-slot", description: "a byte of metadata superblock.a flipped (the other slot is fine)",
+    name: "superblock-corrupt-slot",
+    description: "a byte of metadata superblock.a flipped (the other slot is fine)",
     expected: { severity: "refused", code: "SuperblockUnreadable" },
     inject: (parts) => flip(parts.slotA!, 40),
   },
   {
-    name: "superblock-undecodable", description: "the newest metadata superblock holds a 60-byte VsrState",
+    name: "superblock-undecodable",
+    description: "the newest metadata superblock holds a 60-byte VsrState",
     expected: { severity: "refused", code: "SuperblockUndecodable" },
-    inject: (parts) => void (parts.slotB = encodeSuperblockRecord(2n, new Uint8Array(60), engine)),
+    inject: (parts) => {
+      parts.slotB = encodeSuperblockRecord(2n, new Uint8Array(60), engine);
+    },
   },
   {
-    name: "superblock-log-view-ahead", description: "the newest metadata superblock has log_view > view",
+    name: "superblock-log-view-ahead",
+    description: "the newest metadata superblock has log_view > view",
     expected: { severity: "refused", code: "SuperblockUndecodable" },
     inject: (parts) => pairedSlots(parts, snapshotChecksum(parts), { view: 1, logView: 3 }),
   },
   {
-    name: "superblock-legacy", description: "the newest metadata superblock uses the legacy 58-byte VsrState (accepted)",
+    name: "superblock-legacy",
+    description: "the newest metadata superblock uses the legacy 58-byte VsrState (accepted)",
     expected: { severity: "clean", code: "" },
     inject: (parts) => pairedSlots(parts, snapshotChecksum(parts), {}, true),
   },
   {
-    name: "checkpoint-mismatch", description: "the superblock pairs with the snapshot's op but records another checksum",
+    name: "checkpoint-mismatch",
+    description: "the superblock pairs with the snapshot's op but records another checksum",
     expected: { severity: "refused", code: "CheckpointMismatch" },
     inject: (parts) => pairedSlots(parts, 0x0bad_c0den),
   },
   {
-    name: "checkpoint-ahead", description: "the superblock's checkpoint_op is past the snapshot's op",
+    name: "checkpoint-ahead",
+    description: "the superblock's checkpoint_op is past the snapshot's op",
     expected: { severity: "refused", code: "CheckpointAheadOfSnapshot" },
     inject: (parts) => pairedSlots(parts, snapshotChecksum(parts), { checkpointOp: SAMPLE_SNAPSHOT_OP + 5n }),
   },
   {
-    name: "superblock-tmp", description: "a superblock.a.tmp left by a write that died before its rename",
+    name: "superblock-tmp",
+    description: "a superblock.a.tmp left by a write that died before its rename",
     expected: { severity: "info", code: "SuperblockTmpPresent" },
     inject: (parts) => void parts.extras.push({ path: "metadata/superblock.a.tmp", bytes: parts.slotA!.subarray(0, 20) }),
   },
   {
-    name: "partition-superblock-corrupt", description: "the first partition's superblock.a does not verify",
+    name: "partition-superblock-corrupt",
+    description: "the first partition's superblock.a does not verify",
     expected: { severity: "refused", code: "PartitionSuperblockUnreadable" },
     inject: (parts) => {
       const slot = superblock(1n, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: 0n, offsetFrontier: 1n });
@@ -254,7 +319,8 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
   {
-    name: "partition-frontier-ahead", description: "the first partition's superblock says offsets were minted past the segments' end",
+    name: "partition-frontier-ahead",
+    description: "the first partition's superblock says offsets were minted past the segments' end",
     expected: { severity: "info", code: "OffsetFrontierAhead" },
     inject: (parts) => {
       const slot = superblock(1n, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: 0n, offsetFrontier: 1n << 40n });
@@ -292,23 +358,51 @@ export interface GeneratedNode {
 }
 
 /** Writes `metadata/` under `root` for the given partitions, with at most one fault. */
-export async function writeNodeMetadata(root: string, partitions: readonly PartitionLayout[], options: { seed?: number; fault?: string } = {}): Promise<GeneratedNode> {
+export async function writeNodeMetadata(
+  root: string,
+  partitions: readonly PartitionLayout[],
+  options: { seed?: number; fault?: string } = {},
+): Promise<GeneratedNode> {
   const generator = new Prng(options.seed ?? 1, 0x4e4f4445);
   const random = (): number => generator.u32() / 2 ** 32;
   const snapshotSpec: SnapshotSpec = { sequenceNumber: SAMPLE_SNAPSHOT_OP, streams: [] };
   for (const partition of partitions) {
     let stream = snapshotSpec.streams.find((s) => s.id === partition.streamId);
-    if (stream === undefined) snapshotSpec.streams.push(stream = { id: partition.streamId, topics: [] });
+    if (stream === undefined) {
+      stream = { id: partition.streamId, topics: [] };
+      snapshotSpec.streams.push(stream);
+    }
     let topic = stream.topics.find((t) => t.id === partition.topicId);
-    if (topic === undefined) stream.topics.push(topic = { id: partition.topicId, messagesCount: 0n, consumerGroupIds: [1], partitions: [] });
+    if (topic === undefined) {
+      topic = { id: partition.topicId, messagesCount: 0n, consumerGroupIds: [1], partitions: [] };
+      stream.topics.push(topic);
+    }
     topic.messagesCount += BigInt(partition.segments.reduce((sum, segment) => sum + segment.messages, 0));
-    topic.partitions.push({ id: partition.partitionId, createdRevision: BigInt(partition.partitionId), purgeGeneration: 0n, deletedUpToOffset: 0n });
+    topic.partitions.push({
+      id: partition.partitionId,
+      createdRevision: BigInt(partition.partitionId),
+      purgeGeneration: 0n,
+      deletedUpToOffset: 0n,
+    });
   }
-  const wal = buildWal({ firstOp: SAMPLE_SNAPSHOT_OP, count: SAMPLE_WAL_OPS, random, cluster: SAMPLE_CLUSTER_ID, parentOfFirst: 0x1234_5678_9abc_def0n });
+  const wal = buildWal({
+    firstOp: SAMPLE_SNAPSHOT_OP,
+    count: SAMPLE_WAL_OPS,
+    random,
+    cluster: SAMPLE_CLUSTER_ID,
+    parentOfFirst: 0x1234_5678_9abc_def0n,
+  });
   const payload = encodeSnapshotPayload(snapshotSpec);
   const parts: NodeParts = {
     walEntries: wal.entries.map((entry) => wal.bytes.slice(entry.position, entry.position + entry.size)),
-    walBytes: null, snapshot: sealSnapshot(payload), snapshotSpec, slotA: null, slotB: null, extras: [], partitions, random,
+    walBytes: null,
+    snapshot: sealSnapshot(payload),
+    snapshotSpec,
+    slotA: null,
+    slotB: null,
+    extras: [],
+    partitions,
+    random,
   };
   pairedSlots(parts, xxh3_64(payload));
   const fault = options.fault === undefined ? null : getNodeFault(options.fault);

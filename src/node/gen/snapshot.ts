@@ -21,20 +21,42 @@ export interface SnapshotSpec {
 /** The msgpack payload: `MetadataSnapshot` as a 7-element array, each nested struct positional. */
 export function encodeSnapshotPayload(spec: SnapshotSpec): Uint8Array {
   const createdAt = spec.createdAt ?? 1_700_000_000_000_000n;
-  const streams = spec.streams.map((stream) => [stream.id, [
-    stream.id, `stream-${stream.id}`, createdAt, [0n, 0n, 0n],
-    stream.topics.map((topic) => [topic.id, [
-      topic.id, `topic-${topic.id}`, createdAt, 0n, 1, 0n,
-      [topic.messagesCount * 100n, topic.messagesCount, 1n],
-      topic.partitions.map((p) => [p.id, 0n, createdAt, p.createdRevision, p.deletedUpToOffset, p.purgeGeneration]),
-      topic.consumerGroupIds.map((gid) => [gid, [gid, `group-${gid}`, []]]),
-      Math.max(0, ...topic.consumerGroupIds) + 1,
+  const streams = spec.streams.map((stream) => [
+    stream.id,
+    [
+      stream.id,
+      `stream-${stream.id}`,
+      createdAt,
+      [0n, 0n, 0n],
+      stream.topics.map((topic) => [
+        topic.id,
+        [
+          topic.id,
+          `topic-${topic.id}`,
+          createdAt,
+          0n,
+          1,
+          0n,
+          [topic.messagesCount * 100n, topic.messagesCount, 1n],
+          topic.partitions.map((p) => [p.id, 0n, createdAt, p.createdRevision, p.deletedUpToOffset, p.purgeGeneration]),
+          topic.consumerGroupIds.map((gid) => [gid, [gid, `group-${gid}`, []]]),
+          Math.max(0, ...topic.consumerGroupIds) + 1,
+          null,
+        ],
+      ]),
       null,
-    ]]),
-    null,
-  ]]);
+    ],
+  ]);
   const users = [[[1, [1, "iggy", "$argon2id$stub", 1, createdAt, null]]], []];
-  const snapshot = [spec.version ?? SNAPSHOT_FORMAT_VERSION, createdAt, spec.sequenceNumber, users, [streams, BigInt(spec.streams.length)], [], 0];
+  const snapshot = [
+    spec.version ?? SNAPSHOT_FORMAT_VERSION,
+    createdAt,
+    spec.sequenceNumber,
+    users,
+    [streams, BigInt(spec.streams.length)],
+    [],
+    0,
+  ];
   return encode(snapshot, { useBigInt64: true });
 }
 

@@ -5,9 +5,26 @@
 import { writeU32, writeU64 } from "../../format/bytes.js";
 import { xxh3_64 } from "../../hash/xxh3.js";
 import {
-  WAL_CHECKSUM_AT, WAL_CHECKSUM_BODY_AT, WAL_CLIENT_AT, WAL_CLUSTER_AT, WAL_COMMAND_AT, WAL_COMMAND_PREPARE,
-  WAL_COMMIT_AT, WAL_GROUP_AT, WAL_HEADER_BYTES, WAL_METADATA_GROUP, WAL_OPERATION_AT, WAL_OP_AT, WAL_PARENT_AT,
-  WAL_REPLICA_AT, WAL_REQUEST_AT, WAL_SIZE_AT, WAL_TIMESTAMP_AT, WAL_USER_ID_AT, WAL_VIEW_AT, identityInput,
+  WAL_CHECKSUM_AT,
+  WAL_CHECKSUM_BODY_AT,
+  WAL_CLIENT_AT,
+  WAL_CLUSTER_AT,
+  WAL_COMMAND_AT,
+  WAL_COMMAND_PREPARE,
+  WAL_COMMIT_AT,
+  WAL_GROUP_AT,
+  WAL_HEADER_BYTES,
+  WAL_METADATA_GROUP,
+  WAL_OPERATION_AT,
+  WAL_OP_AT,
+  WAL_PARENT_AT,
+  WAL_REPLICA_AT,
+  WAL_REQUEST_AT,
+  WAL_SIZE_AT,
+  WAL_TIMESTAMP_AT,
+  WAL_USER_ID_AT,
+  WAL_VIEW_AT,
+  identityInput,
 } from "../wal/format.js";
 
 export function writeU128(bytes: Uint8Array, at: number, value: bigint): void {
@@ -68,7 +85,8 @@ export function encodePrepare(input: PrepareInput): { bytes: Uint8Array; checksu
 export function sampleBody(operation: number, op: bigint, random: () => number): Uint8Array {
   const text = new TextEncoder();
   switch (operation) {
-    case 128: return withName(text.encode(`stream-${op}`));
+    case 128:
+      return withName(text.encode(`stream-${op}`));
     case 64: {
       const name = text.encode(`topic-${op}`);
       const body = new Uint8Array(24 + name.length);
@@ -79,8 +97,10 @@ export function sampleBody(operation: number, op: bigint, random: () => number):
       body.set(name, 10);
       return body;
     }
-    case 141: return withName(text.encode(`user-${op}`), 40);
-    case 1: return new Uint8Array(0);
+    case 141:
+      return withName(text.encode(`user-${op}`), 40);
+    case 1:
+      return new Uint8Array(0);
     default: {
       const body = new Uint8Array(8 + Math.floor(random() * 120));
       for (let i = 0; i < body.length; i++) body[i] = Math.floor(random() * 256);
@@ -102,7 +122,13 @@ export interface BuiltWal {
 }
 
 /** Ops `firstOp..firstOp+count-1`, chained, packed; `parentOfFirst` links the first to its predecessor. */
-export function buildWal(options: { firstOp: bigint; count: number; random: () => number; cluster?: bigint; parentOfFirst?: bigint }): BuiltWal {
+export function buildWal(options: {
+  firstOp: bigint;
+  count: number;
+  random: () => number;
+  cluster?: bigint;
+  parentOfFirst?: bigint;
+}): BuiltWal {
   const operations = [128, 64, 141, 1, 139, 129, 65];
   const parts: Uint8Array[] = [];
   const entries: BuiltWal["entries"] = [];
@@ -112,7 +138,11 @@ export function buildWal(options: { firstOp: bigint; count: number; random: () =
     const op = options.firstOp + BigInt(i);
     const operation = operations[Math.floor(options.random() * operations.length)]!;
     const { bytes, checksum } = encodePrepare({
-      op, parent, operation, body: sampleBody(operation, op, options.random), cluster: options.cluster ?? 0n,
+      op,
+      parent,
+      operation,
+      body: sampleBody(operation, op, options.random),
+      cluster: options.cluster ?? 0n,
       timestamp: 1_700_000_000_000_000n + op * 1000n,
     });
     parts.push(bytes);

@@ -44,9 +44,14 @@ export function planWalCut(node: NodeReport): WalCutPlan | null {
   if (!wal.findings.some((f) => f.code === "WalTornTail")) return null;
   const metadataDir = path.dirname(wal.path);
   return {
-    metadataDir, walPath: wal.path, preserveDir: preserveDirOf(metadataDir), fromSize: wal.size, toSize: wal.residue.damagePosition,
+    metadataDir,
+    walPath: wal.path,
+    preserveDir: preserveDirOf(metadataDir),
+    fromSize: wal.size,
+    toSize: wal.residue.damagePosition,
     snapshotOp: node.metadata.snapshot?.sequenceNumber ?? 0n,
-    snapshotOpKnown: !(node.metadata.snapshot?.present ?? false) || node.metadata.snapshot?.sequenceNumber !== null, superblockCluster: node.metadata.superblock?.vsr?.cluster ?? null,
+    snapshotOpKnown: !(node.metadata.snapshot?.present ?? false) || node.metadata.snapshot?.sequenceNumber !== null,
+    superblockCluster: node.metadata.superblock?.vsr?.cluster ?? null,
   };
 }
 
@@ -78,16 +83,30 @@ export async function applyWalCut(plan: WalCutPlan, options: WalCutOptions = {})
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const { walPath, fromSize, toSize, preserveDir, metadataDir } = plan;
   const stat = await fs.stat(walPath);
-  const rescan = stat === null ? null : await scanWal(walPath, stat.size, {
-    engine, scanFs: nodeScanFs, windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
-    probeBudgetUnits: options.probeBudgetUnits ?? PROBE_BUDGET_UNITS, snapshotOp: plan.snapshotOp, snapshotOpKnown: plan.snapshotOpKnown, superblockCluster: plan.superblockCluster,
-  });
-  const stillTorn = rescan !== null && stat!.size === fromSize && rescan.report.residue?.damagePosition === toSize
-    && rescan.report.findings.some((f) => f.code === "WalTornTail")
-    && worstSeverity(rescan.report.findings.map((f) => f.severity)) === "repairable";
+  const rescan =
+    stat === null
+      ? null
+      : await scanWal(walPath, stat.size, {
+          engine,
+          scanFs: nodeScanFs,
+          windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
+          probeBudgetUnits: options.probeBudgetUnits ?? PROBE_BUDGET_UNITS,
+          snapshotOp: plan.snapshotOp,
+          snapshotOpKnown: plan.snapshotOpKnown,
+          superblockCluster: plan.superblockCluster,
+        });
+  const stillTorn =
+    rescan !== null &&
+    stat!.size === fromSize &&
+    rescan.report.residue?.damagePosition === toSize &&
+    rescan.report.findings.some((f) => f.code === "WalTornTail") &&
+    worstSeverity(rescan.report.findings.map((f) => f.severity)) === "repairable";
   if (!stillTorn) {
-    throw new StalePlanError(`${walPath} changed since the scan: the plan cut it from ${fromSize} to ${toSize} bytes, and the re-scan does not prove that torn tail any more; nothing was changed`,
-      { path: walPath, position: toSize }, `size ${stat?.size ?? "absent"}`);
+    throw new StalePlanError(
+      `${walPath} changed since the scan: the plan cut it from ${fromSize} to ${toSize} bytes, and the re-scan does not prove that torn tail any more; nothing was changed`,
+      { path: walPath, position: toSize },
+      `size ${stat?.size ?? "absent"}`,
+    );
   }
   const run = `${new Date().toISOString().replace(/[:.]/g, "")}-${randomBytes(4).toString("hex")}`;
   await fs.mkdir(preserveDir);
@@ -105,14 +124,20 @@ export async function applyWalCut(plan: WalCutPlan, options: WalCutOptions = {})
     } else {
       const copy = await preserveRange(fs, engine, walPath, toSize, bytes, preserveDir, `${walName}.${toSize}.residue`, chunkBytes);
       if (copy.xxh3 !== digest.xxh3) {
-        throw new PreserveError(`the residue of ${walPath} [${toSize}, ${fromSize}) changed while it was preserved; nothing was cut`, { path: walPath, position: toSize });
+        throw new PreserveError(`the residue of ${walPath} [${toSize}, ${fromSize}) changed while it was preserved; nothing was cut`, {
+          path: walPath,
+          position: toSize,
+        });
       }
       await journal.append({ kind: "preserved", source: walName, from: toSize, bytes, xxh3: copy.xxh3, file: copy.file });
       residue = { bytes, allZero: false, xxh3: copy.xxh3, file: copy.file };
       preserved = copy.file;
     }
     // The journal's truncate-log record: restore(<root>/metadata) undoes it like a segment cut.
-    const seq = await journal.append({ kind: "intent", op: { type: "truncate-log", segment: "0", log: walName, fromSize, toSize, residue } });
+    const seq = await journal.append({
+      kind: "intent",
+      op: { type: "truncate-log", segment: "0", log: walName, fromSize, toSize, residue },
+    });
     await withFile(fs, walPath, "r+", async (file) => {
       await file.truncate(toSize);
       await file.sync();

@@ -9,8 +9,17 @@
 import { readU32, readU64 } from "../../format/bytes.js";
 import type { WalCandidateScanRequest, WalCandidateScanResult } from "../../engine/types.js";
 import {
-  WAL_COMMAND_AT, WAL_COMMAND_PREPARE, WAL_HEADER_BYTES, WAL_OP_AT, WAL_RESERVED_AT, WAL_RESERVED_FRAME_AT,
-  WAL_RESERVED_FRAME_END, WAL_SIZE_AT, WalHeaderStatus, walHeaderStatus, walStructurallyComplete,
+  WAL_COMMAND_AT,
+  WAL_COMMAND_PREPARE,
+  WAL_HEADER_BYTES,
+  WAL_OP_AT,
+  WAL_RESERVED_AT,
+  WAL_RESERVED_FRAME_AT,
+  WAL_RESERVED_FRAME_END,
+  WAL_SIZE_AT,
+  WalHeaderStatus,
+  walHeaderStatus,
+  walStructurallyComplete,
 } from "./format.js";
 
 /** One candidate's checks: the gate (or Iggy's structural rule), fits the file, op ≥ minOp. */

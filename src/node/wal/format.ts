@@ -81,8 +81,10 @@ function zeroRange(bytes: Uint8Array, from: number, to: number): boolean {
 
 /** `reserved_frame` and `reserved` both zero. */
 export function walReservedZero(bytes: Uint8Array, at: number): boolean {
-  return zeroRange(bytes, at + WAL_RESERVED_FRAME_AT, at + WAL_RESERVED_FRAME_END)
-    && zeroRange(bytes, at + WAL_RESERVED_AT, at + WAL_HEADER_BYTES);
+  return (
+    zeroRange(bytes, at + WAL_RESERVED_FRAME_AT, at + WAL_RESERVED_FRAME_END) &&
+    zeroRange(bytes, at + WAL_RESERVED_AT, at + WAL_HEADER_BYTES)
+  );
 }
 
 /**
@@ -96,9 +98,11 @@ export function walHeaderStatus(bytes: Uint8Array, at: number): WalHeaderStatus 
   if (size < WAL_HEADER_BYTES) return WalHeaderStatus.SizeBelowHeader;
   if (size > WAL_MAX_ENTRY_BYTES) return WalHeaderStatus.SizeOverCap;
   if (!walReservedZero(bytes, at)) return WalHeaderStatus.ReservedNonZero;
-  if (!zeroRange(bytes, at + WAL_CHECKSUM_AT + 8, at + WAL_CHECKSUM_AT + 16)
-    || !zeroRange(bytes, at + WAL_CHECKSUM_BODY_AT + 8, at + WAL_CHECKSUM_BODY_AT + 16)
-    || !zeroRange(bytes, at + WAL_PARENT_AT + 8, at + WAL_PARENT_AT + 16)) {
+  if (
+    !zeroRange(bytes, at + WAL_CHECKSUM_AT + 8, at + WAL_CHECKSUM_AT + 16) ||
+    !zeroRange(bytes, at + WAL_CHECKSUM_BODY_AT + 8, at + WAL_CHECKSUM_BODY_AT + 16) ||
+    !zeroRange(bytes, at + WAL_PARENT_AT + 8, at + WAL_PARENT_AT + 16)
+  ) {
     return WalHeaderStatus.UpperBytesNonZero;
   }
   return WalHeaderStatus.Ok;

@@ -10,9 +10,7 @@ import { FileWindow } from "../../io/window.js";
 import { U64_MAX } from "../../format/constants.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../types.js";
 import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "./format.js";
-import {
-  type EntryFailure, type WalEntry, type WalWalk, WalReader, findStructuralEntry, hashEntry, probeWal, walkWal,
-} from "./walk.js";
+import { type EntryFailure, type WalEntry, type WalWalk, WalReader, findStructuralEntry, hashEntry, probeWal, walkWal } from "./walk.js";
 
 export interface WalScanOptions {
   engine: Engine;
@@ -39,7 +37,13 @@ export interface WalScan {
   forecast: BootForecastEntry[];
 }
 
-function finding(severity: NodeFinding["severity"], code: string, path: string, message: string, fields: Record<string, NodeFinding[string]> = {}): NodeFinding {
+function finding(
+  severity: NodeFinding["severity"],
+  code: string,
+  path: string,
+  message: string,
+  fields: Record<string, NodeFinding[string]> = {},
+): NodeFinding {
   return { severity, code, path, message, ...fields };
 }
 
@@ -75,8 +79,13 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
     const minOp = maxOp === null ? 0n : maxOp < U64_MAX ? maxOp + 1n : null;
     const probe = await probeWal(reader, damagePosition, minOp, budget);
     residue = {
-      damagePosition, bytes: size - damagePosition, reason: walk.failure.reason, probe: probe.verdict,
-      survivorPosition: probe.survivorPosition, stoppedAt: probe.stoppedAt, spentUnits: budget.spentUnits,
+      damagePosition,
+      bytes: size - damagePosition,
+      reason: walk.failure.reason,
+      probe: probe.verdict,
+      survivorPosition: probe.survivorPosition,
+      stoppedAt: probe.stoppedAt,
+      spentUnits: budget.spentUnits,
     };
   }
 
@@ -89,40 +98,88 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
     bodies: entries.filter((entry) => entry.checksumBody === 0n).length,
   };
   if (unsealed.headers > 0 || unsealed.bodies > 0) {
-    findings.push(finding("warn", "WalUnsealed", path,
-      `${unsealed.headers} entr${unsealed.headers === 1 ? "y has" : "ies have"} an unsealed header and ${unsealed.bodies} an unsealed body (checksum 0): the server replays them on trust, nothing proves their bytes`,
-      { headers: unsealed.headers, bodies: unsealed.bodies }));
+    findings.push(
+      finding(
+        "warn",
+        "WalUnsealed",
+        path,
+        `${unsealed.headers} entr${unsealed.headers === 1 ? "y has" : "ies have"} an unsealed header and ${unsealed.bodies} an unsealed body (checksum 0): the server replays them on trust, nothing proves their bytes`,
+        { headers: unsealed.headers, bodies: unsealed.bodies },
+      ),
+    );
   }
 
-  const ops = maxOp === null ? null : { first: entries.reduce((min, entry) => (entry.op < min ? entry.op : min), maxOp), last: maxOp };
+  // Ops are bigint: Math.min does not apply.
+  const lowerOp = (min: bigint, entry: WalEntry): bigint => (entry.op < min ? entry.op : min);
+  const ops = maxOp === null ? null : { first: entries.reduce(lowerOp, maxOp), last: maxOp };
   const report: WalReport = {
-    path, size, entries: entries.length, ops, unsealed, walkedSize: walk.stopPosition, residue, budget, iggy, findings,
+    path,
+    size,
+    entries: entries.length,
+    ops,
+    unsealed,
+    walkedSize: walk.stopPosition,
+    residue,
+    budget,
+    iggy,
+    findings,
   };
   return { report, forecast: forecastOf(path, iggy, residue) };
 }
 
-function residueFinding(path: string, residue: WalResidue, budget: { limitUnits: number; spentUnits: number }, iggy: IggyWalDecision): NodeFinding {
+function residueFinding(
+  path: string,
+  residue: WalResidue,
+  budget: { limitUnits: number; spentUnits: number },
+  iggy: IggyWalDecision,
+): NodeFinding {
   const { damagePosition } = residue;
   if (residue.probe === "survivor") {
-    return finding("refused", "WalInteriorDamage", path,
+    return finding(
+      "refused",
+      "WalInteriorDamage",
+      path,
       `the entry at byte ${damagePosition} does not verify (${residue.reason}) but a verified entry with a higher op starts at byte ${residue.survivorPosition}: durable, possibly acknowledged ops follow the damage, so nothing may be cut`,
-      { damagePosition, survivorPosition: residue.survivorPosition });
+      { damagePosition, survivorPosition: residue.survivorPosition },
+    );
   }
   if (residue.probe === "budget-exhausted") {
-    return finding("refused", "WalUnverifiedResidue", path,
+    return finding(
+      "refused",
+      "WalUnverifiedResidue",
+      path,
       `the entry at byte ${damagePosition} does not verify (${residue.reason}) and the probe budget (${budget.limitUnits} units) ran out at byte ${residue.stoppedAt} before the ${residue.bytes}-byte residue was proven free of later entries`,
-      { damagePosition, residueBytes: residue.bytes, limitUnits: budget.limitUnits, spentUnits: budget.spentUnits, stoppedAt: residue.stoppedAt });
+      {
+        damagePosition,
+        residueBytes: residue.bytes,
+        limitUnits: budget.limitUnits,
+        spentUnits: budget.spentUnits,
+        stoppedAt: residue.stoppedAt,
+      },
+    );
   }
-  const iggyNote = iggy.scan === "refuse"
-    ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot with nothing lost.`
-    : iggy.scan === "truncate-tail" && iggy.position === damagePosition ? " Iggy's own boot would make the same cut, silently." : "";
-  return finding("repairable", "WalTornTail", path,
+  const iggyNote =
+    iggy.scan === "refuse"
+      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot with nothing lost.`
+      : iggy.scan === "truncate-tail" && iggy.position === damagePosition
+        ? " Iggy's own boot would make the same cut, silently."
+        : "";
+  return finding(
+    "repairable",
+    "WalTornTail",
+    path,
     `the last ${residue.bytes} bytes from byte ${damagePosition} are a torn tail (${residue.reason}; no verified entry with a higher op follows): never fsynced, so never acknowledged; repair cuts them after preserving them.${iggyNote}`,
-    { damagePosition, residueBytes: residue.bytes });
+    { damagePosition, residueBytes: residue.bytes },
+  );
 }
 
 /** docs/node.md N1 op-order checks over the verified entries, S = the snapshot's op. */
-async function opOrderFindings(reader: WalReader, path: string, entries: readonly WalEntry[], options: WalScanOptions): Promise<NodeFinding[]> {
+async function opOrderFindings(
+  reader: WalReader,
+  path: string,
+  entries: readonly WalEntry[],
+  options: WalScanOptions,
+): Promise<NodeFinding[]> {
   const findings: NodeFinding[] = [];
   const S = options.snapshotOp;
   // Duplicates: the later copy in file order is the one boot keeps.
@@ -130,56 +187,110 @@ async function opOrderFindings(reader: WalReader, path: string, entries: readonl
   for (const entry of entries) {
     const earlier = byOp.get(entry.op);
     if (earlier !== undefined) {
-      const identical = earlier.size === entry.size
-        && (await hashEntry(reader, earlier.position, earlier.size)) === (await hashEntry(reader, entry.position, entry.size));
+      const identical =
+        earlier.size === entry.size &&
+        (await hashEntry(reader, earlier.position, earlier.size)) === (await hashEntry(reader, entry.position, entry.size));
       const fields = { op: entry.op, firstPosition: earlier.position, secondPosition: entry.position };
       if (identical) {
-        findings.push(finding("info", "WalDuplicateIdentical", path, `op ${entry.op} is written twice with identical bytes (bytes ${earlier.position} and ${entry.position}): harmless`, fields));
+        findings.push(
+          finding(
+            "info",
+            "WalDuplicateIdentical",
+            path,
+            `op ${entry.op} is written twice with identical bytes (bytes ${earlier.position} and ${entry.position}): harmless`,
+            fields,
+          ),
+        );
       } else if (entry.op > S) {
-        findings.push(finding("refused", "WalDuplicateOp", path,
-          `op ${entry.op} is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); boot keeps the later copy and silently drops the other`, fields));
+        findings.push(
+          finding(
+            "refused",
+            "WalDuplicateOp",
+            path,
+            `op ${entry.op} is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); boot keeps the later copy and silently drops the other`,
+            fields,
+          ),
+        );
       } else {
-        findings.push(finding("info", "WalDuplicateIdentical", path, `op ${entry.op} (at or below the snapshot op ${S}) is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); replay never reads it`, { ...fields, identical: false }));
+        findings.push(
+          finding(
+            "info",
+            "WalDuplicateIdentical",
+            path,
+            `op ${entry.op} (at or below the snapshot op ${S}) is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); replay never reads it`,
+            { ...fields, identical: false },
+          ),
+        );
       }
     }
     byOp.set(entry.op, entry);
   }
   const replay = [...byOp.values()].filter((entry) => entry.op > S).sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
   if (options.snapshotOpKnown !== false && replay.length > 0 && replay[0]!.op !== S + 1n) {
-    findings.push(finding("refused", "WalSnapshotHole", path,
-      `the lowest op after the snapshot (op ${S}) is ${replay[0]!.op}, not ${S + 1n}: ops ${S + 1n}..${replay[0]!.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
-      { snapshotOp: S, lowestOp: replay[0]!.op }));
+    findings.push(
+      finding(
+        "refused",
+        "WalSnapshotHole",
+        path,
+        `the lowest op after the snapshot (op ${S}) is ${replay[0]!.op}, not ${S + 1n}: ops ${S + 1n}..${replay[0]!.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
+        { snapshotOp: S, lowestOp: replay[0]!.op },
+      ),
+    );
   }
   for (let i = 1; i < replay.length; i++) {
     const prev = replay[i - 1]!;
     const entry = replay[i]!;
     const lost = replay.length - i;
     if (entry.op !== prev.op + 1n) {
-      findings.push(finding("refused", "WalGap", path,
-        `op ${prev.op + 1n} is missing while ${lost} higher op${lost === 1 ? "" : "s"} (${entry.op}..) exist: boot would truncate the WAL from op ${entry.op} and delete every later op, even on a single node`,
-        { missingOp: prev.op + 1n, nextOp: entry.op, opsAfter: lost }));
+      findings.push(
+        finding(
+          "refused",
+          "WalGap",
+          path,
+          `op ${prev.op + 1n} is missing while ${lost} higher op${lost === 1 ? "" : "s"} (${entry.op}..) exist: boot would truncate the WAL from op ${entry.op} and delete every later op, even on a single node`,
+          { missingOp: prev.op + 1n, nextOp: entry.op, opsAfter: lost },
+        ),
+      );
       break;
     }
     if (prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum) {
-      findings.push(finding("refused", "WalChainBreak", path,
-        `op ${entry.op} (byte ${entry.position}) does not chain to op ${prev.op} (byte ${prev.position}): boot would truncate the WAL from op ${entry.op} and delete ${lost} op${lost === 1 ? "" : "s"}, even on a single node`,
-        { op: entry.op, position: entry.position, previousPosition: prev.position, opsAfter: lost }));
+      findings.push(
+        finding(
+          "refused",
+          "WalChainBreak",
+          path,
+          `op ${entry.op} (byte ${entry.position}) does not chain to op ${prev.op} (byte ${prev.position}): boot would truncate the WAL from op ${entry.op} and delete ${lost} op${lost === 1 ? "" : "s"}, even on a single node`,
+          { op: entry.op, position: entry.position, previousPosition: prev.position, opsAfter: lost },
+        ),
+      );
       break;
     }
   }
   const foreignGroup = entries.filter((entry) => entry.group !== WAL_METADATA_GROUP);
   if (foreignGroup.length > 0) {
-    findings.push(finding("warn", "WalGroupMismatch", path,
-      `${foreignGroup.length} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${foreignGroup[0]!.position}); Iggy does not check this`,
-      { count: foreignGroup.length, firstPosition: foreignGroup[0]!.position }));
+    findings.push(
+      finding(
+        "warn",
+        "WalGroupMismatch",
+        path,
+        `${foreignGroup.length} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${foreignGroup[0]!.position}); Iggy does not check this`,
+        { count: foreignGroup.length, firstPosition: foreignGroup[0]!.position },
+      ),
+    );
   }
   const cluster = options.superblockCluster;
   if (cluster !== null) {
     const foreign = entries.filter((entry) => entry.cluster !== cluster);
     if (foreign.length > 0) {
-      findings.push(finding("warn", "WalClusterMismatch", path,
-        `${foreign.length} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${foreign[0]!.position}); Iggy does not check this`,
-        { count: foreign.length, firstPosition: foreign[0]!.position }));
+      findings.push(
+        finding(
+          "warn",
+          "WalClusterMismatch",
+          path,
+          `${foreign.length} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${foreign[0]!.position}); Iggy does not check this`,
+          { count: foreign.length, firstPosition: foreign[0]!.position },
+        ),
+      );
     }
   }
   return findings;
@@ -189,11 +300,20 @@ async function opOrderFindings(reader: WalReader, path: string, entries: readonl
 async function iggyDecision(reader: WalReader, walk: WalWalk, snapshotOp: bigint): Promise<IggyWalDecision> {
   let iggyWalk = walk;
   const failure = walk.failure;
-  if (failure?.kind === "structural" && (failure.gateStatus === WalHeaderStatus.ReservedNonZero || failure.gateStatus === WalHeaderStatus.UpperBytesNonZero)) {
+  if (
+    failure?.kind === "structural" &&
+    (failure.gateStatus === WalHeaderStatus.ReservedNonZero || failure.gateStatus === WalHeaderStatus.UpperBytesNonZero)
+  ) {
     // Iggy's scan does not look at these bytes: it walks on from here.
     iggyWalk = await walkWal(reader, "iggy", walk.stopPosition, walk.entries.at(-1) ?? null, [...walk.entries]);
   }
-  const decision: IggyWalDecision = { scan: "boot", position: null, reason: "every entry passes the boot scan", truncateFromOp: null, opsLost: 0 };
+  const decision: IggyWalDecision = {
+    scan: "boot",
+    position: null,
+    reason: "every entry passes the boot scan",
+    truncateFromOp: null,
+    opsLost: 0,
+  };
   if (iggyWalk.failure !== null) {
     const cut = await truncateOrFail(reader, iggyWalk.stopPosition, iggyWalk.failure);
     Object.assign(decision, cut);
@@ -218,24 +338,41 @@ async function iggyDecision(reader: WalReader, walk: WalWalk, snapshotOp: bigint
   }
   const badReserved = replay.slice(0, replayed).find((entry) => entry.gateStatus === WalHeaderStatus.ReservedNonZero);
   if (badReserved !== undefined) {
-    return { ...decision, scan: "refuse", position: badReserved.position, reason: `op ${badReserved.op} at byte ${badReserved.position} has non-zero reserved bytes: replay fails validation` };
+    return {
+      ...decision,
+      scan: "refuse",
+      position: badReserved.position,
+      reason: `op ${badReserved.op} at byte ${badReserved.position} has non-zero reserved bytes: replay fails validation`,
+    };
   }
   return decision;
 }
 
 /** Iggy's `truncate_or_fail` after a scan failure at `position`. */
-async function truncateOrFail(reader: WalReader, position: number, failure: EntryFailure): Promise<Pick<IggyWalDecision, "scan" | "position" | "reason">> {
+async function truncateOrFail(
+  reader: WalReader,
+  position: number,
+  failure: EntryFailure,
+): Promise<Pick<IggyWalDecision, "scan" | "position" | "reason">> {
   const size = reader.fileSize;
   if (failure.kind === "seal" && failure.entryEnd < size) {
     return { scan: "refuse", position, reason: `interior WAL corruption at byte ${position} (${failure.reason}) with entries after it` };
   }
   const trailing = size - position;
   if (trailing > WAL_IGGY_TRAILING_CAP_BYTES) {
-    return { scan: "refuse", position, reason: `${trailing} bytes trail the damage at byte ${position}, more than one append can tear (64 MiB)` };
+    return {
+      scan: "refuse",
+      position,
+      reason: `${trailing} bytes trail the damage at byte ${position}, more than one append can tear (64 MiB)`,
+    };
   }
   const complete = await findStructuralEntry(reader, position);
   if (complete !== null) {
-    return { scan: "refuse", position, reason: `a structurally complete entry starts at byte ${complete}, after the damage at byte ${position}` };
+    return {
+      scan: "refuse",
+      position,
+      reason: `a structurally complete entry starts at byte ${complete}, after the damage at byte ${position}`,
+    };
   }
   return { scan: "truncate-tail", position, reason: `cuts ${trailing} bytes at byte ${position} (${failure.reason})` };
 }
@@ -248,7 +385,9 @@ function forecastOf(path: string, iggy: IggyWalDecision, residue: WalResidue | n
   }
   if (iggy.truncateFromOp !== null) {
     forecast.push({
-      effect: "truncate-wal-from-op", path, destructive: true,
+      effect: "truncate-wal-from-op",
+      path,
+      destructive: true,
       detail: `replay stops at op ${iggy.truncateFromOp} (gap or chain break) and rewrites the WAL without it and every later op: ${iggy.opsLost} op${iggy.opsLost === 1 ? "" : "s"} lost`,
     });
   }

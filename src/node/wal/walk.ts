@@ -9,7 +9,13 @@ import type { FileWindow } from "../../io/window.js";
 import type { WalProbeVerdict } from "../types.js";
 import { readU32 } from "../../format/bytes.js";
 import {
-  WAL_HEADER_BYTES, WAL_SIZE_AT, WAL_HEADER_STATUS_NAMES, WalHeaderStatus, identityInput, readWalHeader, type WalHeader,
+  WAL_HEADER_BYTES,
+  WAL_SIZE_AT,
+  WAL_HEADER_STATUS_NAMES,
+  WalHeaderStatus,
+  identityInput,
+  readWalHeader,
+  type WalHeader,
 } from "./format.js";
 
 /** A verified entry, as the op-order checks and the report need it. */
@@ -43,7 +49,10 @@ export type WalRule = "segscan" | "iggy";
 
 export class WalReader {
   private readonly scratch = new Uint8Array(WAL_HEADER_BYTES);
-  constructor(readonly window: FileWindow, readonly engine: Engine) {}
+  constructor(
+    readonly window: FileWindow,
+    readonly engine: Engine,
+  ) {}
 
   get fileSize(): number {
     return this.window.fileSize;
@@ -70,16 +79,28 @@ export class WalReader {
     if (header.checksum !== 0n) {
       const identity = this.engine.xxh3_64(identityInput(kernels.view(), index, this.scratch));
       if (identity !== header.checksum) {
-        return fail({ kind: "seal", reason: `identity checksum mismatch (stored 0x${hex(header.checksum)}, computed 0x${hex(identity)})`, entryEnd });
+        return fail({
+          kind: "seal",
+          reason: `identity checksum mismatch (stored 0x${hex(header.checksum)}, computed 0x${hex(identity)})`,
+          entryEnd,
+        });
       }
     }
     if (prev !== null && prev.op + 1n === header.op && prev.checksum !== 0n && header.parent !== prev.checksum) {
-      return fail({ kind: "seal", reason: `parent chain break: parent 0x${hex(header.parent)} is not op ${prev.op}'s checksum 0x${hex(prev.checksum)}`, entryEnd });
+      return fail({
+        kind: "seal",
+        reason: `parent chain break: parent 0x${hex(header.parent)} is not op ${prev.op}'s checksum 0x${hex(prev.checksum)}`,
+        entryEnd,
+      });
     }
     if (header.checksumBody !== 0n) {
       const body = await this.hashBody(position, header.size);
       if (body !== header.checksumBody) {
-        return fail({ kind: "seal", reason: `body checksum mismatch (stored 0x${hex(header.checksumBody)}, computed 0x${hex(body)})`, entryEnd });
+        return fail({
+          kind: "seal",
+          reason: `body checksum mismatch (stored 0x${hex(header.checksumBody)}, computed 0x${hex(body)})`,
+          entryEnd,
+        });
       }
     }
     return { verified: true, entry: toEntry(position, header, status) };
@@ -128,8 +149,15 @@ export function hex(value: bigint): string {
 
 function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatus): WalEntry {
   return {
-    position, size: header.size, op: header.op, checksum: header.checksum, checksumBody: header.checksumBody,
-    parent: header.parent, cluster: header.cluster, group: header.group, gateStatus,
+    position,
+    size: header.size,
+    op: header.op,
+    checksum: header.checksum,
+    checksumBody: header.checksumBody,
+    parent: header.parent,
+    cluster: header.cluster,
+    group: header.group,
+    gateStatus,
   };
 }
 
@@ -141,7 +169,13 @@ export interface WalWalk {
 }
 
 /** docs/node.md N1 walk: from `fromPosition`, entry by entry, to the first that does not verify. */
-export async function walkWal(reader: WalReader, rule: WalRule, fromPosition = 0, prev: WalEntry | null = null, entries: WalEntry[] = []): Promise<WalWalk> {
+export async function walkWal(
+  reader: WalReader,
+  rule: WalRule,
+  fromPosition = 0,
+  prev: WalEntry | null = null,
+  entries: WalEntry[] = [],
+): Promise<WalWalk> {
   let position = fromPosition;
   let previous = prev;
   while (position < reader.fileSize) {
@@ -171,7 +205,12 @@ export interface WalProbeResult {
  * (above every op the walk proved). Candidates cost 1 unit each; a candidate
  * that passes the cheap checks but fails verification costs its claimed size.
  */
-export async function probeWal(reader: WalReader, damagePosition: number, minOp: bigint | null, budget: WalBudget): Promise<WalProbeResult> {
+export async function probeWal(
+  reader: WalReader,
+  damagePosition: number,
+  minOp: bigint | null,
+  budget: WalBudget,
+): Promise<WalProbeResult> {
   const window = reader.window;
   const lastCandidate = window.fileSize - WAL_HEADER_BYTES;
   let candidate = damagePosition + 1;
@@ -180,8 +219,13 @@ export async function probeWal(reader: WalReader, damagePosition: number, minOp:
     const windowStart = window.start;
     const windowLast = Math.min(lastCandidate, window.end - WAL_HEADER_BYTES);
     const scan = window.engineWindow.scanWalCandidates({
-      rule: "verified", fromIndex: index, toIndex: windowLast - windowStart + 1, fileEndIndex: window.fileSize - windowStart,
-      minOp, spentUnits: budget.spentUnits, limitUnits: budget.limitUnits,
+      rule: "verified",
+      fromIndex: index,
+      toIndex: windowLast - windowStart + 1,
+      fileEndIndex: window.fileSize - windowStart,
+      minOp,
+      spentUnits: budget.spentUnits,
+      limitUnits: budget.limitUnits,
     });
     budget.spentUnits = scan.spentUnits;
     const stop = windowStart + scan.index;
@@ -216,8 +260,13 @@ export async function findStructuralEntry(reader: WalReader, from: number): Prom
     const windowStart = window.start;
     const windowLast = Math.min(lastCandidate, window.end - WAL_HEADER_BYTES);
     const scan = window.engineWindow.scanWalCandidates({
-      rule: "structural", fromIndex: index, toIndex: windowLast - windowStart + 1, fileEndIndex: window.fileSize - windowStart,
-      minOp: 0n, spentUnits: 0, limitUnits: Number.MAX_SAFE_INTEGER,
+      rule: "structural",
+      fromIndex: index,
+      toIndex: windowLast - windowStart + 1,
+      fileEndIndex: window.fileSize - windowStart,
+      minOp: 0n,
+      spentUnits: 0,
+      limitUnits: Number.MAX_SAFE_INTEGER,
     });
     if (scan.status === "passed") return windowStart + scan.index;
     candidate = windowStart + scan.index;

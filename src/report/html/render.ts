@@ -68,7 +68,8 @@ export interface HtmlRenderOptions {
 
 function escapeHtml(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (ch) =>
-    ch === "&" ? "&amp;" : ch === "<" ? "&lt;" : ch === ">" ? "&gt;" : ch === '"' ? "&quot;" : "&#39;");
+    ch === "&" ? "&amp;" : ch === "<" ? "&lt;" : ch === ">" ? "&gt;" : ch === '"' ? "&quot;" : "&#39;",
+  );
 }
 
 function count(value: number | string): string {
@@ -88,17 +89,24 @@ function bytesText(value: number): string {
 
 /** JSON that is safe inside a <script> element: `<` cannot close it (it only occurs inside strings). */
 function scriptSafeJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 }
 
 const VERDICTS = ["clean", "repairable", "refused", "failed"] as const;
 
 function countsTable(report: HtmlReportInput): string {
-  const rows = VERDICTS.map((verdict) =>
-    `<tr><th scope="row"><span class="badge ${verdict}">${verdict}</span></th><td class="num">${count(report.summary[verdict])}</td></tr>`);
-  return `<table class="counts"><caption class="sr-only">Partitions by verdict</caption>` +
+  const rows = VERDICTS.map(
+    (verdict) =>
+      `<tr><th scope="row"><span class="badge ${verdict}">${verdict}</span></th><td class="num">${count(report.summary[verdict])}</td></tr>`,
+  );
+  return (
+    `<table class="counts"><caption class="sr-only">Partitions by verdict</caption>` +
     `<thead><tr><th scope="col">verdict</th><th scope="col">partitions</th></tr></thead><tbody>${rows.join("")}` +
-    `<tr><th scope="row">total</th><td class="num">${count(report.summary.partitions)}</td></tr></tbody></table>`;
+    `<tr><th scope="row">total</th><td class="num">${count(report.summary.partitions)}</td></tr></tbody></table>`
+  );
 }
 
 function bootForecast(report: HtmlReportInput): string {
@@ -106,14 +114,18 @@ function bootForecast(report: HtmlReportInput): string {
   if (!Array.isArray(forecast)) return "";
   if (forecast.length === 0) return `<h2>Boot forecast</h2><p>The server's next boot changes nothing on disk.</p>`;
   const destructive = forecast.filter((entry) => entry.destructive).length;
-  const rows = forecast.map((entry) =>
-    `<tr class="${entry.destructive ? "destructive" : ""}"><td>${escapeHtml(entry.effect)}</td>` +
-    `<td class="mono">${escapeHtml(entry.path)}</td>` +
-    `<td>${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td>${escapeHtml(entry.detail)}</td></tr>`);
-  return `<h2>Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
+  const rows = forecast.map(
+    (entry) =>
+      `<tr class="${entry.destructive ? "destructive" : ""}"><td>${escapeHtml(entry.effect)}</td>` +
+      `<td class="mono">${escapeHtml(entry.path)}</td>` +
+      `<td>${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td>${escapeHtml(entry.detail)}</td></tr>`,
+  );
+  return (
+    `<h2>Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
     `${count(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${count(destructive)} destructive.</p>` +
     `<table class="forecast"><thead><tr><th scope="col">effect</th><th scope="col">path</th><th scope="col">data</th>` +
-    `<th scope="col">detail</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+    `<th scope="col">detail</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
+  );
 }
 
 /** Hatches, dots and glyphs the bars share; every inline SVG in the page can reference them. */
@@ -134,21 +146,42 @@ function legendItem(svgBody: string, text: string): string {
 }
 
 function legend(): string {
-  return `<ul class="legend" aria-label="Legend">` + [
-    legendItem(`<rect class="prefix" x="2" y="7" width="40" height="18"/>`, "proven prefix P (solid)"),
-    legendItem(`<rect class="residue-zero" x="2" y="7" width="40" height="18"/>`, "residue, all zero (dots)"),
-    legendItem(`<rect class="residue-nonzero" x="2" y="7" width="40" height="18"/>`, "residue, not all zero (hatched)"),
-    legendItem(`<rect class="damage-line" x="20" y="3" width="4" height="26"/><use class="damage-cap" href="#glyph-damage" x="22" y="3"/>` +
-      `<text class="mark-label" x="22" y="37" text-anchor="middle">D</text>`, "D: damage position (▼)"),
-    legendItem(`<rect class="survivor-line" x="20" y="3" width="4" height="26"/><use class="survivor-cap" href="#glyph-survivor" x="22" y="3"/>` +
-      `<text class="mark-label" x="22" y="37" text-anchor="middle">S</text>`, "S: surviving batch (◆)"),
-    legendItem(`<line class="cut-line" x1="14" x2="14" y1="0" y2="31"/><text class="cut-label" x="17" y="37">cut</text>`, "cut point a repair makes (dashed)"),
-    legendItem(`<rect class="gap-mark" x="19" y="5" width="6" height="22"/><text class="mark-label" x="22" y="37" text-anchor="middle">G</text>`, "G: forward offset gap (striped)"),
-    legendItem(`<use class="warning-mark" href="#glyph-warning" x="22" y="3"/><text class="mark-label" x="22" y="37" text-anchor="middle">W</text>`, "W: warning (▲)"),
-    legendItem(`<rect class="file" x="2" y="7" width="40" height="18"/>` +
-      [6, 14, 22, 30, 38].map((x) => `<line class="tick" x1="${x}" x2="${x}" y1="26" y2="31"/>`).join(""),
-    "index entries (ticks; count only, spread evenly)"),
-  ].join("") + `</ul>`;
+  return (
+    `<ul class="legend" aria-label="Legend">` +
+    [
+      legendItem(`<rect class="prefix" x="2" y="7" width="40" height="18"/>`, "proven prefix P (solid)"),
+      legendItem(`<rect class="residue-zero" x="2" y="7" width="40" height="18"/>`, "residue, all zero (dots)"),
+      legendItem(`<rect class="residue-nonzero" x="2" y="7" width="40" height="18"/>`, "residue, not all zero (hatched)"),
+      legendItem(
+        `<rect class="damage-line" x="20" y="3" width="4" height="26"/><use class="damage-cap" href="#glyph-damage" x="22" y="3"/>` +
+          `<text class="mark-label" x="22" y="37" text-anchor="middle">D</text>`,
+        "D: damage position (▼)",
+      ),
+      legendItem(
+        `<rect class="survivor-line" x="20" y="3" width="4" height="26"/><use class="survivor-cap" href="#glyph-survivor" x="22" y="3"/>` +
+          `<text class="mark-label" x="22" y="37" text-anchor="middle">S</text>`,
+        "S: surviving batch (◆)",
+      ),
+      legendItem(
+        `<line class="cut-line" x1="14" x2="14" y1="0" y2="31"/><text class="cut-label" x="17" y="37">cut</text>`,
+        "cut point a repair makes (dashed)",
+      ),
+      legendItem(
+        `<rect class="gap-mark" x="19" y="5" width="6" height="22"/><text class="mark-label" x="22" y="37" text-anchor="middle">G</text>`,
+        "G: forward offset gap (striped)",
+      ),
+      legendItem(
+        `<use class="warning-mark" href="#glyph-warning" x="22" y="3"/><text class="mark-label" x="22" y="37" text-anchor="middle">W</text>`,
+        "W: warning (▲)",
+      ),
+      legendItem(
+        `<rect class="file" x="2" y="7" width="40" height="18"/>` +
+          [6, 14, 22, 30, 38].map((x) => `<line class="tick" x1="${x}" x2="${x}" y1="26" y2="31"/>`).join(""),
+        "index entries (ticks; count only, spread evenly)",
+      ),
+    ].join("") +
+    `</ul>`
+  );
 }
 
 /** The complete HTML document for a JSON scan report. */
@@ -168,18 +201,26 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
   const summary = report.summary;
   const opts = report.options;
   const problems = summary.repairable + summary.refused + summary.failed;
-  const headline = summary.partitions === 0
-    ? "No partitions were found (no directory held a .log file)."
-    : problems === 0
-    ? `All ${count(summary.partitions)} partitions are clean.`
-    : `${count(problems)} of ${count(summary.partitions)} partitions need attention: ` +
-      `${count(summary.repairable)} repairable, ${count(summary.refused)} refused, ${count(summary.failed)} failed.`;
+  const headline =
+    summary.partitions === 0
+      ? "No partitions were found (no directory held a .log file)."
+      : problems === 0
+        ? `All ${count(summary.partitions)} partitions are clean.`
+        : `${count(problems)} of ${count(summary.partitions)} partitions need attention: ` +
+          `${count(summary.repairable)} repairable, ${count(summary.refused)} refused, ${count(summary.failed)} failed.`;
   const facts = [
-    ["segscan", report.segscan], ["engine", report.engine], ["bytes scanned", `${count(summary.bytesScanned)} (${bytesText(summary.bytesScanned)})`],
-    ["elapsed", `${count(Math.round(summary.elapsedMs))} ms`], ["verify", opts.verify], ["replicas", count(opts.replicaCount)],
-    ["probe budget", `${count(opts.probeBudgetUnits)} units`], ["window", `${count(opts.windowBytes)} bytes`],
+    ["segscan", report.segscan],
+    ["engine", report.engine],
+    ["bytes scanned", `${count(summary.bytesScanned)} (${bytesText(summary.bytesScanned)})`],
+    ["elapsed", `${count(Math.round(summary.elapsedMs))} ms`],
+    ["verify", opts.verify],
+    ["replicas", count(opts.replicaCount)],
+    ["probe budget", `${count(opts.probeBudgetUnits)} units`],
+    ["window", `${count(opts.windowBytes)} bytes`],
     ...(opts.maxBatchBytes === undefined ? [] : [["max batch (override)", `${count(opts.maxBatchBytes)} bytes`]]),
-  ].map(([name, value]) => `<li><b>${escapeHtml(name)}</b> ${escapeHtml(value)}</li>`).join("");
+  ]
+    .map(([name, value]) => `<li><b>${escapeHtml(name)}</b> ${escapeHtml(value)}</li>`)
+    .join("");
 
   return `<!doctype html>
 <html lang="en">
