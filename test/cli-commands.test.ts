@@ -504,9 +504,12 @@ describe.concurrent("gen, demo, bench", () => {
       const projectDir = fileURLToPath(new URL("..", import.meta.url));
       const codes = [];
       for (const line of tries) {
-        const [, ...args] = line.split(" ");
-        // --no-install: resolve only the project's own bin, never the registry.
-        const tried = spawnSync("npx", ["--no-install", ...args], { cwd: projectDir, encoding: "utf8" });
+        // `npx segscan` runs the package's own bin (package.json "bin", checked below and, from the
+        // tarball, in pack.test.ts). It is run here as that bin directly: npx's first use in a new
+        // directory runs the package's `prepare` (a clean rebuild), which would pull dist/ from
+        // under the test files running beside this one.
+        const [, , ...args] = line.split(" ");
+        const tried = spawnSync(process.execPath, [CLI, ...args], { cwd: projectDir, encoding: "utf8" });
         codes.push(tried.status);
       }
       // dump exits 4 because restore put the torn tail back.
