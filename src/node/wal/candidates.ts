@@ -8,6 +8,7 @@
  */
 import { readU32, readU64 } from "../../format/bytes.js";
 import type { WalCandidateScanRequest, WalCandidateScanResult } from "../../engine/types.js";
+import { lastNonZero, scanCandidatesOneByOne } from "../../engine/ts/candidates.js";
 import {
   WAL_COMMAND_AT,
   WAL_COMMAND_PREPARE,
@@ -31,20 +32,9 @@ export function walCandidatePasses(bytes: Uint8Array, at: number, request: WalCa
   return readU64(bytes, at + WAL_OP_AT) >= request.minOp;
 }
 
-/** The definition: one candidate at a time, no skipping. */
+/** The definition: one candidate at a time, no skipping (the segment probe's loop, WAL checks). */
 export function scanWalCandidatesPlain(bytes: Uint8Array, request: WalCandidateScanRequest): WalCandidateScanResult {
-  let spentUnits = request.spentUnits;
-  for (let candidate = request.fromIndex; candidate < request.toIndex; candidate++) {
-    spentUnits += 1;
-    if (walCandidatePasses(bytes, candidate, request)) return { status: "passed", index: candidate, spentUnits };
-    if (spentUnits > request.limitUnits) return { status: "exhausted", index: candidate, spentUnits };
-  }
-  return { status: "done", index: request.toIndex, spentUnits };
-}
-
-function lastNonZero(bytes: Uint8Array, from: number, to: number): number {
-  for (let i = to - 1; i >= from; i--) if (bytes[i] !== 0) return i;
-  return -1;
+  return scanCandidatesOneByOne(request, (candidate) => walCandidatePasses(bytes, candidate, request));
 }
 
 /**
