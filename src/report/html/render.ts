@@ -109,6 +109,42 @@ function countsTable(report: HtmlReportInput): string {
   );
 }
 
+interface NodeFindingInput {
+  severity?: unknown;
+  code?: unknown;
+  path?: unknown;
+  message?: unknown;
+}
+
+/** Every `findings` array anywhere in the node section (metadata, WAL, snapshot, superblocks, partitions). */
+function nodeFindings(value: unknown, into: NodeFindingInput[] = []): NodeFindingInput[] {
+  if (Array.isArray(value)) for (const item of value) nodeFindings(item, into);
+  else if (value !== null && typeof value === "object") {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === "findings" && Array.isArray(inner)) into.push(...(inner as NodeFindingInput[]));
+      else if (key !== "bootForecast") nodeFindings(inner, into);
+    }
+  }
+  return into;
+}
+
+/** The node's own verdict and every finding that is not clean (docs/node.md N9): a refused WAL is not hidden behind clean partitions. */
+function nodeSection(report: HtmlReportInput): string {
+  const node = report.node;
+  if (node === undefined) return "";
+  const verdict = typeof node.verdict === "string" ? node.verdict : "unknown";
+  const findings = nodeFindings(node).filter((finding) => finding.severity !== "clean");
+  const rows = findings.map(
+    (finding) =>
+      `<li><b>${escapeHtml(String(finding.severity))}</b> <span class="mono">${escapeHtml(String(finding.code))}</span> ` +
+      `${escapeHtml(String(finding.message))}</li>`,
+  );
+  return (
+    `<h2>Node</h2><p>Node verdict: <b>${escapeHtml(verdict)}</b> (the worst of the metadata findings and the partitions).</p>` +
+    (rows.length === 0 ? "<p>No node finding needs attention.</p>" : `<ul class="node-findings">${rows.join("")}</ul>`)
+  );
+}
+
 function bootForecast(report: HtmlReportInput): string {
   const forecast = report.node?.bootForecast;
   if (!Array.isArray(forecast)) return "";
@@ -240,6 +276,7 @@ ${SVG_DEFS}
 <p><b>${escapeHtml(headline)}</b></p>
 <ul class="facts">${facts}</ul>
 ${countsTable(report)}
+${nodeSection(report)}
 ${bootForecast(report)}
 <h2>How to read the drawings</h2>
 <p>Each segment is a bar, in offset order; a partition's segments share one scale (the scale menu can share it across the report); hover over or tab to any mark for its exact numbers (arrow keys move between marks, Esc hides the note).</p>
