@@ -9,3 +9,4 @@ export {
 } from "./verify";
 export { findCandidate, firstNonZero } from "./probe";
 export { heapBase, heapAlignBytes, xxh3StateBytes, stateSlotBytes, readAheadPadBytes } from "./layout";
+export { walHeaderStatus, findWalCandidate } from "./wal";

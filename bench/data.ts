@@ -199,7 +199,12 @@ async function writeChain(writer: ChunkedWriter, source: ByteSource, targetBytes
   let chunkStart = -Infinity;
   while (writer.written < targetBytes) {
     const count = 64 + source.below(37);
-    const batch = encodeBatch({ partitionId: 1n, baseOffset: offset, baseTimestamp: timestamp, messages: makeMessages(source, offset, count) });
+    const batch = encodeBatch({
+      partitionId: 1n,
+      baseOffset: offset,
+      baseTimestamp: timestamp,
+      messages: makeMessages(source, offset, count),
+    });
     const position = writer.written;
     if (position - chunkStart >= FLUSH_BYTES) {
       index.push({ offset, timestamp, position: BigInt(position) });
@@ -235,8 +240,18 @@ async function writeChain(writer: ChunkedWriter, source: ByteSource, targetBytes
  *   headers (~9 MiB of residue), whatever the residue's size.
  * Bytes after the last whole crafted batch are zeros.
  */
-async function writeProbeSet(kind: Exclude<DataKind, "deep">, writer: ChunkedWriter, source: ByteSource, residueBytes: number): Promise<SegmentWriterResult & { craftedBatchBytes?: number }> {
-  const lead = encodeBatch({ partitionId: 1n, baseOffset: 0n, baseTimestamp: START_TIMESTAMP_MICROS, messages: makeMessages(source, 0n, 4) });
+async function writeProbeSet(
+  kind: Exclude<DataKind, "deep">,
+  writer: ChunkedWriter,
+  source: ByteSource,
+  residueBytes: number,
+): Promise<SegmentWriterResult & { craftedBatchBytes?: number }> {
+  const lead = encodeBatch({
+    partitionId: 1n,
+    baseOffset: 0n,
+    baseTimestamp: START_TIMESTAMP_MICROS,
+    messages: makeMessages(source, 0n, 4),
+  });
   await writer.append(lead);
   const index: IndexEntry[] = [{ offset: 0n, timestamp: START_TIMESTAMP_MICROS, position: 0n }];
   const result = { logBytes: 0, messageCount: 4, batches: 1, index };
@@ -246,7 +261,12 @@ async function writeProbeSet(kind: Exclude<DataKind, "deep">, writer: ChunkedWri
     await writer.appendFilled(residueBytes, (target) => source.fill(target));
   } else {
     const payloadBase = kind === "crafted" ? 4096 : 896;
-    const template = encodeBatch({ partitionId: 1n, baseOffset: 4n, baseTimestamp: START_TIMESTAMP_MICROS + 1000n, messages: makeMessages(source, 4n, 64, payloadBase) });
+    const template = encodeBatch({
+      partitionId: 1n,
+      baseOffset: 4n,
+      baseTimestamp: START_TIMESTAMP_MICROS + 1000n,
+      messages: makeMessages(source, 4n, 64, payloadBase),
+    });
     // Corrupt only the batch checksum: the frames still tile and check.
     template[BATCH_CHECKSUM_AT] = template[BATCH_CHECKSUM_AT]! ^ 0x01;
     const whole = Math.floor(residueBytes / template.length);

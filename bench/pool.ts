@@ -18,7 +18,15 @@ async function main(): Promise<void> {
   const dir = join(cacheRoot(), POOL_DATA_VERSION);
   if (!existsSync(dir)) {
     console.error(`bench pool: generating 64 partitions into ${dir}…`);
-    await generateDataDir(dir, { streams: 1, topicsPerStream: 8, partitionsPerTopic: 8, segmentsPerPartition: 2, segmentBytes: 12 * 1024 * 1024, flushBytes: 1024 * 1024, force: true });
+    await generateDataDir(dir, {
+      streams: 1,
+      topicsPerStream: 8,
+      partitionsPerTopic: 8,
+      segmentsPerPartition: 2,
+      segmentBytes: 12 * 1024 * 1024,
+      flushBytes: 1024 * 1024,
+      force: true,
+    });
   }
   for (const kind of ["wasm", "ts"] as const) {
     const engine = await createEngine(kind);
@@ -33,7 +41,9 @@ async function main(): Promise<void> {
     const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const sequential = median(times[1]);
     const pooled = median(times[2]);
-    console.log(`${kind}: deep scan of 64 partitions: sequential ${sequential.toFixed(0)} ms, pool of 2 ${pooled.toFixed(0)} ms, speed-up ${(sequential / pooled).toFixed(2)}×`);
+    console.log(
+      `${kind}: deep scan of 64 partitions: sequential ${sequential.toFixed(0)} ms, pool of 2 ${pooled.toFixed(0)} ms, speed-up ${(sequential / pooled).toFixed(2)}×`,
+    );
   }
 }
 

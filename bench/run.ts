@@ -37,6 +37,7 @@ import { PROBE_BUDGET_UNITS } from "../src/format/constants.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import type { ScanReport } from "../src/report/types.js";
 import { ByteSource, type DataKind, type DataSet, cacheRoot, ensureDataSet } from "./data.js";
+import { scanWalFile, walProbeData, walProblem, walVerifyData } from "./wal.js";
 
 export interface BenchRow {
   task: string;
@@ -235,7 +236,8 @@ function expectedProbe(set: DataSet, limitUnits: number): { verdict: "no-survivo
 function summarize(report: ScanReport, set: DataSet, spec: ScanSpec): ScanSummary {
   const partition = report.partitions[0];
   const segment = partition?.segments[0];
-  if (!partition || !segment) return { verdict: "?", outcome: "?", probe: null, spentUnits: 0, walkedSize: 0, problem: "no segment in the report" };
+  if (!partition || !segment)
+    return { verdict: "?", outcome: "?", probe: null, spentUnits: 0, walkedSize: 0, problem: "no segment in the report" };
   const residue = segment.residue;
   const summary: ScanSummary = {
     verdict: partition.verdict,
@@ -248,15 +250,18 @@ function summarize(report: ScanReport, set: DataSet, spec: ScanSpec): ScanSummar
   const problems: string[] = [];
   if (partition.error) problems.push(`error ${partition.error.code}: ${partition.error.message}`);
   if (set.kind === "deep") {
-    if (partition.verdict !== "clean" || segment.outcome !== "clean") problems.push(`verdict ${partition.verdict}/${segment.outcome}, expected clean`);
+    if (partition.verdict !== "clean" || segment.outcome !== "clean")
+      problems.push(`verdict ${partition.verdict}/${segment.outcome}, expected clean`);
     if (segment.walkedSize !== set.logBytes) problems.push(`walked ${segment.walkedSize} of ${set.logBytes} bytes`);
-    if (segment.messageCount !== set.messageCount) problems.push(`messageCount ${String(segment.messageCount)}, expected ${set.messageCount}`);
+    if (segment.messageCount !== set.messageCount)
+      problems.push(`messageCount ${String(segment.messageCount)}, expected ${set.messageCount}`);
     if (segment.index.mismatches !== 0) problems.push(`${segment.index.mismatches} index mismatches`);
   } else {
     const expected = expectedProbe(set, spec.probeBudgetUnits ?? PROBE_BUDGET_UNITS);
     if (segment.walkedSize !== set.residueStart) problems.push(`walk stopped at ${segment.walkedSize}, expected ${set.residueStart}`);
     if (residue?.probe !== expected.verdict) problems.push(`probe ${String(residue?.probe)}, expected ${expected.verdict}`);
-    if (expected.spentUnits !== null && residue?.spentUnits !== expected.spentUnits) problems.push(`spent ${String(residue?.spentUnits)} units, expected ${expected.spentUnits}`);
+    if (expected.spentUnits !== null && residue?.spentUnits !== expected.spentUnits)
+      problems.push(`spent ${String(residue?.spentUnits)} units, expected ${expected.spentUnits}`);
     if (residue && residue.allZero !== (set.kind === "zeros")) problems.push(`allZero ${String(residue.allZero)}`);
   }
   summary.problem = problems.length > 0 ? problems.join("; ") : null;
@@ -295,7 +300,10 @@ function formatTable(rows: readonly BenchRow[]): string[] {
   const widths = header.map((title, i) => Math.max(title.length, ...body.map((cells) => cells[i]!.length)));
   const right = [false, false, true, true, true, false];
   const line = (cells: readonly string[]): string =>
-    cells.map((cell, i) => (right[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join("  ").trimEnd();
+    cells
+      .map((cell, i) => (right[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   const lines = [line(header), widths.map((w) => "-".repeat(w)).join("  ")];
   let lastTask: string | undefined;
   for (let i = 0; i < rows.length; i++) {
@@ -330,7 +338,10 @@ function round(value: number, digits: number): number {
 }
 
 interface HashWasm {
-  createXXHash3(seedLow?: number, seedHigh?: number): Promise<{
+  createXXHash3(
+    seedLow?: number,
+    seedHigh?: number,
+  ): Promise<{
     init(): unknown;
     update(data: Uint8Array): unknown;
     digest(outputType: "binary"): Uint8Array;
@@ -366,7 +377,10 @@ async function hashTasks(context: Context, rows: RowSet): Promise<void> {
   const hashWasm = await loadHashWasm();
   const peer = hashWasm ? await hashWasm.createXXHash3(0, 0) : null;
   const reference = peer ? "hash-wasm" : "ts";
-  if (!peer) context.notes.push("hash-wasm could not be imported (it is a devDependency only): its XXH3 rows are skipped and the ts engine is the XXH3 reference");
+  if (!peer)
+    context.notes.push(
+      "hash-wasm could not be imported (it is a devDependency only): its XXH3 rows are skipped and the ts engine is the XXH3 reference",
+    );
   const { wasm, ts } = context.engines;
   const source = new ByteSource(0xa11ce);
   let sink = 0n;
@@ -384,11 +398,15 @@ async function hashTasks(context: Context, rows: RowSet): Promise<void> {
   context.progress(`bench: ${task}…`);
   const bigContenders: Contender[] = [];
   if (peer) {
-    bigContenders.push({ engine: "hash-wasm", isAsync: false, fn: () => {
-      peer.init();
-      peer.update(big);
-      return peer.digest("binary");
-    } });
+    bigContenders.push({
+      engine: "hash-wasm",
+      isAsync: false,
+      fn: () => {
+        peer.init();
+        peer.update(big);
+        return peer.digest("binary");
+      },
+    });
   }
   bigContenders.push({ engine: "wasm", isAsync: false, fn: () => (sink ^= wasm.xxh3_64(big)) });
   bigContenders.push({ engine: "ts", isAsync: false, fn: () => (sink ^= ts.xxh3_64(big)) });
@@ -406,23 +424,34 @@ async function hashTasks(context: Context, rows: RowSet): Promise<void> {
   }
   const smallContenders: Contender[] = [];
   if (peer) {
-    smallContenders.push({ engine: "hash-wasm", isAsync: false, fn: () => {
-      let last: Uint8Array | undefined;
-      for (const slice of slices) {
-        peer.init();
-        peer.update(slice);
-        last = peer.digest("binary");
-      }
-      return last;
-    } });
+    smallContenders.push({
+      engine: "hash-wasm",
+      isAsync: false,
+      fn: () => {
+        let last: Uint8Array | undefined;
+        for (const slice of slices) {
+          peer.init();
+          peer.update(slice);
+          last = peer.digest("binary");
+        }
+        return last;
+      },
+    });
   }
-  for (const [name, engine] of [["wasm", wasm], ["ts", ts]] as const) {
-    smallContenders.push({ engine: name, isAsync: false, fn: () => {
-      let x = 0n;
-      for (const slice of slices) x ^= engine.xxh3_64(slice);
-      sink ^= x;
-      return x;
-    } });
+  for (const [name, engine] of [
+    ["wasm", wasm],
+    ["ts", ts],
+  ] as const) {
+    smallContenders.push({
+      engine: name,
+      isAsync: false,
+      fn: () => {
+        let x = 0n;
+        for (const slice of slices) x ^= engine.xxh3_64(slice);
+        sink ^= x;
+        return x;
+      },
+    });
   }
   rows.addTask(smallTask, reference, sliceBytes * sliceCount, await measureGroup(smallTask, smallContenders, plan));
   if (sink === 0xdeadn) context.progress("");
@@ -443,7 +472,9 @@ async function warmPageCache(context: Context, set: DataSet): Promise<void> {
     const result = spawnSync("dd", [`if=${set.logPath}`, "iflag=nocache", "count=0"], { stdio: "ignore", timeout: 10_000 });
     if (result.error || result.status !== 0) {
       context.evictWithDd = false;
-      context.notes.push("could not evict data sets from the page cache with `dd iflag=nocache` (not Linux/GNU dd?): the cached pages of each file come from however it was last read or written, which can move the raw-read floor between files");
+      context.notes.push(
+        "could not evict data sets from the page cache with `dd iflag=nocache` (not Linux/GNU dd?): the cached pages of each file come from however it was last read or written, which can move the raw-read floor between files",
+      );
     }
   }
   await rawRead(set.logPath, context.rawBuffer);
@@ -454,10 +485,18 @@ function rawReadContender(context: Context, set: DataSet): Contender {
 }
 
 /** Checks one scan of `set` (untimed; it also warms the JIT) and returns the contender that times it. */
-async function scanContender(context: Context, set: DataSet, engine: Engine, spec: ScanSpec, label: string, name: string = engine.kind): Promise<{ contender: Contender; summary: ScanSummary }> {
+async function scanContender(
+  context: Context,
+  set: DataSet,
+  engine: Engine,
+  spec: ScanSpec,
+  label: string,
+  name: string = engine.kind,
+): Promise<{ contender: Contender; summary: ScanSummary }> {
   const options = scanOptions(engine, spec);
   const summary = summarize(await scanPartition(set.dir, options), set, spec);
-  if (summary.problem) context.notes.push(`WARNING: ${label} ${name}: unexpected report (${summary.problem}); its timing measures that outcome`);
+  if (summary.problem)
+    context.notes.push(`WARNING: ${label} ${name}: unexpected report (${summary.problem}); its timing measures that outcome`);
   return { contender: { engine: name, isAsync: true, fn: () => scanPartition(set.dir, options) }, summary };
 }
 
@@ -480,9 +519,37 @@ async function scanTasks(context: Context, rows: RowSet): Promise<void> {
     // The like-for-like pair for the CLI's blocking reads: raw-read-sync vs wasm-blocking.
     contenders.push({ engine: "raw-read-sync", isAsync: false, fn: () => rawReadSync(set.logPath, context.rawBuffer) });
     contenders.push((await scanContender(context, set, context.engines.wasm, spec, task)).contender);
-    contenders.push((await scanContender(context, set, context.engines.wasm, { ...spec, io: "blocking" }, task, "wasm-blocking")).contender);
+    contenders.push(
+      (await scanContender(context, set, context.engines.wasm, { ...spec, io: "blocking" }, task, "wasm-blocking")).contender,
+    );
     contenders.push((await scanContender(context, set, context.engines.ts, spec, task)).contender);
     rows.addTask(task, "raw-read", set.logBytes, await measureGroup(task, contenders, plan));
+  }
+}
+
+/** docs/node.md N1: verify a WAL and probe a damaged WAL tail, Wasm vs TS vs the raw-read floor (64 MiB each). */
+async function walTasks(context: Context, rows: RowSet): Promise<void> {
+  const bytes = context.quick ? 16 * MiB : 64 * MiB;
+  const plan = context.quick ? QUICK_SCAN_PLAN : SCAN_PLAN;
+  for (const [kind, set] of [
+    ["verify", walVerifyData(bytes)],
+    ["probe", walProbeData(bytes)],
+  ] as const) {
+    const task = `wal ${kind} ${sizeLabel(bytes)}`;
+    context.progress(`bench: ${task}…`);
+    await rawRead(set.path, context.rawBuffer);
+    // The WAL scan reads with blocking positioned reads, so its like-for-like floor is raw-read-sync.
+    const contenders: Contender[] = [
+      { engine: "raw-read-sync", isAsync: false, fn: () => rawReadSync(set.path, context.rawBuffer) },
+      { engine: "raw-read", isAsync: true, fn: () => rawRead(set.path, context.rawBuffer) },
+    ];
+    for (const engine of [context.engines.wasm, context.engines.ts]) {
+      const problem = walProblem(kind, await scanWalFile(set, engine));
+      if (problem !== null)
+        context.notes.push(`WARNING: ${task} ${engine.kind}: unexpected report (${problem}); its timing measures that outcome`);
+      contenders.push({ engine: engine.kind, isAsync: true, fn: () => scanWalFile(set, engine) });
+    }
+    rows.addTask(task, "raw-read-sync", set.bytes, await measureGroup(task, contenders, plan));
   }
 }
 
@@ -551,7 +618,8 @@ async function scalingCheck(context: Context, rows: RowSet, lines: string[]): Pr
   // Per scan, every size and contender is timed in the same interleaved rounds, so
   // load that drifts during the run cannot masquerade as a size effect.
   for (const { kind, name, spec } of SCALING_TASKS) {
-    const perSize: Array<{ bytes: number; set: DataSet; task: string; seriesOf: Map<string, { series: string; summary?: ScanSummary }> }> = [];
+    const perSize: Array<{ bytes: number; set: DataSet; task: string; seriesOf: Map<string, { series: string; summary?: ScanSummary }> }> =
+      [];
     const contenders: Contender[] = [];
     for (const bytes of sizes) {
       const set = await ensureDataSet(kind, bytes, context.progress);
@@ -580,7 +648,12 @@ async function scalingCheck(context: Context, rows: RowSet, lines: string[]): Pr
         .map(([engine, timing]): [string, Timing] => [engine.slice(prefix.length), timing]);
       for (const [engine, timing] of mine) {
         const entry = seriesOf.get(engine)!;
-        add(entry.series, { bytes, logBytes: set.logBytes, medianMs: timing.medianMs, ...(entry.summary ? { summary: entry.summary } : {}) });
+        add(entry.series, {
+          bytes,
+          logBytes: set.logBytes,
+          medianMs: timing.medianMs,
+          ...(entry.summary ? { summary: entry.summary } : {}),
+        });
       }
       rows.addTask(task, "raw-read", set.logBytes, mine);
     }
@@ -612,7 +685,10 @@ async function scalingCheck(context: Context, rows: RowSet, lines: string[]): Pr
       linearMarginal: bound ? null : slope.linear,
       marginalMsPerGiB: slope.slopes.map((value) => round(value, 1)),
       points: points.map((point) => ({
-        bytes: point.bytes, logBytes: point.logBytes, ms: round(point.medianMs, 2), msPerGiB: round(msPerGiB(point), 1),
+        bytes: point.bytes,
+        logBytes: point.logBytes,
+        ms: round(point.medianMs, 2),
+        msPerGiB: round(msPerGiB(point), 1),
         ...(point.summary ? { verdict: point.summary.verdict, probe: point.summary.probe, spentUnits: point.summary.spentUnits } : {}),
       })),
     };
@@ -620,7 +696,10 @@ async function scalingCheck(context: Context, rows: RowSet, lines: string[]): Pr
   const widths = header.map((title, i) => Math.max(title.length, ...table.map((cells) => cells[i]!.length)));
   const leftAligned = new Set([0, header.length - 3, header.length - 1]);
   const fmt = (cells: readonly string[]): string =>
-    cells.map((cell, i) => (leftAligned.has(i) ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd();
+    cells
+      .map((cell, i) => (leftAligned.has(i) ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   lines.push(fmt(header), widths.map((w) => "-".repeat(w)).join("  "));
   for (const cells of table) lines.push(fmt(cells));
 
@@ -629,7 +708,9 @@ async function scalingCheck(context: Context, rows: RowSet, lines: string[]): Pr
     if (!name.startsWith("probe crafted") || name.endsWith("raw-read")) continue;
     lines.push(`  ${name}:`);
     for (const point of points) {
-      lines.push(`    residue ${sizeLabel(point.bytes).padStart(6)}: ${point.medianMs.toFixed(0).padStart(6)} ms, spentUnits ${String(point.summary?.spentUnits ?? "?").padStart(10)}, ${point.summary?.probe ?? "?"}`);
+      lines.push(
+        `    residue ${sizeLabel(point.bytes).padStart(6)}: ${point.medianMs.toFixed(0).padStart(6)} ms, spentUnits ${String(point.summary?.spentUnits ?? "?").padStart(10)}, ${point.summary?.probe ?? "?"}`,
+      );
     }
     const bound = points.filter((point) => point.summary?.probe === "budget-exhausted");
     if (bound.length >= 2) {
@@ -638,15 +719,20 @@ async function scalingCheck(context: Context, rows: RowSet, lines: string[]): Pr
       const bytesGrowth = bound[bound.length - 1]!.logBytes / bound[0]!.logBytes;
       const spent = bound.map((point) => point.summary?.spentUnits ?? 0);
       const spentSpread = Math.max(...spent) / Math.min(...spent) - 1;
-      const verdict = Math.abs(growth - 1) <= 0.25
-        ? "plateau (within ±25 %): bounded by the budget, not the bytes"
-        : growth < Math.sqrt(bytesGrowth)
-          ? `bounded by the budget (time ×${growth.toFixed(2)} while the file grew ×${bytesGrowth.toFixed(0)}; ms-scale timings are noisy)`
-          : "NOT bounded: time follows the bytes";
-      lines.push(`    → where the budget is the limit (${bound.map((point) => sizeLabel(point.bytes)).join(", ")}): spentUnits within ${(spentSpread * 100).toFixed(2)} %, time ×${growth.toFixed(2)} from the smallest to the largest — ${verdict}`);
+      const verdict =
+        Math.abs(growth - 1) <= 0.25
+          ? "plateau (within ±25 %): bounded by the budget, not the bytes"
+          : growth < Math.sqrt(bytesGrowth)
+            ? `bounded by the budget (time ×${growth.toFixed(2)} while the file grew ×${bytesGrowth.toFixed(0)}; ms-scale timings are noisy)`
+            : "NOT bounded: time follows the bytes";
+      lines.push(
+        `    → where the budget is the limit (${bound.map((point) => sizeLabel(point.bytes)).join(", ")}): spentUnits within ${(spentSpread * 100).toFixed(2)} %, time ×${growth.toFixed(2)} from the smallest to the largest — ${verdict}`,
+      );
     } else if (bound.length === 0) {
       const { linear } = marginal(points);
-      lines.push(`    → the budget is never the limit here: spentUnits and time follow the bytes (marginal cost ${linear ? "linear" : "not linear within ±25 %"})`);
+      lines.push(
+        `    → the budget is never the limit here: spentUnits and time follow the bytes (marginal cost ${linear ? "linear" : "not linear within ±25 %"})`,
+      );
     } else {
       lines.push("    → the budget ran out at one size only: no plateau to show");
     }
@@ -678,15 +764,21 @@ export async function runBench(options: RunBenchOptions): Promise<BenchRow[]> {
   } else {
     await hashTasks(context, rows);
     await scanTasks(context, rows);
+    await walTasks(context, rows);
   }
 
   if (options.json) {
     for (const note of context.notes) progress(`bench: ${note}`);
-    log(JSON.stringify(scaling ? { machine: machineLine(loadAtStart), rows: rows.rows, scaling, notes: context.notes } : rows.rows, null, 2));
+    log(
+      JSON.stringify(scaling ? { machine: machineLine(loadAtStart), rows: rows.rows, scaling, notes: context.notes } : rows.rows, null, 2),
+    );
   } else {
     log(`segscan bench — ${machineLine(loadAtStart)}`);
-    log(`MB = 10^6 bytes; MB/s from the median time per op; ratio = MB/s ÷ the reference row's MB/s in this run${quick ? "; --quick sizes" : ""}`);
-    if (context.evictWithDd) log("page cache: each data file is evicted (dd iflag=nocache) and read once through readahead before it is timed");
+    log(
+      `MB = 10^6 bytes; MB/s from the median time per op; ratio = MB/s ÷ the reference row's MB/s in this run${quick ? "; --quick sizes" : ""}`,
+    );
+    if (context.evictWithDd)
+      log("page cache: each data file is evicted (dd iflag=nocache) and read once through readahead before it is timed");
     log("");
     for (const line of formatTable(rows.rows)) log(line);
     for (const line of lines) log(line);

@@ -15,7 +15,18 @@
  * average is printed, since other processes skew wall times.
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { loadavg } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,8 +85,14 @@ export async function ensureScaleTree(count: number, segmentBytes: number, progr
   const staging = `${dir}.partial`;
   rmSync(staging, { recursive: true, force: true });
   const template = await generateDataDir(join(staging, "template"), {
-    streams: 1, topicsPerStream: 1, partitionsPerTopic: 1, segmentsPerPartition: 1,
-    segmentBytes, flushBytes: Math.max(4 * KiB, Math.floor(segmentBytes / 4)), maxBatchMessages: 8, force: true,
+    streams: 1,
+    topicsPerStream: 1,
+    partitionsPerTopic: 1,
+    segmentsPerPartition: 1,
+    segmentBytes,
+    flushBytes: Math.max(4 * KiB, Math.floor(segmentBytes / 4)),
+    maxBatchMessages: 8,
+    force: true,
   });
   const segment = template.partitions[0]!.segments[0]!;
   for (let i = 0; i < count; i++) {
@@ -115,9 +132,27 @@ function childPeakRss(dir: string, deep: boolean): number | null {
   const time = "/usr/bin/time";
   if (!existsSync(time)) return null;
   const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
-  const run = spawnSync(time, ["-f", "peak-rss-kib %M", process.execPath, cli, "scan", "--ndjson", "--no-progress", "--concurrency", "1", ...(deep ? ["--deep"] : []), dir], {
-    stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", maxBuffer: 64 * 1024 * 1024,
-  });
+  const run = spawnSync(
+    time,
+    [
+      "-f",
+      "peak-rss-kib %M",
+      process.execPath,
+      cli,
+      "scan",
+      "--ndjson",
+      "--no-progress",
+      "--concurrency",
+      "1",
+      ...(deep ? ["--deep"] : []),
+      dir,
+    ],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const match = /peak-rss-kib (\d+)/.exec(run.stderr ?? "");
   return match ? Number(match[1]) * KiB : null;
 }
@@ -161,20 +196,33 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
     readEveryFile(dir, buffer);
     wall.floor.push(performance.now() - startedAt);
     cpu.floor.push(cpuMs() - cpuAt);
-    for (const [name, verify, concurrency] of [["tail", "tail", 1], ["deep", "full", 1], ["deepPool", "full", 2]] as const) {
+    for (const [name, verify, concurrency] of [
+      ["tail", "tail", 1],
+      ["deep", "full", 1],
+      ["deepPool", "full", 2],
+    ] as const) {
       startedAt = performance.now();
       cpuAt = cpuMs();
       const report = await scanPath(dir, { engine, verify, concurrency, io: "blocking" });
       wall[name].push(performance.now() - startedAt);
       if (name !== "deepPool") cpu[name].push(cpuMs() - cpuAt);
-      if (report.summary.clean !== count) throw new Error(`bench scale: expected ${count} clean partitions, got ${JSON.stringify(report.summary)}`);
+      if (report.summary.clean !== count)
+        throw new Error(`bench scale: expected ${count} clean partitions, got ${JSON.stringify(report.summary)}`);
     }
   }
   return {
-    partitions: count, segmentBytes: args.segmentBytes, bytesPerPartition: Math.round(treeBytes / count),
-    floorMs: median(wall.floor), tailMs: median(wall.tail), deepMs: median(wall.deep), deepPoolMs: median(wall.deepPool),
-    floorCpuMs: median(cpu.floor), tailCpuMs: median(cpu.tail), deepCpuMs: median(cpu.deep),
-    peakRssTailBytes: childPeakRss(dir, false), peakRssDeepBytes: childPeakRss(dir, true),
+    partitions: count,
+    segmentBytes: args.segmentBytes,
+    bytesPerPartition: Math.round(treeBytes / count),
+    floorMs: median(wall.floor),
+    tailMs: median(wall.tail),
+    deepMs: median(wall.deep),
+    deepPoolMs: median(wall.deepPool),
+    floorCpuMs: median(cpu.floor),
+    tailCpuMs: median(cpu.tail),
+    deepCpuMs: median(cpu.deep),
+    peakRssTailBytes: childPeakRss(dir, false),
+    peakRssDeepBytes: childPeakRss(dir, true),
   };
 }
 
@@ -188,16 +236,19 @@ async function main(): Promise<void> {
     const row = await measure(count, args);
     rows.push(row);
     const ratio = (floor: number, scan: number): string => `${(floor / scan).toFixed(2)}×`;
-    console.log(`${count} partitions × ${(row.bytesPerPartition / KiB).toFixed(0)} KiB (--segment-bytes ${args.segmentBytes}), blocking io, median of ${args.rounds}: ` +
-      `floor ${row.floorMs.toFixed(0)} ms (cpu ${row.floorCpuMs.toFixed(0)} ms); ` +
-      `tail 1 thread ${row.tailMs.toFixed(0)} ms = ${ratio(row.floorMs, row.tailMs)} floor (cpu ${ratio(row.floorCpuMs, row.tailCpuMs)}); ` +
-      `deep 1 thread ${row.deepMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepMs)} (cpu ${ratio(row.floorCpuMs, row.deepCpuMs)}); ` +
-      `deep concurrency 2 ${row.deepPoolMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepPoolMs)}; ` +
-      `peak RSS of scan --ndjson: tail ${mib(row.peakRssTailBytes)}, deep ${mib(row.peakRssDeepBytes)}`);
+    console.log(
+      `${count} partitions × ${(row.bytesPerPartition / KiB).toFixed(0)} KiB (--segment-bytes ${args.segmentBytes}), blocking io, median of ${args.rounds}: ` +
+        `floor ${row.floorMs.toFixed(0)} ms (cpu ${row.floorCpuMs.toFixed(0)} ms); ` +
+        `tail 1 thread ${row.tailMs.toFixed(0)} ms = ${ratio(row.floorMs, row.tailMs)} floor (cpu ${ratio(row.floorCpuMs, row.tailCpuMs)}); ` +
+        `deep 1 thread ${row.deepMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepMs)} (cpu ${ratio(row.floorCpuMs, row.deepCpuMs)}); ` +
+        `deep concurrency 2 ${row.deepPoolMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepPoolMs)}; ` +
+        `peak RSS of scan --ndjson: tail ${mib(row.peakRssTailBytes)}, deep ${mib(row.peakRssDeepBytes)}`,
+    );
   }
   if (rows.length > 1) {
     const rss = rows.map((row) => row.peakRssTailBytes).filter((bytes): bytes is number => bytes !== null);
-    if (rss.length === rows.length) console.log(`peak RSS growth ${rows[0]!.partitions} → ${rows.at(-1)!.partitions} partitions (tail): ${mib(rss.at(-1)! - rss[0]!)}`);
+    if (rss.length === rows.length)
+      console.log(`peak RSS growth ${rows[0]!.partitions} → ${rows.at(-1)!.partitions} partitions (tail): ${mib(rss.at(-1)! - rss[0]!)}`);
   }
   console.log(machineLine(loadAtStart));
 }

@@ -11,6 +11,30 @@ export type * from "./report/types.js";
 export * from "./format/constants.js";
 export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";
 export type { BatchInput, MessageInput } from "./format/encode.js";
-export { readBatchHeader, readFrameHeader, readIndexEntry, headerDecodeStatus, VerifyStatus, VERIFY_STATUS_NAMES } from "./format/records.js";
+export {
+  readBatchHeader,
+  readFrameHeader,
+  readIndexEntry,
+  headerDecodeStatus,
+  VerifyStatus,
+  VERIFY_STATUS_NAMES,
+} from "./format/records.js";
 export type { BatchHeader, FrameHeader, IndexEntry } from "./format/records.js";
-export { toJsonReport, stringifyJson } from "./report/json.js";
+export {
+  scrub,
+  FINDING_CODES,
+  DEFAULT_REVERIFY_AFTER_MS,
+  DEFAULT_SCRUB_RATE_BYTES_PER_SECOND,
+  defaultStatePath,
+  formatMetrics,
+  writeMetrics,
+} from "./scrub/index.js";
+export type { ScrubOptions, ScrubProgress, ScrubEvent, ScrubFinding, FindingCode, PassSummary } from "./scrub/index.js";
+export { toJsonReport, stringifyJson, validateJsonReport } from "./report/json.js";
+export type { JsonScanReport, JsonPartition, JsonSegment, JsonRefusal, JsonResidue, JsonGap, JsonScanOptions } from "./report/json.js";
+// Repair (docs/repair.md §6.2): plan, apply with a journal, restore, and the errors they throw.
+export * from "./repair/index.js";
+export { scanNode, isNodeRoot } from "./node/scan.js";
+export type * from "./node/types.js";
+export { nodeToJson } from "./node/json.js";
+export { NodeJsonSchema, validateNodeJson } from "./node/schema.js";

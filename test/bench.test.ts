@@ -41,14 +41,23 @@ describe("bench --quick", () => {
       tasks.set(row.task, [...(tasks.get(row.task) ?? []), row]);
     }
     expect([...tasks.keys()]).toEqual([
-      "xxh3-64 16MiB", "xxh3-64 1024×1KiB",
-      "deep-verify 16MiB", "probe zeros 16MiB", "probe random 16MiB", "probe crafted 16MiB",
+      "xxh3-64 16MiB",
+      "xxh3-64 1024×1KiB",
+      "deep-verify 16MiB",
+      "probe zeros 16MiB",
+      "probe random 16MiB",
+      "probe crafted 16MiB",
+      "wal verify 16MiB",
+      "wal probe 16MiB",
     ]);
     for (const [task, taskRows] of tasks) {
       const engines = taskRows.map((row) => row.engine);
       expect(engines, task).toEqual(expect.arrayContaining(["wasm", "ts"]));
       const reference = taskRows[0]!.reference;
-      expect(taskRows.every((row) => row.reference === reference), task).toBe(true);
+      expect(
+        taskRows.every((row) => row.reference === reference),
+        task,
+      ).toBe(true);
       const referenceRow = taskRows.find((row) => row.engine === reference);
       expect(referenceRow?.ratio, task).toBe(1);
     }

@@ -8,7 +8,11 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, MAX_BATCH_BYTES,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  MAX_BATCH_BYTES,
 } from "../src/format/constants.js";
 import { readU32, readU64, readU64Clamped, writeU32, writeU64 } from "../src/format/bytes.js";
 import { encodeBatch } from "../src/format/encode.js";
@@ -43,8 +47,15 @@ interface CaseParams {
 
 const caseParamsArb: fc.Arbitrary<CaseParams> = fc.record({
   content: fc.constantFrom<Content>(
-    "random", "zero", "sparse", "reserved-stripes",
-    "crafted", "crafted", "crafted", "crafted-on-sparse", "crafted-on-sparse",
+    "random",
+    "zero",
+    "sparse",
+    "reserved-stripes",
+    "crafted",
+    "crafted",
+    "crafted",
+    "crafted-on-sparse",
+    "crafted-on-sparse",
   ),
   // fast-check biases integers toward their bounds: mostly windows with room for many candidates.
   windowBytes: fc.oneof(
@@ -71,10 +82,14 @@ function buildCase(p: CaseParams): Case {
   const fileEndIndex = Math.max(toIndex - 1 + BATCH_HEADER_BYTES, BATCH_HEADER_BYTES) + p.fileEndExtra;
   const maxBatchBytes = p.smallCap ? 256 + int(4000) : MAX_BATCH_BYTES;
   const minBaseOffset =
-    p.minBase === "null" ? null
-      : p.minBase === "zero" ? 0n
-        : p.minBase === "small" ? BigInt(int(1000))
-          : p.minBase === "huge" ? (1n << 63n) + BigInt(int(1000))
+    p.minBase === "null"
+      ? null
+      : p.minBase === "zero"
+        ? 0n
+        : p.minBase === "small"
+          ? BigInt(int(1000))
+          : p.minBase === "huge"
+            ? (1n << 63n) + BigInt(int(1000))
             : U64_MAX;
 
   let bytes: Uint8Array;
@@ -111,18 +126,26 @@ function buildCase(p: CaseParams): Case {
       // Half the headers pass every check (when anything can); the rest miss one or more.
       const good = next() < 0.5;
       const base = minBaseOffset ?? BigInt(int(1000));
-      const baseOffset = good ? [base, U64_MAX, base + BigInt(int(1000))][int(3)]!
+      const baseOffset = good
+        ? [base, U64_MAX, base + BigInt(int(1000))][int(3)]!
         : [base, base + 1n, base - 1n, base + BigInt(int(1 << 30)), 0n, U64_MAX][int(6)]!;
       const fits = fileEndIndex - c;
       const lengthPick = good ? 2 : int(8);
       const length =
-        lengthPick === 0 ? BigInt(fits) // exactly to the file end
-          : lengthPick === 1 ? BigInt(fits + 1) // one past it
-            : lengthPick === 2 ? BigInt(256 + int(Math.max(1, Math.min(fits, maxBatchBytes) - 255))) // fits
-              : lengthPick === 3 ? BigInt(fits + 1 + int(1 << 20)) // past the file end
-                : lengthPick === 4 ? BigInt(int(256)) // below the header
-                  : lengthPick === 5 ? BigInt(maxBatchBytes + int(3)) // at / over the cap
-                    : lengthPick === 6 ? (1n << 63n) + BigInt(int(1000))
+        lengthPick === 0
+          ? BigInt(fits) // exactly to the file end
+          : lengthPick === 1
+            ? BigInt(fits + 1) // one past it
+            : lengthPick === 2
+              ? BigInt(256 + int(Math.max(1, Math.min(fits, maxBatchBytes) - 255))) // fits
+              : lengthPick === 3
+                ? BigInt(fits + 1 + int(1 << 20)) // past the file end
+                : lengthPick === 4
+                  ? BigInt(int(256)) // below the header
+                  : lengthPick === 5
+                    ? BigInt(maxBatchBytes + int(3)) // at / over the cap
+                    : lengthPick === 6
+                      ? (1n << 63n) + BigInt(int(1000))
                       : BigInt(256 + int(2000));
       // Only bytes 0..52 are written: the crafted header's reserved region is
       // whatever was there (zero unless sparse noise or an overlapping header).
@@ -224,7 +247,11 @@ describe("scanCandidatesSkipping ≡ scanCandidatesPlain ≡ window.scanCandidat
         for (let guard = 0; guard < 50; guard++) {
           const result = runAll({ ...c, request }, Number.MAX_SAFE_INTEGER);
           if (result.status !== "passed") {
-            expect(result).toEqual({ status: "done", index: request.toIndex, spentUnits: request.spentUnits + (request.toIndex - request.fromIndex) });
+            expect(result).toEqual({
+              status: "done",
+              index: request.toIndex,
+              spentUnits: request.spentUnits + (request.toIndex - request.fromIndex),
+            });
             break;
           }
           const at = result.index;
@@ -247,7 +274,8 @@ describe("scanCandidatesSkipping ≡ scanCandidatesPlain ≡ window.scanCandidat
         const c = buildCase({ ...params, minBase: "null" });
         const result = runAll(c, Number.MAX_SAFE_INTEGER);
         expect(result).toEqual({
-          status: "done", index: c.request.toIndex,
+          status: "done",
+          index: c.request.toIndex,
           spentUnits: c.request.spentUnits + c.request.toIndex - c.request.fromIndex,
         });
       }),
@@ -291,12 +319,18 @@ describe("fixed scenarios", () => {
     const candidates = bytes.length - 255;
     expect(all(bytes, request({}, bytes))).toEqual({ status: "done", index: candidates, spentUnits: candidates });
     for (const limit of [0, 1, 2, 1000, 654_321, candidates - 1]) {
-      expect(all(bytes, request({ limitUnits: limit, spentUnits: 0 }, bytes)))
-        .toEqual({ status: "exhausted", index: limit, spentUnits: limit + 1 });
+      expect(all(bytes, request({ limitUnits: limit, spentUnits: 0 }, bytes))).toEqual({
+        status: "exhausted",
+        index: limit,
+        spentUnits: limit + 1,
+      });
     }
     expect(all(bytes, request({ limitUnits: candidates }, bytes)).status).toBe("done");
-    expect(all(bytes, request({ spentUnits: 5000, limitUnits: 5000 + 77, fromIndex: 100 }, bytes)))
-      .toEqual({ status: "exhausted", index: 177, spentUnits: 5078 });
+    expect(all(bytes, request({ spentUnits: 5000, limitUnits: 5000 + 77, fromIndex: 100 }, bytes))).toEqual({
+      status: "exhausted",
+      index: 177,
+      spentUnits: 5078,
+    });
   });
 
   it("a real batch in a zero residue is the passing candidate; a limit one short stops just before it", () => {
@@ -304,13 +338,25 @@ describe("fixed scenarios", () => {
     const batch = encodeBatch({ baseOffset: 500n, baseTimestamp: 1n, messages: [{ payload: new Uint8Array(100) }] });
     bytes.set(batch, 12_345);
     expect(all(bytes, request({ minBaseOffset: 500n }, bytes))).toEqual({ status: "passed", index: 12_345, spentUnits: 12_346 });
-    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_345 }, bytes))).toEqual({ status: "passed", index: 12_345, spentUnits: 12_346 });
-    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_344 }, bytes))).toEqual({ status: "exhausted", index: 12_344, spentUnits: 12_345 });
+    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_345 }, bytes))).toEqual({
+      status: "passed",
+      index: 12_345,
+      spentUnits: 12_346,
+    });
+    expect(all(bytes, request({ minBaseOffset: 500n, limitUnits: 12_344 }, bytes))).toEqual({
+      status: "exhausted",
+      index: 12_344,
+      spentUnits: 12_345,
+    });
     // Does not extend the chain / claims past the file / no messages: ruled out.
     expect(all(bytes, request({ minBaseOffset: 501n }, bytes)).status).toBe("done");
     expect(all(bytes, request({ minBaseOffset: 500n, fileEndIndex: 12_345 + batch.length - 1 }, bytes)).status).toBe("done");
     // A cap below the batch's length does not rule it out: oversized but fitting the file, it is handed to the verifier (docs/format.md §2.2).
-    expect(all(bytes, request({ minBaseOffset: 500n }, bytes), batch.length - 1)).toEqual({ status: "passed", index: 12_345, spentUnits: 12_346 });
+    expect(all(bytes, request({ minBaseOffset: 500n }, bytes), batch.length - 1)).toEqual({
+      status: "passed",
+      index: 12_345,
+      spentUnits: 12_346,
+    });
     const empty = zeros(20_000);
     empty.set(encodeBatch({ baseOffset: 500n, baseTimestamp: 1n, messages: [] }), 12_345);
     expect(all(empty, request({ minBaseOffset: 0n }, empty)).status).toBe("done");
@@ -328,7 +374,10 @@ describe("fixed scenarios", () => {
 
   it("an empty candidate range is done at once", () => {
     const bytes = zeros(4096);
-    expect(all(bytes, request({ fromIndex: 10, toIndex: 10, spentUnits: 7, limitUnits: 7 }, bytes)))
-      .toEqual({ status: "done", index: 10, spentUnits: 7 });
+    expect(all(bytes, request({ fromIndex: 10, toIndex: 10, spentUnits: 7, limitUnits: 7 }, bytes))).toEqual({
+      status: "done",
+      index: 10,
+      spentUnits: 7,
+    });
   });
 });

@@ -6,7 +6,7 @@
  * changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
@@ -15,34 +15,9 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+import { CLI, MAX_CLI_PROCESSES, peakCliProcesses, runCli, spawnBounded, startCli } from "./helpers/cli.js";
 
-const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 const BENCH = fileURLToPath(new URL("../dist/bench/run.js", import.meta.url));
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function startCli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const base = { ...process.env };
-  delete base.FORCE_COLOR;
-  delete base.NO_COLOR;
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const done = new Promise<Run>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-  return { child, done };
-}
-
-const runCli = (args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> => startCli(args, env).done;
 
 /** Every file under `dir` → sha256 (directories named *.segscan excluded when asked). */
 async function tree(dir: string, options: { skipSegscan?: boolean } = {}): Promise<Map<string, string>> {
@@ -54,7 +29,12 @@ async function tree(dir: string, options: { skipSegscan?: boolean } = {}): Promi
         if (options.skipSegscan && entry.name.endsWith(".segscan")) continue;
         await walk(path);
       } else {
-        out.set(relative(dir, path), createHash("sha256").update(await readFile(path)).digest("hex"));
+        out.set(
+          relative(dir, path),
+          createHash("sha256")
+            .update(await readFile(path))
+            .digest("hex"),
+        );
       }
     }
   };
@@ -90,7 +70,11 @@ const fresh = (name: string): string => join(root, `${name}-${++counter}`);
 /** A small sample with one scenario per partition. */
 function sample(scenarios: string[], seed = 2): Promise<GeneratedDataDir> {
   return generateDataDir(fresh(scenarios.join("+") || "clean"), {
-    size: "tiny", seed, scenarios, topicsPerStream: 1, partitionsPerTopic: Math.max(1, scenarios.length),
+    size: "tiny",
+    seed,
+    scenarios,
+    topicsPerStream: 1,
+    partitionsPerTopic: Math.max(1, scenarios.length),
   });
 }
 
@@ -104,6 +88,15 @@ afterAll(async () => {
 });
 
 describe.concurrent("help and version (exit 0)", () => {
+  // First: the bounded spawner (helpers/cli.ts) is FIFO; queued behind the --help cases' 16 processes it waited seconds.
+  it("--version prints the version", async () => {
+    const run = await runCli(["--version"]);
+    expect(run.code).toBe(0);
+    // The one version: package.json's (src/version.ts reads it).
+    const manifest = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { version: string };
+    expect(run.stdout.trim()).toBe(manifest.version);
+  });
+
   it("segscan --help lists every command and the exit statuses", async () => {
     for (const args of [["--help"], ["help"]]) {
       const run = await runCli(args);
@@ -117,26 +110,33 @@ describe.concurrent("help and version (exit 0)", () => {
   it("every command has --help naming its flags", async () => {
     const flags: Record<string, string[]> = {
       scan: ["<path...>", "--json", "--engine", "--deep", "--replicas", "--probe-budget", "--window", "--concurrency", "--no-progress"],
-      repair: ["<path...>", "--apply", "--json", "--engine", "--deep", "--replicas", "--probe-budget", "--window", "--concurrency", "--no-progress"],
+      repair: [
+        "<path...>",
+        "--apply",
+        "--json",
+        "--engine",
+        "--deep",
+        "--replicas",
+        "--probe-budget",
+        "--window",
+        "--concurrency",
+        "--no-progress",
+      ],
       restore: ["<partition-dir>"],
       dump: ["<file>", "--messages", "--json"],
       gen: ["[dir]", "--scenario", "--list", "--seed"],
       demo: [],
       bench: ["--json"],
     };
-    await Promise.all(Object.entries(flags).map(async ([command, expected]) => {
-      const [viaFlag, viaHelp] = await Promise.all([runCli([command, "--help"]), runCli(["help", command])]);
-      expect(viaFlag.code, command).toBe(0);
-      expect(viaHelp.code, command).toBe(0);
-      expect(viaFlag.stdout).toContain(`Usage: segscan ${command}`);
-      for (const flag of expected) expect(viaFlag.stdout, `${command} ${flag}`).toContain(flag);
-    }));
-  });
-
-  it("--version prints the version", async () => {
-    const run = await runCli(["--version"]);
-    expect(run.code).toBe(0);
-    expect(run.stdout.trim()).toBe("1.0.0");
+    await Promise.all(
+      Object.entries(flags).map(async ([command, expected]) => {
+        const [viaFlag, viaHelp] = await Promise.all([runCli([command, "--help"]), runCli(["help", command])]);
+        expect(viaFlag.code, command).toBe(0);
+        expect(viaHelp.code, command).toBe(0);
+        expect(viaFlag.stdout).toContain(`Usage: segscan ${command}`);
+        for (const flag of expected) expect(viaFlag.stdout, `${command} ${flag}`).toContain(flag);
+      }),
+    );
   });
 });
 
@@ -191,7 +191,12 @@ describe.concurrent("usage errors exit 16", () => {
 describe.concurrent("operational errors exit 8", () => {
   it("scan, repair, dump and restore of a missing path", async () => {
     const missing = join(root, "does-not-exist");
-    for (const args of [["scan", missing], ["repair", missing, "--apply"], ["dump", join(missing, "0.log")], ["restore", missing]]) {
+    for (const args of [
+      ["scan", missing],
+      ["repair", missing, "--apply"],
+      ["dump", join(missing, "0.log")],
+      ["restore", missing],
+    ]) {
       const run = await runCli(args);
       expect(run.code, args.join(" ")).toBe(8);
       expect(run.stderr).toMatch(/ENOENT/);
@@ -339,8 +344,23 @@ describe.concurrent("dump", () => {
     const run = await runCli(["dump", segment.logPath, "--json", "--messages"]);
     expect(run.code).toBe(0);
     const dump = JSON.parse(run.stdout) as {
-      size: number; verified: number; stopped: unknown;
-      batches: { position: number; baseOffset: string; verify: string; messages: { offset: string; checksum: string }[] }[];
+      size: number;
+      verified: number;
+      stopped: unknown;
+      batches: {
+        position: number;
+        baseOffset: string;
+        baseTimestamp: string;
+        originTimestamp: string;
+        verify: string;
+        messages: {
+          offset: string;
+          checksum: string;
+          timestamp: string;
+          originTimestamp: string;
+          userHeaders: { keyKind: string; key: string; valueKind: string; value: string }[];
+        }[];
+      }[];
     };
     expect(dump.size).toBe(segment.size);
     expect(dump.stopped).toBeNull();
@@ -348,6 +368,17 @@ describe.concurrent("dump", () => {
     expect(dump.batches.map((b) => b.baseOffset)).toEqual(segment.batches.map((b) => b.baseOffset.toString()));
     expect(dump.batches.flatMap((b) => b.messages)).toHaveLength(segment.messages);
     expect(dump.batches[0]!.messages[0]!.offset).toBe(segment.startOffset.toString());
+    // Named as Iggy names them: a message's timestamp is its batch's base timestamp; origin = batch origin + delta.
+    for (const batch of dump.batches) {
+      for (const message of batch.messages) {
+        expect(message.timestamp).toBe(batch.baseTimestamp);
+        expect(BigInt(message.originTimestamp)).toBeGreaterThanOrEqual(BigInt(batch.originTimestamp));
+      }
+    }
+    // gen writes Iggy's TLV user headers; dump decodes them.
+    const headers = dump.batches.flatMap((b) => b.messages).flatMap((m) => m.userHeaders);
+    expect(headers).toContainEqual({ keyKind: "string", key: '"content-type"', valueKind: "string", value: '"application/json"' });
+    expect(headers.some((h) => h.key === '"trace-id"' && h.valueKind === "raw" && /^0x[0-9a-f]{32}$/.test(h.value))).toBe(true);
   });
 
   it("says where a torn tail stops the listing; exit 4", async () => {
@@ -421,8 +452,21 @@ describe.concurrent("gen, demo, bench", () => {
 
   it("gen honours size flags", async () => {
     const dir = fresh("gen-sized");
-    const run = await runCli(["gen", dir, "--size", "tiny", "--segments", "4", "--partitions", "1", "--segment-bytes", "48KiB",
-      "--flush-bytes", "16KiB", "--json"]);
+    const run = await runCli([
+      "gen",
+      dir,
+      "--size",
+      "tiny",
+      "--segments",
+      "4",
+      "--partitions",
+      "1",
+      "--segment-bytes",
+      "48KiB",
+      "--flush-bytes",
+      "16KiB",
+      "--json",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout) as { partitions: { segments: { size: number; indexEntries: number }[] }[] };
     expect(out.partitions).toHaveLength(1);
@@ -446,17 +490,26 @@ describe.concurrent("gen, demo, bench", () => {
       expect(dir).toBeDefined();
       expect(existsSync(dir!)).toBe(true);
       // "Try it yourself" (17.16): every command works as printed, run from the project directory.
-      const tries = run.stdout.slice(run.stdout.indexOf("Try it yourself")).split("\n").map((line) => line.trim())
+      const tries = run.stdout
+        .slice(run.stdout.indexOf("Try it yourself"))
+        .split("\n")
+        .map((line) => line.trim())
         .filter((line) => line.startsWith("npx ") || line.startsWith("segscan "));
       expect(tries.map((line) => line.split(" ").slice(0, 3).join(" "))).toEqual([
-        "npx segscan repair", "npx segscan scan", "npx segscan restore", "npx segscan dump",
+        "npx segscan repair",
+        "npx segscan scan",
+        "npx segscan restore",
+        "npx segscan dump",
       ]);
       const projectDir = fileURLToPath(new URL("..", import.meta.url));
       const codes = [];
       for (const line of tries) {
-        const [, ...args] = line.split(" ");
-        // --no-install: resolve only the project's own bin, never the registry.
-        const tried = spawnSync("npx", ["--no-install", ...args], { cwd: projectDir, encoding: "utf8" });
+        // `npx segscan` runs the package's own bin (package.json "bin", checked below and, from the
+        // tarball, in pack.test.ts). It is run here as that bin directly: npx's first use in a new
+        // directory runs the package's `prepare` (a clean rebuild), which would pull dist/ from
+        // under the test files running beside this one.
+        const [, , ...args] = line.split(" ");
+        const tried = spawnSync(process.execPath, [CLI, ...args], { cwd: projectDir, encoding: "utf8" });
         codes.push(tried.status);
       }
       // dump exits 4 because restore put the torn tail back.
@@ -514,8 +567,11 @@ describe("cancellation and the progress bar", () => {
 
   it.skipIf(process.platform !== "linux")("SIGINT cancels a scan or a repair: exit 32, nothing changed", async () => {
     const before = await snapshot(big.dir);
-    for (const args of [["scan", big.dir, "--engine", "ts"], ["repair", big.dir, "--apply", "--engine", "ts"]]) {
-      const { child, done } = startCli(args);
+    for (const args of [
+      ["scan", big.dir, "--engine", "ts"],
+      ["repair", big.dir, "--apply", "--engine", "ts"],
+    ]) {
+      const { child, done } = await startCli(args);
       await scanning(child.pid!);
       child.kill("SIGINT");
       const run = await done;
@@ -529,14 +585,11 @@ describe("cancellation and the progress bar", () => {
 
   const hasScript = process.platform === "linux" && spawnSync("script", ["--version"]).status === 0;
   it.skipIf(!hasScript)("on a TTY a long scan shows a progress bar on stderr; --no-progress and --json hide it", async () => {
-    const inPty = (args: string[]): Promise<string> => new Promise((resolve, reject) => {
+    const inPty = async (args: string[]): Promise<string> => {
       const command = [process.execPath, CLI, ...args].map((a) => `'${a}'`).join(" ");
-      const child = spawn("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, TERM: "xterm" }, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-      child.on("error", reject);
-      child.on("close", () => resolve(out));
-    });
+      const { done } = await spawnBounded("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, TERM: "xterm" } });
+      return (await done).stdout;
+    };
     const [shown, hidden, json] = await Promise.all([
       inPty(["scan", big.dir, "--concurrency", "1", "--engine", "ts"]),
       inPty(["scan", big.dir, "--concurrency", "1", "--no-progress"]),
@@ -553,7 +606,10 @@ describe("cancellation and the progress bar", () => {
 
 describe("npm run demo builds only when the build is stale (17.16)", () => {
   it("the demo script runs the built CLI, and buildIsStale follows source and output times", async () => {
-    const pkg = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { scripts: Record<string, string>; bin: Record<string, string> };
+    const pkg = JSON.parse(await readFile(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as {
+      scripts: Record<string, string>;
+      bin: Record<string, string>;
+    };
     expect(pkg.scripts.demo).toBe("node scripts/run-built.mjs demo");
     expect(pkg.bin.segscan).toBe("./dist/src/cli/main.js");
     const { buildIsStale, BUILD_OUTPUTS } = await import("../scripts/run-built.mjs");
@@ -627,7 +683,10 @@ describe.concurrent("paths that hold no partition, overlapping paths, unreadable
     const run = await runCli(["scan", p1, missing, "--json"]);
     expect(run.code).toBe(8);
     const report = jsonReport(run.stdout);
-    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([[p1, "clean"], [missing, "failed"]]);
+    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([
+      [p1, "clean"],
+      [missing, "failed"],
+    ]);
     expect(report.partitions[1]!.error!.message).toContain("no such file or directory (ENOENT)");
     expect(run.stderr).toContain(missing);
     const human = await runCli(["scan", p1, missing]);
@@ -635,9 +694,27 @@ describe.concurrent("paths that hold no partition, overlapping paths, unreadable
     expect(human.stdout).toContain("1 clean, 0 repairable, 0 refused, 1 failed");
   });
 
+  it("on the worker pool too, a missing path keeps its place beside the scanned partitions", async () => {
+    const generated = await sample(["torn-tail", "clean"]);
+    // A 64 MiB sparse zero tail puts the scan over the pool threshold.
+    const tail = generated.partitions[0]!.segments.at(-1)!.logPath;
+    await truncate(tail, (await stat(tail)).size + 64 * 1024 * 1024);
+    const missing = join(root, "also-nonexistent");
+    const run = await runCli(["scan", missing, generated.dir, "--json", "--concurrency", "2"]);
+    expect(run.code).toBe(8 | 4);
+    const report = jsonReport(run.stdout);
+    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([
+      [missing, "failed"],
+      [generated.partitions[0]!.path, "repairable"],
+      [generated.partitions[1]!.path, "clean"],
+    ]);
+  });
+
   it("a chmod 000 partition dir is a failed ListFailure beside the others (unprivileged runs only)", async (context) => {
     if (process.getuid?.() === 0) {
-      context.skip("running as root: root ignores chmod 000, so this cannot fail a listing (test/discovery.test.ts injects EACCES through the ScanFs seam instead)");
+      context.skip(
+        "running as root: root ignores chmod 000, so this cannot fail a listing (test/discovery.test.ts injects EACCES through the ScanFs seam instead)",
+      );
     }
     const generated = await sample(["torn-tail", "zero-tail"]);
     const denied = generated.partitions[1]!.path;
@@ -707,7 +784,7 @@ describe.concurrent("inputs accepted before but not now, and clearer messages (1
     expect(await readFile(file, "utf8")).toBe("x");
   });
 
-  it("a dry-run repair lists a refused partition once under \"left untouched\", with its reason", async () => {
+  it('a dry-run repair lists a refused partition once under "left untouched", with its reason', async () => {
     const generated = await sample(["hole", "torn-tail"]);
     const run = await runCli(["repair", generated.dir]);
     expect(run.code).toBe(4);
@@ -716,4 +793,10 @@ describe.concurrent("inputs accepted before but not now, and clearer messages (1
     expect(run.stdout.match(/left untouched/g)).toHaveLength(1);
     expect(run.stdout).toMatch(/Hole: segment \d+ \(\d{20}\.log\)/);
   });
+});
+
+afterAll(() => {
+  // Every CLI process above went through the bounded spawner (test/helpers/cli.ts).
+  expect(peakCliProcesses()).toBeGreaterThan(0);
+  expect(peakCliProcesses()).toBeLessThanOrEqual(MAX_CLI_PROCESSES);
 });

@@ -48,7 +48,10 @@ describe("startProgress", () => {
 
   it("draws bytes, rate, ETA and the partition after the delay, then clears itself", async () => {
     const stream = new FakeTty(true);
-    const estimates = new Map([["/data/streams/1/topics/1/partitions/1", 4 * 1024 * 1024], ["/data/streams/1/topics/1/partitions/2", 4 * 1024 * 1024]]);
+    const estimates = new Map([
+      ["/data/streams/1/topics/1/partitions/1", 4 * 1024 * 1024],
+      ["/data/streams/1/topics/1/partitions/2", 4 * 1024 * 1024],
+    ]);
     const progress = startProgress(stream as unknown as NodeJS.WriteStream, true, estimates);
     progress.onProgress?.({ path: "/data/streams/1/topics/1/partitions/1", bytesDone: 2 * 1024 * 1024, bytesTotal: 4 * 1024 * 1024 });
     await sleep(PROGRESS_DELAY_MS + 300);
@@ -88,7 +91,11 @@ describe("etaText", () => {
 
 describe("progressLine fits the terminal (17.17)", () => {
   const fields = {
-    fraction: 0.42, doneText: "84.0 GiB", totalText: "200.0 GiB", rateText: "812.3 MiB/s", etaText: "2m26s",
+    fraction: 0.42,
+    doneText: "84.0 GiB",
+    totalText: "200.0 GiB",
+    rateText: "812.3 MiB/s",
+    etaText: "2m26s",
     partition: "streams/1/topics/1/partitions/12",
   };
   const words = ["84.0 GiB", "200.0 GiB", "812.3 MiB/s", "ETA 2m26s", "42%", "scanning"];
@@ -122,7 +129,8 @@ describe("progressLine fits the terminal (17.17)", () => {
     expect(line).toContain("42%");
     expect(line).toContain("84.0 GiB");
     // Every " · "-separated piece is one of the whole fields.
-    for (const piece of line.split(" · ").slice(1)) expect(["84.0 GiB of 200.0 GiB", "84.0 GiB", "812.3 MiB/s", "ETA 2m26s"]).toContain(piece);
+    for (const piece of line.split(" · ").slice(1))
+      expect(["84.0 GiB of 200.0 GiB", "84.0 GiB", "812.3 MiB/s", "ETA 2m26s"]).toContain(piece);
   });
 
   it("a very narrow terminal still gets the percentage and never more than its width", () => {
@@ -133,11 +141,17 @@ describe("progressLine fits the terminal (17.17)", () => {
   it("the drawn bar follows the stream's width", async () => {
     const stream = new FakeTty(true);
     stream.columns = 60;
-    const progress = startProgress(stream as unknown as NodeJS.WriteStream, true, new Map([["/d/streams/1/topics/1/partitions/1", 200.5 * 1024 ** 3]]));
+    const progress = startProgress(
+      stream as unknown as NodeJS.WriteStream,
+      true,
+      new Map([["/d/streams/1/topics/1/partitions/1", 200.5 * 1024 ** 3]]),
+    );
     progress.onProgress?.({ path: "/d/streams/1/topics/1/partitions/1", bytesDone: 84.5 * 1024 ** 3, bytesTotal: 200.5 * 1024 ** 3 });
     await sleep(PROGRESS_DELAY_MS + 300);
     progress.stop();
-    const drawn = plain(stream.text).split(/\r|\n/).filter((line) => line.includes("%"));
+    const drawn = plain(stream.text)
+      .split(/\r|\n/)
+      .filter((line) => line.includes("%"));
     expect(drawn.length).toBeGreaterThan(0);
     for (const line of drawn) {
       expect(line.length).toBeLessThan(60);

@@ -5,37 +5,13 @@
  * engines giving the same report, replica policy, and the human report.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
-
-const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const base = { ...process.env };
-  delete base.FORCE_COLOR;
-  delete base.NO_COLOR;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { CLI, type Run, runCli } from "./helpers/cli.js";
 
 function parseReport(run: Run): JsonScanReport {
   let parsed: unknown;
@@ -46,11 +22,6 @@ function parseReport(run: Run): JsonScanReport {
   }
   expect(validateJsonReport(parsed)).toEqual([]);
   return parsed as JsonScanReport;
-}
-
-/** The report minus what legitimately differs between runs and engines. */
-function comparable(report: JsonScanReport): unknown {
-  return { ...report, engine: "*", summary: { ...report.summary, elapsedMs: 0 } };
 }
 
 /** One tail-mode scan per scenario data dir, shared by every test that reads it. */
@@ -70,9 +41,11 @@ const samples = new Map<string, GeneratedDataDir>();
 beforeAll(async () => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npm run build, or npx tsc -p tsconfig.json)`);
   root = await mkdtemp(join(tmpdir(), "segscan-cli-scan-"));
-  await Promise.all(SCENARIOS.map(async (scenario) => {
-    samples.set(scenario.name, await generateDataDir(join(root, scenario.name), { size: "tiny", seed: 3, scenario: scenario.name }));
-  }));
+  await Promise.all(
+    SCENARIOS.map(async (scenario) => {
+      samples.set(scenario.name, await generateDataDir(join(root, scenario.name), { size: "tiny", seed: 3, scenario: scenario.name }));
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -82,14 +55,22 @@ afterAll(async () => {
 describe("validateJsonReport", () => {
   it("rejects wrong types, unknown keys and bad counts", () => {
     const good = {
-      segscan: "1.0.0", engine: "ts",
+      segscan: "1.0.0",
+      engine: "ts",
       options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
-      partitions: [{
-        path: "p", verdict: "refused", action: "tombstone",
-        refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
-        error: null, budget: { limitUnits: 10, spentUnits: 0 }, sweep: [], segments: [],
-        ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
-      }],
+      partitions: [
+        {
+          path: "p",
+          verdict: "refused",
+          action: "tombstone",
+          refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
+          error: null,
+          budget: { limitUnits: 10, spentUnits: 0 },
+          sweep: [],
+          segments: [],
+          ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
+        },
+      ],
       summary: { partitions: 1, clean: 0, repairable: 0, refused: 1, failed: 0, bytesScanned: 0, elapsedMs: 1 },
     };
     expect(validateJsonReport(good)).toEqual([]);
@@ -170,7 +151,10 @@ describe.concurrent("every scenario at once", () => {
 
 describe.concurrent("scenario details", () => {
   it("zero-tail and torn-tail are torn tails with no survivor; zero-tail's residue is all zero", async () => {
-    for (const [name, allZero] of [["zero-tail", true], ["torn-tail", false]] as const) {
+    for (const [name, allZero] of [
+      ["zero-tail", true],
+      ["torn-tail", false],
+    ] as const) {
       const report = parseReport(await runCli(["scan", samples.get(name)!.partitions[0]!.path, "--json", "--concurrency", "1"]));
       const segment = report.partitions[0]!.segments.at(-1)!;
       expect(segment.outcome).toBe("torn-tail");
@@ -184,8 +168,8 @@ describe.concurrent("scenario details", () => {
     for (const name of ["payload-bitflip", "length-bitflip"]) {
       const report = parseReport(await tailRun(name));
       const refusal = report.partitions[0]!.refusal!;
-      expect(refusal.code).toBe("InteriorDamage");
-      expect(refusal.survivorPosition as number).toBeGreaterThan(refusal.damagePosition as number);
+      if (refusal.code !== "InteriorDamage") throw new Error(`expected InteriorDamage, got ${refusal.code}`);
+      expect(refusal.survivorPosition).toBeGreaterThan(refusal.damagePosition);
       const segment = report.partitions[0]!.segments.find((s) => s.refusal !== null)!;
       expect(segment.residue).toMatchObject({ probe: "survivor", survivorPosition: refusal.survivorPosition });
       expect(segment.messageCount).toBeNull();
@@ -195,9 +179,9 @@ describe.concurrent("scenario details", () => {
   it("review blocker 6: with no override the budget is the build-time constant PROBE_BUDGET_UNITS, and crafted-residue exhausts it", async () => {
     const report = parseReport(await tailRun("crafted-residue"));
     const refusal = report.partitions[0]!.refusal!;
-    expect(refusal.code).toBe("UnverifiedResidue");
+    if (refusal.code !== "UnverifiedResidue") throw new Error(`expected UnverifiedResidue, got ${refusal.code}`);
     expect(refusal.limitUnits).toBe(2281701376);
-    expect(refusal.spentUnits as number).toBeGreaterThan(2281701376);
+    expect(refusal.spentUnits).toBeGreaterThan(2281701376);
     expect(report.partitions[0]!.budget.spentUnits).toBe(refusal.spentUnits);
   });
 
@@ -223,7 +207,9 @@ describe.concurrent("scenario details", () => {
     const hole = parseReport(await runCli(["scan", samples.get("hole")!.dir, "--json", "--replicas", "3", "--concurrency", "1"]));
     expect(hole.options.replicaCount).toBe(3);
     expect(hole.partitions[0]!.action).toBe("rebuild-from-peers");
-    const crafted = parseReport(await runCli(["scan", samples.get("crafted-residue")!.dir, "--json", "--replicas", "3", "--concurrency", "1"]));
+    const crafted = parseReport(
+      await runCli(["scan", samples.get("crafted-residue")!.dir, "--json", "--replicas", "3", "--concurrency", "1"]),
+    );
     expect(crafted.partitions[0]!.action).toBe("tombstone");
   });
 
@@ -264,7 +250,9 @@ describe("human report", () => {
       for (const segment of partition.segments) expect(human.stdout).toContain(segment.logPath.slice(segment.logPath.lastIndexOf("/") + 1));
     }
     const s = report.summary;
-    expect(human.stdout).toContain(`${s.partitions} partitions: ${s.clean} clean, ${s.repairable} repairable, ${s.refused} refused, ${s.failed} failed`);
+    expect(human.stdout).toContain(
+      `${s.partitions} partitions: ${s.clean} clean, ${s.repairable} repairable, ${s.refused} refused, ${s.failed} failed`,
+    );
     expect(human.stdout).toMatch(/torn-tail\s+cut at [\d,]+: residue .* no survivor/);
     expect(human.stdout).toContain("segscan repair");
   });

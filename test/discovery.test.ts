@@ -48,10 +48,13 @@ function mkfifo(path: string): void {
 
 /** A ScanFs that records every path it opens. */
 function recordingFs(opened: string[]): ScanFs {
-  return { ...nodeScanFs, async open(path) {
-    opened.push(path);
-    return nodeScanFs.open(path);
-  } };
+  return {
+    ...nodeScanFs,
+    async open(path) {
+      opened.push(path);
+      return nodeScanFs.open(path);
+    },
+  };
 }
 
 describe("directory links are not followed (16.3)", () => {
@@ -112,12 +115,17 @@ describe("discovery ends on loops and on abort (17.7)", () => {
     symlinkSync("..", join(dataDir, "streams/1/loop"));
     const controller = new AbortController();
     let listings = 0;
-    const abortingFs: ScanFs = { ...nodeScanFs, async list(directory) {
-      listings++;
-      controller.abort();
-      return nodeScanFs.list(directory);
-    } };
-    await expect(scanPath(dataDir, { engine: createTsEngine(), signal: controller.signal }, abortingFs)).rejects.toMatchObject({ name: "AbortError" });
+    const abortingFs: ScanFs = {
+      ...nodeScanFs,
+      async list(directory) {
+        listings++;
+        controller.abort();
+        return nodeScanFs.list(directory);
+      },
+    };
+    await expect(scanPath(dataDir, { engine: createTsEngine(), signal: controller.signal }, abortingFs)).rejects.toMatchObject({
+      name: "AbortError",
+    });
     expect(listings).toBe(1);
   });
 
@@ -145,15 +153,29 @@ describe("one unreadable directory fails only itself (17.8)", () => {
     for (const p of [1, 2, 3]) cleanPartition(dataDir, p);
     const denied = join(dataDir, "streams/1/topics/1/partitions/2");
     // Tests run as root in CI (root ignores chmod 000): inject EACCES through the ScanFs seam.
-    const denyFs: ScanFs = { ...nodeScanFs, async list(directory) {
-      if (directory === denied) throw Object.assign(new Error(`EACCES: permission denied, scandir '${denied}'`), { code: "EACCES", syscall: "scandir", path: denied });
-      return nodeScanFs.list(directory);
-    } };
+    const denyFs: ScanFs = {
+      ...nodeScanFs,
+      async list(directory) {
+        if (directory === denied)
+          throw Object.assign(new Error(`EACCES: permission denied, scandir '${denied}'`), {
+            code: "EACCES",
+            syscall: "scandir",
+            path: denied,
+          });
+        return nodeScanFs.list(directory);
+      },
+    };
     const partitions = await scanEach(dataDir, {}, denyFs);
-    expect(partitions.map((p) => [p.path.split("/").pop(), p.verdict])).toEqual([["1", "clean"], ["2", "failed"], ["3", "clean"]]);
+    expect(partitions.map((p) => [p.path.split("/").pop(), p.verdict])).toEqual([
+      ["1", "clean"],
+      ["2", "failed"],
+      ["3", "clean"],
+    ]);
     expect(partitions[1]!.action).toBe("retry");
     expect(partitions[1]!.error).toMatchObject({ code: "ListFailure", path: denied });
-    expect(partitions[1]!.error!.message).toBe(`cannot list the directory ${denied}: permission denied (EACCES); nothing under it was scanned and nothing was changed`);
+    expect(partitions[1]!.error!.message).toBe(
+      `cannot list the directory ${denied}: permission denied (EACCES); nothing under it was scanned and nothing was changed`,
+    );
   });
 
   it("a nonexistent path among several is a failed item; the others are still reported", async () => {
@@ -161,7 +183,10 @@ describe("one unreadable directory fails only itself (17.8)", () => {
     const p1 = cleanPartition(dataDir, 1);
     const missing = join(dataDir, "nonexistent");
     const report = await scanPath([p1, missing], { engine: createTsEngine() });
-    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([[p1, "clean"], [missing, "failed"]]);
+    expect(report.partitions.map((p) => [p.path, p.verdict])).toEqual([
+      [p1, "clean"],
+      [missing, "failed"],
+    ]);
     expect(report.partitions[1]!.error!.message).toContain("no such file or directory (ENOENT)");
     expect(report.summary).toMatchObject({ partitions: 2, clean: 1, failed: 1 });
   });
@@ -210,7 +235,9 @@ describe("nothing but regular files is opened (17.6)", () => {
     mkfifo(join(other, "00000000000000000000.log.staging"));
     const partition = (await scanEach(other))[0]!;
     expect(partition.sweep).toEqual([]);
-    expect(partition.ignored).toEqual([expect.objectContaining({ kind: "not-regular-file", path: join(other, "00000000000000000000.log.staging") })]);
+    expect(partition.ignored).toEqual([
+      expect.objectContaining({ kind: "not-regular-file", path: join(other, "00000000000000000000.log.staging") }),
+    ]);
   });
 
   it("the filesystem layer itself refuses to open a FIFO, without blocking", async () => {
@@ -235,7 +262,7 @@ describe("segment names and partitions with no segment (17.11, 17.12)", () => {
 
   it("only 20-digit names are segments: `136.log`, a 27-digit name and u64 max + 1 are ignored", async () => {
     const dir = tempPartition(1, tempDataDir());
-    const chain = buildChain({ counts: [200] , payloadBytes: 4 });
+    const chain = buildChain({ counts: [200], payloadBytes: 4 });
     writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
     const tail = buildChain({ counts: [2], startOffset: 200n, seed: 5 });
     writeSegment(dir, 200n, tail.log, indexAt(tail, [0]));
@@ -245,7 +272,9 @@ describe("segment names and partitions with no segment (17.11, 17.12)", () => {
     expect(partition.verdict).toBe("clean");
     expect(partition.refusal).toBeNull();
     expect(partition.segments.map((s) => s.startOffset)).toEqual([0n, 200n]);
-    expect(partition.ignored.map((entry) => [entry.path.split("/").pop(), entry.kind]).sort()).toEqual(odd.map((name) => [name, "bad-segment-name"]).sort());
+    expect(partition.ignored.map((entry) => [entry.path.split("/").pop(), entry.kind]).sort()).toEqual(
+      odd.map((name) => [name, "bad-segment-name"]).sort(),
+    );
   });
 
   it("Hole, Overlap and EmptyNonTailSegment messages name both .log files", async () => {
@@ -299,8 +328,14 @@ describe("library options are checked up front (17.13)", () => {
     it(`refuses ${name} before reading anything`, async () => {
       const opened: string[] = [];
       const dir = cleanPartition(tempDataDir(), 1);
-      for (const call of [() => scanPartition(dir, options as ScanOptions, recordingFs(opened)), () => scanPath(dir, options as ScanOptions, recordingFs(opened))]) {
-        const error = await call().then(() => null, (e: unknown) => e);
+      for (const call of [
+        () => scanPartition(dir, options as ScanOptions, recordingFs(opened)),
+        () => scanPath(dir, options as ScanOptions, recordingFs(opened)),
+      ]) {
+        const error = await call().then(
+          () => null,
+          (e: unknown) => e,
+        );
         expect(error).toBeInstanceOf(type);
         expect((error as Error).message).toMatch(pattern);
       }
@@ -325,8 +360,12 @@ describe("describeCause (17.9)", () => {
   it("gives the cause in words once, with its code, and no repeated path", () => {
     const nodeError = Object.assign(new Error("EACCES: permission denied, open '/d/00000000000000000000.log'"), { code: "EACCES" });
     expect(describeCause(nodeError)).toBe("permission denied (EACCES)");
-    expect(describeCause(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }))).toBe("no space left on device (ENOSPC)");
-    expect(describeCause(Object.assign(new Error("EROFS: read-only file system, mkdir '/x'"), { code: "EROFS" }))).toBe("read-only file system (EROFS)");
+    expect(describeCause(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }))).toBe(
+      "no space left on device (ENOSPC)",
+    );
+    expect(describeCause(Object.assign(new Error("EROFS: read-only file system, mkdir '/x'"), { code: "EROFS" }))).toBe(
+      "read-only file system (EROFS)",
+    );
     expect(describeCause(Object.assign(new Error("weird"), { code: "EWEIRD" }))).toBe("weird (EWEIRD)");
     expect(describeCause(new Error("plain"))).toBe("plain");
   });

@@ -59,12 +59,24 @@ describe("EngineWindow contract: both engines throw the same errors", () => {
       (w: EngineWindow) => w.firstNonZero(-1, 4),
       (w: EngineWindow) => w.verifyInWindow(WINDOW_BYTES - 100),
       (w: EngineWindow) => w.verifyStart(WINDOW_BYTES),
-      (w: EngineWindow) => w.scanCandidates({
-        fromIndex: 0, toIndex: WINDOW_BYTES - 254, fileEndIndex: 1 << 20, minBaseOffset: 0n, spentUnits: 0, limitUnits: 100,
-      }),
-      (w: EngineWindow) => w.scanCandidates({
-        fromIndex: 0, toIndex: 10, fileEndIndex: -1, minBaseOffset: 0n, spentUnits: 0, limitUnits: 100,
-      }),
+      (w: EngineWindow) =>
+        w.scanCandidates({
+          fromIndex: 0,
+          toIndex: WINDOW_BYTES - 254,
+          fileEndIndex: 1 << 20,
+          minBaseOffset: 0n,
+          spentUnits: 0,
+          limitUnits: 100,
+        }),
+      (w: EngineWindow) =>
+        w.scanCandidates({
+          fromIndex: 0,
+          toIndex: 10,
+          fileEndIndex: -1,
+          minBaseOffset: 0n,
+          spentUnits: 0,
+          limitUnits: 100,
+        }),
     ]) {
       expect(onEveryEngine(nothing, call)).toMatchObject({ error: "RangeError" });
     }
@@ -75,7 +87,10 @@ describe("EngineWindow contract: both engines throw the same errors", () => {
 
   it("a batch larger than the window (or below the header) cannot be verified in it", () => {
     // The batch is 3,000 + 48 + 256 bytes: a header at 1,000 claims bytes past the 4,096-byte window.
-    const over = onEveryEngine((w) => w.view().set(batch.subarray(0, 256), 1000), (w) => w.verifyInWindow(1000));
+    const over = onEveryEngine(
+      (w) => w.view().set(batch.subarray(0, 256), 1000),
+      (w) => w.verifyInWindow(1000),
+    );
     expect(over).toMatchObject({ error: "RangeError", message: expect.stringMatching(/not whole in the 4096-byte window/) });
     expect(onEveryEngine(putBatch(100), (w) => w.verifyInWindow(100))).toEqual({ result: VerifyStatus.Ok });
     const short = (w: EngineWindow) => writeU64(w.view(), 32, 255n);
@@ -85,32 +100,44 @@ describe("EngineWindow contract: both engines throw the same errors", () => {
 
   it("streaming verification out of order is an Error; feeding past the blob a RangeError", () => {
     const blob = batch.length - 256;
-    expect(onEveryEngine(putBatch(0), (w) => w.verifyFinish()))
-      .toEqual({ error: "Error", message: "verifyFinish called without verifyStart" });
-    expect(onEveryEngine(putBatch(0), (w) => w.verifyFeed(256, 10)))
-      .toEqual({ error: "Error", message: "verifyFeed called without verifyStart" });
-    expect(onEveryEngine(putBatch(0), (w) => {
-      w.verifyStart(0);
-      w.verifyFeed(256, blob - 1);
-      return w.verifyFinish();
-    })).toEqual({ error: "Error", message: "verifyFinish called before the whole blob was fed (1 bytes remain)" });
-    expect(onEveryEngine(putBatch(0), (w) => {
-      w.verifyStart(0);
-      return w.verifyFeed(256, blob + 1);
-    })).toMatchObject({ error: "RangeError" });
-    expect(onEveryEngine(putBatch(0), (w) => {
-      w.verifyStart(0);
-      w.verifyFeed(256, 1000);
-      w.verifyFeed(1256, blob - 1000);
-      return w.verifyFinish();
-    })).toEqual({ result: VerifyStatus.Ok });
+    expect(onEveryEngine(putBatch(0), (w) => w.verifyFinish())).toEqual({
+      error: "Error",
+      message: "verifyFinish called without verifyStart",
+    });
+    expect(onEveryEngine(putBatch(0), (w) => w.verifyFeed(256, 10))).toEqual({
+      error: "Error",
+      message: "verifyFeed called without verifyStart",
+    });
+    expect(
+      onEveryEngine(putBatch(0), (w) => {
+        w.verifyStart(0);
+        w.verifyFeed(256, blob - 1);
+        return w.verifyFinish();
+      }),
+    ).toEqual({ error: "Error", message: "verifyFinish called before the whole blob was fed (1 bytes remain)" });
+    expect(
+      onEveryEngine(putBatch(0), (w) => {
+        w.verifyStart(0);
+        return w.verifyFeed(256, blob + 1);
+      }),
+    ).toMatchObject({ error: "RangeError" });
+    expect(
+      onEveryEngine(putBatch(0), (w) => {
+        w.verifyStart(0);
+        w.verifyFeed(256, 1000);
+        w.verifyFeed(1256, blob - 1000);
+        return w.verifyFinish();
+      }),
+    ).toEqual({ result: VerifyStatus.Ok });
     // A failed feed is final: finish returns its status without the "not fed" error.
-    expect(onEveryEngine(putBatch(0), (w) => {
-      w.view()[256 + 40] = 1; // the frame's reserved u64
-      w.verifyStart(0);
-      const fed = w.verifyFeed(256, 100);
-      return [fed, w.verifyFinish()];
-    })).toEqual({ result: [VerifyStatus.FrameReservedNonZero, VerifyStatus.FrameReservedNonZero] });
+    expect(
+      onEveryEngine(putBatch(0), (w) => {
+        w.view()[256 + 40] = 1; // the frame's reserved u64
+        w.verifyStart(0);
+        const fed = w.verifyFeed(256, 100);
+        return [fed, w.verifyFinish()];
+      }),
+    ).toEqual({ result: [VerifyStatus.FrameReservedNonZero, VerifyStatus.FrameReservedNonZero] });
   });
 
   it("every call after close() is an Error naming the operation; close twice is harmless", () => {
@@ -120,14 +147,28 @@ describe("EngineWindow contract: both engines throw the same errors", () => {
       ["verifyInWindow", (w: EngineWindow) => w.verifyInWindow(0)],
       ["verifyFinish", (w: EngineWindow) => w.verifyFinish()],
       ["firstNonZero", (w: EngineWindow) => w.firstNonZero(0, 1)],
-      ["scanCandidates", (w: EngineWindow) => w.scanCandidates({
-        fromIndex: 0, toIndex: 1, fileEndIndex: 4096, minBaseOffset: 0n, spentUnits: 0, limitUnits: 10,
-      })],
+      [
+        "scanCandidates",
+        (w: EngineWindow) =>
+          w.scanCandidates({
+            fromIndex: 0,
+            toIndex: 1,
+            fileEndIndex: 4096,
+            minBaseOffset: 0n,
+            spentUnits: 0,
+            limitUnits: 10,
+          }),
+      ],
     ] as const) {
       const closed = onEveryEngine((w) => w.close(), call);
       expect(closed).toEqual({ error: "Error", message: `${name}: engine window used after close()` });
     }
-    expect(onEveryEngine((w) => w.close(), (w) => w.close())).toEqual({ result: undefined });
+    expect(
+      onEveryEngine(
+        (w) => w.close(),
+        (w) => w.close(),
+      ),
+    ).toEqual({ result: undefined });
   });
 
   it("a window smaller than one header is refused by both engines", () => {
@@ -149,12 +190,19 @@ describe("the Wasm memory layout comes from assembly/ and is asserted at load", 
   it("a layout the wrapper cannot use is refused with a rebuild hint", () => {
     const good = { heapBase: 1024, heapAlignBytes: 64, xxh3StateBytes: 336, stateSlotBytes: 384, readAheadPadBytes: 256 };
     const exportsOf = (layout: typeof good) => ({
-      heapBase: () => layout.heapBase, heapAlignBytes: () => layout.heapAlignBytes, xxh3StateBytes: () => layout.xxh3StateBytes,
-      stateSlotBytes: () => layout.stateSlotBytes, readAheadPadBytes: () => layout.readAheadPadBytes,
+      heapBase: () => layout.heapBase,
+      heapAlignBytes: () => layout.heapAlignBytes,
+      xxh3StateBytes: () => layout.xxh3StateBytes,
+      stateSlotBytes: () => layout.stateSlotBytes,
+      readAheadPadBytes: () => layout.readAheadPadBytes,
     });
     expect(readLayout(exportsOf(good))).toEqual(good);
     for (const bad of [
-      { heapBase: 1000 }, { heapAlignBytes: 48 }, { stateSlotBytes: 320 }, { stateSlotBytes: 400 }, { readAheadPadBytes: 16 },
+      { heapBase: 1000 },
+      { heapAlignBytes: 48 },
+      { stateSlotBytes: 320 },
+      { stateSlotBytes: 400 },
+      { readAheadPadBytes: 16 },
     ]) {
       expect(() => readLayout(exportsOf({ ...good, ...bad }))).toThrow(/unexpected memory layout.*build:wasm/);
     }

@@ -44,14 +44,17 @@ describe("createEngine", () => {
     const warnings: string[] = [];
     const engine = await createEngine(undefined, { onWarning: (message) => warnings.push(message) });
     expect(engine.kind).toBe("ts");
-    expect(warnings).toEqual([expect.stringMatching(/wasm engine could not be loaded \(.*invalid simd opcode\); using the TypeScript engine/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(/wasm engine could not be loaded \(.*invalid simd opcode\); using the TypeScript engine/),
+    ]);
   });
 
-  it("an explicit \"wasm\" that cannot load throws, naming the cause", async () => {
+  it('an explicit "wasm" that cannot load throws, naming the cause', async () => {
     wasmLoad.fail = compileError();
     const warnings: string[] = [];
-    await expect(createEngine("wasm", { onWarning: (message) => warnings.push(message) }))
-      .rejects.toThrow(/wasm engine could not be loaded \(.*invalid simd opcode\); use the "ts" engine/);
+    await expect(createEngine("wasm", { onWarning: (message) => warnings.push(message) })).rejects.toThrow(
+      /wasm engine could not be loaded \(.*invalid simd opcode\); use the "ts" engine/,
+    );
     expect(warnings).toEqual([]);
   });
 

@@ -6,22 +6,25 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  BATCH_HEADER_BYTES, BATCH_RESERVED_START, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, MAX_BATCH_BYTES,
+  BATCH_HEADER_BYTES,
+  BATCH_RESERVED_START,
+  FRAME_HEADER_BYTES,
+  INDEX_ENTRY_BYTES,
+  MAX_BATCH_BYTES,
 } from "../src/format/constants.js";
+import { readU32, readU64, readU64AsSafeNumber, readU64Clamped, writeU32, writeU64 } from "../src/format/bytes.js";
+import { encodeBatch, encodeIndex, encodeIndexEntry, frameBytes, segmentStem } from "../src/format/encode.js";
 import {
-  readU32, readU64, readU64AsSafeNumber, readU64Clamped, writeU32, writeU64,
-} from "../src/format/bytes.js";
-import {
-  encodeBatch, encodeIndex, encodeIndexEntry, frameBytes, segmentStem,
-} from "../src/format/encode.js";
-import {
-  VerifyStatus, headerDecodeStatus, readBatchHeader, readFrameHeader, readIndexEntries, readIndexEntry,
+  VerifyStatus,
+  headerDecodeStatus,
+  readBatchHeader,
+  readFrameHeader,
+  readIndexEntries,
+  readIndexEntry,
   type IndexEntry,
 } from "../src/format/records.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
-import {
-  U128_MAX, U64_MAX, batchSpecArb, encodeSpec, toBatchInput, type BatchSpec,
-} from "./helpers/engine-fixtures.js";
+import { U128_MAX, U64_MAX, batchSpecArb, encodeSpec, toBatchInput, type BatchSpec } from "./helpers/engine-fixtures.js";
 
 const u64 = fc.bigInt({ min: 0n, max: U64_MAX });
 
@@ -92,8 +95,7 @@ function expectDecodesTo(batch: Uint8Array, spec: BatchSpec, at = 0): void {
     expect(frame.frameBytes).toBe(frameBytes(message));
     const payloadAt = pos + FRAME_HEADER_BYTES;
     expect(batch.subarray(payloadAt, payloadAt + m.payloadLength)).toEqual(message.payload);
-    expect(batch.subarray(payloadAt + m.payloadLength, pos + frame.frameBytes))
-      .toEqual(message.userHeaders ?? new Uint8Array(0));
+    expect(batch.subarray(payloadAt + m.payloadLength, pos + frame.frameBytes)).toEqual(message.userHeaders ?? new Uint8Array(0));
     expect(frame.checksum).toBe(xxh3_64(batch.subarray(pos + 8, pos + frame.frameBytes)));
     checksummed.push(batch.subarray(pos, pos + 8));
     pos += frame.frameBytes;
@@ -144,7 +146,10 @@ describe("encodeBatch → decoders round trip (docs/format.md §1.2–1.4)", () 
 
   it("decodes at a nonzero position inside a larger buffer", () => {
     const spec: BatchSpec = {
-      partitionId: 9n, baseOffset: 1n << 60n, baseTimestamp: 5n, originTimestamp: undefined,
+      partitionId: 9n,
+      baseOffset: 1n << 60n,
+      baseTimestamp: 5n,
+      originTimestamp: undefined,
       messages: [{ id: 1n, offsetDelta: undefined, timestampDelta: 3, payloadLength: 10, userHeadersLength: 2, seed: 4 }],
     };
     const batch = encodeSpec(spec);
@@ -157,7 +162,14 @@ describe("encodeBatch → decoders round trip (docs/format.md §1.2–1.4)", () 
     const batch = encodeBatch({ baseOffset: 42n, baseTimestamp: 7n, messages: [] });
     expect(batch.length).toBe(BATCH_HEADER_BYTES);
     const header = readBatchHeader(batch, 0);
-    expect(header).toMatchObject({ partitionId: 0n, baseOffset: 42n, baseTimestamp: 7n, originTimestamp: 7n, batchLength: 256, messageCount: 0 });
+    expect(header).toMatchObject({
+      partitionId: 0n,
+      baseOffset: 42n,
+      baseTimestamp: 7n,
+      originTimestamp: 7n,
+      batchLength: 256,
+      messageCount: 0,
+    });
     // Checksum over the header fields alone (no frames).
     const joined = new Uint8Array(44);
     joined.set(batch.subarray(0, 40), 0);
@@ -227,7 +239,8 @@ describe("sparse index entries (docs/format.md §1.5)", () => {
     const torn = new Uint8Array(24 + 1);
     torn.set(one);
     expect(readIndexEntries(torn)).toEqual({
-      entries: [{ offset: U64_MAX, timestamp: 1n << 53n, position: 1n }], trailingBytes: 1,
+      entries: [{ offset: U64_MAX, timestamp: 1n << 53n, position: 1n }],
+      trailingBytes: 1,
     });
   });
 });

@@ -8,13 +8,12 @@ import { createHash } from "node:crypto";
 import { mkdtemp, readFile, readdir, rm, stat, writeFile, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import {
-  DEMO_SCENARIOS, SCENARIOS, generateDataDir, getScenario, listScenarios, type GeneratedDataDir,
-} from "../src/gen/index.js";
+import { DEMO_SCENARIOS, SCENARIOS, generateDataDir, getScenario, listScenarios, type GeneratedDataDir } from "../src/gen/index.js";
 import { Prng } from "../src/gen/prng.js";
 import { BATCH_HEADER_BYTES, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES } from "../src/format/constants.js";
 import { VerifyStatus, readBatchHeader, readFrameHeader, readIndexEntries } from "../src/format/records.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
+import { decodeUserHeaders, encodeUserHeaders, formatUserHeaderField, stringField, uintField } from "../src/format/user-headers.js";
 
 let root: string;
 
@@ -32,7 +31,13 @@ async function tree(dir: string): Promise<Map<string, string>> {
     for (const entry of await readdir(at, { withFileTypes: true })) {
       const path = join(at, entry.name);
       if (entry.isDirectory()) await walk(path);
-      else out.set(relative(dir, path), createHash("sha256").update(await readFile(path)).digest("hex"));
+      else
+        out.set(
+          relative(dir, path),
+          createHash("sha256")
+            .update(await readFile(path))
+            .digest("hex"),
+        );
     }
   };
   await walk(dir);
@@ -71,8 +76,10 @@ describe("generateDataDir", () => {
 
   it("writes streams/<s>/topics/<t>/partitions/<p>/ with several segments each, a few MiB in all", async () => {
     expect(generated.partitions.map((p) => p.relativePath)).toEqual([
-      "streams/1/topics/1/partitions/1", "streams/1/topics/1/partitions/2",
-      "streams/1/topics/2/partitions/1", "streams/1/topics/2/partitions/2",
+      "streams/1/topics/1/partitions/1",
+      "streams/1/topics/1/partitions/2",
+      "streams/1/topics/2/partitions/1",
+      "streams/1/topics/2/partitions/2",
     ]);
     expect(generated.logBytes).toBeGreaterThan(4 * 1024 * 1024);
     expect(generated.logBytes).toBeLessThan(12 * 1024 * 1024);
@@ -98,6 +105,7 @@ describe("generateDataDir", () => {
     let frames = 0;
     let withHeaders = 0;
     const sizes: number[] = [];
+    const headerKinds = new Set<string>();
     for (const partition of generated.partitions) {
       let expected = 0n;
       let lastTimestamp = 0n;
@@ -124,7 +132,14 @@ describe("generateDataDir", () => {
             const frame = readFrameHeader(log, at);
             expect(frame.offsetDelta).toBe(i);
             sizes.push(frame.payloadLength);
-            if (frame.userHeadersLength > 0) withHeaders++;
+            if (frame.userHeadersLength > 0) {
+              withHeaders++;
+              // Iggy's layout and validation (kinds 1..=15, lengths 1..=255, nothing left over).
+              const start = at + FRAME_HEADER_BYTES + frame.payloadLength;
+              const decoded = decodeUserHeaders(log.subarray(start, start + frame.userHeadersLength));
+              expect(decoded).toMatchObject({ ok: true });
+              for (const entry of decoded.entries) headerKinds.add(`${entry.key.kind}=${entry.value.kind}`);
+            }
             frames++;
             at += frame.frameBytes;
           }
@@ -144,6 +159,7 @@ describe("generateDataDir", () => {
     expect(sizes.filter((size) => size >= 1024).length).toBeGreaterThan(frames * 0.1);
     expect(withHeaders / frames).toBeGreaterThan(0.15);
     expect(withHeaders / frames).toBeLessThan(0.5);
+    expect([...headerKinds].sort()).toEqual(["string=raw", "string=string", "string=uint32"]);
   });
 
   it("writes one index entry per flushed chunk, pointing at the chunk's first batch", async () => {
@@ -174,7 +190,12 @@ describe("generateDataDir", () => {
 
   it("honours explicit sizes", async () => {
     const custom = await generateDataDir(join(root, "custom"), {
-      size: "tiny", topicsPerStream: 1, partitionsPerTopic: 1, segmentsPerPartition: 5, segmentBytes: 40 * 1024, flushBytes: 10 * 1024,
+      size: "tiny",
+      topicsPerStream: 1,
+      partitionsPerTopic: 1,
+      segmentsPerPartition: 5,
+      segmentBytes: 40 * 1024,
+      flushBytes: 10 * 1024,
     });
     expect(custom.partitions).toHaveLength(1);
     expect(custom.partitions[0]!.segments).toHaveLength(5);
@@ -197,9 +218,13 @@ describe("generateDataDir", () => {
     await expect(generateDataDir(join(root, "bad1"), { scenario: "no-such-fault" })).rejects.toThrow(/unknown scenario/);
     await expect(generateDataDir(join(root, "bad2"), { scenario: "hole", segmentsPerPartition: 2 })).rejects.toThrow(/at least 3 segments/);
     await expect(generateDataDir(join(root, "bad3"), { segmentBytes: 0 })).rejects.toThrow(RangeError);
-    await expect(generateDataDir(join(root, "bad4"), {
-      scenarios: ["torn-tail", "hole", "zero-tail"], topicsPerStream: 1, partitionsPerTopic: 2,
-    })).rejects.toThrow(/need at least as many partitions/);
+    await expect(
+      generateDataDir(join(root, "bad4"), {
+        scenarios: ["torn-tail", "hole", "zero-tail"],
+        topicsPerStream: 1,
+        partitionsPerTopic: 2,
+      }),
+    ).rejects.toThrow(/need at least as many partitions/);
   });
 });
 
@@ -217,8 +242,19 @@ describe("scenarios", () => {
       expect(expected.scanExit).toBe(expected.verdict === "clean" ? 0 : 4);
     }
     for (const name of [
-      "zero-tail", "torn-tail", "payload-bitflip", "length-bitflip", "forward-gap", "backward-gap", "lost-index",
-      "non-monotone-index", "index-before-start", "hole", "empty-non-tail", "scratch-files", "crafted-residue",
+      "zero-tail",
+      "torn-tail",
+      "payload-bitflip",
+      "length-bitflip",
+      "forward-gap",
+      "backward-gap",
+      "lost-index",
+      "non-monotone-index",
+      "index-before-start",
+      "hole",
+      "empty-non-tail",
+      "scratch-files",
+      "crafted-residue",
     ]) {
       expect(listed.map((s) => s.name)).toContain(name);
     }
@@ -264,9 +300,47 @@ describe("scenarios", () => {
     const b = await readFile(segment.logPath);
     const diffs = [...a.keys()].filter((i) => a[i] !== b[i]);
     expect(diffs).toHaveLength(1);
-    const batch = segment.batches.find((candidate) => candidate.position <= diffs[0]! && diffs[0]! < candidate.position + candidate.length)!;
+    const batch = segment.batches.find(
+      (candidate) => candidate.position <= diffs[0]! && diffs[0]! < candidate.position + candidate.length,
+    )!;
     expect(diffs[0]!).toBeGreaterThanOrEqual(batch.position + BATCH_HEADER_BYTES + FRAME_HEADER_BYTES);
     expect(batch.chunk).toBe(segment.chunkStarts.length - 1);
     expect(batch).not.toBe(segment.batches.at(-1));
+  });
+});
+
+describe("user headers in Iggy's layout", () => {
+  it("encode as [key_kind u8][key_len u32 LE][key][value_kind u8][value_len u32 LE][value] and decode back", () => {
+    const block = encodeUserHeaders([
+      { key: stringField("ct"), value: stringField("json") },
+      { key: stringField("n"), value: uintField("uint32", 7n) },
+    ]);
+    expect([...block]).toEqual([
+      2, 2, 0, 0, 0, 0x63, 0x74, 2, 4, 0, 0, 0, 0x6a, 0x73, 0x6f, 0x6e, 2, 1, 0, 0, 0, 0x6e, 11, 4, 0, 0, 0, 7, 0, 0, 0,
+    ]);
+    const decoded = decodeUserHeaders(block);
+    expect(decoded.ok).toBe(true);
+    expect(decoded.entries.map((entry) => [formatUserHeaderField(entry.key), formatUserHeaderField(entry.value)])).toEqual([
+      ['"ct"', '"json"'],
+      ['"n"', "7"],
+    ]);
+  });
+
+  it("rejects what Iggy's validation rejects: kind 0 or 16, a length of 0 or 256, a truncated entry", () => {
+    const good = encodeUserHeaders([{ key: stringField("k"), value: stringField("v") }]);
+    const patched = (at: number, byte: number): Uint8Array => {
+      const copy = good.slice();
+      copy[at] = byte;
+      return copy;
+    };
+    expect(decodeUserHeaders(patched(0, 0))).toMatchObject({ ok: false, problem: expect.stringMatching(/key kind 0/) });
+    expect(decodeUserHeaders(patched(6, 16))).toMatchObject({ ok: false, problem: expect.stringMatching(/value kind 16/) });
+    expect(decodeUserHeaders(patched(1, 0))).toMatchObject({ ok: false, problem: expect.stringMatching(/key length 0/) });
+    const long = good.slice();
+    new DataView(long.buffer).setUint32(7, 256, true);
+    expect(decodeUserHeaders(long)).toMatchObject({ ok: false, problem: expect.stringMatching(/value length 256/) });
+    expect(decodeUserHeaders(good.subarray(0, good.length - 1))).toMatchObject({ ok: false });
+    expect(() => encodeUserHeaders([{ key: stringField(""), value: stringField("v") }])).toThrow(RangeError);
+    expect(() => encodeUserHeaders([{ key: stringField("k"), value: stringField("v".repeat(256)) }])).toThrow(RangeError);
   });
 });

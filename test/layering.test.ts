@@ -23,8 +23,7 @@ function importGraph(): Map<string, string[]> {
   const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["'](\.{1,2}\/[^"']+)["']/g;
   for (const file of sourceFiles(SRC)) {
     const text = readFileSync(file, "utf8");
-    const targets = [...text.matchAll(specifier)].map((m) =>
-      relative(SRC, resolve(dirname(file), m[1]!.replace(/\.js$/, ".ts"))));
+    const targets = [...text.matchAll(specifier)].map((m) => relative(SRC, resolve(dirname(file), m[1]!.replace(/\.js$/, ".ts"))));
     graph.set(relative(SRC, file), targets);
   }
   return graph;
@@ -33,8 +32,7 @@ function importGraph(): Map<string, string[]> {
 const graph = importGraph();
 
 function importsMatching(from: RegExp, to: RegExp): string[] {
-  return [...graph].flatMap(([file, targets]) =>
-    from.test(file) ? targets.filter((t) => to.test(t)).map((t) => `${file} → ${t}`) : []);
+  return [...graph].flatMap(([file, targets]) => (from.test(file) ? targets.filter((t) => to.test(t)).map((t) => `${file} → ${t}`) : []));
 }
 
 describe("import layering", () => {

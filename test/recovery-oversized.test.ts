@@ -51,7 +51,9 @@ function chainWithBigMiddle(counts = [3, 40, 3]) {
 }
 
 const oversizedWarning = (position: number, batchLength: number) => ({
-  code: "OversizedBatch", position, batchLength,
+  code: "OversizedBatch",
+  position,
+  batchLength,
   message: expect.stringMatching(new RegExp(`byte ${position} .* ${batchLength} bytes, over the ${SMALL_CAP}-byte batch limit`)),
 });
 
@@ -103,7 +105,7 @@ describe("an oversized batch that does not verify is damage", () => {
   it("a flipped byte in its body stops the walk there: torn tail, no warning", async () => {
     const { chain, big } = chainWithBigMiddle([3, 40]);
     const log = chain.log.slice();
-    log[big.position + 5000] ^= 0x40;
+    log[big.position + 5000]! ^= 0x40;
     const dir = tempPartition();
     writeSegment(dir, 0n, log, indexAt(chain, [0]));
     const segment = (await scan(dir, { maxBatchBytes: SMALL_CAP })).segments[0]!;
@@ -157,7 +159,10 @@ describe("the probe treats an oversized candidate the same way", () => {
     // length too: 9,000 + 2 × 12,288 > 30,000, so the second one exhausts the budget.
     const second = damage + crafted[1]!;
     expect(partition.segments[0]!.refusal).toMatchObject({
-      code: "UnverifiedResidue", damagePosition: damage, stoppedAt: second, spentUnits: crafted[1]! + 2 * claimed,
+      code: "UnverifiedResidue",
+      damagePosition: damage,
+      stoppedAt: second,
+      spentUnits: crafted[1]! + 2 * claimed,
     });
     // The same residue under the default cap: the crafted lengths are ordinary and charged the same.
     const defaultCap = await scan(dir, { probeBudgetUnits: limit });
@@ -210,14 +215,17 @@ describe("a real batch over MAX_BATCH_BYTES (65 MiB)", () => {
       const segment = report.partitions[0]!.segments[0]!;
       expect(report.partitions[0]!.verdict).toBe("clean");
       expect(segment).toMatchObject({ outcome: "clean", walkedSize: log.length, endOffset: 9n, residue: null });
-      expect(segment.warnings).toEqual([{
-        code: "OversizedBatch", position: before.log.length, batchLength: big.length,
-        message: expect.stringContaining(`over the ${MAX_BATCH_BYTES}-byte batch limit`),
-      }]);
+      expect(segment.warnings).toEqual([
+        {
+          code: "OversizedBatch",
+          position: before.log.length,
+          batchLength: big.length,
+          message: expect.stringContaining(`over the ${MAX_BATCH_BYTES}-byte batch limit`),
+        },
+      ]);
       // Memory bounded by the window: no read (and so no buffer) larger than it; every byte read once.
       expect(counter.largestRead).toBeLessThanOrEqual(windowBytes);
       expect(counter.logBytesRead).toBeLessThanOrEqual(log.length + BATCH_HEADER_BYTES);
     }
   });
 });
-

@@ -53,8 +53,11 @@ describe("probe reads are bounded by the budget, not the file size", () => {
       const report = await scanPartition(dir, { engine, windowBytes, probeBudgetUnits: budgetUnits }, counter.fs);
       const segment = report.partitions[0]!.segments[0]!;
       expect(segment.refusal).toMatchObject({
-        code: "UnverifiedResidue", damagePosition: chain.log.length, residueBytes: tailBytes,
-        spentUnits: budgetUnits + 1, stoppedAt: chain.log.length + budgetUnits + 1,
+        code: "UnverifiedResidue",
+        damagePosition: chain.log.length,
+        residueBytes: tailBytes,
+        spentUnits: budgetUnits + 1,
+        stoppedAt: chain.log.length + budgetUnits + 1,
       });
       // Nothing past the budget's reach was read, so nothing claims the residue is all zero.
       expect(segment.residue).toMatchObject({ probe: "budget-exhausted", allZero: false });
@@ -73,7 +76,8 @@ describe("probe reads are bounded by the budget, not the file size", () => {
       const counter = countingFs();
       const report = await scanPartition(dir, { engine, windowBytes: MiB, probeBudgetUnits: 8 * MiB }, counter.fs);
       expect(report.partitions[0]!.segments[0]).toMatchObject({
-        outcome: "torn-tail", residue: { bytes: tailBytes, allZero: true, probe: "no-survivor", spentUnits: tailBytes - 256 },
+        outcome: "torn-tail",
+        residue: { bytes: tailBytes, allZero: true, probe: "no-survivor", spentUnits: tailBytes - 256 },
       });
       // Read once: the probe's own windows answered the all-zero question.
       expect(counter.logBytesRead()).toBeLessThanOrEqual(chain.log.length + tailBytes + 2 * MiB);

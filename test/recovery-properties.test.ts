@@ -64,7 +64,12 @@ const countArb = (allowEmpty: boolean): fc.Arbitrary<number> =>
     ? fc.oneof({ arbitrary: fc.integer({ min: 1, max: 20 }), weight: 9 }, { arbitrary: fc.constant(0), weight: 1 })
     : fc.integer({ min: 1, max: 20 });
 
-function chainPlanArb(options: { allowEmpty: boolean; maxPayload?: number; minBatches?: number; maxBatches?: number }): fc.Arbitrary<ChainPlan> {
+function chainPlanArb(options: {
+  allowEmpty: boolean;
+  maxPayload?: number;
+  minBatches?: number;
+  maxBatches?: number;
+}): fc.Arbitrary<ChainPlan> {
   return fc.record({
     counts: fc.array(countArb(options.allowEmpty), { minLength: options.minBatches ?? 3, maxLength: options.maxBatches ?? 12 }),
     payloadBytes: fc.integer({ min: 0, max: options.maxPayload ?? 2000 }),
@@ -95,7 +100,10 @@ function planIndex(plan: ChainPlan, chain: BuiltChain, batchCount = plan.counts.
   if (plan.indexFlags === null) return [];
   const chosen: number[] = [0];
   for (let i = 1; i < batchCount; i++) {
-    if (plan.indexFlags[(i - 1) % plan.indexFlags.length] && chain.batches[i]!.baseOffset > chain.batches[chosen[chosen.length - 1]!]!.baseOffset) {
+    if (
+      plan.indexFlags[(i - 1) % plan.indexFlags.length] &&
+      chain.batches[i]!.baseOffset > chain.batches[chosen[chosen.length - 1]!]!.baseOffset
+    ) {
       chosen.push(i);
     }
   }
@@ -146,8 +154,9 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
         bytes: segmentFiles.log.length - damagePosition,
         // A probe out of budget reads no further than its last candidate's header (issue 16 item 5):
         // all-zero is claimed only when that header ends the file.
-        allZero: isAllZero(segmentFiles.log.subarray(damagePosition))
-          && !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length),
+        allZero:
+          isAllZero(segmentFiles.log.subarray(damagePosition)) &&
+          !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length),
         probe: ref.probe.verdict,
         survivorPosition: ref.probe.survivorPosition,
         spentUnits: ref.probe.spentTotal - spentBefore,
@@ -159,8 +168,11 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
       expect(segment.refusal, where).toMatchObject({ damagePosition: ref.damagePosition, survivorPosition: ref.probe!.survivorPosition });
     } else if (ref.refusal === "UnverifiedResidue") {
       expect(segment.refusal, where).toMatchObject({
-        damagePosition: ref.damagePosition, residueBytes: segmentFiles.log.length - ref.damagePosition!,
-        limitUnits: limit, spentUnits: ref.probe!.spentTotal, stoppedAt: ref.probe!.stoppedAt,
+        damagePosition: ref.damagePosition,
+        residueBytes: segmentFiles.log.length - ref.damagePosition!,
+        limitUnits: limit,
+        spentUnits: ref.probe!.spentTotal,
+        stoppedAt: ref.probe!.stoppedAt,
       });
     } else if (ref.refusal === "OffsetDiscontinuity") {
       expect(segment.refusal, where).toMatchObject(ref.walk!.discontinuity!);
@@ -183,13 +195,18 @@ describe("recovery properties", () => {
   it("1. nothing durable is ever cut: damage before an intact chain-extending batch is never a torn tail", async () => {
     await fc.assert(
       fc.asyncProperty(
-        chainPlanArb({ allowEmpty: true }), startOffsetArb, damageArb, fc.boolean(), fc.constantFrom(...WINDOWS),
+        chainPlanArb({ allowEmpty: true }),
+        startOffsetArb,
+        damageArb,
+        fc.boolean(),
+        fc.constantFrom(...WINDOWS),
         async (plan, startOffset, damageSpec, afterLastEntry, windowBytes) => {
           const chain = build(plan, startOffset);
           // Half the time keep the damage where tail mode looks: past the batch the last
           // index entry points at (entries on the last two batches are dropped to leave room).
           const index = planIndex(plan, chain, afterLastEntry ? chain.batches.length - 2 : chain.batches.length);
-          const lastIndexed = index.length > 0 ? chain.batches.find((batch) => BigInt(batch.position) === index[index.length - 1]!.position)! : null;
+          const lastIndexed =
+            index.length > 0 ? chain.batches.find((batch) => BigInt(batch.position) === index[index.length - 1]!.position)! : null;
           const notBefore = afterLastEntry && lastIndexed ? lastIndexed.position + lastIndexed.length : 0;
           const damaged: DamagedLog = resolveDamage(chain, damageSpec, notBefore);
           const dir = freshPartition();
@@ -208,7 +225,13 @@ describe("recovery properties", () => {
           });
           const survivors = damaged.intactAfter.filter((batch) => batch.messageCount > 0 && batch.baseOffset > highestBefore);
 
-          for (const [engine, verify] of engines.flatMap((engine) => [[engine, "tail"], [engine, "full"]] as const)) {
+          for (const [engine, verify] of engines.flatMap(
+            (engine) =>
+              [
+                [engine, "tail"],
+                [engine, "full"],
+              ] as const,
+          )) {
             const partition = await scanWith(dir, engine, { windowBytes, verify });
             const segment = partition.segments[0]!;
             const where = `${engine.kind} ${verify} w=${windowBytes}: ${context} → ${segment.outcome} ${segment.refusal?.code ?? ""} P=${segment.walkedSize}`;
@@ -225,7 +248,8 @@ describe("recovery properties", () => {
               expect(partition.action, where).toBe("tombstone");
             }
             if (!damaged.changed) expect(segment.outcome, where).toBe("clean");
-            if (verify === "tail") expectMatchesReference(partition, [{ startOffset, log: damaged.log, index }], partition.budget.limitUnits, where);
+            if (verify === "tail")
+              expectMatchesReference(partition, [{ startOffset, log: damaged.log, index }], partition.budget.limitUnits, where);
           }
           cleanUp();
         },
@@ -235,12 +259,26 @@ describe("recovery properties", () => {
   });
 
   type ResidueKind =
-    | "none" | "random" | "zeros" | "truncated-next" | "truncated-next+zeros" | "garbage+stale" | "garbage+empty-next"
-    | "garbage+overlapping-next" | "garbage+corrupt-next";
+    | "none"
+    | "random"
+    | "zeros"
+    | "truncated-next"
+    | "truncated-next+zeros"
+    | "garbage+stale"
+    | "garbage+empty-next"
+    | "garbage+overlapping-next"
+    | "garbage+corrupt-next";
   const residueArb = fc.record({
     kind: fc.constantFrom<ResidueKind>(
-      "none", "random", "zeros", "truncated-next", "truncated-next+zeros", "garbage+stale", "garbage+empty-next",
-      "garbage+overlapping-next", "garbage+corrupt-next",
+      "none",
+      "random",
+      "zeros",
+      "truncated-next",
+      "truncated-next+zeros",
+      "garbage+stale",
+      "garbage+empty-next",
+      "garbage+overlapping-next",
+      "garbage+corrupt-next",
     ),
     length: fc.integer({ min: 1, max: 40_000 }),
     cut: fc.nat(),
@@ -251,7 +289,10 @@ describe("recovery properties", () => {
     await fc.assert(
       fc.asyncProperty(
         // null: the chain ends exactly at u64::MAX, so nothing can extend it.
-        chainPlanArb({ allowEmpty: false, minBatches: 1 }), fc.option(startOffsetArb, { nil: null, freq: 5 }), residueArb, fc.constantFrom(...WINDOWS),
+        chainPlanArb({ allowEmpty: false, minBatches: 1 }),
+        fc.option(startOffsetArb, { nil: null, freq: 5 }),
+        residueArb,
+        fc.constantFrom(...WINDOWS),
         async (plan, chosenStart, residueSpec, windowBytes) => {
           const n = plan.counts.length;
           const messages = plan.counts.reduce((sum, count) => sum + count, 0);
@@ -262,7 +303,10 @@ describe("recovery properties", () => {
           const overlapping = chosenStart === null || residueSpec.kind === "garbage+overlapping-next";
           const nextBase = overlapping ? chainEnd : chainEnd + 1n;
           const full = buildChain({
-            counts: [...plan.counts, 1 + (residueSpec.seed % 20)], payloadBytes: plan.payloadBytes, seed: plan.seed, startOffset,
+            counts: [...plan.counts, 1 + (residueSpec.seed % 20)],
+            payloadBytes: plan.payloadBytes,
+            seed: plan.seed,
+            startOffset,
             baseOffsets: [...plan.counts.map(() => undefined), nextBase],
           });
           const next = full.batches[n]!;
@@ -272,17 +316,29 @@ describe("recovery properties", () => {
           const small = 1 + (residueSpec.length % 3000);
           let residue: Uint8Array;
           switch (residueSpec.kind) {
-            case "none": residue = new Uint8Array(0); break;
-            case "random": residue = randomBytes(residueSpec.length, residueSpec.seed); break;
-            case "zeros": residue = new Uint8Array(residueSpec.length); break;
-            case "truncated-next": residue = nextBytes.slice(0, 1 + (residueSpec.cut % (nextBytes.length - 1))); break;
+            case "none":
+              residue = new Uint8Array(0);
+              break;
+            case "random":
+              residue = randomBytes(residueSpec.length, residueSpec.seed);
+              break;
+            case "zeros":
+              residue = new Uint8Array(residueSpec.length);
+              break;
+            case "truncated-next":
+              residue = nextBytes.slice(0, 1 + (residueSpec.cut % (nextBytes.length - 1)));
+              break;
             case "truncated-next+zeros":
               residue = concat([nextBytes.subarray(0, 1 + (residueSpec.cut % (nextBytes.length - 1))), new Uint8Array(residueSpec.length)]);
               break;
             case "garbage+stale": {
               // A complete, verifying copy of an older batch: below the chain end, so never a survivor.
               const older = full.batches[residueSpec.cut % n]!;
-              residue = concat([randomBytes(small, residueSpec.seed), full.log.subarray(older.position, older.position + older.length), new Uint8Array(residueSpec.cut % 700)]);
+              residue = concat([
+                randomBytes(small, residueSpec.seed),
+                full.log.subarray(older.position, older.position + older.length),
+                new Uint8Array(residueSpec.cut % 700),
+              ]);
               break;
             }
             case "garbage+empty-next": {
@@ -323,8 +379,11 @@ describe("recovery properties", () => {
             } else {
               expect(segment.outcome, at).toBe("torn-tail");
               expect(segment.residue, at).toMatchObject({
-                damagePosition: chainBytes.length, bytes: residue.length, allZero: isAllZero(residue),
-                probe: "no-survivor", survivorPosition: null,
+                damagePosition: chainBytes.length,
+                bytes: residue.length,
+                allZero: isAllZero(residue),
+                probe: "no-survivor",
+                survivorPosition: null,
               });
               expect(partition.verdict, at).toBe("repairable");
               expect(partition.action, at).toBe("repair");
@@ -359,7 +418,9 @@ describe("recovery properties", () => {
   it("3. reports are identical across window sizes and engines, even where a small budget runs out", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(segmentPlanArb, { minLength: 1, maxLength: 3 }), fc.constantFrom<bigint | "ends-at-u64-max">(0n, 2n ** 53n - 3n, "ends-at-u64-max"), budgetArb,
+        fc.array(segmentPlanArb, { minLength: 1, maxLength: 3 }),
+        fc.constantFrom<bigint | "ends-at-u64-max">(0n, 2n ** 53n - 3n, "ends-at-u64-max"),
+        budgetArb,
         fc.constantFrom<VerifyMode>("tail", "tail", "tail", "full"),
         async (segmentPlans, firstStart, budget, verify) => {
           const dir = freshPartition();
@@ -373,7 +434,8 @@ describe("recovery properties", () => {
             const index = planIndex(plan.chain, chain);
             let log = chain.log;
             let description = "intact";
-            const lastIndexed = index.length > 0 ? chain.batches.find((batch) => BigInt(batch.position) === index[index.length - 1]!.position)! : null;
+            const lastIndexed =
+              index.length > 0 ? chain.batches.find((batch) => BigInt(batch.position) === index[index.length - 1]!.position)! : null;
             const notBefore = plan.afterLastEntry && lastIndexed ? lastIndexed.position + lastIndexed.length : 0;
             if (plan.damage) ({ log, description } = resolveDamage(chain, plan.damage, notBefore));
             if (plan.tail.kind === "zeros") log = concat([log, new Uint8Array(plan.tail.length)]);
@@ -403,7 +465,8 @@ describe("recovery properties", () => {
           const reports: { label: string; partition: PartitionReport }[] = [];
           for (const engine of engines) {
             for (const windowBytes of WINDOWS) {
-              const options: ScanOptions = probeBudgetUnits === undefined ? { windowBytes, verify } : { windowBytes, verify, probeBudgetUnits };
+              const options: ScanOptions =
+                probeBudgetUnits === undefined ? { windowBytes, verify } : { windowBytes, verify, probeBudgetUnits };
               reports.push({ label: `${engine.kind} w=${windowBytes}`, partition: await scanWith(dir, engine, options) });
             }
           }
@@ -411,9 +474,10 @@ describe("recovery properties", () => {
           for (const other of others) {
             expect(strip(other.partition), `${other.label} vs ${first!.label}: ${where}`).toEqual(strip(first!.partition));
           }
-          if (verify === "tail") for (const report of reports) {
-            expectMatchesReference(report.partition, written, report.partition.budget.limitUnits, `${report.label}: ${where}`);
-          }
+          if (verify === "tail")
+            for (const report of reports) {
+              expectMatchesReference(report.partition, written, report.partition.budget.limitUnits, `${report.label}: ${where}`);
+            }
           cleanUp();
         },
       ),
@@ -435,7 +499,8 @@ describe("recovery properties", () => {
           }),
           { minLength: 1, maxLength: 2 },
         ),
-        startOffsetArb, fc.constantFrom(...WINDOWS),
+        startOffsetArb,
+        fc.constantFrom(...WINDOWS),
         async (segmentPlans, firstStart, windowBytes) => {
           const dir = freshPartition();
           let startOffset = firstStart > U64_MAX - 1000n ? U64_MAX - 1000n : firstStart;
@@ -461,7 +526,8 @@ describe("recovery properties", () => {
             const where = `${engine.kind} w=${windowBytes}: ${layout.join(" ")}`;
             deep.segments.forEach((segment: SegmentReport, i) => {
               const tailSegment = tail.segments[i]!;
-              for (const field of comparedFields) expect(tailSegment[field], `${where}: segment ${i} ${field}, tail vs deep`).toEqual(segment[field]);
+              for (const field of comparedFields)
+                expect(tailSegment[field], `${where}: segment ${i} ${field}, tail vs deep`).toEqual(segment[field]);
               expect(segment.index, `${where} segment ${i}`).toMatchObject({ mismatches: 0, rebuilt: false });
               expect(segment.outcome, where).toBe("clean");
             });
@@ -502,13 +568,26 @@ describe("regressions found by the properties", () => {
         const first = await scanWith(dir, engine, { windowBytes, probeBudgetUnits: 0 });
         expect(first.segments[0]!.refusal).toMatchObject({ code: "InteriorDamage", damagePosition: cut, survivorPosition: cut + 1 });
         expect(first.segments[1]!.residue).toMatchObject({ probe: "budget-exhausted", spentUnits: 1 });
-        expect(first.segments[1]!.refusal).toMatchObject({ code: "UnverifiedResidue", damagePosition: b.log.length, stoppedAt: b.log.length + 1, spentUnits: 2 });
+        expect(first.segments[1]!.refusal).toMatchObject({
+          code: "UnverifiedResidue",
+          damagePosition: b.log.length,
+          stoppedAt: b.log.length + 1,
+          spentUnits: 2,
+        });
         expect(first.budget).toEqual({ limitUnits: 0, spentUnits: 2 });
 
         const second = await scanWith(dir2, engine, { windowBytes, probeBudgetUnits: 0 });
         const overspent = 1 + corrupt.length;
-        expect(second.segments[0]!.refusal).toMatchObject({ code: "UnverifiedResidue", stoppedAt: c.batches[1]!.position + 1, spentUnits: overspent });
-        expect(second.segments[1]!.refusal).toMatchObject({ code: "UnverifiedResidue", stoppedAt: d.log.length + 1, spentUnits: overspent + 1 });
+        expect(second.segments[0]!.refusal).toMatchObject({
+          code: "UnverifiedResidue",
+          stoppedAt: c.batches[1]!.position + 1,
+          spentUnits: overspent,
+        });
+        expect(second.segments[1]!.refusal).toMatchObject({
+          code: "UnverifiedResidue",
+          stoppedAt: d.log.length + 1,
+          spentUnits: overspent + 1,
+        });
         expect(second.budget.spentUnits).toBe(overspent + 1);
       }
     }

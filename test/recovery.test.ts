@@ -24,7 +24,10 @@ beforeAll(async () => {
 async function scan(dir: string, options: ScanOptions = {}): Promise<PartitionReport> {
   const reports = [];
   for (const engine of engines) {
-    for (const [windowBytes, io] of [[4096, "async"], [1 << 20, "blocking"]] as const) {
+    for (const [windowBytes, io] of [
+      [4096, "async"],
+      [1 << 20, "blocking"],
+    ] as const) {
       const report = await scanPartition(dir, { ...options, engine, windowBytes, io });
       reports.push(report.partitions[0]!);
     }
@@ -46,7 +49,14 @@ describe("clean segments", () => {
     expect(partition.action).toBe("serve");
     expect(partition.refusal).toBeNull();
     const [a, b] = partition.segments;
-    expect(a).toMatchObject({ arm: "indexed", outcome: "clean", startOffset: 0n, endOffset: 11n, walkedSize: first.log.length, residue: null });
+    expect(a).toMatchObject({
+      arm: "indexed",
+      outcome: "clean",
+      startOffset: 0n,
+      endOffset: 11n,
+      walkedSize: first.log.length,
+      residue: null,
+    });
     expect(a!.startTimestamp).toBe(first.batches[0]!.baseTimestamp);
     expect(a!.endTimestamp).toBe(first.batches[2]!.baseTimestamp);
     expect(b).toMatchObject({ startOffset: 12n, endOffset: 15n, messageCount: 4 });
@@ -76,7 +86,12 @@ describe("torn tails (docs/recovery.md §3.5: no-survivor is cut)", () => {
     expect(segment.outcome).toBe("torn-tail");
     expect(segment.walkedSize).toBe(chain.log.length);
     expect(segment.residue).toEqual({
-      damagePosition: chain.log.length, bytes: 4096, allZero: true, probe: "no-survivor", survivorPosition: null, spentUnits: 4096 - 256,
+      damagePosition: chain.log.length,
+      bytes: 4096,
+      allZero: true,
+      probe: "no-survivor",
+      survivorPosition: null,
+      spentUnits: 4096 - 256,
     });
     expect(partition.budget.spentUnits).toBe(4096 - 256);
   });
@@ -130,7 +145,10 @@ describe("interior damage (docs/recovery.md §3.5: a survivor refuses)", () => {
     expect(partition.verdict).toBe("refused");
     expect(partition.action).toBe("tombstone");
     expect(partition.refusal).toMatchObject({
-      code: "InteriorDamage", segment: 0n, damagePosition: damaged.position, survivorPosition: chain.batches[3]!.position,
+      code: "InteriorDamage",
+      segment: 0n,
+      damagePosition: damaged.position,
+      survivorPosition: chain.batches[3]!.position,
     });
     expect(partition.refusal!.message).toContain("was not cut");
     expect(partition.segments[0]!.residue).toMatchObject({ probe: "survivor", survivorPosition: chain.batches[3]!.position });
@@ -146,7 +164,11 @@ describe("interior damage (docs/recovery.md §3.5: a survivor refuses)", () => {
     log[chain.batches[2]!.position + 400]! ^= 0x10;
     writeSegment(dir, 0n, log, indexAt(chain, [0, 1]));
     const partition = await scan(dir);
-    expect(partition.refusal).toMatchObject({ code: "InteriorDamage", damagePosition: chain.batches[2]!.position, survivorPosition: chain.batches[3]!.position });
+    expect(partition.refusal).toMatchObject({
+      code: "InteriorDamage",
+      damagePosition: chain.batches[2]!.position,
+      survivorPosition: chain.batches[3]!.position,
+    });
   });
 
   it("damage before the last index entry is seen by deep mode only", async () => {
@@ -159,7 +181,11 @@ describe("interior damage (docs/recovery.md §3.5: a survivor refuses)", () => {
     expect(tail.verdict).toBe("clean");
     const deep = await scan(dir, { verify: "full" });
     expect(deep.verdict).toBe("refused");
-    expect(deep.refusal).toMatchObject({ code: "InteriorDamage", damagePosition: chain.batches[1]!.position, survivorPosition: chain.batches[2]!.position });
+    expect(deep.refusal).toMatchObject({
+      code: "InteriorDamage",
+      damagePosition: chain.batches[1]!.position,
+      survivorPosition: chain.batches[2]!.position,
+    });
   });
 });
 
@@ -189,7 +215,13 @@ describe("continuity (docs/recovery.md §3.4)", () => {
     writeSegment(dir, 0n, chain.log, indexAt(chain, [0, 1]));
     const partition = await scan(dir);
     expect(partition.verdict).toBe("refused");
-    expect(partition.refusal).toMatchObject({ code: "OffsetDiscontinuity", segment: 0n, position: chain.batches[2]!.position, expectedOffset: 7n, foundOffset: 5n });
+    expect(partition.refusal).toMatchObject({
+      code: "OffsetDiscontinuity",
+      segment: 0n,
+      position: chain.batches[2]!.position,
+      expectedOffset: 7n,
+      foundOffset: 5n,
+    });
   });
 
   it("an index-less segment whose first batch is below the file name's offset refuses", async () => {
@@ -197,7 +229,13 @@ describe("continuity (docs/recovery.md §3.4)", () => {
     const chain = buildChain({ counts: [3], startOffset: 5n });
     writeSegment(dir, 10n, chain.log);
     const partition = await scan(dir);
-    expect(partition.refusal).toMatchObject({ code: "OffsetDiscontinuity", segment: 10n, position: 0, expectedOffset: 10n, foundOffset: 5n });
+    expect(partition.refusal).toMatchObject({
+      code: "OffsetDiscontinuity",
+      segment: 10n,
+      position: 0,
+      expectedOffset: 10n,
+      foundOffset: 5n,
+    });
   });
 });
 
@@ -245,7 +283,11 @@ describe("index validation (docs/recovery.md §3.2)", () => {
     writeSegment(dir, 0n, chain.log, entries);
     for (const verify of ["tail", "full"] as const) {
       expect((await scan(dir, { verify })).refusal).toMatchObject({
-        code: "SizeDivergence", segment: 0n, indexedOffset: 7n, indexedPosition: chain.log.length + 4096, messagesSize: chain.log.length,
+        code: "SizeDivergence",
+        segment: 0n,
+        indexedOffset: 7n,
+        indexedPosition: chain.log.length + 4096,
+        messagesSize: chain.log.length,
       });
     }
   });
@@ -319,7 +361,11 @@ describe("index-less arm (docs/recovery.md §3.3)", () => {
     const log = chain.log.slice();
     log[300]! ^= 0xff;
     writeSegment(dir, 0n, log);
-    expect((await scan(dir)).refusal).toMatchObject({ code: "InteriorDamage", damagePosition: 0, survivorPosition: chain.batches[1]!.position });
+    expect((await scan(dir)).refusal).toMatchObject({
+      code: "InteriorDamage",
+      damagePosition: 0,
+      survivorPosition: chain.batches[1]!.position,
+    });
   });
 });
 
@@ -328,7 +374,11 @@ describe("the probe budget (docs/recovery.md §3.5)", () => {
   function craftedResidue(count: number, claimedBytes: number, firstOffset: bigint): Uint8Array {
     const residue = new Uint8Array(count * 512);
     for (let i = 0; i < count; i++) {
-      const header = encodeBatch({ baseOffset: firstOffset + BigInt(i), baseTimestamp: 1n, messages: [{ payload: new Uint8Array(8) }] }).subarray(0, 256);
+      const header = encodeBatch({
+        baseOffset: firstOffset + BigInt(i),
+        baseTimestamp: 1n,
+        messages: [{ payload: new Uint8Array(8) }],
+      }).subarray(0, 256);
       const crafted = header.slice();
       writeU64(crafted, BATCH_LENGTH_AT, BigInt(claimedBytes));
       residue.set(crafted, i * 512);
@@ -358,12 +408,17 @@ describe("the probe budget (docs/recovery.md §3.5)", () => {
       spent += 1;
       const relative = c - chain.log.length;
       if (relative % 512 === 0 && relative / 512 < 64) spent += 4096;
-      if (spent > limit) { stoppedAt = c; break; }
+      if (spent > limit) {
+        stoppedAt = c;
+        break;
+      }
     }
     expect(refusal.stoppedAt).toBe(stoppedAt);
     expect(refusal.spentUnits).toBe(spent);
     // Replicas do not help: a budget verdict repeats on every replica.
-    expect((await scanPartition(dir, { engine: engines[0]!, probeBudgetUnits: limit, replicaCount: 3 })).partitions[0]!.action).toBe("tombstone");
+    expect((await scanPartition(dir, { engine: engines[0]!, probeBudgetUnits: limit, replicaCount: 3 })).partitions[0]!.action).toBe(
+      "tombstone",
+    );
   });
 
   it("the default budget is shared by every segment of one load", async () => {
@@ -377,7 +432,12 @@ describe("the probe budget (docs/recovery.md §3.5)", () => {
     // A limit that the first probe fits in but the second does not.
     const limited = await scan(dir, { probeBudgetUnits: 3000 });
     expect(limited.segments[0]!.outcome).toBe("torn-tail");
-    expect(limited.refusal).toMatchObject({ code: "UnverifiedResidue", segment: 3n, stoppedAt: second.log.length + 1 + (3000 - 2744), spentUnits: 3001 });
+    expect(limited.refusal).toMatchObject({
+      code: "UnverifiedResidue",
+      segment: 3n,
+      stoppedAt: second.log.length + 1 + (3000 - 2744),
+      spentUnits: 3001,
+    });
   });
   it("a budget run out by one segment stops the next segment's probe at its first candidate", async () => {
     const dir = tempPartition();
@@ -386,7 +446,11 @@ describe("the probe budget (docs/recovery.md §3.5)", () => {
     writeSegment(dir, 0n, concat([first.log, new Uint8Array(3000)]), indexAt(first, [0]));
     writeSegment(dir, 3n, concat([second.log, new Uint8Array(3000)]), indexAt(second, [0]));
     const partition = await scan(dir, { probeBudgetUnits: 1000 });
-    expect(partition.segments[0]!.refusal).toMatchObject({ code: "UnverifiedResidue", stoppedAt: first.log.length + 1001, spentUnits: 1001 });
+    expect(partition.segments[0]!.refusal).toMatchObject({
+      code: "UnverifiedResidue",
+      stoppedAt: first.log.length + 1001,
+      spentUnits: 1001,
+    });
     expect(partition.segments[1]!.refusal).toMatchObject({ code: "UnverifiedResidue", stoppedAt: second.log.length + 1, spentUnits: 1002 });
     expect(partition.segments[1]!.residue).toMatchObject({ probe: "budget-exhausted", spentUnits: 1 });
     expect(partition.budget).toEqual({ limitUnits: 1000, spentUnits: 1002 });

@@ -2,14 +2,28 @@
  * docs/repair.md §6.2 crash safety: a crash at any mutating step of apply, followed by
  * scan + plan + apply again, converges to the same end state as an uncrashed
  * apply, nothing is lost, and restore still returns the original bytes.
+ * The matrix runs twice: once where a crash only stops the process (every
+ * write reached the file), and once on the durability model
+ * (helpers/repair-durability.ts) where a crash LOSES every write not yet
+ * fsynced, file data and directory entries alike, so a missing or misplaced
+ * fsync fails it.
  * (Crashes during restore, and restore right after a crash: repair-crash-restore.test.ts.)
  */
+import { dirname } from "node:path";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InjectedFault, createFaultyFs } from "../src/repair/index.js";
 import {
-  REPAIRABLE, buildScenario, crashReference, noSyncFs, repairNoSync, restoreNoSync, scan, snapshot,
+  REPAIRABLE,
+  buildScenario,
+  crashReference,
+  noSyncFs,
+  repairNoSync,
+  restoreNoSync,
+  scan,
+  snapshot,
 } from "./helpers/repair-scenarios.js";
+import { createDurabilityModelFs } from "./helpers/repair-durability.js";
 
 describe.each(REPAIRABLE)("crash during apply: $name", (scenario) => {
   it("a crash at every step k, then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
@@ -21,8 +35,9 @@ describe.each(REPAIRABLE)("crash during apply: $name", (scenario) => {
         const label = `k=${k} (${ref.applyLog[k - 1]}) torn=${tornWriteFraction}`;
         const { dir } = buildScenario(scenario);
         const before = snapshot(dir);
-        await expect(repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction })), label)
-          .rejects.toBeInstanceOf(InjectedFault);
+        await expect(repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(
+          InjectedFault,
+        );
 
         await repairNoSync(dir, scenario);
         expect(snapshot(dir), label).toEqual(ref.end);
@@ -34,6 +49,28 @@ describe.each(REPAIRABLE)("crash during apply: $name", (scenario) => {
   });
 });
 
+describe.each(REPAIRABLE)("power cut during apply (unsynced writes lost): $name", (scenario) => {
+  it("a crash at every step k keeps only what was fsynced; scan + plan + apply converges; restore returns every byte", async () => {
+    const ref = await crashReference(scenario);
+    for (let k = 1; k <= ref.applySteps; k++) {
+      const label = `k=${k} (${ref.applyLog[k - 1]})`;
+      const { dir } = buildScenario(scenario);
+      const before = snapshot(dir);
+      const model = createDurabilityModelFs(dirname(dir));
+      await expect(repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), label).rejects.toBeInstanceOf(
+        InjectedFault,
+      );
+      model.crash();
+
+      await repairNoSync(dir, scenario);
+      expect(snapshot(dir), label).toEqual(ref.end);
+      expect((await scan(dir, scenario)).partitions[0]!.verdict, label).toBe("clean");
+      await restoreNoSync(dir);
+      expect(snapshot(dir), label).toEqual(before);
+    }
+  });
+});
+
 describe("repeated crashes", () => {
   const scenario = REPAIRABLE.find((s) => s.name.startsWith("three segments"))!;
 
@@ -41,15 +78,56 @@ describe("repeated crashes", () => {
     const ref = await crashReference(scenario);
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
         async (crashes) => {
           const { dir } = buildScenario(scenario);
           const before = snapshot(dir);
           for (const crash of crashes) {
             // A later crash point may lie past the end of a run that has less left to do: that run just finishes.
-            await repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn })).catch((error: unknown) => {
-              if (!(error instanceof InjectedFault)) throw error;
-            });
+            await repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn })).catch(
+              (error: unknown) => {
+                if (!(error instanceof InjectedFault)) throw error;
+              },
+            );
+          }
+          await repairNoSync(dir, scenario);
+          expect(snapshot(dir)).toEqual(ref.end);
+          await restoreNoSync(dir);
+          expect(snapshot(dir)).toEqual(before);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it("any sequence of power cuts (unsynced writes lost), then a whole apply, converges; restore undoes every run", async () => {
+    const ref = await crashReference(scenario);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        async (crashes) => {
+          const { dir } = buildScenario(scenario);
+          const before = snapshot(dir);
+          for (const crash of crashes) {
+            const model = createDurabilityModelFs(dirname(dir));
+            const crashed = await repairNoSync(
+              dir,
+              scenario,
+              createFaultyFs(model, { failAt: crash.k, tornWriteFraction: crash.torn }),
+            ).then(
+              () => false,
+              (error: unknown) => {
+                if (!(error instanceof InjectedFault)) throw error;
+                return true;
+              },
+            );
+            if (crashed) model.crash();
           }
           await repairNoSync(dir, scenario);
           expect(snapshot(dir)).toEqual(ref.end);

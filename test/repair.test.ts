@@ -7,7 +7,15 @@ import { nodeScanFs } from "../src/io/fs.js";
 import type { ScanFs } from "../src/io/fs.js";
 import { scanPath } from "../src/recovery/scan.js";
 import {
-  JOURNAL_NAME, PreserveError, StalePlanError, applyRepair, formatPlan, planRepair, planToJson, readJournal, restore,
+  JOURNAL_NAME,
+  PreserveError,
+  StalePlanError,
+  applyRepair,
+  formatPlan,
+  planRepair,
+  planToJson,
+  readJournal,
+  restore,
 } from "../src/repair/index.js";
 import { hex64 } from "../src/repair/files.js";
 import { nodeRepairFs } from "../src/repair/fs-layer.js";
@@ -54,9 +62,10 @@ describe.each(REPAIRABLE)("repair: $name", (scenario) => {
     }
     const now = snapshot(dir);
     for (const name of Object.keys(before)) {
-      const touched = applied.truncations.some((t) => basename(t.logPath) === name)
-        || applied.indexReplacements.some((r) => basename(r.indexPath) === name)
-        || applied.swept.some((s) => basename(s.from) === name);
+      const touched =
+        applied.truncations.some((t) => basename(t.logPath) === name) ||
+        applied.indexReplacements.some((r) => basename(r.indexPath) === name) ||
+        applied.swept.some((s) => basename(s.from) === name);
       if (!touched) expect(now[name], name).toBe(before[name]);
     }
 
@@ -207,9 +216,14 @@ describe("partitions whose action is not repair are never written", () => {
     const plan = planRepair(await scan(dir));
     expect(plan.partitions).toHaveLength(1);
     // An append completes behind the damage: the residue now hides a durable batch.
-    appendFileSync(join(dir, "00000000000000000000.log"), encodeBatch({
-      baseOffset: chain.nextOffset, baseTimestamp: 1n, messages: [{ payload: new Uint8Array([1, 2, 3]) }],
-    }));
+    appendFileSync(
+      join(dir, "00000000000000000000.log"),
+      encodeBatch({
+        baseOffset: chain.nextOffset,
+        baseTimestamp: 1n,
+        messages: [{ payload: new Uint8Array([1, 2, 3]) }],
+      }),
+    );
     const tree = snapshot(dirname(dir));
     const error = await applyRepair(plan, { engine }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StalePlanError);

@@ -41,7 +41,11 @@ describe("read failures are not evidence (docs/recovery.md §3.6)", () => {
     return { dir, logPath };
   };
 
-  for (const [fault, code] of [["eio", "ReadFailure"], ["short", "StorageSizeMismatch"], ["open", "OpenFailure"]] as const) {
+  for (const [fault, code] of [
+    ["eio", "ReadFailure"],
+    ["short", "StorageSizeMismatch"],
+    ["open", "OpenFailure"],
+  ] as const) {
     it(`${fault} → failed / ${code}, action retry, no torn-tail verdict`, async () => {
       const { dir, logPath } = setup();
       const report = await scanPartition(dir, { engine: createTsEngine(), windowBytes: 4096 }, faultyFs(logPath, fault));
@@ -64,7 +68,8 @@ describe("failure messages name path, operation and cause once (17.9)", () => {
     const denyFs: ScanFs = {
       ...nodeScanFs,
       async open(path) {
-        if (path === logPath) throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: "EACCES", syscall: "open", path });
+        if (path === logPath)
+          throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: "EACCES", syscall: "open", path });
         return nodeScanFs.open(path);
       },
     };
@@ -97,7 +102,13 @@ describe("a single .log whose index cannot be stat'ed (docs/recovery.md §3.6)",
 
 describe("runtime behaviour (docs/engines.md §7)", () => {
   it("review blocker 1: a timer beside the scan of a 64 MiB residue keeps firing (a real macrotask yield), and memory does not grow with the residue", async () => {
-    for (const [engine, io] of (await allEngines()).flatMap((engine) => [[engine, "async"], [engine, "blocking"]] as const)) {
+    for (const [engine, io] of (await allEngines()).flatMap(
+      (engine) =>
+        [
+          [engine, "async"],
+          [engine, "blocking"],
+        ] as const,
+    )) {
       const dir = tempPartition();
       const chain = buildChain({ counts: [3, 4] });
       const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
@@ -129,7 +140,9 @@ describe("runtime behaviour (docs/engines.md §7)", () => {
     const controller = new AbortController();
     const events: ProgressEvent[] = [];
     const scan = scanPartition(dir, {
-      engine: createTsEngine(), windowBytes: 64 * 1024, signal: controller.signal,
+      engine: createTsEngine(),
+      windowBytes: 64 * 1024,
+      signal: controller.signal,
       onProgress: (event) => {
         events.push(event);
         if (events.length === 3) controller.abort();

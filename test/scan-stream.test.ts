@@ -7,6 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { truncateSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Engine } from "../src/engine/types.js";
@@ -14,10 +15,16 @@ import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
 import { resolveScanOptions } from "../src/recovery/options.js";
 import { loadPartition } from "../src/recovery/partition.js";
 import {
-  PARTITIONS_IN_FLIGHT, POOL_MIN_BYTES, POOL_MIN_BYTES_PER_PARTITION, discover, poolPays, scanIter, scanPath,
+  PARTITIONS_IN_FLIGHT,
+  POOL_MIN_BYTES,
+  POOL_MIN_BYTES_PER_PARTITION,
+  discover,
+  poolPays,
+  scanIter,
+  scanPath,
 } from "../src/recovery/scan.js";
 import { formatReport } from "../src/report/format.js";
-import { toJsonReport } from "../src/report/json.js";
+import type { toJsonReport } from "../src/report/json.js";
 import type { PartitionReport } from "../src/report/types.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
@@ -92,7 +99,9 @@ describe("partitions in flight on one thread (issue 13)", async () => {
       expect(inFlightFs.maxOpenFiles).toBeGreaterThan(1);
       expect(inFlightFs.maxOpenFiles).toBeLessThanOrEqual(2 * PARTITIONS_IN_FLIGHT);
       expect(report.partitions).toEqual(sequential);
-      expect(report.partitions.map((partition) => partition.path)).toEqual([...report.partitions.map((partition) => partition.path)].sort());
+      expect(report.partitions.map((partition) => partition.path)).toEqual(
+        [...report.partitions.map((partition) => partition.path)].sort(),
+      );
       const failed = report.partitions.filter((partition) => partition.verdict === "failed");
       expect(failed.map((partition) => [partition.path, partition.error?.code])).toEqual([[failing, "ReadFailure"]]);
       expect(report.summary).toMatchObject({ partitions: PARTITIONS, failed: 1 });
@@ -130,6 +139,18 @@ describe("scanIter (issue 13)", async () => {
       expect(streamed).toEqual(whole.partitions);
 
       const iterator = scanIter([dataDir], { engine, verify: "full", concurrency: 1 });
+      let next = await iterator.next();
+      while (!next.done) next = await iterator.next();
+      // The data dir holds streams/, so it is a node root (docs/node.md N0): the return value carries scanPath's node section.
+      expect(whole.node).toBeDefined();
+      expect({ ...next.value, elapsedMs: 0 }).toEqual({ ...whole.summary, node: whole.node, elapsedMs: 0 });
+    });
+
+    it(`returns just the summary below a node root (${engine.kind})`, async () => {
+      const streamsDir = join(makeDataDir(), "streams");
+      const whole = await scanPath(streamsDir, { engine, concurrency: 1 });
+      expect(whole.node).toBeUndefined();
+      const iterator = scanIter(streamsDir, { engine, concurrency: 1 });
       let next = await iterator.next();
       while (!next.done) next = await iterator.next();
       expect({ ...next.value, elapsedMs: 0 }).toEqual({ ...whole.summary, elapsedMs: 0 });
@@ -184,16 +205,22 @@ describe("segscan scan --ndjson and the streamed text report (issue 13)", () => 
     expect(ndjson.code).toBe(json.code);
     expect(ndjson.code).toBe(4); // repairable partitions, none failed
     const report = JSON.parse(json.stdout) as ReturnType<typeof toJsonReport>;
-    const lines = ndjson.stdout.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = ndjson.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toHaveLength(PARTITIONS + 1);
     expect(lines.slice(0, -1)).toEqual(report.partitions);
     const last = lines.at(-1) as unknown as Omit<typeof report, "partitions">;
+    // A node root: the last line carries the --json report's node section too.
+    expect(last.node?.path).toBe(dataDir);
     const { partitions: _partitions, ...rest } = report;
     expect({ ...last, summary: withoutElapsed(last.summary) }).toEqual({ ...rest, summary: withoutElapsed(rest.summary) });
   });
 
   it("the text report, printed partition by partition, is formatReport's text", async () => {
-    const dataDir = makeDataDir();
+    // Below the node root: a node root's text report is collected whole (its node section comes first).
+    const dataDir = join(makeDataDir(), "streams");
     const [engine] = await allEngines();
     const run = await runCli(["scan", "--engine", engine!.kind, dataDir]);
     const library = await scanPath(dataDir, { engine: engine!, concurrency: 1 });

@@ -7,8 +7,16 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, FRAME_HEADER_BYTES,
-  FRAME_PAYLOAD_LENGTH_AT, FRAME_RESERVED_AT, FRAME_USER_HEADERS_LENGTH_AT, MAX_BATCH_BYTES, MIN_WINDOW_BYTES,
+  BATCH_CHECKSUM_AT,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  FRAME_HEADER_BYTES,
+  FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_RESERVED_AT,
+  FRAME_USER_HEADERS_LENGTH_AT,
+  MAX_BATCH_BYTES,
+  MIN_WINDOW_BYTES,
 } from "../src/format/constants.js";
 import { readU32, readU64, writeU32, writeU64 } from "../src/format/bytes.js";
 import { encodeBatch, type MessageInput } from "../src/format/encode.js";
@@ -17,7 +25,15 @@ import { createTsEngine } from "../src/engine/ts/engine.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
 import { BatchVerifier } from "../src/engine/ts/verifier.js";
 import {
-  U64_MAX, batchSpecArb, chunkingArb, encodeSpec, frameStarts, seededBytes, splitsFor, verifyStreamed, verifyWhole,
+  U64_MAX,
+  batchSpecArb,
+  chunkingArb,
+  encodeSpec,
+  frameStarts,
+  seededBytes,
+  splitsFor,
+  verifyStreamed,
+  verifyWhole,
   type BatchSpec,
 } from "./helpers/engine-fixtures.js";
 
@@ -37,7 +53,13 @@ function sampleMessages(): MessageInput[] {
   ];
 }
 function sampleBatch(): Uint8Array {
-  return encodeBatch({ partitionId: 3n, baseOffset: 1000n, baseTimestamp: 1_700_000_000_000_000n, originTimestamp: 1_700_000_000_000_001n, messages: sampleMessages() });
+  return encodeBatch({
+    partitionId: 3n,
+    baseOffset: 1000n,
+    baseTimestamp: 1_700_000_000_000_000n,
+    originTimestamp: 1_700_000_000_000_001n,
+    messages: sampleMessages(),
+  });
 }
 
 /** Frame starts of a batch whose frames tile (walking the stored lengths). */
@@ -67,7 +89,9 @@ function resign(batch: Uint8Array, starts: readonly number[] = walkFrames(batch)
   const joined = new Uint8Array(44 + 8 * starts.length);
   joined.set(batch.subarray(0, 40), 0);
   joined.set(batch.subarray(48, 52), 40);
-  starts.forEach((start, i) => joined.set(batch.subarray(start, start + 8), 44 + 8 * i));
+  starts.forEach((start, i) => {
+    joined.set(batch.subarray(start, start + 8), 44 + 8 * i);
+  });
   writeU64(batch, BATCH_CHECKSUM_AT, xxh3_64(joined));
   return batch;
 }
@@ -99,7 +123,11 @@ describe("valid batches verify", () => {
   });
 
   it("a batch whose frames all have empty bodies verifies, whatever the chunking", () => {
-    const batch = encodeBatch({ baseOffset: 0n, baseTimestamp: 0n, messages: [{ payload: new Uint8Array(0) }, { payload: new Uint8Array(0) }] });
+    const batch = encodeBatch({
+      baseOffset: 0n,
+      baseTimestamp: 0n,
+      messages: [{ payload: new Uint8Array(0) }, { payload: new Uint8Array(0) }],
+    });
     expectStatus(batch, S.Ok);
     // The last frame (empty body) split inside its header: regression for a
     // streaming verifier that left the frame open until more bytes came.
@@ -410,10 +438,17 @@ describe("properties over random batches", () => {
     // Deterministic sweep of every bit of the header region and the frame headers.
     const messages = sampleMessages();
     const spec: BatchSpec = {
-      partitionId: 3n, baseOffset: 1000n, baseTimestamp: 1_700_000_000_000_000n, originTimestamp: 1_700_000_000_000_001n,
+      partitionId: 3n,
+      baseOffset: 1000n,
+      baseTimestamp: 1_700_000_000_000_000n,
+      originTimestamp: 1_700_000_000_000_001n,
       messages: messages.map((m, i) => ({
-        id: m.id!, offsetDelta: undefined, timestampDelta: m.timestampDelta, payloadLength: m.payload.length,
-        userHeadersLength: m.userHeaders?.length ?? 0, seed: i,
+        id: m.id!,
+        offsetDelta: undefined,
+        timestampDelta: m.timestampDelta,
+        payloadLength: m.payload.length,
+        userHeadersLength: m.userHeaders?.length ?? 0,
+        seed: i,
       })),
     };
     const clean = sampleBatch();
@@ -446,8 +481,20 @@ describe("streaming a batch larger than the window", () => {
     expect(big.length).toBe(200 * 1024);
     const blob = big.length - BATCH_HEADER_BYTES;
     expect(verifyStreamed(engine, big, [])).toBe(S.Ok); // window-sized pieces
-    expect(verifyStreamed(engine, big, Array.from({ length: Math.floor(blob / 1000) }, (_, i) => (i + 1) * 1000))).toBe(S.Ok);
-    expect(verifyStreamed(engine, big, Array.from({ length: Math.floor(blob / 37) }, (_, i) => (i + 1) * 37))).toBe(S.Ok);
+    expect(
+      verifyStreamed(
+        engine,
+        big,
+        Array.from({ length: Math.floor(blob / 1000) }, (_, i) => (i + 1) * 1000),
+      ),
+    ).toBe(S.Ok);
+    expect(
+      verifyStreamed(
+        engine,
+        big,
+        Array.from({ length: Math.floor(blob / 37) }, (_, i) => (i + 1) * 37),
+      ),
+    ).toBe(S.Ok);
     expect(verifyWhole(engine, big)).toBe(S.Ok);
   });
 
@@ -463,7 +510,13 @@ describe("streaming a batch larger than the window", () => {
       flip(batch, position, 4);
       expect(verifyWhole(engine, batch)).toBe(expected);
       expect(verifyStreamed(engine, batch, [])).toBe(expected);
-      expect(verifyStreamed(engine, batch, Array.from({ length: 300 }, (_, i) => i * 677 + 13))).toBe(expected);
+      expect(
+        verifyStreamed(
+          engine,
+          batch,
+          Array.from({ length: 300 }, (_, i) => i * 677 + 13),
+        ),
+      ).toBe(expected);
     }
   });
 

@@ -20,8 +20,6 @@ import { randomBytes, randomIndexes as rng } from "./helpers/fixtures.js";
 const wasm = await createWasmEngine();
 const ts = createTsEngine();
 
-
-
 interface Pair {
   w: EngineWindow;
   t: EngineWindow;
@@ -32,7 +30,14 @@ function openPair(capacity: number, maxBatchBytes?: number): Pair {
   const limits = maxBatchBytes === undefined ? undefined : { maxBatchBytes };
   const w = wasm.openWindow(capacity, limits);
   const t = ts.openWindow(capacity, limits);
-  return { w, t, close: () => { w.close(); t.close(); } };
+  return {
+    w,
+    t,
+    close: () => {
+      w.close();
+      t.close();
+    },
+  };
 }
 
 function load(pair: Pair, bytes: Uint8Array, at = 0): void {
@@ -60,8 +65,21 @@ describe("wasm headerStatus", () => {
     const pair = openPair(8192);
     const next = rng(11);
     const crafted = new Uint8Array(8192);
-    const lengths: bigint[] = [0n, 1n, 255n, 256n, 257n, 4096n, BigInt(MAX_BATCH_BYTES), BigInt(MAX_BATCH_BYTES) + 1n,
-      1n << 32n, (1n << 53n) - 1n, 1n << 53n, 1n << 63n, U64_MAX];
+    const lengths: bigint[] = [
+      0n,
+      1n,
+      255n,
+      256n,
+      257n,
+      4096n,
+      BigInt(MAX_BATCH_BYTES),
+      BigInt(MAX_BATCH_BYTES) + 1n,
+      1n << 32n,
+      (1n << 53n) - 1n,
+      1n << 53n,
+      1n << 63n,
+      U64_MAX,
+    ];
     for (let i = 0; i < 400; i++) {
       const at = next(8192 - 256);
       const reserved = next(3) === 0 ? 52 + next(204) : undefined;
@@ -113,7 +131,12 @@ function scanBoth(pair: Pair, request: CandidateScanRequest): CandidateScanResul
 }
 
 /** Runs the probe's loop shape: scan, and after a passing candidate go on from the next one. */
-function probeSequence(pair: Pair, base: Omit<CandidateScanRequest, "fromIndex" | "spentUnits">, from: number, spent: number): CandidateScanResult[] {
+function probeSequence(
+  pair: Pair,
+  base: Omit<CandidateScanRequest, "fromIndex" | "spentUnits">,
+  from: number,
+  spent: number,
+): CandidateScanResult[] {
   const results: CandidateScanResult[] = [];
   let at = from;
   let spentUnits = spent;
@@ -176,7 +199,14 @@ describe("wasm scanCandidates", () => {
 
   it("a budget already spent past the limit stops at the first candidate (plain semantics)", () => {
     const pair = openPair(SIZE);
-    const r = pair.w.scanCandidates({ fromIndex: 10, toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: 500, limitUnits: 400 });
+    const r = pair.w.scanCandidates({
+      fromIndex: 10,
+      toIndex: TO,
+      fileEndIndex: SIZE,
+      minBaseOffset: 0n,
+      spentUnits: 500,
+      limitUnits: 400,
+    });
     expect(r).toEqual({ status: "exhausted", index: 10, spentUnits: 501 });
     scanBoth(pair, { fromIndex: 10, toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: 500, limitUnits: 400 });
     pair.close();
@@ -191,7 +221,12 @@ describe("wasm scanCandidates", () => {
       const next = rng(seed * 31);
       for (const limit of [3, 100 + next(5000), 20_000 + next(40_000), 1e9]) {
         const min = [0n, 99n, 100n, 101n, 102n, U64_MAX][next(6)]!;
-        const seq = probeSequence(pair, { toIndex: TO, fileEndIndex: SIZE - next(2) * next(5000), minBaseOffset: min, limitUnits: limit }, next(100), next(3));
+        const seq = probeSequence(
+          pair,
+          { toIndex: TO, fileEndIndex: SIZE - next(2) * next(5000), minBaseOffset: min, limitUnits: limit },
+          next(100),
+          next(3),
+        );
         for (const r of seq) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       }
       probeSequence(pair, { toIndex: TO, fileEndIndex: SIZE, minBaseOffset: null, limitUnits: 1e9 }, 0, 0);
@@ -270,7 +305,12 @@ describe("wasm scanCandidates", () => {
           const next = rng(seed);
           for (let i = 0; i < 10; i++) bytes[next(4096)] = next(2) ? 0 : 1;
           load(pair, bytes);
-          probeSequence(pair, { toIndex: 4096 - 255, fileEndIndex: 4096 + next(3) * 1000, minBaseOffset: BigInt(next(103)), limitUnits: limit }, Math.min(from, 4096 - 255), Math.min(spent, limit));
+          probeSequence(
+            pair,
+            { toIndex: 4096 - 255, fileEndIndex: 4096 + next(3) * 1000, minBaseOffset: BigInt(next(103)), limitUnits: limit },
+            Math.min(from, 4096 - 255),
+            Math.min(spent, limit),
+          );
         },
       ),
       { numRuns: 300 },
@@ -288,7 +328,7 @@ function messages(seed: number, count: number, maxPayload: number, lastNonEmpty 
     const payloadLength = next(maxPayload + 1);
     const userHeaders = next(4) === 0 ? randomBytes(next(40), seed + i) : undefined;
     out.push({
-      id: BigInt(next(1 << 30)) << 64n | BigInt(i),
+      id: (BigInt(next(1 << 30)) << 64n) | BigInt(i),
       payload: randomBytes(i === count - 1 && lastNonEmpty ? Math.max(1, payloadLength) : payloadLength, seed * 1000 + i),
       userHeaders,
       timestampDelta: next(1000),
@@ -298,7 +338,12 @@ function messages(seed: number, count: number, maxPayload: number, lastNonEmpty 
 }
 
 function batch(seed: number, count: number, maxPayload: number, lastNonEmpty = false): Uint8Array {
-  return encodeBatch({ baseOffset: BigInt(seed) * 1000n, baseTimestamp: 1_700_000_000_000_000n + BigInt(seed), partitionId: 7n, messages: messages(seed, count, maxPayload, lastNonEmpty) });
+  return encodeBatch({
+    baseOffset: BigInt(seed) * 1000n,
+    baseTimestamp: 1_700_000_000_000_000n + BigInt(seed),
+    partitionId: 7n,
+    messages: messages(seed, count, maxPayload, lastNonEmpty),
+  });
 }
 
 /** Corruptions that keep the header decoding, aimed at each check in turn. */
@@ -334,7 +379,8 @@ function corrupt(bytes: Uint8Array, seed: number): Uint8Array {
     case 6: // a byte deep inside the blob
       out[256 + next(length - 256)]! ^= 0xff;
       break;
-    case 7: { // a torn frame header after the last frame (1..47 surplus bytes, one more message)
+    case 7: {
+      // a torn frame header after the last frame (1..47 surplus bytes, one more message)
       const surplus = 1 + next(47);
       const longer = new Uint8Array(length + surplus);
       longer.set(out);
@@ -414,8 +460,15 @@ describe("wasm verification", () => {
       seen.add(verifyWhole(pair, bytes, seed % 32));
     }
     // The corpus reaches every verification status.
-    for (const s of [VerifyStatus.Ok, VerifyStatus.FrameCountMismatch, VerifyStatus.FrameHeaderOverrun,
-      VerifyStatus.FrameReservedNonZero, VerifyStatus.FrameOverrun, VerifyStatus.FrameChecksum, VerifyStatus.BatchChecksum]) {
+    for (const s of [
+      VerifyStatus.Ok,
+      VerifyStatus.FrameCountMismatch,
+      VerifyStatus.FrameHeaderOverrun,
+      VerifyStatus.FrameReservedNonZero,
+      VerifyStatus.FrameOverrun,
+      VerifyStatus.FrameChecksum,
+      VerifyStatus.BatchChecksum,
+    ]) {
       expect(seen.has(s), `status ${VerifyStatus[s]} reached`).toBe(true);
     }
     pair.close();
@@ -471,7 +524,11 @@ describe("wasm verification", () => {
 
   it("a frame with no body whose header ends the last chunk completes with its header", () => {
     // The last frame is header-only and its header is split across the last two chunks.
-    const bytes = encodeBatch({ baseOffset: 0n, baseTimestamp: 1n, messages: [{ payload: new Uint8Array(10) }, { payload: new Uint8Array(0) }] });
+    const bytes = encodeBatch({
+      baseOffset: 0n,
+      baseTimestamp: 1n,
+      messages: [{ payload: new Uint8Array(10) }, { payload: new Uint8Array(0) }],
+    });
     const pair = openPair(4096);
     load(pair, bytes.subarray(0, 256), 0);
     pair.w.verifyStart(0);
@@ -485,7 +542,11 @@ describe("wasm verification", () => {
     expect(pair.w.verifyFinish()).toBe(VerifyStatus.Ok);
     expect(pair.t.verifyFinish()).toBe(VerifyStatus.Ok);
     // Many header-only frames streamed in chunks that end inside and at frame headers.
-    const empties = encodeBatch({ baseOffset: 5n, baseTimestamp: 1n, messages: Array.from({ length: 50 }, () => ({ payload: new Uint8Array(0) })) });
+    const empties = encodeBatch({
+      baseOffset: 5n,
+      baseTimestamp: 1n,
+      messages: Array.from({ length: 50 }, () => ({ payload: new Uint8Array(0) })),
+    });
     for (const chunk of [1, 8, 24, 47, 48, 49, 96, 100]) expect(verifyStreamed(pair, empties, [chunk], chunk)).toBe(VerifyStatus.Ok);
     pair.close();
   });

@@ -21,7 +21,6 @@ function ref(bytes: Uint8Array): bigint {
 
 const engine = await createWasmEngine();
 
-
 const DATA = randomBytes(6 * 1024 * 1024, 0x2545f491);
 
 describe("wasm xxh3_64 one-shot", () => {
@@ -83,11 +82,22 @@ describe("wasm xxh3_64 of bytes in a window's memory", () => {
     const w = engine.openWindow(1 << 20);
     const view = w.view();
     view.set(DATA.subarray(0, 1 << 20));
-    for (const [at, len] of [[0, 1 << 20], [1, 4096], [333, 100_000], [5, 4095], [7, 10], [(1 << 20) - 5000, 5000]] as const) {
+    for (const [at, len] of [
+      [0, 1 << 20],
+      [1, 4096],
+      [333, 100_000],
+      [5, 4095],
+      [7, 10],
+      [(1 << 20) - 5000, 5000],
+    ] as const) {
       expect(engine.xxh3_64(view.subarray(at, at + len))).toBe(ref(DATA.subarray(at, at + len)));
     }
     // In the middle of a streaming verification (its frame and batch states survive).
-    const batch = encodeBatch({ baseOffset: 1n, baseTimestamp: 2n, messages: [{ payload: DATA.subarray(0, 9000) }, { payload: DATA.subarray(1, 300) }] });
+    const batch = encodeBatch({
+      baseOffset: 1n,
+      baseTimestamp: 2n,
+      messages: [{ payload: DATA.subarray(0, 9000) }, { payload: DATA.subarray(1, 300) }],
+    });
     view.set(batch, 0);
     w.verifyStart(0);
     expect(w.verifyFeed(256, 5000)).toBe(VerifyStatus.Ok);
@@ -107,21 +117,17 @@ describe("wasm createHasher streaming", () => {
 
   it("any split of any input gives the one-shot digest (fast-check)", () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: 20_000 }),
-        fc.array(fc.integer({ min: 0, max: 20_000 }), { maxLength: 12 }),
-        (len, cuts) => {
-          const bytes = DATA.subarray(3, 3 + len);
-          const points = [...new Set(cuts.map((c) => c % (len + 1)))].sort((a, b) => a - b);
-          const hasher = engine.createHasher();
-          let at = 0;
-          for (const p of [...points, len]) {
-            hasher.update(bytes.subarray(at, p));
-            at = p;
-          }
-          return hasher.digest() === ref(bytes);
-        },
-      ),
+      fc.property(fc.integer({ min: 0, max: 20_000 }), fc.array(fc.integer({ min: 0, max: 20_000 }), { maxLength: 12 }), (len, cuts) => {
+        const bytes = DATA.subarray(3, 3 + len);
+        const points = [...new Set(cuts.map((c) => c % (len + 1)))].sort((a, b) => a - b);
+        const hasher = engine.createHasher();
+        let at = 0;
+        for (const p of [...points, len]) {
+          hasher.update(bytes.subarray(at, p));
+          at = p;
+        }
+        return hasher.digest() === ref(bytes);
+      }),
       { numRuns: 400 },
     );
   });

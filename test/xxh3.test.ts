@@ -13,8 +13,6 @@ function ref(bytes: Uint8Array): bigint {
   return BigInt("0x" + oracle.digest("hex"));
 }
 
-
-
 function hex(x: bigint): string {
   return x.toString(16).padStart(16, "0");
 }
@@ -31,12 +29,8 @@ describe("oracle and constants", () => {
   it("exports the 192-byte default secret", () => {
     expect(XXH3_DEFAULT_SECRET).toBeInstanceOf(Uint8Array);
     expect(XXH3_DEFAULT_SECRET.length).toBe(192);
-    expect(Array.from(XXH3_DEFAULT_SECRET.subarray(0, 8))).toEqual([
-      0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe,
-    ]);
-    expect(Array.from(XXH3_DEFAULT_SECRET.subarray(184))).toEqual([
-      0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
-    ]);
+    expect(Array.from(XXH3_DEFAULT_SECRET.subarray(0, 8))).toEqual([0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe]);
+    expect(Array.from(XXH3_DEFAULT_SECRET.subarray(184))).toEqual([0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e]);
   });
 
   it("results are unsigned 64-bit bigints", () => {
@@ -96,9 +90,7 @@ describe("one-shot xxh3_64 against hash-wasm", () => {
         expect(view.byteOffset).toBe(off);
         const want = ref(DATA.subarray(1000, 1000 + n));
         expect(hex(xxh3_64(view)), `off ${off} len ${n}`).toBe(hex(want));
-        expect(hex(new Xxh3Stream().update(view).digest()), `stream off ${off} len ${n}`).toBe(
-          hex(want),
-        );
+        expect(hex(new Xxh3Stream().update(view).digest()), `stream off ${off} len ${n}`).toBe(hex(want));
       }
     }
   });
@@ -127,22 +119,18 @@ describe("Xxh3Stream", () => {
 
   it("property: arbitrary splits of arbitrary data give the one-shot digest", () => {
     fc.assert(
-      fc.property(
-        fc.uint8Array({ minLength: 0, maxLength: 3000 }),
-        fc.array(fc.nat({ max: 3000 }), { maxLength: 12 }),
-        (data, cuts) => {
-          const points = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b);
-          const s = new Xxh3Stream();
-          let prev = 0;
-          for (const p of points) {
-            s.update(data.subarray(prev, p));
-            prev = p;
-          }
-          s.update(data.subarray(prev));
-          const one = xxh3_64(data);
-          return s.digest() === one && one === ref(data);
-        },
-      ),
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 3000 }), fc.array(fc.nat({ max: 3000 }), { maxLength: 12 }), (data, cuts) => {
+        const points = [...new Set(cuts.map((c) => c % (data.length + 1)))].sort((a, b) => a - b);
+        const s = new Xxh3Stream();
+        let prev = 0;
+        for (const p of points) {
+          s.update(data.subarray(prev, p));
+          prev = p;
+        }
+        s.update(data.subarray(prev));
+        const one = xxh3_64(data);
+        return s.digest() === one && one === ref(data);
+      }),
       { numRuns: 300 },
     );
   });

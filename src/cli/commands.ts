@@ -5,20 +5,53 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { EngineKind } from "../engine/types.js";
 import {
-  DEMO_SCENARIOS, generateDataDir, listScenarios, SCENARIOS, type GenerateOptions, type GeneratedDataDir, type SizeProfileName,
+  DEMO_SCENARIOS,
+  generateDataDir,
+  listScenarios,
+  SCENARIOS,
+  type GenerateOptions,
+  type GeneratedDataDir,
+  type SizeProfileName,
 } from "../gen/index.js";
-import { applyRepair, formatPlan, planRepair, planToJson, restore, type ApplyResult, type RepairPlan } from "../repair/index.js";
+import { describeCause } from "../io/errors.js";
 import {
-  NO_PARTITIONS_TEXT, colors, formatBytes, formatCount, formatHeader, formatPartition, formatReport, formatSkipped, formatSummary, refusalLine,
+  TargetRefusedError,
+  applyRepair,
+  findRestorable,
+  formatPlan,
+  planRepair,
+  planScanOptions,
+  planToJson,
+  refuseLoneSegment,
+  restore,
+  type ApplyResult,
+  type RepairPlan,
+  type RestoreResult,
+} from "../repair/index.js";
+import {
+  NO_PARTITIONS_TEXT,
+  colors,
+  formatBytes,
+  formatCount,
+  formatHeader,
+  formatPartition,
+  formatReport,
+  formatSkipped,
+  formatSummary,
+  refusalLine,
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../report/types.js";
 import type { ScanStream } from "../recovery/scan.js";
-import { describeCause } from "../io/errors.js";
-import { colorEnabled, out, resolveEngine, withCancellation } from "./context.js";
+import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
+import { isNodeRoot } from "../node/scan.js";
+import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
+import { writeHtmlReport } from "./report-html.js";
+import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
+import { applyNodeRepair, formatWalCutPlan, nodeExitBitsAfterCut, nodeRepairPlan } from "../node/repair/cli.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -28,19 +61,22 @@ const useColor = (): boolean => colorEnabled(process.stdout);
 function scanHints(report: ScanReport, paths: readonly string[]): string {
   const c = colors(useColor());
   const lines: string[] = [];
-  const quoted = paths.length > 2
-    ? "<same paths>"
-    : paths.map((path) => (/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
+  const quoted =
+    paths.length > 2 ? "<same paths>" : paths.map((path) => (/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
   if (report.summary.repairable > 0) {
-    lines.push(`${c.yellow("→")} ${report.summary.repairable} partition(s) can be repaired: ${c.bold(`segscan repair ${quoted}`)} shows the plan, ` +
-      `add ${c.bold("--apply")} to carry it out (cut bytes are preserved; ${c.bold("segscan restore <partition>")} undoes it).`);
+    lines.push(
+      `${c.yellow("→")} ${report.summary.repairable} partition(s) can be repaired: ${c.bold(`segscan repair ${quoted}`)} shows the plan, ` +
+        `add ${c.bold("--apply")} to carry it out (cut bytes are preserved; ${c.bold("segscan restore <partition>")} undoes it).`,
+    );
   }
   if (report.summary.refused > 0) {
     lines.push(`${c.red("→")} refused partitions are left exactly as they are: not served, every byte kept as evidence.`);
   }
   if (report.summary.failed > 0) {
-    lines.push(`${c.magenta("→")} failed partitions could not be judged (a read or listing error, a file that is not a regular file, ` +
-      "or no segment at all; each error says which): nothing was concluded or changed; fix that and scan again.");
+    lines.push(
+      `${c.magenta("→")} failed partitions could not be judged (a read or listing error, a file that is not a regular file, ` +
+        "or no segment at all; each error says which): nothing was concluded or changed; fix that and scan again.",
+    );
   }
   return lines.length === 0 ? "" : lines.join("\n") + "\n";
 }
@@ -48,40 +84,70 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
   if (flags.json && flags.ndjson) throw new UsageError("--json and --ndjson are two formats of the same report: give one");
   // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
-  if (flags.json) {
+  // --json and --html need the whole report; so does the text report of a node
+  // root, whose node section comes first and needs every partition's verdict.
+  if (flags.json || flags.html !== undefined || (!flags.ndjson && (await isSingleNodeRoot(paths)))) {
     const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
-    await out(stringifyJson(toJsonReport(report)) + "\n");
+    if (flags.json) await out(stringifyJson(toJsonReport(report)) + "\n");
+    else if (flags.ndjson) await out(ndjsonText(report));
+    else await out(formatReport(report, { color: useColor() }) + scanHints(report, paths));
+    if (flags.html !== undefined) await writeHtmlReport(flags.html, toJsonReport(report));
     return scanExitCode(report);
   }
   // The text report and --ndjson print each partition as it completes and keep
   // only the summary, so their memory stays flat however many partitions there are.
-  const summary = await withCancellation((signal) => runScanStream(paths, flags, engineWasExplicit(command), signal,
-    (stream) => (flags.ndjson ? printNdjson(stream) : printText(stream, paths))));
-  return scanExitCode({ summary });
+  const end = await withCancellation((signal) =>
+    runScanStream(paths, flags, engineWasExplicit(command), signal, async (stream) => {
+      const summary = await (flags.ndjson ? printNdjson(stream) : printText(stream, paths));
+      return { summary, node: stream.node };
+    }),
+  );
+  return scanExitCode(end);
+}
+
+/** Whether `scan` was given one path and it is a node root (docs/node.md N0): the scan then adds the node section. */
+async function isSingleNodeRoot(paths: readonly string[]): Promise<boolean> {
+  return paths.length === 1 && (await isNodeRoot(resolve(paths[0]!), nodeBlockingScanFs));
 }
 
 /** What the stream's header and a summary make: a report without partitions, for the header and summary formatters. */
 function reportShell(stream: ScanStream, summary: ScanReport["summary"]): ScanReport {
-  return { segscan: stream.segscan, engine: stream.engine, options: stream.options, partitions: [], summary };
+  const shell: ScanReport = { segscan: stream.segscan, engine: stream.engine, options: stream.options, partitions: [], summary };
+  if (stream.node !== undefined) shell.node = stream.node;
+  return shell;
 }
 
 /** Feeds each partition to `print` in order; returns the summary. */
-async function drain(stream: ScanStream, print: (partition: ScanReport["partitions"][number]) => Promise<void>): Promise<ScanReport["summary"]> {
+async function drain(
+  stream: ScanStream,
+  print: (partition: ScanReport["partitions"][number]) => Promise<void>,
+): Promise<ScanReport["summary"]> {
   for (let next = await stream.partitions.next(); ; next = await stream.partitions.next()) {
     if (next.done) return next.value;
     await print(next.value);
   }
 }
 
+/** The `--ndjson` last line: the `--json` report without `partitions` (segscan, engine, options, summary, and node on a node root). */
+function ndjsonLastLine(report: ScanReport): string {
+  const { partitions: _partitions, ...last } = toJsonReport({ ...report, partitions: [] });
+  return JSON.stringify(last) + "\n";
+}
+
+/** `--ndjson` text of a whole report (`scan --ndjson --html`): the same lines the stream prints. */
+function ndjsonText(report: ScanReport): string {
+  return report.partitions.map((partition) => JSON.stringify(partitionToJson(partition)) + "\n").join("") + ndjsonLastLine(report);
+}
+
 /**
  * `scan --ndjson` (docs/interfaces.md §9.3): one partition per line, exactly as
  * it appears in the `--json` report's `partitions`, in path order; the last
- * line is that report without `partitions` (segscan, engine, options, summary).
+ * line is that report without `partitions` (segscan, engine, options, summary,
+ * and on a node root the node section, its metadata scanned before the partitions).
  */
 async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
   const summary = await drain(stream, (partition) => out(JSON.stringify(partitionToJson(partition)) + "\n"));
-  const { partitions: _partitions, ...last } = toJsonReport(reportShell(stream, summary));
-  await out(JSON.stringify(last) + "\n");
+  await out(ndjsonLastLine(reportShell(stream, summary)));
   return summary;
 }
 
@@ -147,9 +213,10 @@ function appliedText(result: ApplyResult): string {
   for (const partition of result.partitions) {
     lines.push(`repaired ${partition.path} (run ${partition.run}; journal ${partition.journalPath})`);
     for (const t of partition.truncations) {
-      const kept = t.residue.file === null
-        ? `${formatCount(t.fromSize - t.toSize)} zero bytes recorded by length`
-        : `${formatCount(t.fromSize - t.toSize)} bytes preserved in ${t.residue.file}`;
+      const kept =
+        t.residue.file === null
+          ? `${formatCount(t.fromSize - t.toSize)} zero bytes recorded by length`
+          : `${formatCount(t.fromSize - t.toSize)} bytes preserved in ${t.residue.file}`;
       lines.push(`  cut ${t.logPath}: ${formatCount(t.fromSize)} → ${formatCount(t.toSize)} bytes (${kept})`);
     }
     for (const r of partition.indexReplacements) {
@@ -164,13 +231,55 @@ function jsonApplied(result: ApplyResult): unknown {
   return JSON.parse(stringifyJson(result));
 }
 
+/**
+ * The re-scan after `--apply`. A cancel there must not say "nothing was
+ * changed": every repair step completed, so the message names the repaired
+ * partitions and their journals, and points at `scan` for the state.
+ */
+export async function rescanRepaired(result: ApplyResult, rescan: (paths: string[]) => Promise<ScanReport>): Promise<ScanReport> {
+  const paths = result.partitions.map((partition) => partition.path);
+  try {
+    return await rescan(paths);
+  } catch (error) {
+    if ((error as Error | null)?.name !== "AbortError") throw error;
+    const repaired = result.partitions.map((partition) => `${partition.path} (journal ${partition.journalPath})`).join(", ");
+    const cancelled = new Error(
+      `cancelled during the re-scan after the repair: every repair step completed and is in the journal; repaired: ${repaired}; ` +
+        `the re-scan did not finish, so \`segscan scan ${paths.join(" ")}\` shows the state (\`segscan restore <partition>\` undoes a repair)`,
+      { cause: error },
+    );
+    cancelled.name = "AbortError";
+    throw cancelled;
+  }
+}
+
 export async function repairCommand(paths: string[], flags: RepairFlags, command: Command): Promise<number> {
   const explicit = engineWasExplicit(command);
   return withCancellation(async (signal) => {
     const report = await runScan(paths, flags, explicit, signal);
     const plan: RepairPlan = planRepair(report);
+    const walCut = nodeRepairPlan(report);
     const color = useColor();
     const c = colors(color);
+    // A .log given alone: refused (dry run too) when its partition is refused as a whole or it is not the tail.
+    if (plan.partitions.some((partition) => partition.singleSegment)) {
+      const options = planScanOptions(plan, await resolveEngine(flags.engine, explicit), signal);
+      for (const partition of plan.partitions.filter((p) => p.singleSegment)) {
+        try {
+          await refuseLoneSegment(partition, options);
+        } catch (error) {
+          if (!(error instanceof TargetRefusedError)) throw error;
+          warn(error.message);
+          return EXIT.PROBLEMS;
+        }
+      }
+    }
+    if (walCut !== null && !flags.json) await out(formatWalCutPlan(walCut));
+    if (walCut !== null && flags.apply) {
+      const applied = await applyNodeRepair(walCut, await resolveEngine(flags.engine, explicit));
+      if (!flags.json) await out(applied.text);
+      if (plan.partitions.length === 0) return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | nodeExitBitsAfterCut(report);
+    }
     if (!flags.apply || plan.partitions.length === 0) {
       if (flags.json) {
         await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");
@@ -186,18 +295,22 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     const engine = await resolveEngine(flags.engine, explicit);
     let result: ApplyResult;
     try {
-      result = await applyRepair(plan, { signal, engine });
+      // A cancel is reported by applyRepair itself: what was repaired, what the journal holds (docs/repair.md §6.2).
+      result = await applyRepair(plan, { signal, engine, command: `segscan repair ${paths.join(" ")} --apply` });
     } catch (error) {
-      if ((error as Error).name === "AbortError") {
-        const cancelled = new Error("cancelled while applying: every completed step is in the journal; run `segscan repair --apply` " +
-          "again to finish, or `segscan restore <partition>` to undo");
-        cancelled.name = "AbortError";
-        throw cancelled;
+      if (error instanceof TargetRefusedError) {
+        warn(error.message);
+        return EXIT.PROBLEMS;
       }
       throw error;
     }
+    if (!result.writerCheck.checked) {
+      warn(
+        "other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
+      );
+    }
     // Prove the result: scan every repaired partition again with the same options.
-    const after = await runScan(result.partitions.map((partition) => partition.path), { ...flags, progress: false }, explicit, signal);
+    const after = await rescanRepaired(result, (repaired) => runScan(repaired, { ...flags, progress: false }, explicit, signal));
     let code: number = result.partitions.length > 0 ? EXIT.REPAIRED : EXIT.CLEAN;
     if (after.partitions.some((partition) => partition.verdict !== "clean")) code |= EXIT.PROBLEMS;
     if (report.partitions.some((partition) => partition.verdict === "refused")) code |= EXIT.PROBLEMS;
@@ -205,14 +318,20 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (after.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
 
     if (flags.json) {
-      await out(stringifyJson({
-        report: toJsonReport(report), plan: planToJson(plan), applied: jsonApplied(result), after: toJsonReport(after),
-      }) + "\n");
+      await out(
+        stringifyJson({
+          report: toJsonReport(report),
+          plan: planToJson(plan),
+          applied: jsonApplied(result),
+          after: toJsonReport(after),
+        }) + "\n",
+      );
     } else {
       const cleanNow = after.partitions.filter((partition) => partition.verdict === "clean").length;
-      const verdict = cleanNow === after.partitions.length
-        ? c.green(`re-scan: all ${after.partitions.length} repaired partition(s) are clean now`)
-        : c.red(`re-scan: ${after.partitions.length - cleanNow} of ${after.partitions.length} repaired partition(s) are still not clean`);
+      const verdict =
+        cleanNow === after.partitions.length
+          ? c.green(`re-scan: all ${after.partitions.length} repaired partition(s) are clean now`)
+          : c.red(`re-scan: ${after.partitions.length - cleanNow} of ${after.partitions.length} repaired partition(s) are still not clean`);
       await out(appliedText(result) + problemsLeft(report) + "\n" + verdict + "\n");
     }
     return code;
@@ -222,29 +341,70 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
 // ---------------------------------------------------------------------------
 // restore
 
-export async function restoreCommand(dir: string, flags: { json?: boolean }): Promise<number> {
-  try {
-    const info = await stat(dir);
-    if (!info.isDirectory()) throw new UsageError(`${dir} is not a partition directory`);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new OperationalError(`cannot restore ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  const engine = await resolveEngine("wasm", false);
-  const result = await restore(dir, { engine });
-  if (flags.json) {
-    await out(stringifyJson(result) + "\n");
-    return EXIT.CLEAN;
-  }
-  if (!result.restored) {
-    await out(`nothing to restore: ${resolve(dir)} has no repair journal (${resolve(dir)}.segscan/journal.jsonl)\n`);
-    return EXIT.CLEAN;
-  }
+function restoredText(result: RestoreResult): string {
   const lines = [`restored ${result.partitionDir}:`, ...result.undone.map((line) => `  ${line}`)];
   if (result.undone.length === 0) lines.push("  (no step had taken effect)");
   lines.push(`journal moved to ${result.restoredJournal}`, `scan it again: segscan scan ${result.partitionDir}`);
-  await out(lines.join("\n") + "\n");
-  return EXIT.CLEAN;
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * `restore <path>`: a partition dir, its `<partition>.segscan` dir, or a data
+ * dir, in which case every partition below it that has a repair journal is
+ * restored in turn (`findRestorable`). Ctrl-C stops between undo steps (exit
+ * 32) and says how far it got.
+ */
+export async function restoreCommand(dir: string, flags: { json?: boolean }): Promise<number> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch (error) {
+    throw new OperationalError(`cannot restore ${dir}: stat failed (${describeCause(error)}); nothing was changed`);
+  }
+  if (!info.isDirectory())
+    throw new UsageError(`${dir} is not a directory: restore takes a partition dir, its .segscan dir, or a data dir`);
+  const targets = await findRestorable(dir);
+  if (targets.length === 0) {
+    if (flags.json) {
+      await out(stringifyJson({ partitions: [] }) + "\n");
+    } else {
+      await out(
+        `nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`,
+      );
+    }
+    return EXIT.CLEAN;
+  }
+  const engine = await resolveEngine("wasm", false);
+  const command = `segscan restore ${dir}`;
+  const results: RestoreResult[] = [];
+  let code: number = EXIT.CLEAN;
+  await withCancellation(async (signal) => {
+    for (const partition of targets) {
+      try {
+        results.push(await restore(partition, { engine, signal, command }));
+      } catch (error) {
+        if ((error as Error).name === "AbortError") {
+          const done = results.length > 0 ? `; restored in full before it: ${results.map((r) => r.partitionDir).join(", ")}` : "";
+          (error as Error).message += done;
+          throw error;
+        }
+        if (targets.length === 1) throw error;
+        warn(`${partition}: ${(error as Error).name}: ${(error as Error).message}`);
+        code |= EXIT.OPERATIONAL;
+      }
+    }
+  });
+  if (results.some((result) => result.restored && !result.writerCheck.checked)) {
+    warn(
+      "other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
+    );
+  }
+  if (flags.json) {
+    await out(stringifyJson(targets.length === 1 && results.length === 1 ? results[0] : { partitions: results }) + "\n");
+  } else {
+    await out(results.map(restoredText).join("\n"));
+  }
+  return code;
 }
 
 // ---------------------------------------------------------------------------
@@ -271,9 +431,17 @@ export async function dumpCommand(file: string, flags: DumpFlags, command: Comma
     return result.trailingBytes > 0 ? EXIT.PROBLEMS : EXIT.CLEAN;
   }
   const engine = await resolveEngine(flags.engine, command.getOptionValueSource("engine") !== "default");
-  const result = await withCancellation((signal) => dumpLog(file, {
-    messages: flags.messages ?? false, json: flags.json ?? false, engine, windowBytes: flags.window, color: c, write: out, signal,
-  }));
+  const result = await withCancellation((signal) =>
+    dumpLog(file, {
+      messages: flags.messages ?? false,
+      json: flags.json ?? false,
+      engine,
+      windowBytes: flags.window,
+      color: c,
+      write: out,
+      signal,
+    }),
+  );
   return result.stopped === null && result.verified === result.batches ? EXIT.CLEAN : EXIT.PROBLEMS;
 }
 
@@ -292,6 +460,9 @@ export interface GenFlags {
   partitions?: number;
   force?: boolean;
   json?: boolean;
+  /** Also write metadata/ (docs/node.md N1–N3): a whole node root. */
+  node?: boolean;
+  nodeFault?: string;
 }
 
 function listText(): string {
@@ -318,15 +489,23 @@ export function describeGenerated(generated: GeneratedDataDir, color: boolean): 
     const e = fault.expected;
     lines.push(`  ${c.bold(fault.scenario)} → ${fault.partition}`);
     lines.push(`    ${fault.detail}`);
-    lines.push(c.dim(`    expected: ${e.verdict}${e.refusal ? ` (${e.refusal})` : ""}, action ${e.action}, scan exits ${e.scanExit}` +
-      (e.deep ? `; with --deep: ${e.deep.verdict}${e.deep.refusal ? ` (${e.deep.refusal})` : ""}` : "")));
+    lines.push(
+      c.dim(
+        `    expected: ${e.verdict}${e.refusal ? ` (${e.refusal})` : ""}, action ${e.action}, scan exits ${e.scanExit}` +
+          (e.deep ? `; with --deep: ${e.deep.verdict}${e.deep.refusal ? ` (${e.deep.refusal})` : ""}` : ""),
+      ),
+    );
   }
   return lines.join("\n") + "\n";
 }
 
 export async function genCommand(dir: string | undefined, flags: GenFlags): Promise<number> {
   if (flags.list) {
-    await out(flags.json ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n" : listText());
+    await out(
+      flags.json
+        ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n"
+        : listText() + nodeFaultListText(),
+    );
     return EXIT.CLEAN;
   }
   if (dir === undefined) throw new UsageError("gen needs a target directory (or --list)");
@@ -335,7 +514,12 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   }
   const existing = await stat(dir).catch(() => null);
   if (existing !== null && !existing.isDirectory()) {
-    throw new UsageError(`${dir} already exists and is not a directory; gen writes a new data dir: give a new or empty directory (nothing was written)`);
+    throw new UsageError(
+      `${dir} already exists and is not a directory; gen writes a new data dir: give a new or empty directory (nothing was written)`,
+    );
+  }
+  if (flags.nodeFault !== undefined && !nodeFaultNames().includes(flags.nodeFault)) {
+    throw new UsageError(`unknown node fault "${flags.nodeFault}"; \`segscan gen --list\` shows them`);
   }
   const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
   if (flags.scenario !== undefined) options.scenario = flags.scenario;
@@ -353,25 +537,38 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST" || code === "ENOTDIR") {
       // A path component is a file: the target cannot be a directory.
-      throw new UsageError(`cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`);
+      throw new UsageError(
+        `cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`,
+      );
     }
     throw error;
   }
+  const node = flags.node || flags.nodeFault !== undefined ? await genNode(dir, generated.partitions, flags.seed, flags.nodeFault) : null;
   if (flags.json) {
-    await out(stringifyJson({
-      dir: generated.dir, seed: generated.seed, profile: generated.profile, logBytes: generated.logBytes,
-      messages: generated.messages,
-      partitions: generated.partitions.map((partition) => ({
-        path: partition.path,
-        segments: partition.segments.map((segment) => ({
-          startOffset: segment.startOffset, endOffset: segment.endOffset, logPath: segment.logPath, size: segment.size,
-          batches: segment.batches.length, indexEntries: segment.indexEntries.length,
+    await out(
+      stringifyJson({
+        ...(node ? { node: { snapshotOp: node.node.snapshotOp, walOps: node.node.walOps, fault: node.node.fault?.name ?? null } } : {}),
+        dir: generated.dir,
+        seed: generated.seed,
+        profile: generated.profile,
+        logBytes: generated.logBytes,
+        messages: generated.messages,
+        partitions: generated.partitions.map((partition) => ({
+          path: partition.path,
+          segments: partition.segments.map((segment) => ({
+            startOffset: segment.startOffset,
+            endOffset: segment.endOffset,
+            logPath: segment.logPath,
+            size: segment.size,
+            batches: segment.batches.length,
+            indexEntries: segment.indexEntries.length,
+          })),
         })),
-      })),
-      faults: generated.faults,
-    }) + "\n");
+        faults: generated.faults,
+      }) + "\n",
+    );
   } else {
-    await out(describeGenerated(generated, useColor()) + `scan it: segscan scan ${dir}\n`);
+    await out(describeGenerated(generated, useColor()) + (node?.text ?? "") + `scan it: segscan scan ${dir}\n`);
   }
   return EXIT.CLEAN;
 }
@@ -385,11 +582,21 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   const dir = await mkdtemp(join(tmpdir(), "segscan-demo-"));
   const data = join(dir, "data");
   const generated = await generateDataDir(data, { scenarios: DEMO_SCENARIOS, topicsPerStream: 3, partitionsPerTopic: 2 });
-  await out(`${c.bold("segscan demo")}: a sample Iggy data dir with ${generated.faults.length} injected faults\n` +
-    describeGenerated(generated, color) + "\n");
+  // A node-level finding too (docs/node.md N1): a torn WAL tail Iggy's own boot would refuse to cut.
+  const node = await genNode(data, generated.partitions, 1, "wal-torn-tail-stale-copy");
+  await out(
+    `${c.bold("segscan demo")}: a sample Iggy data dir with ${generated.faults.length} injected faults\n` +
+      describeGenerated(generated, color) +
+      node.text +
+      "\n",
+  );
   const scanFlags: ScanFlags = {
-    engine: flags.engine, replicas: 1, probeBudget: (await import("../format/constants.js")).PROBE_BUDGET_UNITS,
-    window: (await import("../format/constants.js")).DEFAULT_WINDOW_BYTES, concurrency: 1, progress: flags.progress,
+    engine: flags.engine,
+    replicas: 1,
+    probeBudget: (await import("../format/constants.js")).PROBE_BUDGET_UNITS,
+    window: (await import("../format/constants.js")).DEFAULT_WINDOW_BYTES,
+    concurrency: 1,
+    progress: flags.progress,
   };
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
   await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(report, { color, relativeTo: data })}\n`);
@@ -399,19 +606,21 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";
   // `npx segscan` works as printed in the segscan project (npx runs the package's own bin) and
   // wherever segscan is installed; a bare `segscan` needs a global install.
-  await out([
-    c.bold("Try it yourself") + c.dim(" (in the segscan project directory, or wherever segscan is installed):"),
-    `  npx segscan repair ${data} --apply`,
-    c.dim("      carry out the plan; exits 5 = 1 (repaired, clean now) | 4 (a refusal is left as it is)"),
-    `  npx segscan scan ${data}`,
-    c.dim("      the repaired partitions scan clean; the refused one is still refused"),
-    `  npx segscan restore ${first}`,
-    c.dim("      put every cut byte back from the journal"),
-    `  npx segscan dump ${tailLog} --messages`,
-    c.dim("      list batches and messages, kafka-dump-log style"),
-    `  rm -r ${dir}`,
-    c.dim("      when done"),
-  ].join("\n") + "\n");
+  await out(
+    [
+      c.bold("Try it yourself") + c.dim(" (in the segscan project directory, or wherever segscan is installed):"),
+      `  npx segscan repair ${data} --apply`,
+      c.dim("      carry out the plan; exits 5 = 1 (repaired, clean now) | 4 (a refusal is left as it is)"),
+      `  npx segscan scan ${data}`,
+      c.dim("      the repaired partitions scan clean; the refused one is still refused"),
+      `  npx segscan restore ${first}`,
+      c.dim("      put every cut byte back from the journal"),
+      `  npx segscan dump ${tailLog} --messages`,
+      c.dim("      list batches and messages, kafka-dump-log style"),
+      `  rm -r ${dir}`,
+      c.dim("      when done"),
+    ].join("\n") + "\n",
+  );
   return EXIT.CLEAN;
 }
 

@@ -1,19 +1,23 @@
 /**
  * `segscan dump <file.log>`: one line per batch (position, base offset, count,
  * timestamps, length, verify result), in the spirit of kafka-dump-log; with
- * `--messages`, one line per frame. Verification goes through an engine window,
- * streaming batches larger than the window. Listing stops at the first header
- * that does not decode (nothing after it can be located), and says so.
+ * `--messages`, one line per frame, user headers decoded (Iggy's layout, see
+ * src/format/user-headers.ts). Batches are read and verified by the recovery
+ * walker's own code (a FileWindow and verifyBatchAt, docs/format.md §2.1, §7), so dump
+ * and scan cannot disagree about a batch; batches larger than the window
+ * stream through it. Listing stops at the first header that does not decode
+ * (nothing after it can be located), and says so.
  * A `.index` file lists its entries instead.
  */
-import { open, type FileHandle } from "node:fs/promises";
-import {
-  BATCH_HEADER_BYTES, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_SUFFIX,
-} from "../format/constants.js";
-import {
-  VERIFY_STATUS_NAMES, VerifyStatus, readBatchHeader, readFrameHeader, readIndexEntry, type BatchHeader,
-} from "../format/records.js";
-import type { Engine, EngineWindow } from "../engine/types.js";
+import { BATCH_HEADER_BYTES, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_SUFFIX } from "../format/constants.js";
+import { VERIFY_STATUS_NAMES, VerifyStatus, readFrameHeader, readIndexEntry, type BatchHeader } from "../format/records.js";
+import { type UserHeaderKind, decodeUserHeaders, formatUserHeaderField } from "../format/user-headers.js";
+import type { Engine } from "../engine/types.js";
+import { abortError } from "../io/errors.js";
+import { nodeScanFs } from "../io/fs.js";
+import { readExactly } from "../io/read-exactly.js";
+import { FileWindow } from "../io/window.js";
+import { verifyBatchAt } from "../recovery/verify.js";
 import { stringifyJson } from "../report/json.js";
 import { formatBytes, formatCount, type Colors } from "../report/format.js";
 
@@ -27,16 +31,30 @@ export interface DumpOptions {
   signal?: AbortSignal;
 }
 
+/** One decoded user header: each side's Iggy kind and its value as text (strings JSON-quoted, numbers decimal, raw hex). */
+export interface DumpUserHeader {
+  keyKind: UserHeaderKind;
+  key: string;
+  valueKind: UserHeaderKind;
+  value: string;
+}
+
 export interface DumpFrame {
   position: number;
   offset: bigint;
+  /** Iggy's message timestamp: the batch's base timestamp. */
   timestamp: bigint;
+  /** Iggy's message origin timestamp: the batch's origin timestamp + the frame's timestamp delta. */
+  originTimestamp: bigint;
   id: bigint;
   payloadLength: number;
   userHeadersLength: number;
   frameBytes: number;
   checksum: "ok" | "mismatch" | "reserved-nonzero" | "overrun";
   preview: string;
+  /** Decoded when the frame's block is whole; `userHeadersProblem` says why decoding stopped. */
+  userHeaders: DumpUserHeader[];
+  userHeadersProblem?: string;
 }
 
 export interface DumpBatch {
@@ -56,15 +74,6 @@ export interface DumpResult {
   stopped: { position: number; reason: string } | null;
 }
 
-async function readFully(handle: FileHandle, target: Uint8Array, offset: number, length: number, position: number): Promise<void> {
-  let done = 0;
-  while (done < length) {
-    const { bytesRead } = await handle.read(target, offset + done, length - done, position + done);
-    if (bytesRead === 0) throw new Error(`short read at byte ${position + done}: the file shrank while being dumped`);
-    done += bytesRead;
-  }
-}
-
 /** Printable preview of a payload: UTF-8-ish text with control bytes escaped. */
 function preview(bytes: Uint8Array): string {
   let out = "";
@@ -76,71 +85,97 @@ function preview(bytes: Uint8Array): string {
   return out;
 }
 
+/** Payload bytes shown per message: one terminal line's worth. */
 const PREVIEW_BYTES = 48;
+/**
+ * Largest user-header block dump decodes. Iggy's entries are at most
+ * 2 × (5 + 255) bytes each; a block past this is listed undecoded rather than
+ * copied into memory whole (its length comes from an unverified frame header).
+ */
+const MAX_DECODED_USER_HEADERS_BYTES = 1024 * 1024;
 
-/** Verifies the batch at `position` (header already decoded in the window at 0). */
-async function verifyBatch(
-  handle: FileHandle, window: EngineWindow, position: number, batchLength: number,
-): Promise<{ status: VerifyStatus; inWindow: boolean }> {
-  const view = window.view();
-  if (batchLength <= window.capacityBytes) {
-    await readFully(handle, view, 0, batchLength, position);
-    return { status: window.verifyInWindow(0), inWindow: true };
+/** Copies `[position, position + lengthBytes)` out of the window, a window-load at a time. */
+async function copyBytes(window: FileWindow, position: number, lengthBytes: number): Promise<Uint8Array> {
+  const out = new Uint8Array(lengthBytes);
+  for (let done = 0; done < lengthBytes; ) {
+    const chunkBytes = Math.min(window.capacityBytes, lengthBytes - done);
+    const offset = await window.ensure(position + done, chunkBytes);
+    out.set(window.engineWindow.view().subarray(offset, offset + chunkBytes), done);
+    done += chunkBytes;
   }
-  window.verifyStart(0);
-  let done = BATCH_HEADER_BYTES;
-  while (done < batchLength) {
-    const length = Math.min(window.capacityBytes, batchLength - done);
-    await readFully(handle, view, 0, length, position + done);
-    const status = window.verifyFeed(0, length);
-    if (status !== VerifyStatus.Ok) return { status, inWindow: false };
-    done += length;
-  }
-  return { status: window.verifyFinish(), inWindow: false };
+  return out;
 }
 
-/** Lists the frames of a batch; the bytes come from the window when the batch is in it. */
+/** Hashes `[from, to)` through the window (frames larger than the window stream). */
+async function hashRange(window: FileWindow, engine: Engine, from: number, to: number): Promise<bigint> {
+  const hasher = engine.createHasher();
+  for (let at = from; at < to; ) {
+    const chunkBytes = Math.min(window.capacityBytes, to - at);
+    const offset = await window.ensure(at, chunkBytes);
+    hasher.update(window.engineWindow.view().subarray(offset, offset + chunkBytes));
+    at += chunkBytes;
+  }
+  return hasher.digest();
+}
+
+async function userHeadersOf(
+  window: FileWindow,
+  at: number,
+  lengthBytes: number,
+): Promise<Pick<DumpFrame, "userHeaders" | "userHeadersProblem">> {
+  if (lengthBytes === 0) return { userHeaders: [] };
+  if (lengthBytes > MAX_DECODED_USER_HEADERS_BYTES) {
+    return { userHeaders: [], userHeadersProblem: `${lengthBytes} bytes: over the ${MAX_DECODED_USER_HEADERS_BYTES} dump decodes` };
+  }
+  const decoded = decodeUserHeaders(await copyBytes(window, at, lengthBytes));
+  const userHeaders = decoded.entries.map(({ key, value }) => ({
+    keyKind: key.kind,
+    key: formatUserHeaderField(key),
+    valueKind: value.kind,
+    value: formatUserHeaderField(value),
+  }));
+  return decoded.ok ? { userHeaders } : { userHeaders, userHeadersProblem: decoded.problem };
+}
+
+/** Lists the frames of a batch whose blob lies inside the file. */
 async function listFrames(
-  handle: FileHandle, engine: Engine, window: EngineWindow, inWindow: boolean, position: number, header: BatchHeader,
+  window: FileWindow,
+  engine: Engine,
+  position: number,
+  header: BatchHeader,
 ): Promise<{ frames: DumpFrame[]; stopped?: string }> {
   const frames: DumpFrame[] = [];
   const blobEnd = position + header.batchLength;
-  const read = async (at: number, length: number): Promise<Uint8Array> => {
-    if (inWindow) return window.view().subarray(at - position, at - position + length);
-    const bytes = new Uint8Array(length);
-    await readFully(handle, bytes, 0, length, at);
-    return bytes;
-  };
   let at = position + BATCH_HEADER_BYTES;
   while (at < blobEnd) {
     if (at + FRAME_HEADER_BYTES > blobEnd) return { frames, stopped: `${blobEnd - at} bytes left at ${at}: too short for a frame header` };
-    const frame = readFrameHeader(await read(at, FRAME_HEADER_BYTES), 0);
+    const frameOffset = await window.ensure(at, FRAME_HEADER_BYTES);
+    const frame = readFrameHeader(window.engineWindow.view(), frameOffset);
     const end = at + frame.frameBytes;
     let checksum: DumpFrame["checksum"];
-    if (end > blobEnd) {
-      checksum = "overrun";
-    } else if (frame.reserved !== 0n) {
-      checksum = "reserved-nonzero";
-    } else {
-      const hasher = engine.createHasher();
-      for (let from = at + FRAME_CHECKSUMMED_FROM; from < end; from += 1 << 20) {
-        hasher.update(await read(from, Math.min(1 << 20, end - from)));
-      }
-      checksum = hasher.digest() === frame.checksum ? "ok" : "mismatch";
-    }
-    const payloadBytes = Math.max(0, Math.min(frame.payloadLength, PREVIEW_BYTES, blobEnd - at - FRAME_HEADER_BYTES));
+    if (end > blobEnd) checksum = "overrun";
+    else if (frame.reserved !== 0n) checksum = "reserved-nonzero";
+    else checksum = (await hashRange(window, engine, at + FRAME_CHECKSUMMED_FROM, end)) === frame.checksum ? "ok" : "mismatch";
+    const payloadAt = at + FRAME_HEADER_BYTES;
+    const previewBytes = Math.max(0, Math.min(frame.payloadLength, PREVIEW_BYTES, blobEnd - payloadAt));
+    const headersAt = payloadAt + frame.payloadLength;
     frames.push({
       position: at,
       offset: header.baseOffset + BigInt(frame.offsetDelta),
-      timestamp: header.originTimestamp + BigInt(frame.timestampDelta),
+      timestamp: header.baseTimestamp,
+      originTimestamp: header.originTimestamp + BigInt(frame.timestampDelta),
       id: frame.id,
       payloadLength: frame.payloadLength,
       userHeadersLength: frame.userHeadersLength,
       frameBytes: frame.frameBytes,
       checksum,
-      preview: preview(await read(at + FRAME_HEADER_BYTES, payloadBytes)) + (frame.payloadLength > payloadBytes ? "…" : ""),
+      preview: preview(await copyBytes(window, payloadAt, previewBytes)) + (frame.payloadLength > previewBytes ? "…" : ""),
+      ...(checksum === "overrun"
+        ? { userHeaders: [], userHeadersProblem: "the frame overruns the blob" }
+        : await userHeadersOf(window, headersAt, frame.userHeadersLength)),
     });
-    if (checksum === "overrun") return { frames, stopped: `the frame at ${at} claims ${frame.frameBytes} bytes, past the blob end ${blobEnd}` };
+    if (checksum === "overrun")
+      return { frames, stopped: `the frame at ${at} claims ${frame.frameBytes} bytes, past the blob end ${blobEnd}` };
     at = end;
   }
   return { frames };
@@ -158,15 +193,28 @@ function batchLine(batch: DumpBatch, c: Colors): string {
   const h = batch.header;
   const verify = batch.verify === "ok" ? c.green("ok") : c.red(batch.verify);
   const last = h.messageCount > 0 ? (h.baseOffset + BigInt(h.messageCount) - 1n).toString() : "-";
-  return `position: ${batch.position} baseOffset: ${h.baseOffset} lastOffset: ${last} count: ${h.messageCount} ` +
+  return (
+    `position: ${batch.position} baseOffset: ${h.baseOffset} lastOffset: ${last} count: ${h.messageCount} ` +
     `baseTimestamp: ${h.baseTimestamp}${iso(h.baseTimestamp) ? ` (${iso(h.baseTimestamp)})` : ""} originTimestamp: ${h.originTimestamp} ` +
-    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${h.batchChecksum.toString(16).padStart(16, "0")} verify: ${verify}`;
+    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${h.batchChecksum.toString(16).padStart(16, "0")} verify: ${verify}`
+  );
+}
+
+/** `key=value` pairs; a kind other than string is named before its value (`attempt=uint32:3`). */
+function userHeadersText(frame: DumpFrame, c: Colors): string {
+  const side = (kind: string, text: string): string => (kind === "string" ? text : `${kind}:${text}`);
+  const pairs = frame.userHeaders.map((entry) => `${side(entry.keyKind, entry.key)}=${side(entry.valueKind, entry.value)}`);
+  if (frame.userHeadersProblem !== undefined) pairs.push(c.red(`<undecodable: ${frame.userHeadersProblem}>`));
+  return pairs.length === 0 ? "" : ` {${pairs.join(", ")}}`;
 }
 
 function frameLine(frame: DumpFrame, c: Colors): string {
   const checksum = frame.checksum === "ok" ? c.green("ok") : c.red(frame.checksum);
-  return `| offset: ${frame.offset} position: ${frame.position} timestamp: ${frame.timestamp} id: 0x${frame.id.toString(16).padStart(32, "0")} ` +
-    `size: ${frame.frameBytes} payload: ${frame.payloadLength} headers: ${frame.userHeadersLength} checksum: ${checksum} ${c.dim(frame.preview)}`;
+  return (
+    `| offset: ${frame.offset} position: ${frame.position} timestamp: ${frame.timestamp} originTimestamp: ${frame.originTimestamp} ` +
+    `id: 0x${frame.id.toString(16).padStart(32, "0")} size: ${frame.frameBytes} payload: ${frame.payloadLength} ` +
+    `headers: ${frame.userHeadersLength}${userHeadersText(frame, c)} checksum: ${checksum} ${c.dim(frame.preview)}`
+  );
 }
 
 function batchJson(batch: DumpBatch): Record<string, unknown> {
@@ -188,10 +236,13 @@ function batchJson(batch: DumpBatch): Record<string, unknown> {
       position: frame.position,
       offset: frame.offset.toString(),
       timestamp: frame.timestamp.toString(),
+      originTimestamp: frame.originTimestamp.toString(),
       id: `0x${frame.id.toString(16).padStart(32, "0")}`,
       frameBytes: frame.frameBytes,
       payloadLength: frame.payloadLength,
       userHeadersLength: frame.userHeadersLength,
+      userHeaders: frame.userHeaders,
+      ...(frame.userHeadersProblem === undefined ? {} : { userHeadersProblem: frame.userHeadersProblem }),
       checksum: frame.checksum,
     }));
     if (batch.framesStopped) out.messagesStopped = batch.framesStopped;
@@ -201,54 +252,47 @@ function batchJson(batch: DumpBatch): Record<string, unknown> {
 
 /** Dumps a `.log`; returns what it saw (the caller picks the exit status). */
 export async function dumpLog(path: string, options: DumpOptions): Promise<DumpResult> {
-  const { color: c, write } = options;
-  const handle = await open(path, "r");
-  const window = options.engine.openWindow(options.windowBytes);
+  const { color: c, write, signal } = options;
+  const file = await nodeScanFs.open(path);
   const result: DumpResult = { size: 0, batches: 0, verified: 0, stopped: null };
+  let engineWindow = null;
   let first = true;
   try {
-    result.size = (await handle.stat()).size;
+    result.size = (await nodeScanFs.stat(path)).size;
+    engineWindow = options.engine.openWindow(options.windowBytes);
+    const window = new FileWindow(file, path, result.size, engineWindow, { signal });
     if (options.json) {
-      await write(`{\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`);
+      await write(
+        `{\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`,
+      );
     } else {
       await write(`Dumping ${path} (${formatCount(result.size)} bytes, engine ${options.engine.kind})\n`);
     }
     let position = 0;
     while (position < result.size) {
-      if (options.signal?.aborted) {
-        const error = new Error("dump cancelled");
-        error.name = "AbortError";
-        throw error;
-      }
-      if (result.size - position < BATCH_HEADER_BYTES) {
-        result.stopped = { position, reason: `${result.size - position} trailing bytes: too short for a batch header` };
+      if (signal?.aborted) throw abortError(signal);
+      const check = await verifyBatchAt(window, position);
+      if (check.header === null) {
+        const status = check.verified ? VerifyStatus.Ok : check.status;
+        result.stopped =
+          status === VerifyStatus.HeaderBeyondFile
+            ? { position, reason: `${result.size - position} trailing bytes: too short for a batch header` }
+            : {
+                position,
+                reason:
+                  `the header does not decode (${VERIFY_STATUS_NAMES[status]}); ${formatCount(result.size - position)} bytes from here are not listed` +
+                  (options.json ? "" : " (`segscan scan` on this file probes them for surviving batches)"),
+              };
         break;
       }
-      await readFully(handle, window.view(), 0, BATCH_HEADER_BYTES, position);
-      const decode = window.headerStatus(0);
-      if (decode !== VerifyStatus.Ok) {
-        result.stopped = {
-          position,
-          reason: `the header does not decode (${VERIFY_STATUS_NAMES[decode]}); ${formatCount(result.size - position)} bytes from here are not listed` +
-            (options.json ? "" : " (`segscan scan` on this file probes them for surviving batches)"),
-        };
-        break;
-      }
-      const header = readBatchHeader(window.view(), 0);
-      const batch: DumpBatch = { position, header, verify: "" };
-      let inWindow = false;
-      if (position + header.batchLength > result.size) {
-        batch.verify = VERIFY_STATUS_NAMES[VerifyStatus.BatchBeyondFile];
-      } else {
-        const verified = await verifyBatch(handle, window, position, header.batchLength);
-        batch.verify = VERIFY_STATUS_NAMES[verified.status];
-        inWindow = verified.inWindow;
-        if (verified.status === VerifyStatus.Ok) result.verified++;
-        if (options.messages) {
-          const listed = await listFrames(handle, options.engine, window, inWindow, position, header);
-          batch.frames = listed.frames;
-          if (listed.stopped !== undefined) batch.framesStopped = listed.stopped;
-        }
+      const { header } = check;
+      const beyondFile = position + header.batchLength > result.size;
+      const batch: DumpBatch = { position, header, verify: VERIFY_STATUS_NAMES[check.verified ? VerifyStatus.Ok : check.status] };
+      if (check.verified) result.verified++;
+      if (options.messages && !beyondFile) {
+        const listed = await listFrames(window, options.engine, position, header);
+        batch.frames = listed.frames;
+        if (listed.stopped !== undefined) batch.framesStopped = listed.stopped;
       }
       result.batches++;
       if (options.json) {
@@ -261,7 +305,7 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
         if (batch.framesStopped) text += c.yellow(`| frames stop here: ${batch.framesStopped}`) + "\n";
         await write(text);
       }
-      if (position + header.batchLength > result.size) {
+      if (beyondFile) {
         result.stopped = {
           position,
           reason: `the batch claims ${formatCount(header.batchLength)} bytes but only ${formatCount(result.size - position)} remain`,
@@ -271,15 +315,19 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
       position += header.batchLength;
     }
   } finally {
-    window.close();
-    await handle.close();
+    engineWindow?.close();
+    await file.close();
   }
   if (options.json) {
-    await write(`${first ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${result.stopped === null ? "null" : stringifyJson(result.stopped, 0)}\n}\n`);
+    await write(
+      `${first ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${result.stopped === null ? "null" : stringifyJson(result.stopped, 0)}\n}\n`,
+    );
   } else {
     const summary = `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ${formatBytes(result.size)}`;
     if (result.stopped) {
-      await write(c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n");
+      await write(
+        c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n",
+      );
     } else {
       await write(summary + "\n");
     }
@@ -287,23 +335,30 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
   return result;
 }
 
+/** Index entries read (and printed) per read: 96 KiB of entries keeps reads few and memory constant. */
+const INDEX_DUMP_CHUNK_ENTRIES = 4096;
+
 /** Dumps a `.index`: one line per whole entry, and any trailing partial entry. */
-export async function dumpIndex(path: string, options: Pick<DumpOptions, "json" | "write" | "color">): Promise<{ entries: number; trailingBytes: number }> {
-  const handle = await open(path, "r");
+export async function dumpIndex(
+  path: string,
+  options: Pick<DumpOptions, "json" | "write" | "color">,
+): Promise<{ entries: number; trailingBytes: number }> {
+  const file = await nodeScanFs.open(path);
   try {
-    const size = (await handle.stat()).size;
+    const size = (await nodeScanFs.stat(path)).size;
     const whole = Math.floor(size / INDEX_ENTRY_BYTES);
     const trailingBytes = size - whole * INDEX_ENTRY_BYTES;
     const entries: { offset: string; timestamp: string; position: string }[] = [];
-    const chunk = new Uint8Array(INDEX_ENTRY_BYTES * 4096);
+    const chunk = new Uint8Array(INDEX_ENTRY_BYTES * INDEX_DUMP_CHUNK_ENTRIES);
     if (!options.json) await options.write(`Dumping ${path} (${formatCount(size)} bytes, ${whole} entries)\n`);
-    for (let i = 0; i < whole; i += 4096) {
-      const count = Math.min(4096, whole - i);
-      await readFully(handle, chunk, 0, count * INDEX_ENTRY_BYTES, i * INDEX_ENTRY_BYTES);
+    for (let i = 0; i < whole; i += INDEX_DUMP_CHUNK_ENTRIES) {
+      const count = Math.min(INDEX_DUMP_CHUNK_ENTRIES, whole - i);
+      await readExactly(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), i * INDEX_ENTRY_BYTES, { path, sizeAtStart: size });
       let text = "";
       for (let k = 0; k < count; k++) {
         const entry = readIndexEntry(chunk, k * INDEX_ENTRY_BYTES);
-        if (options.json) entries.push({ offset: entry.offset.toString(), timestamp: entry.timestamp.toString(), position: entry.position.toString() });
+        if (options.json)
+          entries.push({ offset: entry.offset.toString(), timestamp: entry.timestamp.toString(), position: entry.position.toString() });
         else text += `entry: ${i + k} offset: ${entry.offset} timestamp: ${entry.timestamp} position: ${entry.position}\n`;
       }
       if (!options.json) await options.write(text);
@@ -315,7 +370,7 @@ export async function dumpIndex(path: string, options: Pick<DumpOptions, "json" 
     }
     return { entries: whole, trailingBytes };
   } finally {
-    await handle.close();
+    await file.close();
   }
 }
 

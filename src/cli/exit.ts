@@ -21,10 +21,15 @@ export const EXIT = {
 } as const;
 
 /** Exit status of a dry-run scan: 4 for repairable or refused partitions, 8 for failed ones. */
-export function scanExitCode(report: Pick<ScanReport, "summary">): number {
+export function scanExitCode(report: Pick<ScanReport, "summary" | "node">): number {
   // From the summary's counts, so a streamed scan (which keeps no partitions) gets the same code.
   const { failed, repairable, refused } = report.summary;
-  return EXIT.CLEAN | (failed > 0 ? EXIT.OPERATIONAL : 0) | (repairable + refused > 0 ? EXIT.PROBLEMS : 0);
+  let code: number = EXIT.CLEAN | (failed > 0 ? EXIT.OPERATIONAL : 0) | (repairable + refused > 0 ? EXIT.PROBLEMS : 0);
+  // docs/node.md N0: the node verdict; warn and info alone exit 0.
+  const node = report.node?.verdict;
+  if (node === "failed") code |= EXIT.OPERATIONAL;
+  else if (node === "refused" || node === "repairable") code |= EXIT.PROBLEMS;
+  return code;
 }
 
 /** A usage error: bad flag values or arguments (exit 16). */

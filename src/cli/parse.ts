@@ -6,7 +6,9 @@ export function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
     const text = raw.trim().replace(/[_,]/g, "");
     if (!/^\d+$/.test(text)) {
-      throw new InvalidArgumentError(`must be a non-negative integer${min > 0 || max < Number.MAX_SAFE_INTEGER ? ` in [${min}, ${max}]` : ""}, got "${raw}"`);
+      throw new InvalidArgumentError(
+        `must be a non-negative integer${min > 0 || max < Number.MAX_SAFE_INTEGER ? ` in [${min}, ${max}]` : ""}, got "${raw}"`,
+      );
     }
     const value = Number(text);
     if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -17,10 +19,17 @@ export function parseInteger(min: number, max = Number.MAX_SAFE_INTEGER) {
 }
 
 const SIZE_UNITS: Record<string, number> = {
-  "": 1, b: 1,
-  k: 1024, kb: 1024, kib: 1024,
-  m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2,
-  g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3,
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
 };
 
 /** A byte size: `65536`, `64KiB`, `1M`, `1.5MiB` (binary units). */

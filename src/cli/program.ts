@@ -4,13 +4,23 @@ import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../for
 import { SIZE_PROFILES } from "../gen/index.js";
 import { SEGSCAN_VERSION } from "../recovery/scan.js";
 import {
-  benchCommand, demoCommand, dumpCommand, genCommand, repairCommand, restoreCommand, scanCommand,
-  type DumpFlags, type GenFlags, type RepairFlags,
+  benchCommand,
+  demoCommand,
+  dumpCommand,
+  genCommand,
+  repairCommand,
+  restoreCommand,
+  scanCommand,
+  type DumpFlags,
+  type GenFlags,
+  type RepairFlags,
 } from "./commands.js";
 import { describeCause } from "../io/errors.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
+import { reportCommand } from "./report-html.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
+import { addScrubCommand } from "./scrub.js";
 
 const EXIT_HELP = `
 Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
@@ -19,50 +29,77 @@ Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
   4   problems left: a dry run found repairs to make, or a partition was refused
   8   operational error: I/O, a failed partition, a missing or unreadable path
   16  usage error: bad flags or arguments, a path that holds no partition
-  32  cancelled (Ctrl-C): nothing was changed`;
+  32  cancelled (Ctrl-C): the message says what was done (a scan or dry run changed nothing;
+      repair/restore name what completed, every completed step is in the journal)`;
 
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("segscan");
   program
-    .description("Prove what Apache Iggy segment files really hold after a crash: cut only a provably torn tail, " +
-      "refuse where damage hides durable data, never lose a byte.")
+    .description(
+      "Prove what Apache Iggy segment files really hold after a crash: cut only a provably torn tail, " +
+        "refuse where damage hides durable data, never lose a byte.",
+    )
     .version(SEGSCAN_VERSION, "-V, --version")
     .exitOverride()
     .showHelpAfterError("(add --help for usage)")
     .configureOutput({ outputError: (text, write) => write(`segscan: ${text.replace(/^error: /, "")}`) })
     .addHelpText("after", EXIT_HELP);
 
-  addScanFlags(program.command("scan")
-    .description("scan partitions and report what their segments hold (read-only)")
-    .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"))
+  addScanFlags(
+    program
+      .command("scan")
+      .description("scan partitions and report what their segments hold (read-only)")
+      .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"),
+  )
     .option("--ndjson", "print one JSON partition per line as each completes (path order), then a summary line; memory stays flat")
+    .option("--html <file>", "also write a self-contained HTML report (byte maps of every segment) to <file>")
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: ScanFlags, command: Command) => setExit(await scanCommand(paths, flags, command)));
 
-  addScanFlags(program.command("repair")
-    .description("print the repair plan; with --apply, carry it out (cut bytes are preserved and journaled)")
-    .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file")
-    .option("--apply", "carry out the plan, then re-scan the repaired partitions"))
+  program
+    .command("report")
+    .description("draw a saved `scan --json` report as a self-contained HTML page (- reads stdin)")
+    .argument("<scan.json>", "a report written by `segscan scan --json`")
+    .requiredOption("--html <file>", "write the HTML report to <file>")
+    .action(async (file: string, flags: { html: string }) => setExit(await reportCommand(file, flags)));
+
+  addScanFlags(
+    program
+      .command("repair")
+      .description("print the repair plan; with --apply, carry it out (cut bytes are preserved and journaled)")
+      .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file")
+      .option("--apply", "carry out the plan, then re-scan the repaired partitions"),
+  )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
 
-  program.command("restore")
-    .description("undo applied repairs of a partition from its journal (<dir>.segscan/journal.jsonl)")
-    .argument("<partition-dir>", "the partition directory that was repaired")
+  program
+    .command("restore")
+    .description(
+      "undo applied repairs from their journals (<partition>.segscan/journal.jsonl); " +
+        "given a data dir, restores every partition below it that has a journal",
+    )
+    .argument("<partition-dir>", "a repaired partition dir, its <partition>.segscan dir, or a data dir holding repaired partitions")
     .option("--json", "print the result as JSON")
     .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(dir, flags)));
 
-  program.command("dump")
+  program
+    .command("dump")
     .description("list a .log's batches (position, offsets, count, timestamps, length, verify result), or a .index's entries")
     .argument("<file>", "a segment .log (or .index) file")
     .option("--messages", "also list every message frame (offset, timestamp, id, sizes, checksum, payload preview)")
     .option("--json", "print JSON (u64 values as decimal strings)")
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
-    .option("--window <bytes>", `verification window; larger batches are streamed (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
-      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
+    .option(
+      "--window <bytes>",
+      `verification window; larger batches are streamed (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
+      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
+      DEFAULT_WINDOW_BYTES,
+    )
     .action(async (file: string, flags: DumpFlags, command: Command) => setExit(await dumpCommand(file, flags, command)));
 
-  program.command("gen")
+  program
+    .command("gen")
     .description("write a realistic sample data dir, optionally with one named fault injected")
     .argument("[dir]", "target directory (created; must be empty)")
     .option("--scenario <name>", "inject this fault into the first partition (see --list)")
@@ -71,20 +108,30 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option("--size <profile>", "size profile").choices(Object.keys(SIZE_PROFILES)).default("small"))
     .option("--segments <n>", "segments per partition", parseInteger(1, 100_000))
     .option("--segment-bytes <bytes>", "close a segment at this size (e.g. 512KiB, 16MiB)", parseBytes(1024, 2 ** 30))
-    .option("--flush-bytes <bytes>", "one index entry per flushed chunk of this size (the server's cadence is 1MiB)", parseBytes(1024, 2 ** 30))
+    .option(
+      "--flush-bytes <bytes>",
+      "one index entry per flushed chunk of this size (the server's cadence is 1MiB)",
+      parseBytes(1024, 2 ** 30),
+    )
     .option("--topics <n>", "topics per stream", parseInteger(1, 10_000))
     .option("--partitions <n>", "partitions per topic", parseInteger(1, 10_000))
     .option("--force", "write even if the directory is not empty")
+    .option("--node", "also write metadata/ (WAL, snapshot, superblocks): a whole node root")
+    .option("--node-fault <name>", "inject this metadata-plane fault (see --list); implies --node")
     .option("--json", "print what was written as JSON")
     .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));
 
-  program.command("demo")
+  program
+    .command("demo")
     .description("write a sample with faults to a temp dir, scan it, show the report and the repair plan")
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
     .option("--no-progress", "never show the progress bar")
     .action(async (flags: { engine: "wasm" | "ts"; progress: boolean }, command: Command) => setExit(await demoCommand(flags, command)));
 
-  program.command("bench")
+  addScrubCommand(program, setExit);
+
+  program
+    .command("bench")
     .description("run the benchmark suite (docs/benchmarks.md §10)")
     .option("--json", "machine-readable results")
     .option("--quick", "small inputs (16 MiB) for a fast smoke run")

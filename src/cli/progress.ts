@@ -83,8 +83,11 @@ export function progressLine(fields: ProgressFields, columns: number): string {
     if (level.rate) facts.push(fields.rateText);
     if (level.eta) facts.push(`ETA ${fields.etaText}`);
     const compose = (bar: string, partition: string): string =>
-      [[level.label ? "scanning" : "", bar, percent].filter((piece) => piece !== "").join(" "), ...facts, ...(partition === "" ? [] : [partition])]
-        .join(SEPARATOR);
+      [
+        [level.label ? "scanning" : "", bar, percent].filter((piece) => piece !== "").join(" "),
+        ...facts,
+        ...(partition === "" ? [] : [partition]),
+      ].join(SEPARATOR);
     if (!level.bar) {
       const line = compose("", "");
       if (line.length <= width) return line;
@@ -108,7 +111,9 @@ export function progressLine(fields: ProgressFields, columns: number): string {
  * and ETA are right before each partition reports its own total.
  */
 export function startProgress(
-  stream: NodeJS.WriteStream, enabled: boolean, estimates: ReadonlyMap<string, number> = new Map(),
+  stream: NodeJS.WriteStream,
+  enabled: boolean,
+  estimates: ReadonlyMap<string, number> = new Map(),
 ): ProgressReporter {
   if (!enabled) return NO_PROGRESS;
   const seen = new Map<string, { done: number; total: number }>();
@@ -136,16 +141,26 @@ export function startProgress(
     const rate = done / seconds;
     const tail = current.split("/").slice(-5).join("/");
     return {
-      doneText: formatBytes(done), totalText: formatBytes(total),
-      rateText: `${formatBytes(rate)}/s`, etaText: etaText(total - done, rate), partition: tail,
+      doneText: formatBytes(done),
+      totalText: formatBytes(total),
+      rateText: `${formatBytes(rate)}/s`,
+      etaText: etaText(total - done, rate),
+      partition: tail,
     };
   };
   // Fitted to the terminal's width at every redraw (a resize takes effect at once).
   const format = (_options: unknown, params: { progress: number }, fields: Record<string, string>): string =>
-    progressLine({
-      fraction: params.progress, doneText: fields.doneText ?? "", totalText: fields.totalText ?? "",
-      rateText: fields.rateText ?? "", etaText: fields.etaText ?? "-", partition: fields.partition ?? "",
-    }, stream.columns ?? DEFAULT_COLUMNS);
+    progressLine(
+      {
+        fraction: params.progress,
+        doneText: fields.doneText ?? "",
+        totalText: fields.totalText ?? "",
+        rateText: fields.rateText ?? "",
+        etaText: fields.etaText ?? "-",
+        partition: fields.partition ?? "",
+      },
+      stream.columns ?? DEFAULT_COLUMNS,
+    );
 
   const render = (): void => {
     if (bar === null) return;

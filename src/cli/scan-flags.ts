@@ -1,12 +1,10 @@
 /** The scan flags shared by `scan` and `repair` (docs/interfaces.md §9.2), and the scan they drive. */
 import { availableParallelism } from "node:os";
-import { Command, Option } from "commander";
-import {
-  DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS,
-} from "../format/constants.js";
+import { type Command, Option } from "commander";
+import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
 import { maxConcurrency, WORKERS_PER_CPU } from "../recovery/options.js";
-import { type Discovery, type ScanStream, discover, logBytesByTarget, scanTargets, streamTargets } from "../recovery/scan.js";
+import { type Discovery, type ScanStream, discover, logBytesByTarget, scanDiscovered, streamDiscovered } from "../recovery/scan.js";
 import type { ScanOptions } from "../recovery/options.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { ScanReport } from "../report/types.js";
@@ -26,6 +24,8 @@ export interface ScanFlags {
   window: number;
   concurrency: number;
   progress: boolean;
+  /** `scan --html <file>`: also write the HTML report there. */
+  html?: string;
 }
 
 export function defaultConcurrency(): number {
@@ -38,13 +38,26 @@ export function addScanFlags(command: Command): Command {
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
     .option("--deep", "verify every batch from byte 0 and check every index entry (verify: full)")
     .option("--replicas <n>", "replicas holding each partition: decides tombstone vs rebuild-from-peers", parseInteger(1, 1_000_000), 1)
-    .option("--probe-budget <units>", "damage-probe budget per partition load, in units",
-      parseInteger(0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES), PROBE_BUDGET_UNITS)
-    .option("--window <bytes>", `scan window (e.g. 4KiB, 1MiB; ${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
-      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES), DEFAULT_WINDOW_BYTES)
-    .option("--concurrency <n>", `partitions scanned in parallel on worker threads: 1..${maxConcurrency()} ` +
-      `(at most ${WORKERS_PER_CPU} × this machine's ${availableParallelism()} CPUs; more only adds memory and contention); ` +
-      "the default is the CPU count", parseInteger(1, maxConcurrency()), defaultConcurrency())
+    .option(
+      "--probe-budget <units>",
+      "damage-probe budget per partition load, in units",
+      parseInteger(0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES),
+      PROBE_BUDGET_UNITS,
+    )
+    .option(
+      "--window <bytes>",
+      `scan window (e.g. 4KiB, 1MiB; ${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
+      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
+      DEFAULT_WINDOW_BYTES,
+    )
+    .option(
+      "--concurrency <n>",
+      `partitions scanned in parallel on worker threads: 1..${maxConcurrency()} ` +
+        `(at most ${WORKERS_PER_CPU} × this machine's ${availableParallelism()} CPUs; more only adds memory and contention); ` +
+        "the default is the CPU count",
+      parseInteger(1, maxConcurrency()),
+      defaultConcurrency(),
+    )
     .option("--no-progress", "never show the progress bar (it shows only on a TTY, for scans over 0.5 s)");
 }
 
@@ -57,6 +70,11 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
     if (error instanceof TypeError) throw new UsageError(`${error.message}; give a data dir, a partition dir or a .log file`);
     throw error;
   }
+  if (discovery.skipped.length > 0) {
+    warn(
+      `not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`,
+    );
+  }
   for (const target of discovery.targets) {
     // Also on stderr, so it shows beside --json; the report lists it as a failed item (exit 8).
     if (target.failure !== undefined) warn(target.failure.message);
@@ -64,15 +82,16 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
   for (const root of discovery.roots) {
     if (root.kind !== "directory" || root.targets > 0) continue;
     if (root.nodeRoot) {
-      warn(`${root.path} is an Iggy node root (it has metadata/ or streams/) that holds no partition: no directory under streams/ holds a .log file`);
+      warn(
+        `${root.path} is an Iggy node root (it has metadata/ or streams/) that holds no partition: no directory under streams/ holds a .log file`,
+      );
     } else {
       // A mistyped path must not look like a clean scan.
-      throw new UsageError(`${root.path} holds no partition: no directory under it holds a .log file, and it is not an Iggy node root ` +
-        "(no metadata/ or streams/ in it); give a data dir, a partition dir or a .log file");
+      throw new UsageError(
+        `${root.path} holds no partition: no directory under it holds a .log file, and it is not an Iggy node root ` +
+          "(no metadata/ or streams/ in it); give a data dir, a partition dir or a .log file",
+      );
     }
-  }
-  if (discovery.skipped.length > 0) {
-    warn(`not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`);
   }
   return discovery;
 }
@@ -83,11 +102,14 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
  * beside the others; see `discoverForCli` for usage errors.
  */
 export async function runScan(
-  paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal,
+  paths: readonly string[],
+  flags: ScanFlags,
+  engineExplicit: boolean,
+  signal: AbortSignal,
 ): Promise<ScanReport> {
   const { discovery, options, stop } = await prepareScan(paths, flags, engineExplicit, signal);
   try {
-    return await scanTargets(discovery.targets, options, nodeBlockingScanFs, discovery.skipped);
+    return await scanDiscovered(paths, discovery, options, nodeBlockingScanFs);
   } finally {
     stop();
   }
@@ -98,18 +120,25 @@ export async function runScan(
  * one in path order, so the caller prints each and keeps only the summary.
  */
 export async function runScanStream<T>(
-  paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal, consume: (stream: ScanStream) => Promise<T>,
+  paths: readonly string[],
+  flags: ScanFlags,
+  engineExplicit: boolean,
+  signal: AbortSignal,
+  consume: (stream: ScanStream) => Promise<T>,
 ): Promise<T> {
   const { discovery, options, stop } = await prepareScan(paths, flags, engineExplicit, signal);
   try {
-    return await consume(await streamTargets(discovery.targets, options, nodeBlockingScanFs, discovery.skipped));
+    return await consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs));
   } finally {
     stop();
   }
 }
 
 async function prepareScan(
-  paths: readonly string[], flags: ScanFlags, engineExplicit: boolean, signal: AbortSignal,
+  paths: readonly string[],
+  flags: ScanFlags,
+  engineExplicit: boolean,
+  signal: AbortSignal,
 ): Promise<{ discovery: Discovery; options: ScanOptions; stop: () => void }> {
   const engine = await resolveEngine(flags.engine, engineExplicit);
   const discovery = await discoverForCli(paths, signal);
@@ -117,9 +146,12 @@ async function prepareScan(
   const estimates = new Map<string, number>();
   if (wanted) {
     // The bar's total and ETA are right from the start (one stat per file, no reads).
-    void logBytesByTarget(discovery.targets, nodeScanFs, signal).then((totals) => {
-      for (const [path, bytes] of totals) estimates.set(path, bytes);
-    }, () => undefined);
+    void logBytesByTarget(discovery.targets, nodeScanFs, signal).then(
+      (totals) => {
+        for (const [path, bytes] of totals) estimates.set(path, bytes);
+      },
+      () => undefined,
+    );
   }
   const progress = startProgress(process.stderr, wanted, estimates);
   const options: ScanOptions = {

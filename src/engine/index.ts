@@ -36,7 +36,8 @@ export async function createEngine(kind?: EngineKind | string, options: CreateEn
   const explicit = kind === "wasm";
   const warn = options.onWarning ?? ((message: string) => process.emitWarning(message));
   if (!hasWebAssembly()) {
-    if (explicit) throw new Error("segscan: the wasm engine was asked for, but WebAssembly is unavailable in this runtime; use the \"ts\" engine");
+    if (explicit)
+      throw new Error('segscan: the wasm engine was asked for, but WebAssembly is unavailable in this runtime; use the "ts" engine');
     warn("segscan: WebAssembly is unavailable in this runtime; using the TypeScript engine");
     return createTsEngine();
   }

@@ -82,6 +82,33 @@ export interface CandidateScanRequest {
 }
 
 /**
+ * The metadata WAL probe's candidate scan (docs/node.md N1). `rule`:
+ * "verified" — the prepare-header gate, fits the file, op ≥ `minOp` (segscan's
+ * survivor pre-check; `minOp` null: nothing can pass); "structural" — Iggy's own
+ * `find_complete_entry` rule (command 6, valid operation, size in range, fits;
+ * no reserved bytes, no checksum), for the boot forecast.
+ */
+export interface WalCandidateScanRequest {
+  rule: "verified" | "structural";
+  /** Window index of the first candidate. */
+  fromIndex: number;
+  /** Window index past the last candidate; the caller guarantees `toIndex - 1 + 256 <= bytes held`. */
+  toIndex: number;
+  /** File size as a window index: a candidate fits when `c + size <= fileEndIndex`. */
+  fileEndIndex: number;
+  minOp: bigint | null;
+  spentUnits: number;
+  limitUnits: number;
+}
+
+export interface WalCandidateScanResult {
+  status: CandidateScanStatus;
+  /** Window index of the stopping candidate (or `toIndex` for "done"). */
+  index: number;
+  spentUnits: number;
+}
+
+/**
  * A scan window. Both engines implement it through `CheckedEngineWindow`
  * (src/engine/window.ts), which enforces the contract below in one place: a
  * call outside it throws the same error from either engine — `RangeError` for
@@ -132,6 +159,14 @@ export interface EngineWindow {
    * by its length only, docs/repair.md §6.2).
    */
   firstNonZero(index: number, lengthBytes: number): number;
+  /**
+   * docs/node.md N1 prepare-header gate on the 256 bytes at window `index`: a
+   * `WalHeaderStatus` (src/node/wal/format.ts). "Fits the file" and the
+   * checksums are the caller's.
+   */
+  walHeaderStatus(index: number): number;
+  /** The WAL probe's candidate loop (docs/node.md N1), same unit accounting as `scanCandidates`. */
+  scanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult;
   /** Releases engine memory; any later call (but `close`) throws. */
   close(): void;
 }

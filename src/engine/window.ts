@@ -8,7 +8,14 @@
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../format/constants.js";
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
-import type { CandidateScanRequest, CandidateScanResult, EngineWindow, KernelLimits } from "./types.js";
+import type {
+  CandidateScanRequest,
+  CandidateScanResult,
+  EngineWindow,
+  KernelLimits,
+  WalCandidateScanRequest,
+  WalCandidateScanResult,
+} from "./types.js";
 
 /** The streaming verification in progress: how much blob is still owed, and the last status. */
 interface StreamingVerification {
@@ -20,7 +27,10 @@ export abstract class CheckedEngineWindow implements EngineWindow {
   private closed = false;
   private streaming: StreamingVerification | null = null;
 
-  protected constructor(readonly capacityBytes: number, readonly limits: KernelLimits) {
+  protected constructor(
+    readonly capacityBytes: number,
+    readonly limits: KernelLimits,
+  ) {
     if (!Number.isSafeInteger(capacityBytes) || capacityBytes < BATCH_HEADER_BYTES) {
       throw new RangeError(`window size must be an integer ≥ ${BATCH_HEADER_BYTES} bytes, got ${capacityBytes}`);
     }
@@ -36,6 +46,9 @@ export abstract class CheckedEngineWindow implements EngineWindow {
   /** Called with `fromIndex < toIndex`, the range checked and bounded by the budget. */
   protected abstract rawScanCandidates(request: CandidateScanRequest): CandidateScanResult;
   protected abstract rawFirstNonZero(index: number, lengthBytes: number): number;
+  protected abstract rawWalHeaderStatus(index: number): number;
+  /** Called with `fromIndex < toIndex`, the range checked and bounded by the budget. */
+  protected abstract rawScanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult;
   protected abstract release(): void;
 
   view(): Uint8Array {
@@ -92,22 +105,49 @@ export abstract class CheckedEngineWindow implements EngineWindow {
   }
 
   scanCandidates(request: CandidateScanRequest): CandidateScanResult {
-    this.checkOpen("scanCandidates");
+    const toIndex = this.checkCandidateScan("scanCandidates", request);
+    if (toIndex <= request.fromIndex) return { status: "done", index: request.toIndex, spentUnits: request.spentUnits };
+    return this.rawScanCandidates(toIndex === request.toIndex ? request : { ...request, toIndex });
+  }
+
+  walHeaderStatus(index: number): number {
+    // A prepare header is 256 bytes, like a batch header (docs/node.md N1).
+    this.checkRange("walHeaderStatus", index, BATCH_HEADER_BYTES);
+    return this.rawWalHeaderStatus(index);
+  }
+
+  scanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
+    const toIndex = this.checkCandidateScan("scanWalCandidates", request);
+    if (toIndex <= request.fromIndex) return { status: "done", index: request.toIndex, spentUnits: request.spentUnits };
+    return this.rawScanWalCandidates(toIndex === request.toIndex ? request : { ...request, toIndex });
+  }
+
+  /**
+   * The checks both candidate loops share; returns the `toIndex` bounded by
+   * the budget (docs/recovery.md §3.5): the candidate whose unit takes the spend past the
+   * limit is the last one that may be examined.
+   */
+  private checkCandidateScan(
+    operation: string,
+    request: { fromIndex: number; toIndex: number; fileEndIndex: number; spentUnits: number; limitUnits: number },
+  ): number {
+    this.checkOpen(operation);
     const { fromIndex, toIndex, fileEndIndex, spentUnits, limitUnits } = request;
-    for (const [name, value] of [["fromIndex", fromIndex], ["toIndex", toIndex], ["fileEndIndex", fileEndIndex]] as const) {
-      if (!Number.isSafeInteger(value)) throw new RangeError(`scanCandidates: ${name} must be an integer, got ${value}`);
+    for (const [name, value] of [
+      ["fromIndex", fromIndex],
+      ["toIndex", toIndex],
+      ["fileEndIndex", fileEndIndex],
+    ] as const) {
+      if (!Number.isSafeInteger(value)) throw new RangeError(`${operation}: ${name} must be an integer, got ${value}`);
     }
     if (!Number.isSafeInteger(spentUnits) || !Number.isSafeInteger(limitUnits) || limitUnits < 0) {
-      throw new RangeError(`scanCandidates: units must be integers (spent ${spentUnits}, limit ${limitUnits})`);
+      throw new RangeError(`${operation}: units must be integers (spent ${spentUnits}, limit ${limitUnits})`);
     }
-    if (toIndex <= fromIndex) return { status: "done", index: toIndex, spentUnits };
-    this.checkRange("scanCandidates", fromIndex, toIndex - 1 - fromIndex + BATCH_HEADER_BYTES);
-    if (fileEndIndex < 0) throw new RangeError(`scanCandidates: fileEndIndex ${fileEndIndex} is before the window start`);
-    // Bound the kernel by the budget (docs/recovery.md §3.5): the candidate whose unit takes
-    // the spend past the limit is the last one that may be examined.
+    if (toIndex <= fromIndex) return toIndex;
+    this.checkRange(operation, fromIndex, toIndex - 1 - fromIndex + BATCH_HEADER_BYTES);
+    if (fileEndIndex < 0) throw new RangeError(`${operation}: fileEndIndex ${fileEndIndex} is before the window start`);
     const exhaustingIndex = fromIndex + Math.max(0, limitUnits - spentUnits);
-    const boundedToIndex = Math.min(toIndex, exhaustingIndex + 1);
-    return this.rawScanCandidates(boundedToIndex === toIndex ? request : { ...request, toIndex: boundedToIndex });
+    return Math.min(toIndex, exhaustingIndex + 1);
   }
 
   firstNonZero(index: number, lengthBytes: number): number {
@@ -129,8 +169,15 @@ export abstract class CheckedEngineWindow implements EngineWindow {
   /** `[index, index + lengthBytes)` must lie in the window. */
   private checkRange(operation: string, index: number, lengthBytes: number): void {
     this.checkOpen(operation);
-    if (!(Number.isSafeInteger(index) && Number.isSafeInteger(lengthBytes) && index >= 0 && lengthBytes >= 0
-      && index + lengthBytes <= this.capacityBytes)) {
+    if (
+      !(
+        Number.isSafeInteger(index) &&
+        Number.isSafeInteger(lengthBytes) &&
+        index >= 0 &&
+        lengthBytes >= 0 &&
+        index + lengthBytes <= this.capacityBytes
+      )
+    ) {
       throw new RangeError(`${operation}: bytes [${index}, ${index + lengthBytes}) are outside the ${this.capacityBytes}-byte window`);
     }
   }
@@ -140,7 +187,9 @@ export abstract class CheckedEngineWindow implements EngineWindow {
     this.checkRange(operation, index, BATCH_HEADER_BYTES);
     const batchLength = readU64Clamped(this.bytes(), index + BATCH_LENGTH_AT);
     if (batchLength < BATCH_HEADER_BYTES) {
-      throw new RangeError(`${operation}: the header at window index ${index} claims ${batchLength} bytes, below the ${BATCH_HEADER_BYTES}-byte header`);
+      throw new RangeError(
+        `${operation}: the header at window index ${index} claims ${batchLength} bytes, below the ${BATCH_HEADER_BYTES}-byte header`,
+      );
     }
     return batchLength;
   }

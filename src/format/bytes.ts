@@ -5,10 +5,7 @@
  */
 
 export function readU32(bytes: Uint8Array, at: number): number {
-  return (
-    (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)) +
-    bytes[at + 3]! * 0x1000000
-  );
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)) + bytes[at + 3]! * 0x1000000;
 }
 
 export function readU64(bytes: Uint8Array, at: number): bigint {

@@ -3,11 +3,23 @@
  * generator and repair's index rewrite all encode through here.
  */
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_BASE_TIMESTAMP_AT, BATCH_CHECKSUM_AT, BATCH_CHECKSUM_PREFIX_BYTES,
-  BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, BATCH_ORIGIN_TIMESTAMP_AT,
-  BATCH_PARTITION_ID_AT, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, FRAME_ID_AT,
-  FRAME_OFFSET_DELTA_AT, FRAME_PAYLOAD_LENGTH_AT, FRAME_TIMESTAMP_DELTA_AT,
-  FRAME_USER_HEADERS_LENGTH_AT, INDEX_ENTRY_BYTES,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_BASE_TIMESTAMP_AT,
+  BATCH_CHECKSUM_AT,
+  BATCH_CHECKSUM_PREFIX_BYTES,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  BATCH_ORIGIN_TIMESTAMP_AT,
+  BATCH_PARTITION_ID_AT,
+  FRAME_CHECKSUMMED_FROM,
+  FRAME_HEADER_BYTES,
+  FRAME_ID_AT,
+  FRAME_OFFSET_DELTA_AT,
+  FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_TIMESTAMP_DELTA_AT,
+  FRAME_USER_HEADERS_LENGTH_AT,
+  INDEX_ENTRY_BYTES,
 } from "./constants.js";
 import { writeU32, writeU64 } from "./bytes.js";
 import type { IndexEntry } from "./records.js";
@@ -90,7 +102,9 @@ export function encodeIndexEntry(entry: IndexEntry): Uint8Array {
 
 export function encodeIndex(entries: readonly IndexEntry[]): Uint8Array {
   const bytes = new Uint8Array(entries.length * INDEX_ENTRY_BYTES);
-  entries.forEach((entry, i) => bytes.set(encodeIndexEntry(entry), i * INDEX_ENTRY_BYTES));
+  entries.forEach((entry, i) => {
+    bytes.set(encodeIndexEntry(entry), i * INDEX_ENTRY_BYTES);
+  });
   return bytes;
 }
 

@@ -4,11 +4,25 @@
  * implement the same checks on window memory.
  */
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_BASE_TIMESTAMP_AT, BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES,
-  BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, BATCH_ORIGIN_TIMESTAMP_AT, BATCH_PARTITION_ID_AT,
-  BATCH_RESERVED_START, FRAME_CHECKSUM_AT, FRAME_HEADER_BYTES, FRAME_ID_AT, FRAME_OFFSET_DELTA_AT,
-  FRAME_PAYLOAD_LENGTH_AT, FRAME_RESERVED_AT, FRAME_TIMESTAMP_DELTA_AT,
-  FRAME_USER_HEADERS_LENGTH_AT, INDEX_ENTRY_BYTES, MAX_BATCH_BYTES,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_BASE_TIMESTAMP_AT,
+  BATCH_CHECKSUM_AT,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  BATCH_ORIGIN_TIMESTAMP_AT,
+  BATCH_PARTITION_ID_AT,
+  BATCH_RESERVED_START,
+  FRAME_CHECKSUM_AT,
+  FRAME_HEADER_BYTES,
+  FRAME_ID_AT,
+  FRAME_OFFSET_DELTA_AT,
+  FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_RESERVED_AT,
+  FRAME_TIMESTAMP_DELTA_AT,
+  FRAME_USER_HEADERS_LENGTH_AT,
+  INDEX_ENTRY_BYTES,
+  MAX_BATCH_BYTES,
 } from "./constants.js";
 import { readU32, readU64, readU64Clamped } from "./bytes.js";
 
@@ -70,11 +84,7 @@ export const VERIFY_STATUS_NAMES: Record<VerifyStatus, string> = {
  * length floor, length cap (one comparison, before anything is read or sized
  * from it), then the 204 reserved bytes. `bytes` must hold ≥ 256 bytes at `at`.
  */
-export function headerDecodeStatus(
-  bytes: Uint8Array,
-  at: number,
-  maxBatchBytes: number = MAX_BATCH_BYTES,
-): VerifyStatus {
+export function headerDecodeStatus(bytes: Uint8Array, at: number, maxBatchBytes: number = MAX_BATCH_BYTES): VerifyStatus {
   const batchLength = readU64Clamped(bytes, at + BATCH_LENGTH_AT);
   if (batchLength < BATCH_HEADER_BYTES) return VerifyStatus.LengthBelowHeader;
   if (batchLength > maxBatchBytes) return VerifyStatus.LengthOverCap;

@@ -10,17 +10,20 @@
 import { mkdir, open, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { encodeBatch, encodeIndex, segmentStem, type MessageInput } from "../format/encode.js";
-import type { IndexEntry } from "../format/records.js";
 import { INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
 import { makeMessage } from "./messages.js";
 import { Prng } from "./prng.js";
 import { getScenario } from "./scenarios.js";
-import type {
-  BatchLayout, GeneratedDataDir, InjectedFault, PartitionLayout, ScenarioExpectation, SegmentLayout, SizeProfile,
-} from "./types.js";
+import type { GeneratedDataDir, InjectedFault, PartitionLayout, SegmentLayout, SizeProfile } from "./types.js";
 
 export type {
-  BatchLayout, GeneratedDataDir, InjectedFault, PartitionLayout, ScenarioExpectation, SegmentLayout, SizeProfile,
+  BatchLayout,
+  GeneratedDataDir,
+  InjectedFault,
+  PartitionLayout,
+  ScenarioExpectation,
+  SegmentLayout,
+  SizeProfile,
 } from "./types.js";
 
 const KiB = 1024;
@@ -33,20 +36,40 @@ const MiB = 1024 * KiB;
  */
 export const SIZE_PROFILES = {
   tiny: {
-    streams: 1, topicsPerStream: 1, partitionsPerTopic: 2, segmentsPerPartition: 3,
-    segmentBytes: 96 * KiB, flushBytes: 24 * KiB, maxBatchMessages: 12,
+    streams: 1,
+    topicsPerStream: 1,
+    partitionsPerTopic: 2,
+    segmentsPerPartition: 3,
+    segmentBytes: 96 * KiB,
+    flushBytes: 24 * KiB,
+    maxBatchMessages: 12,
   },
   small: {
-    streams: 1, topicsPerStream: 2, partitionsPerTopic: 2, segmentsPerPartition: 3,
-    segmentBytes: 512 * KiB, flushBytes: 128 * KiB, maxBatchMessages: 24,
+    streams: 1,
+    topicsPerStream: 2,
+    partitionsPerTopic: 2,
+    segmentsPerPartition: 3,
+    segmentBytes: 512 * KiB,
+    flushBytes: 128 * KiB,
+    maxBatchMessages: 24,
   },
   medium: {
-    streams: 1, topicsPerStream: 2, partitionsPerTopic: 2, segmentsPerPartition: 4,
-    segmentBytes: 4 * MiB, flushBytes: 1 * MiB, maxBatchMessages: 64,
+    streams: 1,
+    topicsPerStream: 2,
+    partitionsPerTopic: 2,
+    segmentsPerPartition: 4,
+    segmentBytes: 4 * MiB,
+    flushBytes: 1 * MiB,
+    maxBatchMessages: 64,
   },
   large: {
-    streams: 2, topicsPerStream: 2, partitionsPerTopic: 2, segmentsPerPartition: 4,
-    segmentBytes: 32 * MiB, flushBytes: 1 * MiB, maxBatchMessages: 128,
+    streams: 2,
+    topicsPerStream: 2,
+    partitionsPerTopic: 2,
+    segmentsPerPartition: 4,
+    segmentBytes: 32 * MiB,
+    flushBytes: 1 * MiB,
+    maxBatchMessages: 128,
   },
 } as const satisfies Record<string, SizeProfile>;
 
@@ -109,9 +132,7 @@ function batchMessageCount(rng: Prng, max: number): number {
   return rng.chance(0.15) ? max : rng.int(1, Math.max(1, Math.floor(max / 2)));
 }
 
-async function writePartition(
-  layout: PartitionLayout, profile: SizeProfile, rng: Prng, startTimestamp: bigint,
-): Promise<void> {
+async function writePartition(layout: PartitionLayout, profile: SizeProfile, rng: Prng, startTimestamp: bigint): Promise<void> {
   await mkdir(layout.path, { recursive: true });
   let nextOffset = 0n;
   let timestamp = startTimestamp + BigInt(rng.int(0, 5_000_000));
@@ -119,10 +140,16 @@ async function writePartition(
     const startOffset = nextOffset;
     const stem = segmentStem(startOffset);
     const segment: SegmentLayout = {
-      startOffset, endOffset: startOffset, stem,
+      startOffset,
+      endOffset: startOffset,
+      stem,
       logPath: join(layout.path, stem + LOG_SUFFIX),
       indexPath: join(layout.path, stem + INDEX_SUFFIX),
-      size: 0, messages: 0, batches: [], chunkStarts: [], indexEntries: [],
+      size: 0,
+      messages: 0,
+      batches: [],
+      chunkStarts: [],
+      indexEntries: [],
     };
     const log = await BufferedFile.create(segment.logPath);
     let chunkBytes = 0;
@@ -143,13 +170,22 @@ async function writePartition(
         messages.push(makeMessage(rng, nextOffset + BigInt(i), i, originTimestamp + BigInt(delta), delta));
       }
       const batch = encodeBatch({
-        partitionId: BigInt(layout.partitionId), baseOffset: nextOffset, baseTimestamp, originTimestamp, messages,
+        partitionId: BigInt(layout.partitionId),
+        baseOffset: nextOffset,
+        baseTimestamp,
+        originTimestamp,
+        messages,
       });
       if (chunkBatches === 0) {
         segment.indexEntries.push({ offset: nextOffset, timestamp: baseTimestamp, position: BigInt(segment.size) });
       }
       segment.batches.push({
-        position: segment.size, length: batch.length, baseOffset: nextOffset, messageCount: count, baseTimestamp, chunk,
+        position: segment.size,
+        length: batch.length,
+        baseOffset: nextOffset,
+        messageCount: count,
+        baseTimestamp,
+        chunk,
       });
       await log.write(batch);
       segment.size += batch.length;
@@ -176,7 +212,12 @@ async function writePartition(
 function resolveProfile(options: GenerateOptions): SizeProfile {
   const base: SizeProfile = { ...SIZE_PROFILES[options.size ?? "small"] };
   const keys: (keyof SizeProfile)[] = [
-    "streams", "topicsPerStream", "partitionsPerTopic", "segmentsPerPartition", "segmentBytes", "flushBytes",
+    "streams",
+    "topicsPerStream",
+    "partitionsPerTopic",
+    "segmentsPerPartition",
+    "segmentBytes",
+    "flushBytes",
     "maxBatchMessages",
   ];
   for (const key of keys) {
@@ -215,7 +256,12 @@ export async function generateDataDir(dir: string, options: GenerateOptions = {}
       for (let p = 1; p <= profile.partitionsPerTopic; p++) {
         const relativePath = `streams/${s}/topics/${t}/partitions/${p}`;
         const layout: PartitionLayout = {
-          path: join(dir, relativePath), relativePath, streamId: s, topicId: t, partitionId: p, segments: [],
+          path: join(dir, relativePath),
+          relativePath,
+          streamId: s,
+          topicId: t,
+          partitionId: p,
+          segments: [],
         };
         await writePartition(layout, profile, new Prng(seed, ordinal++), startTimestamp);
         partitions.push(layout);
@@ -230,8 +276,11 @@ export async function generateDataDir(dir: string, options: GenerateOptions = {}
     const target = partitions[i]!;
     const detail = await scenario.inject(target, new Prng(seed, 1_000_003 + i));
     faults.push({
-      scenario: scenario.name, partition: target.path, description: scenario.description,
-      expected: scenario.expected, detail,
+      scenario: scenario.name,
+      partition: target.path,
+      description: scenario.description,
+      expected: scenario.expected,
+      detail,
     });
   }
   return { dir, seed, profile, partitions, faults, logBytes, messages };

@@ -1,18 +1,42 @@
 /**
  * Realistic message bodies for generated samples: JSON events of a few kinds
  * (hundreds of bytes to a few KiB, skewed towards the small end the way
- * production topics are) and, on some messages, Iggy-style user headers
- * (`key_len u32 | key | kind u8 | value_len u32 | value`, repeated).
+ * production topics are) and, on some messages, user headers in Iggy's
+ * layout (src/format/user-headers.ts): string keys, string, raw and uint values.
  */
 import type { MessageInput } from "../format/encode.js";
-import { Prng } from "./prng.js";
+import { type UserHeaderEntry, encodeUserHeaders, stringField, uintField } from "../format/user-headers.js";
+import type { Prng } from "./prng.js";
 
 const encoder = new TextEncoder();
 
 const WORDS = [
-  "alpha", "bravo", "checkout", "delivery", "express", "fulfilment", "gateway", "harbor", "invoice",
-  "journal", "kiosk", "ledger", "merchant", "network", "order", "parcel", "quota", "refund", "shipment",
-  "ticket", "upsell", "voucher", "warehouse", "xpress", "yield", "zone",
+  "alpha",
+  "bravo",
+  "checkout",
+  "delivery",
+  "express",
+  "fulfilment",
+  "gateway",
+  "harbor",
+  "invoice",
+  "journal",
+  "kiosk",
+  "ledger",
+  "merchant",
+  "network",
+  "order",
+  "parcel",
+  "quota",
+  "refund",
+  "shipment",
+  "ticket",
+  "upsell",
+  "voucher",
+  "warehouse",
+  "xpress",
+  "yield",
+  "zone",
 ];
 const CITIES = ["Berlin", "Kraków", "Lisbon", "Oslo", "Osaka", "Nairobi", "Lima", "Austin", "Perth", "Toronto"];
 const EVENTS = ["order.created", "order.paid", "order.shipped", "cart.updated", "user.signed_in", "page.viewed"];
@@ -37,9 +61,12 @@ function eventJson(rng: Prng, offset: bigint, timestampMicros: bigint, targetByt
   const items = rng.int(1, 6);
   const lines: string[] = [];
   for (let i = 0; i < items; i++) {
-    lines.push(`{"sku":"${rng.pick(WORDS).toUpperCase()}-${rng.int(1000, 9999)}","qty":${rng.int(1, 5)},"price_cents":${rng.int(99, 49999)}}`);
+    lines.push(
+      `{"sku":"${rng.pick(WORDS).toUpperCase()}-${rng.int(1000, 9999)}","qty":${rng.int(1, 5)},"price_cents":${rng.int(99, 49999)}}`,
+    );
   }
-  const head = `{"event":"${event}","seq":${offset},"ts_us":${timestampMicros},"customer":"c-${hex(rng, 6)}",` +
+  const head =
+    `{"event":"${event}","seq":${offset},"ts_us":${timestampMicros},"customer":"c-${hex(rng, 6)}",` +
     `"city":"${rng.pick(CITIES)}","items":[${lines.join(",")}]`;
   let note = "";
   const room = targetBytes - head.length - 12;
@@ -47,39 +74,25 @@ function eventJson(rng: Prng, offset: bigint, timestampMicros: bigint, targetByt
   return note.length > 0 ? `${head},"note":"${note.slice(0, Math.max(0, room))}"}` : `${head}}`;
 }
 
-function encodeUserHeaders(headers: readonly [string, string][]): Uint8Array {
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for (const [key, value] of headers) {
-    const keyBytes = encoder.encode(key);
-    const valueBytes = encoder.encode(value);
-    const entry = new Uint8Array(4 + keyBytes.length + 1 + 4 + valueBytes.length);
-    const view = new DataView(entry.buffer);
-    view.setUint32(0, keyBytes.length, true);
-    entry.set(keyBytes, 4);
-    entry[4 + keyBytes.length] = 2; // kind: string
-    view.setUint32(5 + keyBytes.length, valueBytes.length, true);
-    entry.set(valueBytes, 9 + keyBytes.length);
-    parts.push(entry);
-    total += entry.length;
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
 export function makeMessage(
-  rng: Prng, offset: bigint, indexInBatch: number, timestampMicros: bigint, timestampDelta: number,
+  rng: Prng,
+  offset: bigint,
+  indexInBatch: number,
+  timestampMicros: bigint,
+  timestampDelta: number,
 ): MessageInput {
   const payload = encoder.encode(eventJson(rng, offset, timestampMicros, targetPayloadBytes(rng)));
   const message: MessageInput = { id: rng.u128(), offsetDelta: indexInBatch, timestampDelta, payload };
   if (rng.chance(0.3)) {
-    const headers: [string, string][] = [["content-type", "application/json"], ["trace-id", hex(rng, 16)]];
-    if (rng.chance(0.5)) headers.push(["source", rng.pick(SOURCES)]);
+    const traceId = new Uint8Array(16);
+    for (let i = 0; i < traceId.length; i++) traceId[i] = rng.int(0, 255);
+    const headers: UserHeaderEntry[] = [
+      { key: stringField("content-type"), value: stringField("application/json") },
+      { key: stringField("trace-id"), value: { kind: "raw", bytes: traceId } },
+    ];
+    if (rng.chance(0.5)) headers.push({ key: stringField("source"), value: stringField(rng.pick(SOURCES)) });
+    // Derived from bytes already drawn, so adding it did not shift the generator's random sequence.
+    if (traceId[0]! % 4 === 0) headers.push({ key: stringField("attempt"), value: uintField("uint32", BigInt(1 + (traceId[1]! % 5))) });
     message.userHeaders = encodeUserHeaders(headers);
   }
   return message;

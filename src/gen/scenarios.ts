@@ -13,9 +13,20 @@
 import { open, rename, truncate, unlink, writeFile, appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_CHECKSUM_AT, BATCH_CHECKSUM_PREFIX_BYTES, BATCH_HEADER_BYTES, BATCH_LENGTH_AT,
-  BATCH_MESSAGE_COUNT_AT, FRAME_HEADER_BYTES, FRAME_PAYLOAD_LENGTH_AT, FRAME_USER_HEADERS_LENGTH_AT,
-  INDEX_ENTRY_BYTES, INDEX_SUFFIX, LOG_SUFFIX, MAX_BATCH_BYTES, STAGING_SUFFIX,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_CHECKSUM_AT,
+  BATCH_CHECKSUM_PREFIX_BYTES,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  FRAME_HEADER_BYTES,
+  FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_USER_HEADERS_LENGTH_AT,
+  INDEX_ENTRY_BYTES,
+  INDEX_SUFFIX,
+  LOG_SUFFIX,
+  MAX_BATCH_BYTES,
+  STAGING_SUFFIX,
 } from "../format/constants.js";
 import { readU32, writeU32, writeU64 } from "../format/bytes.js";
 import { encodeIndex, encodeIndexEntry, segmentStem } from "../format/encode.js";
@@ -23,6 +34,7 @@ import { xxh3_64 } from "../hash/xxh3.js";
 import type { RefusalCode, SegmentOutcome } from "../report/types.js";
 import type { Prng } from "./prng.js";
 import type { PartitionLayout, Scenario, ScenarioExpectation, SegmentLayout, SizeProfile } from "./types.js";
+import { samplePartitionSuperblock } from "../node/gen/node.js";
 
 export type { Scenario, ScenarioExpectation } from "./types.js";
 
@@ -112,10 +124,18 @@ const ZERO_TAIL_BYTES = 4 * 1024 * 1024;
 const CRAFTED_HEADERS = 48;
 
 const repairable = (outcome: SegmentOutcome | null): ScenarioExpectation => ({
-  verdict: "repairable", refusal: null, action: "repair", outcome, scanExit: 4,
+  verdict: "repairable",
+  refusal: null,
+  action: "repair",
+  outcome,
+  scanExit: 4,
 });
 const refused = (refusal: RefusalCode, outcome: SegmentOutcome | null): ScenarioExpectation => ({
-  verdict: "refused", refusal, action: "tombstone", outcome, scanExit: 4,
+  verdict: "refused",
+  refusal,
+  action: "tombstone",
+  outcome,
+  scanExit: 4,
 });
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -180,7 +200,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: "forward-gap",
-    description: "the server's boot path skipped offsets: a verified batch in the tail segment starts 1000 above the expected offset (absorbed, clean)",
+    description:
+      "the server's boot path skipped offsets: a verified batch in the tail segment starts 1000 above the expected offset (absorbed, clean)",
     expected: { verdict: "clean", refusal: null, action: "serve", outcome: "clean", scanExit: 0 },
     async inject(partition, rng) {
       const segment = tail(partition);
@@ -339,15 +360,19 @@ export const SCENARIOS: readonly Scenario[] = [
       const staging = segment.indexPath + STAGING_SUFFIX;
       await writeFile(staging, rng.bytes(rng.int(24, 240)));
       const orphanStem = segmentStem(segment.endOffset + 1n + BigInt(rng.int(1000, 9000)));
-      await writeFile(join(partition.path, orphanStem + INDEX_SUFFIX),
-        encodeIndex([{ offset: segment.endOffset + 1n, timestamp: 0n, position: 0n }]));
-      await writeFile(join(partition.path, "superblock.a"), rng.bytes(64));
+      await writeFile(
+        join(partition.path, orphanStem + INDEX_SUFFIX),
+        encodeIndex([{ offset: segment.endOffset + 1n, timestamp: 0n, position: 0n }]),
+      );
+      // A well-formed partition superblock (docs/node.md N3): the segment scan leaves it alone, and the node scan accepts it.
+      await writeFile(join(partition.path, "superblock.a"), samplePartitionSuperblock(BigInt(rng.int(1, 1000))));
       return `wrote ${fileName(staging)}, orphan ${orphanStem}${INDEX_SUFFIX} and superblock.a`;
     },
   },
   {
     name: "crafted-residue",
-    description: "after the tail segment's last batch: 48 crafted 64 MiB headers that decode, fit and extend the chain but never verify, then a sparse hole (~64 MiB logical, KiB on disk): the default probe budget runs out",
+    description:
+      "after the tail segment's last batch: 48 crafted 64 MiB headers that decode, fit and extend the chain but never verify, then a sparse hole (~64 MiB logical, KiB on disk): the default probe budget runs out",
     expected: refused("UnverifiedResidue", "refused"),
     async inject(partition, rng) {
       const segment = tail(partition);
@@ -374,13 +399,19 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: "buried-bitflip",
-    description: "one flipped payload bit in the tail segment's FIRST chunk, before the last index entry: tail mode trusts it (clean), --deep refuses it",
+    description:
+      "one flipped payload bit in the tail segment's FIRST chunk, before the last index entry: tail mode trusts it (clean), --deep refuses it",
     expected: {
-      verdict: "clean", refusal: null, action: "serve", outcome: "clean", scanExit: 0,
+      verdict: "clean",
+      refusal: null,
+      action: "serve",
+      outcome: "clean",
+      scanExit: 0,
       deep: { verdict: "refused", refusal: "InteriorDamage", scanExit: 4 },
     },
     checkProfile(profile) {
-      if (profile.flushBytes >= profile.segmentBytes) throw new RangeError("buried-bitflip needs several chunks per segment (flushBytes < segmentBytes)");
+      if (profile.flushBytes >= profile.segmentBytes)
+        throw new RangeError("buried-bitflip needs several chunks per segment (flushBytes < segmentBytes)");
     },
     async inject(partition, rng) {
       const segment = tail(partition);
@@ -395,9 +426,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Scenarios that `demo` injects, one partition each. */
-export const DEMO_SCENARIOS: readonly string[] = [
-  "torn-tail", "zero-tail", "lost-index", "scratch-files", "payload-bitflip",
-];
+export const DEMO_SCENARIOS: readonly string[] = ["torn-tail", "zero-tail", "lost-index", "scratch-files", "payload-bitflip"];
 
 export function getScenario(name: string): Scenario {
   const scenario = SCENARIOS.find((candidate) => candidate.name === name);

@@ -18,18 +18,15 @@
 
 /** The default 192-byte kSecret, exported so the AssemblyScript port can be checked against it. */
 export const XXH3_DEFAULT_SECRET: Uint8Array = Uint8Array.from([
-  0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
-  0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f,
-  0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc, 0xff, 0x72, 0x21,
-  0xb8, 0x08, 0x46, 0x74, 0xf7, 0x43, 0x24, 0x8e, 0xe0, 0x35, 0x90, 0xe6, 0x81, 0x3a, 0x26, 0x4c,
-  0x3c, 0x28, 0x52, 0xbb, 0x91, 0xc3, 0x00, 0xcb, 0x88, 0xd0, 0x65, 0x8b, 0x1b, 0x53, 0x2e, 0xa3,
-  0x71, 0x64, 0x48, 0x97, 0xa2, 0x0d, 0xf9, 0x4e, 0x38, 0x19, 0xef, 0x46, 0xa9, 0xde, 0xac, 0xd8,
-  0xa8, 0xfa, 0x76, 0x3f, 0xe3, 0x9c, 0x34, 0x3f, 0xf9, 0xdc, 0xbb, 0xc7, 0xc7, 0x0b, 0x4f, 0x1d,
-  0x8a, 0x51, 0xe0, 0x4b, 0xcd, 0xb4, 0x59, 0x31, 0xc8, 0x9f, 0x7e, 0xc9, 0xd9, 0x78, 0x73, 0x64,
-  0xea, 0xc5, 0xac, 0x83, 0x34, 0xd3, 0xeb, 0xc3, 0xc5, 0x81, 0xa0, 0xff, 0xfa, 0x13, 0x63, 0xeb,
-  0x17, 0x0d, 0xdd, 0x51, 0xb7, 0xf0, 0xda, 0x49, 0xd3, 0x16, 0x55, 0x26, 0x29, 0xd4, 0x68, 0x9e,
-  0x2b, 0x16, 0xbe, 0x58, 0x7d, 0x47, 0xa1, 0xfc, 0x8f, 0xf8, 0xb8, 0xd1, 0x7a, 0xd0, 0x31, 0xce,
-  0x45, 0xcb, 0x3a, 0x8f, 0x95, 0x16, 0x04, 0x28, 0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
+  0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c, 0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97,
+  0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f, 0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc, 0xff,
+  0x72, 0x21, 0xb8, 0x08, 0x46, 0x74, 0xf7, 0x43, 0x24, 0x8e, 0xe0, 0x35, 0x90, 0xe6, 0x81, 0x3a, 0x26, 0x4c, 0x3c, 0x28, 0x52, 0xbb, 0x91,
+  0xc3, 0x00, 0xcb, 0x88, 0xd0, 0x65, 0x8b, 0x1b, 0x53, 0x2e, 0xa3, 0x71, 0x64, 0x48, 0x97, 0xa2, 0x0d, 0xf9, 0x4e, 0x38, 0x19, 0xef, 0x46,
+  0xa9, 0xde, 0xac, 0xd8, 0xa8, 0xfa, 0x76, 0x3f, 0xe3, 0x9c, 0x34, 0x3f, 0xf9, 0xdc, 0xbb, 0xc7, 0xc7, 0x0b, 0x4f, 0x1d, 0x8a, 0x51, 0xe0,
+  0x4b, 0xcd, 0xb4, 0x59, 0x31, 0xc8, 0x9f, 0x7e, 0xc9, 0xd9, 0x78, 0x73, 0x64, 0xea, 0xc5, 0xac, 0x83, 0x34, 0xd3, 0xeb, 0xc3, 0xc5, 0x81,
+  0xa0, 0xff, 0xfa, 0x13, 0x63, 0xeb, 0x17, 0x0d, 0xdd, 0x51, 0xb7, 0xf0, 0xda, 0x49, 0xd3, 0x16, 0x55, 0x26, 0x29, 0xd4, 0x68, 0x9e, 0x2b,
+  0x16, 0xbe, 0x58, 0x7d, 0x47, 0xa1, 0xfc, 0x8f, 0xf8, 0xb8, 0xd1, 0x7a, 0xd0, 0x31, 0xce, 0x45, 0xcb, 0x3a, 0x8f, 0x95, 0x16, 0x04, 0x28,
+  0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
 ]);
 
 const SECRET_LEN = 192;
@@ -52,13 +49,20 @@ const ROUND = 6755399441055744;
 const P32_1 = 0x9e3779b1;
 const P32_2 = 0x85ebca77;
 const P32_3 = 0xc2b2ae3d;
-const P64_1_H = 0x9e3779b1, P64_1_L = 0x85ebca87;
-const P64_2_H = 0xc2b2ae3d, P64_2_L = 0x27d4eb4f;
-const P64_3_H = 0x165667b1, P64_3_L = 0x9e3779f9;
-const P64_4_H = 0x85ebca77, P64_4_L = 0xc2b2ae63;
-const P64_5_H = 0x27d4eb2f, P64_5_L = 0x165667c5;
-const PMX1_H = 0x16566791, PMX1_L = 0x9e3779f9;
-const PMX2_H = 0x9fb21c65, PMX2_L = 0x1e98df25;
+const P64_1_H = 0x9e3779b1,
+  P64_1_L = 0x85ebca87;
+const P64_2_H = 0xc2b2ae3d,
+  P64_2_L = 0x27d4eb4f;
+const P64_3_H = 0x165667b1,
+  P64_3_L = 0x9e3779f9;
+const P64_4_H = 0x85ebca77,
+  P64_4_L = 0xc2b2ae63;
+const P64_5_H = 0x27d4eb2f,
+  P64_5_L = 0x165667c5;
+const PMX1_H = 0x16566791,
+  PMX1_L = 0x9e3779f9;
+const PMX2_H = 0x9fb21c65,
+  PMX2_L = 0x1e98df25;
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
@@ -170,8 +174,7 @@ function hashShort(b: Uint8Array, off: number, len: number): number {
 }
 
 function len1to3(b: Uint8Array, off: number, len: number): number {
-  const combined =
-    b[off + len - 1]! | (len << 8) | (b[off]! << 16) | (b[off + (len >>> 1)]! << 24);
+  const combined = b[off + len - 1]! | (len << 8) | (b[off]! << 16) | (b[off + (len >>> 1)]! << 24);
   const s = S32[0]! ^ S32[4]!;
   return avalancheXxh64(0, (s ^ combined) >>> 0);
 }
@@ -291,74 +294,122 @@ function initAcc(acc: Uint32Array): void {
  * from byte offset so (advancing by 8 per stripe). No scrambling here.
  */
 function accumulate(acc: Uint32Array, w: Uint32Array, wi: number, n: number, so: number): void {
-  let l0: number = acc[0]!, h0: number = acc[1]!;
-  let l1: number = acc[2]!, h1: number = acc[3]!;
-  let l2: number = acc[4]!, h2: number = acc[5]!;
-  let l3: number = acc[6]!, h3: number = acc[7]!;
-  let l4: number = acc[8]!, h4: number = acc[9]!;
-  let l5: number = acc[10]!, h5: number = acc[11]!;
-  let l6: number = acc[12]!, h6: number = acc[13]!;
-  let l7: number = acc[14]!, h7: number = acc[15]!;
+  let l0: number = acc[0]!,
+    h0: number = acc[1]!;
+  let l1: number = acc[2]!,
+    h1: number = acc[3]!;
+  let l2: number = acc[4]!,
+    h2: number = acc[5]!;
+  let l3: number = acc[6]!,
+    h3: number = acc[7]!;
+  let l4: number = acc[8]!,
+    h4: number = acc[9]!;
+  let l5: number = acc[10]!,
+    h5: number = acc[11]!;
+  let l6: number = acc[12]!,
+    h6: number = acc[13]!;
+  let l7: number = acc[14]!,
+    h7: number = acc[15]!;
   let dl: number, dh: number, vl: number, vh: number, pl: number;
   for (const end = wi + n * 16; wi < end; wi += 16, so += 8) {
-      // lane 0: product into acc 0, raw data into acc 1
-      dl = w[wi + 0]!; dh = w[wi + 1]!;
-      vl = (dl ^ S32[so + 0]!) >>> 0; vh = (dh ^ S32[so + 4]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l0 += pl; h0 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l1 += dl; h1 += dh;
-      // lane 1: product into acc 1, raw data into acc 0
-      dl = w[wi + 2]!; dh = w[wi + 3]!;
-      vl = (dl ^ S32[so + 8]!) >>> 0; vh = (dh ^ S32[so + 12]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l1 += pl; h1 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l0 += dl; h0 += dh;
-      // lane 2: product into acc 2, raw data into acc 3
-      dl = w[wi + 4]!; dh = w[wi + 5]!;
-      vl = (dl ^ S32[so + 16]!) >>> 0; vh = (dh ^ S32[so + 20]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l2 += pl; h2 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l3 += dl; h3 += dh;
-      // lane 3: product into acc 3, raw data into acc 2
-      dl = w[wi + 6]!; dh = w[wi + 7]!;
-      vl = (dl ^ S32[so + 24]!) >>> 0; vh = (dh ^ S32[so + 28]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l3 += pl; h3 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l2 += dl; h2 += dh;
-      // lane 4: product into acc 4, raw data into acc 5
-      dl = w[wi + 8]!; dh = w[wi + 9]!;
-      vl = (dl ^ S32[so + 32]!) >>> 0; vh = (dh ^ S32[so + 36]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l4 += pl; h4 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l5 += dl; h5 += dh;
-      // lane 5: product into acc 5, raw data into acc 4
-      dl = w[wi + 10]!; dh = w[wi + 11]!;
-      vl = (dl ^ S32[so + 40]!) >>> 0; vh = (dh ^ S32[so + 44]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l5 += pl; h5 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l4 += dl; h4 += dh;
-      // lane 6: product into acc 6, raw data into acc 7
-      dl = w[wi + 12]!; dh = w[wi + 13]!;
-      vl = (dl ^ S32[so + 48]!) >>> 0; vh = (dh ^ S32[so + 52]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l6 += pl; h6 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l7 += dl; h7 += dh;
-      // lane 7: product into acc 7, raw data into acc 6
-      dl = w[wi + 14]!; dh = w[wi + 15]!;
-      vl = (dl ^ S32[so + 56]!) >>> 0; vh = (dh ^ S32[so + 60]!) >>> 0;
-      pl = Math.imul(vl, vh) >>> 0;
-      l7 += pl; h7 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
-      l6 += dl; h6 += dh;
+    // lane 0: product into acc 0, raw data into acc 1
+    dl = w[wi + 0]!;
+    dh = w[wi + 1]!;
+    vl = (dl ^ S32[so + 0]!) >>> 0;
+    vh = (dh ^ S32[so + 4]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l0 += pl;
+    h0 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l1 += dl;
+    h1 += dh;
+    // lane 1: product into acc 1, raw data into acc 0
+    dl = w[wi + 2]!;
+    dh = w[wi + 3]!;
+    vl = (dl ^ S32[so + 8]!) >>> 0;
+    vh = (dh ^ S32[so + 12]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l1 += pl;
+    h1 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l0 += dl;
+    h0 += dh;
+    // lane 2: product into acc 2, raw data into acc 3
+    dl = w[wi + 4]!;
+    dh = w[wi + 5]!;
+    vl = (dl ^ S32[so + 16]!) >>> 0;
+    vh = (dh ^ S32[so + 20]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l2 += pl;
+    h2 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l3 += dl;
+    h3 += dh;
+    // lane 3: product into acc 3, raw data into acc 2
+    dl = w[wi + 6]!;
+    dh = w[wi + 7]!;
+    vl = (dl ^ S32[so + 24]!) >>> 0;
+    vh = (dh ^ S32[so + 28]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l3 += pl;
+    h3 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l2 += dl;
+    h2 += dh;
+    // lane 4: product into acc 4, raw data into acc 5
+    dl = w[wi + 8]!;
+    dh = w[wi + 9]!;
+    vl = (dl ^ S32[so + 32]!) >>> 0;
+    vh = (dh ^ S32[so + 36]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l4 += pl;
+    h4 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l5 += dl;
+    h5 += dh;
+    // lane 5: product into acc 5, raw data into acc 4
+    dl = w[wi + 10]!;
+    dh = w[wi + 11]!;
+    vl = (dl ^ S32[so + 40]!) >>> 0;
+    vh = (dh ^ S32[so + 44]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l5 += pl;
+    h5 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l4 += dl;
+    h4 += dh;
+    // lane 6: product into acc 6, raw data into acc 7
+    dl = w[wi + 12]!;
+    dh = w[wi + 13]!;
+    vl = (dl ^ S32[so + 48]!) >>> 0;
+    vh = (dh ^ S32[so + 52]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l6 += pl;
+    h6 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l7 += dl;
+    h7 += dh;
+    // lane 7: product into acc 7, raw data into acc 6
+    dl = w[wi + 14]!;
+    dh = w[wi + 15]!;
+    vl = (dl ^ S32[so + 56]!) >>> 0;
+    vh = (dh ^ S32[so + 60]!) >>> 0;
+    pl = Math.imul(vl, vh) >>> 0;
+    l7 += pl;
+    h7 += (vl * vh - pl) * TWO_M32 + ROUND - ROUND;
+    l6 += dl;
+    h6 += dh;
   }
   // Normalise the deferred carries back into u32 halves.
-  acc[0] = l0; acc[1] = h0 + (l0 - (l0 >>> 0)) * TWO_M32;
-  acc[2] = l1; acc[3] = h1 + (l1 - (l1 >>> 0)) * TWO_M32;
-  acc[4] = l2; acc[5] = h2 + (l2 - (l2 >>> 0)) * TWO_M32;
-  acc[6] = l3; acc[7] = h3 + (l3 - (l3 >>> 0)) * TWO_M32;
-  acc[8] = l4; acc[9] = h4 + (l4 - (l4 >>> 0)) * TWO_M32;
-  acc[10] = l5; acc[11] = h5 + (l5 - (l5 >>> 0)) * TWO_M32;
-  acc[12] = l6; acc[13] = h6 + (l6 - (l6 >>> 0)) * TWO_M32;
-  acc[14] = l7; acc[15] = h7 + (l7 - (l7 >>> 0)) * TWO_M32;
+  acc[0] = l0;
+  acc[1] = h0 + (l0 - (l0 >>> 0)) * TWO_M32;
+  acc[2] = l1;
+  acc[3] = h1 + (l1 - (l1 >>> 0)) * TWO_M32;
+  acc[4] = l2;
+  acc[5] = h2 + (l2 - (l2 >>> 0)) * TWO_M32;
+  acc[6] = l3;
+  acc[7] = h3 + (l3 - (l3 >>> 0)) * TWO_M32;
+  acc[8] = l4;
+  acc[9] = h4 + (l4 - (l4 >>> 0)) * TWO_M32;
+  acc[10] = l5;
+  acc[11] = h5 + (l5 - (l5 >>> 0)) * TWO_M32;
+  acc[12] = l6;
+  acc[13] = h6 + (l6 - (l6 >>> 0)) * TWO_M32;
+  acc[14] = l7;
+  acc[15] = h7 + (l7 - (l7 >>> 0)) * TWO_M32;
 }
 
 /** Scrambles the accumulators with the last 64 bytes of the secret (end of a block). */

@@ -3,7 +3,20 @@
  * pure over bytes; tests substitute a fake to inject read failures (docs/recovery.md §3.6).
  */
 import {
-  type Dirent, close, closeSync, constants, fstat, fstatSync, open, openSync, read, readSync, readdirSync, realpathSync, stat as statCallback, statSync,
+  type Dirent,
+  close,
+  closeSync,
+  constants,
+  fstat,
+  fstatSync,
+  open,
+  openSync,
+  read,
+  readSync,
+  readdirSync,
+  realpathSync,
+  stat as statCallback,
+  statSync,
 } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -64,7 +77,11 @@ export interface ScanFs {
 }
 
 /** A listing entry as the scan sees it; `linkTarget` stats what a symbolic link points at (null when it dangles). */
-function toEntry(entry: Dirent, linkTarget: (path: string) => { isFile(): boolean; isDirectory(): boolean } | null, directory: string): DirectoryEntry {
+function toEntry(
+  entry: Dirent,
+  linkTarget: (path: string) => { isFile(): boolean; isDirectory(): boolean } | null,
+  directory: string,
+): DirectoryEntry {
   if (!entry.isSymbolicLink()) {
     return { name: entry.name, isFile: entry.isFile(), isDirectory: entry.isDirectory(), isSymbolicLink: false };
   }
@@ -82,10 +99,14 @@ export const nodeScanFs: ScanFs = {
   async list(directory) {
     const entries = await readdir(directory, { withFileTypes: true });
     const links = new Map<string, { isFile(): boolean; isDirectory(): boolean } | null>();
-    await Promise.all(entries.filter((entry) => entry.isSymbolicLink()).map(async (entry) => {
-      const path = join(directory, entry.name);
-      links.set(path, await stat(path).catch(() => null));
-    }));
+    await Promise.all(
+      entries
+        .filter((entry) => entry.isSymbolicLink())
+        .map(async (entry) => {
+          const path = join(directory, entry.name);
+          links.set(path, await stat(path).catch(() => null));
+        }),
+    );
     return entries.map((entry) => toEntry(entry, (path) => links.get(path) ?? null, directory));
   },
   async stat(path) {
@@ -145,8 +166,7 @@ export const nodeBlockingScanFs: ScanFs = {
   // calls, and each async one is a thread-pool round trip that leaves this
   // thread idle (issue 13: 57% idle on 2,000 small partitions).
   async list(directory) {
-    return readdirSync(directory, { withFileTypes: true })
-      .map((entry) => toEntry(entry, statOrNull, directory));
+    return readdirSync(directory, { withFileTypes: true }).map((entry) => toEntry(entry, statOrNull, directory));
   },
   async stat(path) {
     return toFileStat(statSync(path, { bigint: true }));

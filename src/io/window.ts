@@ -6,8 +6,9 @@
  */
 import { setImmediate as yieldMacrotask } from "node:timers/promises";
 import type { EngineWindow } from "../engine/types.js";
-import { ScanFailure, abortError, describeCause } from "./errors.js";
+import { abortError } from "./errors.js";
 import type { ReadableFile } from "./fs.js";
+import { readExactly } from "./read-exactly.js";
 
 export interface WindowHooks {
   signal?: AbortSignal | undefined;
@@ -77,7 +78,7 @@ export class FileWindow {
       view.copyWithin(0, position - this.startPosition, position - this.startPosition + carried);
     }
     try {
-      await this.readRange(view, carried, wanted, position);
+      await readExactly(this.file, view.subarray(carried, wanted), position + carried, { path: this.path, sizeAtStart: this.fileSize });
     } catch (error) {
       this.heldBytes = 0;
       throw error;
@@ -88,22 +89,5 @@ export class FileWindow {
     // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (docs/engines.md §7).
     await yieldMacrotask();
     if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);
-  }
-
-  /** Fills `view[from, to)` with the file bytes at `windowPosition + from` onwards. */
-  private async readRange(view: Uint8Array, from: number, to: number, windowPosition: number): Promise<void> {
-    for (let filled = from; filled < to; ) {
-      const at = windowPosition + filled;
-      let count: number;
-      try {
-        count = await this.file.read(view.subarray(filled, to), at);
-      } catch (cause) {
-        throw new ScanFailure("ReadFailure", this.path, `read of ${this.path} at byte ${at} failed: ${describeCause(cause)}; nothing was changed`, { cause });
-      }
-      if (count === 0) {
-        throw new ScanFailure("StorageSizeMismatch", this.path, `${this.path} ended at byte ${at} but was ${this.fileSize} bytes when the scan started; nothing was changed`);
-      }
-      filled += count;
-    }
   }
 }

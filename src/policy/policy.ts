@@ -10,11 +10,7 @@ export interface PolicyDecision {
   reason: string;
 }
 
-export function decideAction(
-  verdict: PartitionVerdict,
-  refusal: Refusal | null,
-  replicaCount: number,
-): PolicyDecision {
+export function decideAction(verdict: PartitionVerdict, refusal: Refusal | null, replicaCount: number): PolicyDecision {
   switch (verdict) {
     case "clean":
       return { action: "serve", reason: "every segment is a proven batch chain" };

@@ -7,6 +7,7 @@ import { INDEX_ENTRY_BYTES } from "../format/constants.js";
 import { type IndexEntry, readIndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
+import { readExactly } from "../io/read-exactly.js";
 
 /** Entries read per index read: 64 KiB keeps syscalls few and memory constant. */
 export const INDEX_CHUNK_ENTRIES = 2730;
@@ -24,11 +25,7 @@ export type IndexValidation =
   | { valid: false; code: "IndexEntriesNotMonotone"; entryIndex: number };
 
 /** Streams every whole entry of the index file in order. */
-export async function* readIndexEntriesStreaming(
-  scanFs: ScanFs,
-  indexPath: string,
-  indexSize: number,
-): AsyncGenerator<IndexEntry> {
+export async function* readIndexEntriesStreaming(scanFs: ScanFs, indexPath: string, indexSize: number): AsyncGenerator<IndexEntry> {
   const wholeEntries = Math.floor(indexSize / INDEX_ENTRY_BYTES);
   if (wholeEntries === 0) return;
   let file;
@@ -42,33 +39,15 @@ export async function* readIndexEntriesStreaming(
     const chunk = new Uint8Array(Math.min(INDEX_CHUNK_ENTRIES, wholeEntries) * INDEX_ENTRY_BYTES);
     for (let entryIndex = 0; entryIndex < wholeEntries; ) {
       const count = Math.min(INDEX_CHUNK_ENTRIES, wholeEntries - entryIndex);
-      await readFully(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), entryIndex * INDEX_ENTRY_BYTES, indexPath, indexSize);
+      await readExactly(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), entryIndex * INDEX_ENTRY_BYTES, {
+        path: indexPath,
+        sizeAtStart: indexSize,
+      });
       for (let i = 0; i < count; i++) yield readIndexEntry(chunk, i * INDEX_ENTRY_BYTES);
       entryIndex += count;
     }
   } finally {
     await file.close();
-  }
-}
-
-async function readFully(
-  file: { read(target: Uint8Array, position: number): Promise<number> },
-  target: Uint8Array,
-  position: number,
-  path: string,
-  sizeAtStart: number,
-): Promise<void> {
-  for (let filled = 0; filled < target.length; ) {
-    let count: number;
-    try {
-      count = await file.read(target.subarray(filled), position + filled);
-    } catch (cause) {
-      throw new ScanFailure("ReadFailure", path, `read of ${path} at byte ${position + filled} failed: ${describeCause(cause)}; nothing was changed`, { cause });
-    }
-    if (count === 0) {
-      throw new ScanFailure("StorageSizeMismatch", path, `${path} ended at byte ${position + filled} but was ${sizeAtStart} bytes when the scan started; nothing was changed`);
-    }
-    filled += count;
   }
 }
 
@@ -87,7 +66,10 @@ export async function validateIndex(
     if (previous === null) {
       first = entry;
       if (entry.offset < startOffset) {
-        return { validation: { valid: false, code: "IndexEntryBeforeSegmentStart", firstEntryOffset: entry.offset }, summary: { first, last: entry } };
+        return {
+          validation: { valid: false, code: "IndexEntryBeforeSegmentStart", firstEntryOffset: entry.offset },
+          summary: { first, last: entry },
+        };
       }
     } else if (entry.offset <= previous.offset || entry.position <= previous.position) {
       return { validation: { valid: false, code: "IndexEntriesNotMonotone", entryIndex }, summary: { first, last: entry } };

@@ -60,9 +60,20 @@ export function maxConcurrency(): number {
   return Math.max(1, availableParallelism()) * WORKERS_PER_CPU;
 }
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  "engine", "replicaCount", "verify", "probeBudgetUnits", "windowBytes", "maxBatchBytes", "signal", "onProgress", "concurrency", "io",
-]);
+/** Every ScanOptions key (the Record type makes a new option fail to compile until it is listed here). */
+const OPTION_NAMES: Record<keyof ScanOptions, true> = {
+  engine: true,
+  replicaCount: true,
+  verify: true,
+  probeBudgetUnits: true,
+  windowBytes: true,
+  maxBatchBytes: true,
+  signal: true,
+  onProgress: true,
+  concurrency: true,
+  io: true,
+};
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set(Object.keys(OPTION_NAMES));
 
 /** Largest `replicaCount` accepted: far above any real cluster, low enough to catch a unit mix-up. */
 const MAX_REPLICA_COUNT = 1_000_000;
@@ -71,7 +82,13 @@ const MAX_REPLICA_COUNT = 1_000_000;
 const MIN_MAX_BATCH_BYTES = 256;
 
 const describe = (value: unknown): string =>
-  typeof value === "string" ? JSON.stringify(value) : typeof value === "bigint" ? `${value}n` : typeof value === "function" ? "a function" : String(value);
+  typeof value === "string"
+    ? JSON.stringify(value)
+    : typeof value === "bigint"
+      ? `${value}n`
+      : typeof value === "function"
+        ? "a function"
+        : String(value);
 
 function requireInteger(name: string, value: unknown, min: number, max: number): number {
   if (typeof value !== "number") throw new TypeError(`${name} must be a number, got ${describe(value)}`);
@@ -82,8 +99,13 @@ function requireInteger(name: string, value: unknown, min: number, max: number):
 }
 
 function isAbortSignal(value: unknown): value is AbortSignal {
-  return value instanceof AbortSignal || (typeof value === "object" && value !== null
-    && typeof (value as AbortSignal).aborted === "boolean" && typeof (value as AbortSignal).addEventListener === "function");
+  return (
+    value instanceof AbortSignal ||
+    (typeof value === "object" &&
+      value !== null &&
+      typeof (value as AbortSignal).aborted === "boolean" &&
+      typeof (value as AbortSignal).addEventListener === "function")
+  );
 }
 
 /**
@@ -101,7 +123,12 @@ export function resolveScanOptions(options: ScanOptions = {}): ResolvedScanOptio
   const used: ScanOptionsUsed = {
     verify,
     replicaCount: requireInteger("replicaCount", options.replicaCount ?? 1, 1, MAX_REPLICA_COUNT),
-    probeBudgetUnits: requireInteger("probeBudgetUnits", options.probeBudgetUnits ?? PROBE_BUDGET_UNITS, 0, Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES),
+    probeBudgetUnits: requireInteger(
+      "probeBudgetUnits",
+      options.probeBudgetUnits ?? PROBE_BUDGET_UNITS,
+      0,
+      Number.MAX_SAFE_INTEGER - 2 * MAX_BATCH_BYTES,
+    ),
     windowBytes: requireInteger("windowBytes", options.windowBytes ?? DEFAULT_WINDOW_BYTES, MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
   };
   if (options.maxBatchBytes !== undefined) {
@@ -126,8 +153,13 @@ export function resolveScanOptions(options: ScanOptions = {}): ResolvedScanOptio
 }
 
 function isEngine(value: unknown): value is Engine {
-  return typeof value === "object" && value !== null && typeof (value as Engine).openWindow === "function"
-    && typeof (value as Engine).xxh3_64 === "function" && ((value as Engine).kind === "wasm" || (value as Engine).kind === "ts");
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Engine).openWindow === "function" &&
+    typeof (value as Engine).xxh3_64 === "function" &&
+    ((value as Engine).kind === "wasm" || (value as Engine).kind === "ts")
+  );
 }
 
 /** The engine option as an Engine: the one given, one of the kind named, or the default. Call after `resolveScanOptions`. */

@@ -9,7 +9,15 @@ import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, NotRegularFileError, type ScanFs } from "../io/fs.js";
 import { decideAction } from "../policy/policy.js";
-import type { IgnoredEntry, PartitionReport, PartitionVerdict, Refusal, ScanError, SegmentReport, SweepCandidate } from "../report/types.js";
+import type {
+  IgnoredEntry,
+  PartitionReport,
+  PartitionVerdict,
+  Refusal,
+  ScanError,
+  SegmentReport,
+  SweepCandidate,
+} from "../report/types.js";
 import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
 import { refuse } from "./refusals.js";
@@ -35,14 +43,18 @@ interface Listing {
 
 function badNameEntry(path: string): IgnoredEntry {
   return {
-    path, kind: "bad-segment-name",
+    path,
+    kind: "bad-segment-name",
     message: `${basename(path)} is not named like a segment (its start offset as exactly ${SEGMENT_STEM_DIGITS} decimal digits, e.g. 00000000000000000000.log), so it was not read; never touched`,
   };
 }
 
 function notRegular(path: string): ScanFailure {
-  return new ScanFailure("NotRegularFile", path,
-    `${path} is not a regular file (a directory, FIFO, socket or device), so it was not opened and the partition cannot be judged; nothing was changed`);
+  return new ScanFailure(
+    "NotRegularFile",
+    path,
+    `${path} is not a regular file (a directory, FIFO, socket or device), so it was not opened and the partition cannot be judged; nothing was changed`,
+  );
 }
 
 /** Size of a listed segment file; anything but a regular file fails the partition before any open. */
@@ -51,7 +63,9 @@ async function statRegular(scanFs: ScanFs, path: string): Promise<number> {
   try {
     info = await scanFs.stat(path);
   } catch (cause) {
-    throw new ScanFailure("OpenFailure", path, `cannot stat ${path} after listing it: ${describeCause(cause)}; nothing was changed`, { cause });
+    throw new ScanFailure("OpenFailure", path, `cannot stat ${path} after listing it: ${describeCause(cause)}; nothing was changed`, {
+      cause,
+    });
   }
   if (!info.isFile) throw notRegular(path);
   return info.size;
@@ -85,9 +99,14 @@ async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> 
 async function listPartition(scanFs: ScanFs, directory: string, listed?: readonly DirectoryEntry[]): Promise<Listing> {
   let entries;
   try {
-    entries = listed ?? await scanFs.list(directory);
+    entries = listed ?? (await scanFs.list(directory));
   } catch (cause) {
-    throw new ScanFailure("ListFailure", directory, `cannot list the directory ${directory}: ${describeCause(cause)}; nothing was changed`, { cause });
+    throw new ScanFailure(
+      "ListFailure",
+      directory,
+      `cannot list the directory ${directory}: ${describeCause(cause)}; nothing was changed`,
+      { cause },
+    );
   }
   const listing: Listing = { segments: [], sweep: [], ignored: [] };
   // Every non-directory name counts for pairing, so a `.log` that is not a
@@ -104,7 +123,8 @@ async function listPartition(scanFs: ScanFs, directory: string, listed?: readonl
       if (!regular) {
         // Repair would move it aside; a FIFO or device is no scratch file of Iggy's.
         listing.ignored.push({
-          path, kind: "not-regular-file",
+          path,
+          kind: "not-regular-file",
           message: `${name} is not a regular file (a FIFO, socket or device), so it is neither read nor swept; never touched`,
         });
       } else {
@@ -129,16 +149,18 @@ async function listPartition(scanFs: ScanFs, directory: string, listed?: readonl
     }
   }
   listing.segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
+  listing.ignored.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return listing;
 }
 
 /** A directory or `.log` with no segment is not a clean partition (docs/recovery.md §4). */
 function noSegments(path: string, ignored: readonly IgnoredEntry[]): ScanFailure {
   const names = ignored.filter((entry) => entry.kind === "bad-segment-name").map((entry) => basename(entry.path));
-  const why = names.length === 0
-    ? "it holds no segment file"
-    : `its .log file${names.length === 1 ? "" : "s"} ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not named like a segment ` +
-      `(the start offset as exactly ${SEGMENT_STEM_DIGITS} decimal digits), so ${names.length === 1 ? "it was" : "they were"} ignored`;
+  const why =
+    names.length === 0
+      ? "it holds no segment file"
+      : `its .log file${names.length === 1 ? "" : "s"} ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not named like a segment ` +
+        `(the start offset as exactly ${SEGMENT_STEM_DIGITS} decimal digits), so ${names.length === 1 ? "it was" : "they were"} ignored`;
   return new ScanFailure("NoSegments", path, `${path} holds no segment: ${why}; nothing was read as a segment and nothing was changed`);
 }
 
@@ -163,8 +185,12 @@ export function checkContiguity(segments: readonly SegmentReport[]): Refusal | n
 function classify(report: PartitionReport): PartitionVerdict {
   if (report.error) return "failed";
   if (report.refusal) return "refused";
-  const needsWork = report.sweep.length > 0 || report.segments.some((segment) =>
-    segment.outcome === "torn-tail" || segment.outcome === "empty" || segment.index.rebuilt || segment.index.trailingBytes > 0);
+  const needsWork =
+    report.sweep.length > 0 ||
+    report.segments.some(
+      (segment) =>
+        segment.outcome === "torn-tail" || segment.outcome === "empty" || segment.index.rebuilt || segment.index.trailingBytes > 0,
+    );
   return needsWork ? "repairable" : "clean";
 }
 
@@ -186,13 +212,26 @@ export interface LoadContext {
  * partition of one segment. `entries` is the directory's listing when the
  * caller already read it (discovery does); otherwise the load lists it.
  */
-export async function loadPartition(path: string, context: LoadContext, singleLog = false, entries?: readonly DirectoryEntry[]): Promise<PartitionReport> {
+export async function loadPartition(
+  path: string,
+  context: LoadContext,
+  singleLog = false,
+  entries?: readonly DirectoryEntry[],
+): Promise<PartitionReport> {
   const { used } = context.options;
   const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
   const report: PartitionReport = {
-    path, verdict: "clean", action: "serve", refusal: null, error: null,
+    path,
+    verdict: "clean",
+    action: "serve",
+    refusal: null,
+    error: null,
     budget: { limitUnits: budget.limitUnits, spentUnits: 0 },
-    sweep: [], segments: [], ignored: [], bytesScanned: 0, singleSegment: singleLog,
+    sweep: [],
+    segments: [],
+    ignored: [],
+    bytesScanned: 0,
+    singleSegment: singleLog,
   };
   const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
   let bytesTotal = 0;
@@ -207,9 +246,16 @@ export async function loadPartition(path: string, context: LoadContext, singleLo
     if (listing.segments.length === 0) throw noSegments(path, listing.ignored);
     bytesTotal = listing.segments.reduce((sum, segment) => sum + segment.logSize, 0);
     for (const files of listing.segments) {
-      report.segments.push(await recoverSegment(files, {
-        scanFs: context.scanFs, engineWindow, budget, verify: used.verify, signal: context.options.signal, onRead,
-      }));
+      report.segments.push(
+        await recoverSegment(files, {
+          scanFs: context.scanFs,
+          engineWindow,
+          budget,
+          verify: used.verify,
+          signal: context.options.signal,
+          onRead,
+        }),
+      );
     }
     report.refusal = report.segments.find((segment) => segment.refusal !== null)?.refusal ?? null;
     if (report.refusal === null && !singleLog) report.refusal = checkContiguity(report.segments);
@@ -242,8 +288,16 @@ export function failedTarget(path: string, error: ScanError, context: Pick<LoadC
   const { used } = context.options;
   const verdict: PartitionVerdict = "failed";
   return {
-    path, verdict, action: decideAction(verdict, null, used.replicaCount).action, refusal: null, error,
+    path,
+    verdict,
+    action: decideAction(verdict, null, used.replicaCount).action,
+    refusal: null,
+    error,
     budget: { limitUnits: used.probeBudgetUnits, spentUnits: 0 },
-    sweep: [], segments: [], ignored: [], bytesScanned: 0, singleSegment: false,
+    sweep: [],
+    segments: [],
+    ignored: [],
+    bytesScanned: 0,
+    singleSegment: false,
   };
 }

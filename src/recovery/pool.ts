@@ -55,7 +55,13 @@ export function scanOnPool(targets: readonly ScanTarget[], options: PoolOptions)
     const dispatch = (worker: Worker): void => {
       if (nextTarget >= targets.length) return;
       const id = nextTarget++;
-      const request: WorkerRequest = { id, target: targets[id]!, engineKind: options.engineKind, used: options.used, progress: options.onProgress !== undefined };
+      const request: WorkerRequest = {
+        id,
+        target: targets[id]!,
+        engineKind: options.engineKind,
+        used: options.used,
+        progress: options.onProgress !== undefined,
+      };
       worker.postMessage(request);
     };
     const workerCount = Math.max(1, Math.min(options.concurrency, targets.length));
@@ -66,7 +72,11 @@ export function scanOnPool(targets: readonly ScanTarget[], options: PoolOptions)
         if (message.type === "progress") {
           options.onProgress?.({ path: targets[message.id]!.path, bytesDone: message.bytesDone, bytesTotal: message.bytesTotal });
         } else if (message.type === "error") {
-          settle(Object.assign(new Error(`scan of ${targets[message.id]!.path} failed in a worker: ${message.message}`), { stack: message.stack }));
+          settle(
+            Object.assign(new Error(`scan of ${targets[message.id]!.path} failed in a worker: ${message.message}`), {
+              stack: message.stack,
+            }),
+          );
         } else {
           reports[message.id] = message.report;
           if (++finished === targets.length) settle(null);

@@ -61,7 +61,11 @@ export async function probeResidue(
   const unitsBefore = budget.spentUnits;
   const zeros = new ZeroTracker(damagePosition);
   const finish = (verdict: ProbeVerdict, survivorPosition: number | null, stoppedAt: number | null): ProbeResult => ({
-    verdict, survivorPosition, stoppedAt, spentUnits: budget.spentUnits - unitsBefore, zeros,
+    verdict,
+    survivorPosition,
+    stoppedAt,
+    spentUnits: budget.spentUnits - unitsBefore,
+    zeros,
   });
   const lastCandidate = window.fileSize - BATCH_HEADER_BYTES;
   const extendable = minBaseOffset <= U64_MAX ? minBaseOffset : null;
@@ -94,9 +98,10 @@ export async function probeResidue(
     // The candidate may claim more than maxBatchBytes: an oversized batch that
     // fits the file is verified by streaming like any other (docs/format.md §2.2).
     const claimedBytes = readU64Clamped(kernels.view(), scan.index + BATCH_LENGTH_AT);
-    const verified = stopPosition + claimedBytes <= window.end
-      ? kernels.verifyInWindow(scan.index) === VerifyStatus.Ok // resident: no await, no refill
-      : (await verifyBatchAt(window, stopPosition)).verified;
+    const verified =
+      stopPosition + claimedBytes <= window.end
+        ? kernels.verifyInWindow(scan.index) === VerifyStatus.Ok // resident: no await, no refill
+        : (await verifyBatchAt(window, stopPosition)).verified;
     if (verified) return finish("survivor", stopPosition, null);
     // Pessimistic: the whole slice the header claims was handed to the verifier.
     budget.spentUnits += claimedBytes;

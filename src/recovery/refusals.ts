@@ -11,39 +11,48 @@ type Fields<C extends Refusal["code"]> = Omit<Extract<Refusal, { code: C }>, "co
 
 export const refuse = {
   interiorDamage: (f: Fields<"InteriorDamage">): Refusal => ({
-    code: "InteriorDamage", ...f,
+    code: "InteriorDamage",
+    ...f,
     message: `segment ${f.segment}: damage at byte ${f.damagePosition} is followed by a complete, verifying batch at byte ${f.survivorPosition} that extends the chain, so the damage hides durable data and was not cut`,
   }),
   unverifiedResidue: (f: Fields<"UnverifiedResidue">): Refusal => ({
-    code: "UnverifiedResidue", ...f,
+    code: "UnverifiedResidue",
+    ...f,
     message: `segment ${f.segment}: the ${f.residueBytes}-byte residue after byte ${f.damagePosition} could not be proven free of durable batches within the probe budget (${f.spentUnits} of ${f.limitUnits} units, stopped at byte ${f.stoppedAt}), so it was not cut`,
   }),
   offsetDiscontinuity: (f: Fields<"OffsetDiscontinuity">): Refusal => ({
-    code: "OffsetDiscontinuity", ...f,
+    code: "OffsetDiscontinuity",
+    ...f,
     message: `segment ${f.segment}: the verified batch at byte ${f.position} starts at offset ${f.foundOffset}, below the expected ${f.expectedOffset}; adopting it would regress the offset counter and re-mint served offsets, so nothing was cut`,
   }),
   indexEntriesNotMonotone: (f: Fields<"IndexEntriesNotMonotone">): Refusal => ({
-    code: "IndexEntriesNotMonotone", ...f,
+    code: "IndexEntriesNotMonotone",
+    ...f,
     message: `segment ${f.segment}: index entry ${f.entryIndex} does not strictly ascend in offset and position, so the index cannot be trusted and nothing was cut`,
   }),
   indexEntryBeforeSegmentStart: (f: Fields<"IndexEntryBeforeSegmentStart">): Refusal => ({
-    code: "IndexEntryBeforeSegmentStart", ...f,
+    code: "IndexEntryBeforeSegmentStart",
+    ...f,
     message: `segment ${f.segment}: the first index entry claims offset ${f.firstEntryOffset}, below the segment's start, so the index cannot be trusted and nothing was cut`,
   }),
   sizeDivergence: (f: Fields<"SizeDivergence">, exactPosition: bigint = BigInt(f.indexedPosition)): Refusal => ({
-    code: "SizeDivergence", ...f,
+    code: "SizeDivergence",
+    ...f,
     message: `segment ${f.segment}: the last index entry (offset ${f.indexedOffset}, byte ${exactPosition}) points at no verifying batch in the ${f.messagesSize}-byte log, so the index claims data the log does not hold and nothing was cut`,
   }),
   emptyNonTailSegment: (f: Fields<"EmptyNonTailSegment">, files: SegmentPair): Refusal => ({
-    code: "EmptyNonTailSegment", ...f,
+    code: "EmptyNonTailSegment",
+    ...f,
     message: `segment ${f.emptyStart} (${files.previous}) holds no batch but segment ${f.nextStart} (${files.next}) follows it, so offsets would be missing from the chain and nothing was cut`,
   }),
   hole: (f: Fields<"Hole">, files: SegmentPair): Refusal => ({
-    code: "Hole", ...f,
+    code: "Hole",
+    ...f,
     message: `segment ${f.nextStart} (${files.next}) starts above ${f.previousEnd} + 1, the end of segment ${f.previousStart} (${files.previous}), so offsets are missing between them and nothing was cut`,
   }),
   overlap: (f: Fields<"Overlap">, files: SegmentPair): Refusal => ({
-    code: "Overlap", ...f,
+    code: "Overlap",
+    ...f,
     message: `segment ${f.nextStart} (${files.next}) starts at or below ${f.previousEnd}, the end of segment ${f.previousStart} (${files.previous}), so offsets would be served twice and nothing was cut`,
   }),
 };

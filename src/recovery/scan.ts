@@ -11,11 +11,14 @@ import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from 
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
 import { failedTarget, loadPartition, openScanWindow } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
-import { type ScanTarget, discover, logBytesByTarget } from "./targets.js";
+import { type Discovery, type ScanTarget, discover, logBytesByTarget } from "./targets.js";
+import { SEGSCAN_VERSION } from "../version.js";
+import { type PartitionProof, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
+import type { NodeReport } from "../node/types.js";
 
 export { discover, discoverTargets, logBytesByTarget, type DiscoveredRoot, type Discovery, type ScanTarget } from "./targets.js";
 
-export const SEGSCAN_VERSION = "1.0.0";
+export { SEGSCAN_VERSION } from "../version.js";
 
 /**
  * Below this much log data a worker pool costs more than it saves: each worker
@@ -71,8 +74,10 @@ export async function scanPartition(directory: string, options: ScanOptions = {}
   // readable directory with no `.log` is refused here.
   const entries = await fs.list(path).catch(() => null);
   if (entries !== null && !entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX))) {
-    throw new TypeError(`scanPartition: ${path} holds no .log file, so it is not a partition directory; ` +
-      "to scan a data dir (or any directory above partitions), call scanPath");
+    throw new TypeError(
+      `scanPartition: ${path} holds no .log file, so it is not a partition directory; ` +
+        "to scan a data dir (or any directory above partitions), call scanPath",
+    );
   }
   return scanResolved([{ path, singleLog: false }], resolved, fs, [], options.engine);
 }
@@ -81,7 +86,11 @@ function defaultScanFs(io: "async" | "blocking"): ScanFs {
   return io === "blocking" ? nodeBlockingScanFs : nodeScanFs;
 }
 
-/** A data dir, any dir under it, a partition dir, or one `.log` (several paths allowed). */
+/**
+ * A data dir, any dir under it, a partition dir, or one `.log` (several paths
+ * allowed). One node root (a dir holding metadata/ or streams/, docs/node.md
+ * N0) also gets the node section, its metadata scanned before the partitions.
+ */
 export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   const list = typeof paths === "string" ? [paths] : paths;
@@ -90,17 +99,51 @@ export async function scanPath(paths: string | readonly string[], options: ScanO
   }
   const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
   const discovery = await discover(list, scanFs, resolved.signal);
-  return scanResolved(discovery.targets, resolved, scanFs, discovery.skipped, options.engine);
+  return scanDiscovered(list, discovery, options, scanFs);
+}
+
+/**
+ * Scans what `discover` found under `paths` (the CLI discovers first, to check
+ * its paths). One node root also gets its node section, its metadata scanned
+ * before the partitions (docs/node.md N0).
+ */
+export async function scanDiscovered(
+  paths: readonly string[],
+  discovery: Discovery,
+  options: ScanOptions,
+  scanFs?: ScanFs,
+): Promise<ScanReport> {
+  const resolved = resolveScanOptions(options);
+  const fs = scanFs ?? defaultScanFs(resolved.io);
+  const root = paths.length === 1 ? resolve(paths[0]!) : null;
+  if (root === null || !(await isNodeRoot(root, fs))) {
+    return scanResolved(discovery.targets, resolved, fs, discovery.skipped, options.engine);
+  }
+  const engine = await resolveEngineOption(options.engine);
+  const withEngine = { ...options, engine };
+  const node = await scanNodeMetadata(root, withEngine, fs, engine);
+  const report = await scanResolved(discovery.targets, resolved, fs, discovery.skipped, engine);
+  report.node = await finishNode(node, withEngine, fs, engine, report.partitions);
+  return report;
 }
 
 /** Scans targets found by `discover` (the CLI discovers first, to check its paths). */
-export async function scanTargets(targets: readonly ScanTarget[], options: ScanOptions, scanFs?: ScanFs, skipped: readonly IgnoredEntry[] = []): Promise<ScanReport> {
+export async function scanTargets(
+  targets: readonly ScanTarget[],
+  options: ScanOptions,
+  scanFs?: ScanFs,
+  skipped: readonly IgnoredEntry[] = [],
+): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   return scanResolved(targets, resolved, scanFs ?? defaultScanFs(resolved.io), skipped, options.engine);
 }
 
 async function scanResolved(
-  targets: readonly ScanTarget[], resolved: ResolvedScanOptions, scanFs: ScanFs, skipped: readonly IgnoredEntry[], engineOption?: ScanOptions["engine"],
+  targets: readonly ScanTarget[],
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
+  skipped: readonly IgnoredEntry[],
+  engineOption?: ScanOptions["engine"],
 ): Promise<ScanReport> {
   const startedAt = performance.now();
   const engine: Engine = await resolveEngineOption(engineOption);
@@ -118,19 +161,32 @@ async function scanResolved(
  * grows with the partition count); this thread's scan streams them.
  */
 async function* scanInOrder(
-  targets: readonly ScanTarget[], engine: Engine, resolved: ResolvedScanOptions, scanFs: ScanFs,
+  targets: readonly ScanTarget[],
+  engine: Engine,
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
 ): AsyncGenerator<PartitionReport, void, undefined> {
   const { concurrency } = resolved;
   const readable = targets.filter((target) => target.failure === undefined);
   // Workers read through the real filesystem with their own engine: a caller's
   // ScanFs (tests' fault injection) keeps the scan in this thread.
-  const pooled = concurrency > 1 && readable.length > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable()
-    && poolPays(sum(await logBytesByTarget(readable, scanFs, resolved.signal)), readable.length);
+  const pooled =
+    concurrency > 1 &&
+    readable.length > 1 &&
+    (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) &&
+    poolAvailable() &&
+    poolPays(sum(await logBytesByTarget(readable, scanFs, resolved.signal)), readable.length);
   if (!pooled) {
     yield* loadInOrder(targets, engine, resolved, scanFs);
     return;
   }
-  const scanned = await scanOnPool(readable, { concurrency, engineKind: engine.kind, used: resolved.used, signal: resolved.signal, onProgress: resolved.onProgress });
+  const scanned = await scanOnPool(readable, {
+    concurrency,
+    engineKind: engine.kind,
+    used: resolved.used,
+    signal: resolved.signal,
+    onProgress: resolved.onProgress,
+  });
   // Failed listings keep their place in discovery order beside the scanned partitions.
   const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
   for (const target of targets) yield byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved });
@@ -156,7 +212,10 @@ function sum(totals: ReadonlyMap<string, number>): number {
  * rejects the scan after the loads in flight have settled.
  */
 export async function* loadInOrder(
-  targets: readonly ScanTarget[], engine: Engine, resolved: ResolvedScanOptions, scanFs: ScanFs,
+  targets: readonly ScanTarget[],
+  engine: Engine,
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
 ): AsyncGenerator<PartitionReport, void, undefined> {
   const limit = partitionsInFlight(resolved);
   const idleWindows: EngineWindow[] = [];
@@ -167,8 +226,9 @@ export async function* loadInOrder(
     // The listing is used once: a target scanned again is listed afresh.
     const entries = target.entries;
     target.entries = undefined;
-    const load = loadPartition(target.path, { engine, scanFs, options: resolved, engineWindow }, target.singleLog, entries)
-      .finally(() => idleWindows.push(engineWindow));
+    const load = loadPartition(target.path, { engine, scanFs, options: resolved, engineWindow }, target.singleLog, entries).finally(() =>
+      idleWindows.push(engineWindow),
+    );
     load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
     return load;
   };
@@ -190,7 +250,15 @@ export async function* loadInOrder(
 /** Running totals of a streamed scan: all a streaming report keeps (its memory stays flat). */
 export class SummaryCounter {
   private readonly startedAt = performance.now();
-  readonly summary: ScanReport["summary"] = { partitions: 0, clean: 0, repairable: 0, refused: 0, failed: 0, bytesScanned: 0, elapsedMs: 0 };
+  readonly summary: ScanReport["summary"] = {
+    partitions: 0,
+    clean: 0,
+    repairable: 0,
+    refused: 0,
+    failed: 0,
+    bytesScanned: 0,
+    elapsedMs: 0,
+  };
 
   add(partition: PartitionReport): void {
     this.summary.partitions++;
@@ -208,6 +276,12 @@ export interface ScanStream {
   skipped: readonly IgnoredEntry[];
   /** Partition reports in path order, each as soon as it and every earlier one is done; returns the summary. */
   partitions: AsyncGenerator<PartitionReport, ScanReport["summary"], undefined>;
+  /**
+   * A single node root's section (docs/node.md N0, N9): its metadata is
+   * scanned before the stream is handed out, and the section is set here
+   * once `partitions` is done (it needs every partition's verdict).
+   */
+  node?: NodeReport;
 }
 
 /**
@@ -217,7 +291,10 @@ export interface ScanStream {
  * it is done).
  */
 export async function streamTargets(
-  targets: readonly ScanTarget[], options: ScanOptions, scanFs?: ScanFs, skipped: readonly IgnoredEntry[] = [],
+  targets: readonly ScanTarget[],
+  options: ScanOptions,
+  scanFs?: ScanFs,
+  skipped: readonly IgnoredEntry[] = [],
 ): Promise<ScanStream> {
   const resolved = resolveScanOptions(options);
   const engine = await resolveEngineOption(options.engine);
@@ -234,6 +311,54 @@ export async function streamTargets(
 }
 
 /**
+ * Streams what `discover` found under `paths`, as `scanDiscovered` scans it:
+ * one node root (docs/node.md N0) gets its metadata scanned first and its node
+ * section set on the stream once the partitions are done. For that section the
+ * stream keeps, per partition, its path, verdict and last proven offset
+ * (PartitionProof), not its report.
+ */
+export async function streamDiscovered(
+  paths: readonly string[],
+  discovery: Discovery,
+  options: ScanOptions,
+  scanFs?: ScanFs,
+): Promise<ScanStream> {
+  const resolved = resolveScanOptions(options);
+  const fs = scanFs ?? defaultScanFs(resolved.io);
+  const root = paths.length === 1 ? resolve(paths[0]!) : null;
+  if (root === null || !(await isNodeRoot(root, fs))) return streamTargets(discovery.targets, options, fs, discovery.skipped);
+  const engine = await resolveEngineOption(options.engine);
+  const withEngine = { ...options, engine };
+  const node = await scanNodeMetadata(root, withEngine, fs, engine);
+  const inner = await streamTargets(discovery.targets, withEngine, fs, discovery.skipped);
+  const stream: ScanStream = { ...inner, partitions: withNode() };
+  async function* withNode(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
+    const proofs: PartitionProof[] = [];
+    for (let next = await inner.partitions.next(); ; next = await inner.partitions.next()) {
+      if (next.done) {
+        stream.node = await finishNode(node, withEngine, fs, engine, proofs);
+        return next.value;
+      }
+      proofs.push(partitionProof(next.value));
+      yield next.value;
+    }
+  }
+  return stream;
+}
+
+/** What the node section needs of a partition's report (docs/node.md N3): its path, verdict and last proven offset. */
+function partitionProof(partition: PartitionReport): PartitionProof {
+  let lastProven: bigint | null = null;
+  for (const segment of partition.segments) {
+    if (segment.endOffset !== null && (lastProven === null || segment.endOffset > lastProven)) lastProven = segment.endOffset;
+  }
+  return { path: partition.path, verdict: partition.verdict, segments: [{ endOffset: lastProven }] };
+}
+
+/** `scanIter`'s return value: the summary, and the node section when the one path is a node root. */
+export type ScanIterSummary = ScanReport["summary"] & { node?: NodeReport };
+
+/**
  * The library's streaming scan (docs/interfaces.md §9.1): discovers like
  * `scanPath`, then yields each partition's report in path order as it
  * completes, keeping none of them:
@@ -241,12 +366,16 @@ export async function streamTargets(
  *     for await (const partition of scanIter(root)) console.log(partition.path, partition.verdict);
  *
  * The generator's return value (seen by calling `next()` by hand) is the
- * summary. Options are checked before anything is read; a read failure fails
+ * summary; when the one path is a node root (docs/node.md N0) its metadata is
+ * scanned before the partitions and the return value also carries `node`, the
+ * node section `scanPath` would attach. Options are checked before anything is read; a read failure fails
  * only its partition, exactly as in `scanPath`, and the reports are the same.
  */
 export async function* scanIter(
-  paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs,
-): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
+  paths: string | readonly string[],
+  options: ScanOptions = {},
+  scanFsOverride?: ScanFs,
+): AsyncGenerator<PartitionReport, ScanIterSummary, undefined> {
   const resolved = resolveScanOptions(options);
   const list = typeof paths === "string" ? [paths] : paths;
   if (!Array.isArray(list) || list.some((path) => typeof path !== "string")) {
@@ -254,8 +383,9 @@ export async function* scanIter(
   }
   const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
   const discovery = await discover(list, scanFs, resolved.signal);
-  const stream = await streamTargets(discovery.targets, options, scanFs, discovery.skipped);
-  return yield* stream.partitions;
+  const stream = await streamDiscovered(list, discovery, options, scanFs);
+  const summary = yield* stream.partitions;
+  return stream.node === undefined ? summary : { ...summary, node: stream.node };
 }
 
 export function assembleReport(engine: Engine, used: ScanReport["options"], partitions: PartitionReport[], elapsedMs: number): ScanReport {

@@ -43,10 +43,15 @@ export async function recoverSegment(files: SegmentFiles, context: SegmentContex
   try {
     file = await context.scanFs.open(files.logPath);
   } catch (cause) {
-    throw new ScanFailure("OpenFailure", files.logPath, `cannot open ${files.logPath}: ${describeCause(cause)}; nothing was changed`, { cause });
+    throw new ScanFailure("OpenFailure", files.logPath, `cannot open ${files.logPath}: ${describeCause(cause)}; nothing was changed`, {
+      cause,
+    });
   }
   try {
-    const window = new FileWindow(file, files.logPath, files.logSize, context.engineWindow, { signal: context.signal, onRead: context.onRead });
+    const window = new FileWindow(file, files.logPath, files.logSize, context.engineWindow, {
+      signal: context.signal,
+      onRead: context.onRead,
+    });
     if (wholeEntries > 0) await recoverIndexed(files, context, window, report);
     else await recoverIndexLess(files, context, window, report);
   } finally {
@@ -117,17 +122,27 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   const passes = await indexPasses(files, context, report.index.entries);
   const { validation, summary } = await validateIndex(passes(), files.startOffset);
   if (!validation.valid) {
-    markRefused(report, validation.code === "IndexEntryBeforeSegmentStart"
-      ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
-      : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }));
+    markRefused(
+      report,
+      validation.code === "IndexEntryBeforeSegmentStart"
+        ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
+        : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }),
+    );
     return;
   }
   const first = summary.first!;
   const last = summary.last!;
   const lastPosition = last.position < BigInt(files.logSize) ? Number(last.position) : null;
-  const divergence = (): Refusal => refuse.sizeDivergence({
-    segment, indexedOffset: last.offset, indexedPosition: clampPosition(last.position), messagesSize: files.logSize,
-  }, last.position);
+  const divergence = (): Refusal =>
+    refuse.sizeDivergence(
+      {
+        segment,
+        indexedOffset: last.offset,
+        indexedPosition: clampPosition(last.position),
+        messagesSize: files.logSize,
+      },
+      last.position,
+    );
   if (lastPosition === null) return markRefused(report, divergence());
 
   let walk: WalkResult;
@@ -135,7 +150,9 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
     const matcher = new IndexEntryMatcher(passes());
     let lastEntryProven = false;
     walk = await walkBatches(window, {
-      fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true,
+      fromPosition: 0,
+      expectedOffset: files.startOffset,
+      rebuildIndex: true,
       onVerifiedBatch: (batch) => {
         if (batch.position === lastPosition) lastEntryProven = true;
         return matcher.onBatch(batch);
@@ -176,7 +193,9 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
  * tail chunk of nothing but empty batches.
  */
 async function lastBatchWithMessagesBefore(
-  window: FileWindow, startOffset: bigint, lastPosition: number,
+  window: FileWindow,
+  startOffset: bigint,
+  lastPosition: number,
 ): Promise<Pick<WalkResult, "lastWithMessages" | "oversizedBatches">> {
   if (lastPosition === 0) return { lastWithMessages: null, oversizedBatches: [] };
   return walkBatches(window, { fromPosition: 0, expectedOffset: startOffset, rebuildIndex: false, untilPosition: lastPosition });
@@ -190,9 +209,12 @@ function addOversizedWarnings(report: SegmentReport, walk: Pick<WalkResult, "ove
   for (const { position, batchLength } of walk.oversizedBatches) {
     if (report.warnings.some((warning) => warning.position === position)) continue;
     report.warnings.push({
-      code: "OversizedBatch", position, batchLength,
-      message: `the batch at byte ${position} of ${report.logPath} is ${batchLength} bytes, over the ${maxBatchBytes}-byte batch limit; `
-        + "it verified by streaming and was kept (a server with a larger message_bus.max_message_size writes such batches)",
+      code: "OversizedBatch",
+      position,
+      batchLength,
+      message:
+        `the batch at byte ${position} of ${report.logPath} is ${batchLength} bytes, over the ${maxBatchBytes}-byte batch limit; ` +
+        "it verified by streaming and was kept (a server with a larger message_bus.max_message_size writes such batches)",
     });
   }
   report.warnings.sort((a, b) => a.position - b.position);
@@ -236,7 +258,11 @@ function setRebuiltIndex(report: SegmentReport, walk: WalkResult): void {
 
 /** Continuity refusal, then the residue and its probe (docs/recovery.md §3.4–3.5). */
 async function settleWalk(
-  files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport, walk: WalkResult,
+  files: SegmentFiles,
+  context: SegmentContext,
+  window: FileWindow,
+  report: SegmentReport,
+  walk: WalkResult,
   lastWithMessages: ProvenBatch | null = walk.lastWithMessages,
 ): Promise<void> {
   const segment = files.startOffset;
@@ -262,10 +288,17 @@ async function settleWalk(
   if (probe.verdict === "survivor") {
     markRefused(report, refuse.interiorDamage({ segment, damagePosition, survivorPosition: probe.survivorPosition! }));
   } else if (probe.verdict === "budget-exhausted") {
-    markRefused(report, refuse.unverifiedResidue({
-      segment, damagePosition, residueBytes: residue.bytes, limitUnits: context.budget.limitUnits,
-      spentUnits: context.budget.spentUnits, stoppedAt: probe.stoppedAt!,
-    }));
+    markRefused(
+      report,
+      refuse.unverifiedResidue({
+        segment,
+        damagePosition,
+        residueBytes: residue.bytes,
+        limitUnits: context.budget.limitUnits,
+        spentUnits: context.budget.spentUnits,
+        stoppedAt: probe.stoppedAt!,
+      }),
+    );
   } else {
     report.outcome = "torn-tail";
   }

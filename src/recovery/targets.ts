@@ -80,14 +80,16 @@ const byPath = (a: ScanTarget, b: ScanTarget): number => (a.path < b.path ? -1 :
 
 export function directoryLinkEntry(path: string): IgnoredEntry {
   return {
-    path, kind: "directory-symlink",
+    path,
+    kind: "directory-symlink",
     message: `${path} is a symbolic link to a directory; discovery does not follow directory links (they can loop or repeat partitions), so scan its target by its own path`,
   };
 }
 
 function listFailure(path: string, cause: unknown, operation: "list" | "stat"): ScanError {
   return {
-    code: "ListFailure", path,
+    code: "ListFailure",
+    path,
     message: `cannot ${operation === "list" ? "list the directory" : "read"} ${path}: ${describeCause(cause)}; nothing under it was scanned and nothing was changed`,
   };
 }
@@ -157,7 +159,9 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
         found.push({ target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") }, key: directory });
         return;
       }
-      const isNodeRoot = entries.some((entry) => entry.isDirectory && !entry.isSymbolicLink && (NODE_ROOT_MARKERS as readonly string[]).includes(entry.name));
+      const isNodeRoot = entries.some(
+        (entry) => entry.isDirectory && !entry.isSymbolicLink && (NODE_ROOT_MARKERS as readonly string[]).includes(entry.name),
+      );
       if (depth === 0) root.nodeRoot = isNodeRoot;
       // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
       // file is reported by the partition load instead of being passed over.
@@ -216,11 +220,16 @@ export async function logBytesByTarget(targets: readonly ScanTarget[], scanFs: S
     const logs = target.singleLog
       ? [target.path]
       : await (target.entries === undefined ? scanFs.list(target.path) : Promise.resolve(target.entries)).then(
-        (entries) => entries.filter((entry) => entry.isFile && entry.name.endsWith(LOG_SUFFIX)).map((entry) => join(target.path, entry.name)),
-        () => [] as string[],
-      );
+          (entries) =>
+            entries.filter((entry) => entry.isFile && entry.name.endsWith(LOG_SUFFIX)).map((entry) => join(target.path, entry.name)),
+          () => [] as string[],
+        );
     let total = 0;
-    for (const log of logs) total += await scanFs.stat(log).then((info) => (info.isFile ? info.size : 0), () => 0);
+    for (const log of logs)
+      total += await scanFs.stat(log).then(
+        (info) => (info.isFile ? info.size : 0),
+        () => 0,
+      );
     totals.set(target.path, total);
   }
   return totals;

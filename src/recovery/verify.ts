@@ -9,8 +9,7 @@ import type { FileWindow } from "../io/window.js";
 
 export type BatchCheck =
   /** `oversized`: batch_length > the window's `maxBatchBytes` (docs/format.md §2.2): accepted, with a warning. */
-  | { verified: true; header: BatchHeader; oversized: boolean }
-  | { verified: false; status: VerifyStatus; header: BatchHeader | null };
+  { verified: true; header: BatchHeader; oversized: boolean } | { verified: false; status: VerifyStatus; header: BatchHeader | null };
 
 export async function verifyBatchAt(window: FileWindow, position: number): Promise<BatchCheck> {
   const resident = verifyResidentBatch(window, position);
@@ -21,9 +20,10 @@ export async function verifyBatchAt(window: FileWindow, position: number): Promi
   if (!("batchLength" in gate)) return gate;
   // Nothing is sized from the header: a batch larger than the window (an
   // oversized one always is, by default) passes through it in chunks.
-  const status = gate.batchLength <= window.capacityBytes
-    ? kernels.verifyInWindow(await window.ensure(position, gate.batchLength))
-    : await streamVerify(window, position, headerIndex, gate.batchLength);
+  const status =
+    gate.batchLength <= window.capacityBytes
+      ? kernels.verifyInWindow(await window.ensure(position, gate.batchLength))
+      : await streamVerify(window, position, headerIndex, gate.batchLength);
   return checked(window, gate, status);
 }
 

@@ -73,7 +73,12 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     if (header.baseOffset > result.expectedOffset) {
       result.gaps.push({ position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset });
     }
-    const batch: ProvenBatch = { position, baseOffset: header.baseOffset, baseTimestamp: header.baseTimestamp, messageCount: header.messageCount };
+    const batch: ProvenBatch = {
+      position,
+      baseOffset: header.baseOffset,
+      baseTimestamp: header.baseTimestamp,
+      messageCount: header.messageCount,
+    };
     if (header.messageCount > 0) {
       result.firstWithMessages ??= batch;
       result.lastWithMessages = batch;
@@ -106,7 +111,15 @@ export class IndexEntryMatcher {
   private pending: IteratorResult<IndexEntry> | null = null;
   mismatches = 0;
 
-  constructor(private readonly entries: AsyncIterator<IndexEntry>) {}
+  /**
+   * `onMismatch` (optional) is told of each disagreeing entry, with the verified
+   * batch it was checked against (`null` when it lies past the last one), so a
+   * caller such as scrub can report its exact position.
+   */
+  constructor(
+    private readonly entries: AsyncIterator<IndexEntry>,
+    private readonly onMismatch?: (entry: IndexEntry, batch: ProvenBatch | null) => void,
+  ) {}
 
   private async peek(): Promise<IndexEntry | null> {
     this.pending ??= await this.entries.next();
@@ -123,15 +136,19 @@ export class IndexEntryMatcher {
   private async consumeEntriesUpTo(batch: ProvenBatch): Promise<void> {
     const position = BigInt(batch.position);
     for (let entry = await this.peek(); entry !== null && entry.position <= position; entry = await this.peek()) {
-      if (entry.position < position || entry.offset !== batch.baseOffset) this.mismatches++;
+      if (entry.position < position || entry.offset !== batch.baseOffset) {
+        this.mismatches++;
+        this.onMismatch?.(entry, batch);
+      }
       this.pending = null;
     }
   }
 
   /** Entries past the last verified batch start sit on no proven batch. */
   async finish(): Promise<number> {
-    while ((await this.peek()) !== null) {
+    for (let entry = await this.peek(); entry !== null; entry = await this.peek()) {
       this.mismatches++;
+      this.onMismatch?.(entry, null);
       this.pending = null;
     }
     return this.mismatches;

@@ -54,19 +54,24 @@ async function handle(request: WorkerRequest): Promise<void> {
   try {
     engine ??= createEngine(request.engineKind);
     const loaded = await engine;
-    const report = await loadPartition(request.target.path, {
-      engine: loaded,
-      engineWindow: windowFor(loaded, request.used),
-      // A worker thread has nothing else to serve: blocking reads are the faster path.
-      scanFs: nodeBlockingScanFs,
-      options: {
-        used: request.used,
-        signal: undefined,
-        onProgress: request.progress
-          ? (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal })
-          : undefined,
+    const report = await loadPartition(
+      request.target.path,
+      {
+        engine: loaded,
+        engineWindow: windowFor(loaded, request.used),
+        // A worker thread has nothing else to serve: blocking reads are the faster path.
+        scanFs: nodeBlockingScanFs,
+        options: {
+          used: request.used,
+          signal: undefined,
+          onProgress: request.progress
+            ? (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal })
+            : undefined,
+        },
       },
-    }, request.target.singleLog, request.target.entries);
+      request.target.singleLog,
+      request.target.entries,
+    );
     post({ type: "done", id: request.id, report });
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));

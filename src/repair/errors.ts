@@ -35,7 +35,11 @@ export class PlanError extends RepairError {
  */
 export class StalePlanError extends RepairError {
   override name = "StalePlanError";
-  constructor(message: string, context: RepairErrorContext, readonly detail: string) {
+  constructor(
+    message: string,
+    context: RepairErrorContext,
+    readonly detail: string,
+  ) {
     super(message, context);
   }
 }
@@ -54,4 +58,30 @@ export class PreserveError extends RepairError {
  */
 export class RestoreConflictError extends RepairError {
   override name = "RestoreConflictError";
+}
+
+/**
+ * The journal cannot be trusted as a record of what was done: a line other
+ * than a torn last one does not parse as a record, a `done` or `undone` names
+ * no intent written before it. Nothing was changed by the reader; the journal
+ * is left exactly where it is.
+ */
+export class JournalCorruptError extends RepairError {
+  override name = "JournalCorruptError";
+  constructor(
+    message: string,
+    context: RepairErrorContext,
+    readonly line: number,
+  ) {
+    super(message, context);
+  }
+}
+
+/**
+ * The target may not be repaired as asked: a single `.log` whose partition a
+ * full scan refuses (or cannot read), or that is not its partition's tail
+ * segment. Nothing was written.
+ */
+export class TargetRefusedError extends RepairError {
+  override name = "TargetRefusedError";
 }

@@ -17,7 +17,12 @@ export function hex64(value: bigint): string {
   return value.toString(16).padStart(16, "0");
 }
 
-export async function withFile<T>(fs: RepairFs, filePath: string, mode: "r" | "r+" | "w", body: (file: RepairFile) => Promise<T>): Promise<T> {
+export async function withFile<T>(
+  fs: RepairFs,
+  filePath: string,
+  mode: "r" | "r+" | "w",
+  body: (file: RepairFile) => Promise<T>,
+): Promise<T> {
   const file = await fs.open(filePath, mode);
   try {
     return await body(file);
@@ -33,7 +38,8 @@ export async function readExactly(file: RepairFile, filePath: string, buffer: Ui
     const n = await file.read(buffer, done, length - done, position + done);
     if (n <= 0) {
       throw new RepairError(`${filePath} ended at byte ${position + done}, before the ${length} bytes expected at ${position}`, {
-        path: filePath, position: position + done,
+        path: filePath,
+        position: position + done,
       });
     }
     done += n;
@@ -48,13 +54,23 @@ export async function writeExactly(file: RepairFile, buffer: Uint8Array, length:
   }
 }
 
-/** Calls `visit` with `[from, from + length)` of an open file, chunk by chunk, in order. */
+/**
+ * Calls `visit` with `[from, from + length)` of an open file, chunk by chunk,
+ * in order. An aborted `signal` stops before the next chunk (a copy of a large
+ * residue answers Ctrl-C within one chunk; every caller's step is idempotent).
+ */
 export async function forEachChunk(
-  file: RepairFile, filePath: string, from: number, length: number, chunkBytes: number,
+  file: RepairFile,
+  filePath: string,
+  from: number,
+  length: number,
+  chunkBytes: number,
   visit: (bytes: Uint8Array, at: number) => Promise<void> | void,
+  signal?: AbortSignal,
 ): Promise<void> {
   const buffer = new Uint8Array(Math.max(1, Math.min(chunkBytes, length)));
   for (let at = 0; at < length; at += buffer.length) {
+    signal?.throwIfAborted();
     const n = Math.min(buffer.length, length - at);
     await readExactly(file, filePath, buffer, n, from + at);
     await visit(buffer.subarray(0, n), at);
@@ -67,14 +83,30 @@ export interface RangeDigest {
 }
 
 /** XXH3-64 of `[from, from + length)` of a file, and whether every byte of it is zero. */
-export async function digestRange(fs: RepairFs, engine: Engine, filePath: string, from: number, length: number, chunkBytes: number): Promise<RangeDigest> {
+export async function digestRange(
+  fs: RepairFs,
+  engine: Engine,
+  filePath: string,
+  from: number,
+  length: number,
+  chunkBytes: number,
+  signal?: AbortSignal,
+): Promise<RangeDigest> {
   const hasher = engine.createHasher();
   let allZero = true;
   await withFile(fs, filePath, "r", (file) =>
-    forEachChunk(file, filePath, from, length, chunkBytes, (bytes) => {
-      hasher.update(bytes);
-      if (allZero && !isAllZero(bytes)) allZero = false;
-    }),
+    forEachChunk(
+      file,
+      filePath,
+      from,
+      length,
+      chunkBytes,
+      (bytes) => {
+        hasher.update(bytes);
+        if (allZero && !isAllZero(bytes)) allZero = false;
+      },
+      signal,
+    ),
   );
   return { xxh3: hex64(hasher.digest()), allZero };
 }
@@ -92,15 +124,30 @@ export function zeroDigest(engine: Engine, length: number, chunkBytes: number): 
  * overwritten), fsyncs it, and returns the XXH3-64 of the bytes copied.
  */
 export async function copyRangeToFile(
-  fs: RepairFs, engine: Engine, source: string, from: number, length: number, dest: string, chunkBytes: number,
+  fs: RepairFs,
+  engine: Engine,
+  source: string,
+  from: number,
+  length: number,
+  dest: string,
+  chunkBytes: number,
+  signal?: AbortSignal,
 ): Promise<string> {
   const hasher = engine.createHasher();
   await withFile(fs, source, "r", (input) =>
     withFile(fs, dest, "w", async (output) => {
-      await forEachChunk(input, source, from, length, chunkBytes, async (bytes, at) => {
-        hasher.update(bytes);
-        await writeExactly(output, bytes, bytes.length, at);
-      });
+      await forEachChunk(
+        input,
+        source,
+        from,
+        length,
+        chunkBytes,
+        async (bytes, at) => {
+          hasher.update(bytes);
+          await writeExactly(output, bytes, bytes.length, at);
+        },
+        signal,
+      );
       await output.sync();
     }),
   );
@@ -124,22 +171,36 @@ export interface PreservedCopy {
  * the copy takes the next free `<baseName>.<n>`.
  */
 export async function preserveRange(
-  fs: RepairFs, engine: Engine, source: string, from: number, length: number,
-  preserveDir: string, baseName: string, chunkBytes: number,
+  fs: RepairFs,
+  engine: Engine,
+  source: string,
+  from: number,
+  length: number,
+  preserveDir: string,
+  baseName: string,
+  chunkBytes: number,
+  signal?: AbortSignal,
 ): Promise<PreservedCopy> {
   const tmp = path.join(preserveDir, `${baseName}.tmp`);
-  const xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes);
-  const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes);
-  const size = (await fs.stat(tmp))?.size;
-  if (check.xxh3 !== xxh3 || size !== length) {
-    throw new PreserveError(`the copy of ${source} [${from}, ${from + length}) in ${tmp} does not read back identical`, {
-      path: tmp, position: from,
-    });
+  let xxh3: string;
+  try {
+    xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes, signal);
+    const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes, signal);
+    const size = (await fs.stat(tmp))?.size;
+    if (check.xxh3 !== xxh3 || size !== length) {
+      throw new PreserveError(`the copy of ${source} [${from}, ${from + length}) in ${tmp} does not read back identical`, {
+        path: tmp,
+        position: from,
+      });
+    }
+  } catch (error) {
+    throw await removePartialCopy(fs, tmp, error);
   }
   const file = await freeName(fs, preserveDir, baseName, async (existing) => {
     const stat = await fs.stat(existing);
-    return stat !== null && stat.isFile && stat.size === length
-      && (await digestRange(fs, engine, existing, 0, length, chunkBytes)).xxh3 === xxh3;
+    return (
+      stat !== null && stat.isFile && stat.size === length && (await digestRange(fs, engine, existing, 0, length, chunkBytes)).xxh3 === xxh3
+    );
   });
   await fs.rename(tmp, path.join(preserveDir, file));
   await fs.syncDir(preserveDir);
@@ -147,11 +208,36 @@ export async function preserveRange(
 }
 
 /**
+ * A copy into the preserve dir failed (a full disk, an I/O error, a bad read
+ * back): its partial `.tmp` is removed so it does not keep the filesystem
+ * full, and the error says so. This runs before any destructive step of the
+ * repair, and the `.tmp` only ever holds a copy, so nothing is lost. A crashed
+ * process (an `InjectedFault`) cleans up nothing: the next run overwrites it.
+ */
+async function removePartialCopy(fs: RepairFs, tmp: string, error: unknown): Promise<unknown> {
+  if ((error as Error | null)?.name === "AbortError") {
+    await fs.unlink(tmp).catch(() => {}); // a cancel: the next run would overwrite it anyway
+    return error;
+  }
+  if (!(error instanceof RepairError)) return error;
+  try {
+    await fs.unlink(tmp);
+    error.message += `; the partial copy ${tmp} was removed`;
+  } catch (cleanup) {
+    error.message += `; the partial copy ${tmp} could not be removed either (${(cleanup as Error).message}): delete it by hand`;
+  }
+  return error;
+}
+
+/**
  * The first of `base`, `base.1`, `base.2`, … in `dir` that is free, or that
  * `reusable` accepts (an identical copy from a crashed earlier run).
  */
 export async function freeName(
-  fs: RepairFs, dir: string, base: string, reusable?: (existingPath: string) => Promise<boolean>,
+  fs: RepairFs,
+  dir: string,
+  base: string,
+  reusable?: (existingPath: string) => Promise<boolean>,
 ): Promise<string> {
   for (let n = 0; ; n++) {
     const name = n === 0 ? base : `${base}.${n}`;

@@ -4,17 +4,23 @@
  * any chosen mutating step (docs/repair.md §6.2: a crash at any point, followed by scan
  * and repair again, converges with nothing lost).
  *
- * The interface is deliberately small and has no unlink: repair never deletes a
- * file, it only moves files aside (rename) or cuts proven torn tails after
+ * The interface is deliberately small. Its one `unlink` removes only
+ * segscan's own partial temporaries (a `.tmp` copy that failed before it was
+ * complete, e.g. on a full disk): repair never deletes a file it did not
+ * create, it only moves files aside (rename) or cuts proven torn tails after
  * preserving them.
  */
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
+import { describeCause } from "../io/errors.js";
+import { RepairError } from "./errors.js";
 
 export interface RepairStat {
   size: number;
   isFile: boolean;
   isDirectory: boolean;
+  /** The filesystem's device id, when the layer knows it (used to refuse a cross-filesystem move up front). */
+  dev?: number;
 }
 
 /** How a file is opened: read only, read-write in place, create-or-truncate, or append (create if missing). */
@@ -42,14 +48,16 @@ export interface RepairFs {
   rename(from: string, to: string): Promise<void>;
   /** fsync a directory, making renames and creations in it durable. */
   syncDir(dirPath: string): Promise<void>;
+  /** Removes a file segscan created itself and never completed (a partial `.tmp` copy); a missing file is fine. */
+  unlink(filePath: string): Promise<void>;
 }
 
 function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === "ENOENT";
 }
 
-function toStat(stats: { size: number; isFile(): boolean; isDirectory(): boolean }): RepairStat {
-  return { size: stats.size, isFile: stats.isFile(), isDirectory: stats.isDirectory() };
+function toStat(stats: { size: number; dev: number; isFile(): boolean; isDirectory(): boolean }): RepairStat {
+  return { size: stats.size, isFile: stats.isFile(), isDirectory: stats.isDirectory(), dev: stats.dev };
 }
 
 /** The real thing, on `node:fs/promises`. */
@@ -96,12 +104,23 @@ export const nodeRepairFs: RepairFs = {
       await handle.close();
     }
   },
+  async unlink(filePath) {
+    try {
+      await fsp.unlink(filePath);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  },
 };
 
 /** Thrown by the fault-injecting layer in place of the step it was told to fail, and for every call after it. */
 export class InjectedFault extends Error {
   override readonly name = "InjectedFault";
-  constructor(readonly step: number, readonly operation: string, readonly target: string) {
+  constructor(
+    readonly step: number,
+    readonly operation: string,
+    readonly target: string,
+  ) {
     super(`injected fault at mutating step ${step} (${operation} ${target})`);
   }
 }
@@ -109,7 +128,7 @@ export class InjectedFault extends Error {
 export interface FaultOptions {
   /**
    * The 1-based mutating step that fails (open for writing, write, truncate,
-   * sync, mkdir, rename, syncDir). Omit to only count steps.
+   * sync, mkdir, rename, syncDir, unlink). Omit to only count steps.
    */
   failAt?: number;
   /**
@@ -221,6 +240,75 @@ export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): Fau
       if (step("syncDir", dirPath)) fail("syncDir", dirPath);
       return inner.syncDir(dirPath);
     },
+    async unlink(filePath) {
+      if (step("unlink", path.basename(filePath))) fail("unlink", filePath);
+      return inner.unlink(filePath);
+    },
   };
   return layer;
+}
+
+/**
+ * An I/O call of repair or restore failed. The message names the operation,
+ * the path and the cause in words (`describeCause`); apply and restore append
+ * whether anything was changed before it reaches the operator.
+ */
+export class RepairIoError extends RepairError {
+  override name = "RepairIoError";
+  constructor(
+    readonly operation: string,
+    filePath: string,
+    readonly code: string | undefined,
+    cause: unknown,
+  ) {
+    super(`cannot ${operation} ${filePath}: ${describeCause(cause)}`, { path: filePath }, { cause });
+  }
+}
+
+const OPEN_WORDS: Record<OpenMode, string> = {
+  r: "open for reading",
+  "r+": "open for writing",
+  w: "create",
+  a: "open for appending",
+};
+
+/**
+ * Wraps a layer so every errno failure (EROFS, EPERM, ENOSPC, …) becomes a
+ * `RepairIoError` naming the operation and the path: node's own messages name
+ * neither for writes and syncs on a handle. Errors without an errno code (an
+ * `InjectedFault`, an abort) pass through unchanged.
+ */
+export function describedFs(inner: RepairFs): RepairFs {
+  const wrap = async <T>(operation: string, target: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException | null)?.code;
+      if (typeof code !== "string" || error instanceof RepairError) throw error;
+      throw new RepairIoError(operation, target, code, error);
+    }
+  };
+  return {
+    async open(filePath, mode) {
+      const file = await wrap(OPEN_WORDS[mode], filePath, () => inner.open(filePath, mode));
+      return {
+        read: (buffer, offset, length, position) =>
+          wrap(`read ${length} bytes at byte ${position} of`, filePath, () => file.read(buffer, offset, length, position)),
+        write: (buffer, offset, length, position) =>
+          wrap(`write ${length} bytes${position === null ? "" : ` at byte ${position}`} to`, filePath, () =>
+            file.write(buffer, offset, length, position),
+          ),
+        truncate: (size) => wrap(`truncate to ${size} bytes`, filePath, () => file.truncate(size)),
+        sync: () => wrap("fsync", filePath, () => file.sync()),
+        stat: () => wrap("stat", filePath, () => file.stat()),
+        close: () => wrap("close", filePath, () => file.close()),
+      };
+    },
+    stat: (filePath) => wrap("stat", filePath, () => inner.stat(filePath)),
+    readdir: (dirPath) => wrap("list", dirPath, () => inner.readdir(dirPath)),
+    mkdir: (dirPath) => wrap("create the directory", dirPath, () => inner.mkdir(dirPath)),
+    rename: (from, to) => wrap(`move ${from} to`, to, () => inner.rename(from, to)),
+    syncDir: (dirPath) => wrap("fsync the directory", dirPath, () => inner.syncDir(dirPath)),
+    unlink: (filePath) => wrap("remove", filePath, () => inner.unlink(filePath)),
+  };
 }

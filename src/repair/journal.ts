@@ -7,7 +7,7 @@
  * segment offsets decimal strings.
  */
 import * as path from "node:path";
-import { RepairError } from "./errors.js";
+import { JournalCorruptError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 import { readExactly, writeExactly } from "./files.js";
 
@@ -38,8 +38,12 @@ export type JournalOp =
    * (copied to `old.file` in the preserve dir) or null when there was none.
    */
   | {
-      type: "replace-index"; segment: string; index: string; staging: string;
-      old: (JournalIndexImage & { file: string }) | null; new: JournalIndexImage;
+      type: "replace-index";
+      segment: string;
+      index: string;
+      staging: string;
+      old: (JournalIndexImage & { file: string }) | null;
+      new: JournalIndexImage;
     };
 
 interface RecordBase {
@@ -79,8 +83,11 @@ export class JournalWriter {
 
   /**
    * Opens (creating) the journal for appending. A previous run that crashed
-   * mid-append may have left a torn last line: a newline is written first so
-   * that fragment stays a line of its own, which readers skip.
+   * mid-append may have left a torn last line (bytes after the last newline):
+   * that fragment is cut off first (and the cut fsynced), so the only line a
+   * reader may ever skip is the last one. The fragment is a record that was
+   * never written in full, and an intent is fsynced before its step starts, so
+   * no step it could describe ever ran: nothing is lost with it.
    */
   static async open(fs: RepairFs, preserveDir: string, run: string): Promise<JournalWriter> {
     const journalPath = path.join(preserveDir, JOURNAL_NAME);
@@ -91,10 +98,9 @@ export class JournalWriter {
       if (before === null) {
         await fs.syncDir(preserveDir);
       } else if (before.size > 0) {
-        const last = new Uint8Array(1);
-        await withReadable(fs, journalPath, (reader) => readExactly(reader, journalPath, last, 1, before.size - 1));
-        if (last[0] !== 0x0a) {
-          await writeExactly(file, encoder.encode("\n"), 1, null);
+        const whole = await lastNewlineEnd(fs, journalPath, before.size);
+        if (whole !== before.size) {
+          await file.truncate(whole);
           await file.sync();
         }
       }
@@ -128,39 +134,127 @@ async function withReadable<T>(fs: RepairFs, filePath: string, body: (file: Repa
   }
 }
 
+/** Bytes read backwards at a time while looking for the journal's last newline. */
+const TAIL_SCAN_BYTES = 4096;
+
+/** The size of the journal up to and including its last newline (0 when it has none). */
+async function lastNewlineEnd(fs: RepairFs, journalPath: string, size: number): Promise<number> {
+  const buffer = new Uint8Array(TAIL_SCAN_BYTES);
+  return withReadable(fs, journalPath, async (reader) => {
+    for (let end = size; end > 0; end -= TAIL_SCAN_BYTES) {
+      const start = Math.max(0, end - TAIL_SCAN_BYTES);
+      await readExactly(reader, journalPath, buffer, end - start, start);
+      for (let i = end - start - 1; i >= 0; i--) if (buffer[i] === 0x0a) return start + i + 1;
+    }
+    return 0;
+  });
+}
+
+/** A journal record and the 1-based line of the journal it was read from. */
+export interface JournalEntry {
+  record: JournalRecord;
+  line: number;
+}
+
 /**
- * Every whole record of a journal, in file order. Lines that do not parse as
- * a record (the torn last line of a crashed append) are skipped: a record is
- * only acted on once it was written in full, and an intent is fsynced before
- * its step starts, so a torn intent's step never ran.
+ * Every record of a journal, in file order, each with its line number. The
+ * journal must be whole: the only line that may fail to parse is a torn LAST
+ * line (bytes after the final newline: an append cut by a crash, whose intent
+ * never ran because an intent is fsynced before its step starts). Any other
+ * bad line, a `done` with no intent before it, or an `undone` naming no
+ * intent throws `JournalCorruptError` naming the journal and the line: acting
+ * on a journal with a hole in it could skip an undo and report success.
  */
-export async function readJournal(fs: RepairFs, journalPath: string): Promise<JournalRecord[]> {
+export async function readJournalEntries(fs: RepairFs, journalPath: string): Promise<JournalEntry[]> {
   const stat = await fs.stat(journalPath);
   if (stat === null) return [];
   const bytes = new Uint8Array(stat.size);
   await withReadable(fs, journalPath, (file) => readExactly(file, journalPath, bytes, stat.size, 0));
-  const records: JournalRecord[] = [];
-  for (const line of decoder.decode(bytes).split("\n")) {
-    if (line.trim() === "") continue;
+  const lines = decoder.decode(bytes).split("\n");
+  // The text after the last newline ("" for a whole journal) is a torn append: skipped, never acted on.
+  lines.pop();
+  const entries: JournalEntry[] = [];
+  const intents = new Set<string>();
+  const key = (run: string, seq: number): string => `${run}#${seq}`;
+  const corrupt = (line: number, why: string): JournalCorruptError =>
+    new JournalCorruptError(
+      `journal ${journalPath} line ${line} ${why}; only a torn last line may be skipped, so nothing was restored or changed ` +
+        "and the journal is left in place (inspect that line; the preserved files beside it are untouched)",
+      { path: journalPath },
+      line,
+    );
+  for (const [i, text] of lines.entries()) {
+    const line = i + 1;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(line);
+      parsed = JSON.parse(text);
     } catch {
-      continue;
+      throw corrupt(line, `is not a journal record (${JSON.stringify(text.slice(0, 60))})`);
     }
-    if (isRecord(parsed)) records.push(parsed);
+    if (!isRecord(parsed)) throw corrupt(line, `is not a journal record (${JSON.stringify(text.slice(0, 60))})`);
+    if (parsed.kind === "intent") intents.add(key(parsed.run, parsed.seq));
+    if (parsed.kind === "done" && !intents.has(key(parsed.run, parsed.seq))) {
+      throw corrupt(line, `marks step ${parsed.seq} of run ${parsed.run} done, but no earlier line records its intent`);
+    }
+    if (parsed.kind === "undone" && !intents.has(key(parsed.of.run, parsed.of.seq))) {
+      throw corrupt(line, `marks step ${parsed.of.seq} of run ${parsed.of.run} undone, but no earlier line records its intent`);
+    }
+    entries.push({ record: parsed, line });
   }
-  return records;
+  return entries;
+}
+
+/** Every record of a journal, in file order (see `readJournalEntries` for what is refused). */
+export async function readJournal(fs: RepairFs, journalPath: string): Promise<JournalRecord[]> {
+  return (await readJournalEntries(fs, journalPath)).map((entry) => entry.record);
+}
+
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+const isString = (v: unknown): v is string => typeof v === "string";
+const isHash = (v: unknown): boolean => typeof v === "string" && /^[0-9a-f]{16}$/.test(v);
+const isImage = (v: unknown): boolean =>
+  v !== null && typeof v === "object" && isNumber((v as JournalIndexImage).size) && isHash((v as JournalIndexImage).xxh3);
+
+/** Whether an intent's op carries every field its undo reads, with the right types. */
+function isOp(value: unknown): value is JournalOp {
+  if (value === null || typeof value !== "object") return false;
+  const op = value as Record<string, unknown>;
+  switch (op.type) {
+    case "truncate-log": {
+      const residue = op.residue as Record<string, unknown> | null | undefined;
+      return (
+        isString(op.segment) &&
+        isString(op.log) &&
+        isNumber(op.fromSize) &&
+        isNumber(op.toSize) &&
+        residue !== null &&
+        typeof residue === "object" &&
+        isNumber(residue.bytes) &&
+        typeof residue.allZero === "boolean" &&
+        isHash(residue.xxh3) &&
+        (residue.file === null || isString(residue.file))
+      );
+    }
+    case "move-aside":
+      return isString(op.kind) && isString(op.name) && isString(op.to) && isNumber(op.size);
+    case "replace-index":
+      return (
+        isString(op.segment) &&
+        isString(op.index) &&
+        isString(op.staging) &&
+        isImage(op.new) &&
+        (op.old === null || (isImage(op.old) && isString((op.old as { file?: unknown }).file)))
+      );
+    default:
+      return false;
+  }
 }
 
 function isRecord(value: unknown): value is JournalRecord {
   if (value === null || typeof value !== "object") return false;
-  const r = value as Partial<RecordBase> & { kind?: unknown; op?: { type?: unknown } };
+  const r = value as Partial<RecordBase> & { kind?: unknown; op?: unknown };
   if (r.v !== JOURNAL_VERSION || typeof r.run !== "string" || typeof r.seq !== "number") return false;
-  if (r.kind === "intent") {
-    const type = r.op?.type;
-    return type === "truncate-log" || type === "move-aside" || type === "replace-index";
-  }
+  if (r.kind === "intent") return isOp(r.op);
   if (r.kind === "undone") {
     const of = (value as { of?: { run?: unknown; seq?: unknown } }).of;
     return typeof of?.run === "string" && typeof of.seq === "number";

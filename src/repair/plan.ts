@@ -1,8 +1,9 @@
 /**
- * docs/repair.md §6.2: the repair plan. `planRepair` is a pure function of a scan report:
+ * docs/repair.md §6.2: the repair plan. `planRepair` is a function of a scan report:
  * it lists, for every partition whose action is `repair` and for no other, the
  * log truncations, index rewrites, index trims and sweeps that make the next
- * scan say clean. Planning reads and writes nothing (a dry run is `formatPlan`).
+ * scan say clean. Planning writes nothing and reads only the partition dir's
+ * real path, for its preserve dir (`realPreserveDirOf`); a dry run is `formatPlan`.
  *
  * The plan carries each partition's fingerprint (every segment's sizes, proven
  * prefix and outcome, and the sweep list, straight from the report), and
@@ -13,12 +14,20 @@
  * an absent or 0-byte index stays as it is (both scan as "no whole entry", and
  * a freshly created segment has a 0-byte index, so nothing is created).
  */
+import { realpathSync } from "node:fs";
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES, INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
 import type {
-  PartitionAction, PartitionReport, PartitionVerdict, RebuiltIndexEntry, ScanOptionsUsed, ScanReport,
-  SegmentOutcome, SegmentReport, SweepCandidate,
+  PartitionAction,
+  PartitionReport,
+  PartitionVerdict,
+  RebuiltIndexEntry,
+  ScanOptionsUsed,
+  ScanReport,
+  SegmentOutcome,
+  SegmentReport,
+  SweepCandidate,
 } from "../report/types.js";
 import { PlanError } from "./errors.js";
 
@@ -107,6 +116,24 @@ export function preserveDirOf(partitionDir: string): string {
   return partitionDir.replace(/[\\/]+$/, "") + PRESERVE_DIR_SUFFIX;
 }
 
+/**
+ * The preserve dir of a partition dir as it is on disk: `<realpath>.segscan`
+ * (docs/repair.md §6.2). A partition reached through a symlink (the link
+ * itself, or any link above it) keeps its preserve dir beside the real
+ * directory, so repairing or restoring via the link or via the real path
+ * finds the same journal, and deleting the link orphans nothing. A path that
+ * does not resolve (it does not exist) keeps its own spelling.
+ */
+export function realPreserveDirOf(partitionDir: string): string {
+  let real: string;
+  try {
+    real = realpathSync(partitionDir);
+  } catch {
+    real = path.resolve(partitionDir);
+  }
+  return preserveDirOf(real);
+}
+
 export function indexPathOf(logPath: string): string {
   return logPath.slice(0, logPath.length - LOG_SUFFIX.length) + INDEX_SUFFIX;
 }
@@ -132,11 +159,15 @@ export function planPartition(partition: PartitionReport): PartitionPlan {
     path: partition.path,
     singleSegment: partition.singleSegment,
     dir,
-    preserveDir: preserveDirOf(dir),
+    preserveDir: realPreserveDirOf(dir),
     fingerprint: {
       segments: partition.segments.map((s) => ({
-        segment: s.startOffset, logPath: s.logPath, messagesSize: s.messagesSize, indexSize: s.indexSize,
-        walkedSize: s.walkedSize, outcome: s.outcome,
+        segment: s.startOffset,
+        logPath: s.logPath,
+        messagesSize: s.messagesSize,
+        indexSize: s.indexSize,
+        walkedSize: s.walkedSize,
+        outcome: s.outcome,
       })),
       sweep: partition.sweep.map((s) => s.path),
     },
@@ -184,8 +215,12 @@ function planSegment(segment: SegmentReport, plan: PartitionPlan): void {
     // outcome cut below its residue) is copied whole rather than assumed zero.
     const allZero = residue !== null && residue.damagePosition === segment.walkedSize && residue.bytes === bytes && residue.allZero;
     plan.truncations.push({
-      segment: segment.startOffset, logPath: segment.logPath, outcome: segment.outcome,
-      fromSize: segment.messagesSize, toSize: segment.walkedSize, residue: { bytes, allZero },
+      segment: segment.startOffset,
+      logPath: segment.logPath,
+      outcome: segment.outcome,
+      fromSize: segment.messagesSize,
+      toSize: segment.walkedSize,
+      residue: { bytes, allZero },
     });
   }
 
@@ -197,10 +232,15 @@ function planSegment(segment: SegmentReport, plan: PartitionPlan): void {
   }
   if (segment.index.rebuilt) {
     if (segment.rebuiltIndex === null) {
-      throw new PlanError(`segment ${segment.startOffset} needs a rebuilt index but the report holds no entries`, { path: indexPath, segment: segment.startOffset });
+      throw new PlanError(`segment ${segment.startOffset} needs a rebuilt index but the report holds no entries`, {
+        path: indexPath,
+        segment: segment.startOffset,
+      });
     }
     plan.indexRewrites.push({
-      segment: segment.startOffset, indexPath, fromSize: segment.indexSize,
+      segment: segment.startOffset,
+      indexPath,
+      fromSize: segment.indexSize,
       reason: segment.index.mismatches > 0 ? "mismatches" : "index-less",
       entries: segment.rebuiltIndex.map((e) => ({ ...e })),
     });
@@ -300,10 +340,14 @@ export function formatPlan(plan: RepairPlan): string {
     for (const r of p.indexRewrites) {
       const why = r.reason === "index-less" ? "rebuilt from the walk" : "index disagreed with the walk";
       const old = r.fromSize > 0 ? `; the old ${r.fromSize}-byte index is kept` : "";
-      lines.push(`  rewrite ${path.basename(r.indexPath)}: ${plural(r.entries.length, "entry")}, ${r.entries.length * INDEX_ENTRY_BYTES} bytes (${why}${old})`);
+      lines.push(
+        `  rewrite ${path.basename(r.indexPath)}: ${plural(r.entries.length, "entry")}, ${r.entries.length * INDEX_ENTRY_BYTES} bytes (${why}${old})`,
+      );
     }
     for (const t of p.indexTrims) {
-      lines.push(`  trim ${path.basename(t.indexPath)}: ${t.fromSize} -> ${t.toSize} bytes (partial trailing entry; the old index is kept)`);
+      lines.push(
+        `  trim ${path.basename(t.indexPath)}: ${t.fromSize} -> ${t.toSize} bytes (partial trailing entry; the old index is kept)`,
+      );
     }
   }
   if (plan.skipped.length > 0) {

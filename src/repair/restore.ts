@@ -26,15 +26,23 @@
 import * as path from "node:path";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
-import { RestoreConflictError } from "./errors.js";
+import { RepairError, RestoreConflictError } from "./errors.js";
 import {
-  DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, forEachChunk, moveAside, readExactly, withFile, writeExactly,
+  DEFAULT_CHUNK_BYTES,
+  copyRangeToFile,
+  digestRange,
+  forEachChunk,
+  moveAside,
+  readExactly,
+  withFile,
+  writeExactly,
 } from "./files.js";
-import { nodeRepairFs } from "./fs-layer.js";
+import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
-import { JOURNAL_NAME, JournalWriter, journalName, readJournal } from "./journal.js";
+import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
-import { preserveDirOf } from "./plan.js";
+import { acquireLock, refuseWriters } from "./lock.js";
+import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./plan.js";
 
 export interface RestoreOptions {
   fs?: RepairFs;
@@ -42,6 +50,12 @@ export interface RestoreOptions {
   engine?: Engine;
   /** Chunk of every streamed copy, hash and comparison (default 1 MiB). */
   chunkBytes?: number;
+  /** Cancels between undo steps (each finished undo is journaled, so restore again resumes). */
+  signal?: AbortSignal;
+  /** Refuse while another process has a segment file open for writing (default true; Linux only, see `findWriters`). */
+  checkWriters?: boolean;
+  /** What the lock file records as the holder's command (default: this process's argv). */
+  command?: string;
 }
 
 export interface RestoreResult {
@@ -52,6 +66,8 @@ export interface RestoreResult {
   restoredJournal: string | null;
   /** One line per step undone (steps that had not happened are not listed). */
   undone: string[];
+  /** Whether other writers of the segment files were looked for (false: not on this platform, turned off, or nothing to restore). */
+  writerCheck: { checked: boolean; unreadableProcesses: number };
 }
 
 interface Context {
@@ -61,43 +77,188 @@ interface Context {
   dir: string;
   preserveDir: string;
   journalPath: string;
+  /** The journal line of the intent being undone (for error messages). */
+  line: number;
+  signal: AbortSignal | undefined;
 }
 
 export async function restore(partitionDir: string, options: RestoreOptions = {}): Promise<RestoreResult> {
-  const fs = options.fs ?? nodeRepairFs;
+  const fs = describedFs(options.fs ?? nodeRepairFs);
   const dir = path.resolve(partitionDir);
-  const preserveDir = preserveDirOf(dir);
+  const preserveDir = realPreserveDirOf(dir);
   const journalPath = path.join(preserveDir, JOURNAL_NAME);
-  const result: RestoreResult = { partitionDir: dir, restored: false, restoredJournal: null, undone: [] };
+  const result: RestoreResult = {
+    partitionDir: dir,
+    restored: false,
+    restoredJournal: null,
+    undone: [],
+    writerCheck: { checked: false, unreadableProcesses: 0 },
+  };
   if ((await fs.stat(journalPath)) === null) return result;
 
-  const ctx: Context = {
-    fs, engine: options.engine ?? (await createEngine()), chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
-    dir, preserveDir, journalPath,
-  };
-  const records = await readJournal(fs, journalPath);
-  const key = (run: string, seq: number): string => `${run}#${seq}`;
-  const alreadyUndone = new Set(records.flatMap((r) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
-  const intents = records.flatMap((r) => (r.kind === "intent" && !alreadyUndone.has(key(r.run, r.seq)) ? [r] : [])).reverse();
-  const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
+  const lock = await acquireLock(preserveDir, `restore ${dir}`, options.command ?? process.argv.join(" "));
   try {
-    for (const intent of intents) {
-      const line = await undo(intent.op, ctx);
-      if (line !== null) result.undone.push(line);
-      await journal.append({ kind: "undone", of: { run: intent.run, seq: intent.seq } });
+    if (options.checkWriters !== false) {
+      const check = await refuseWriters(dir, `restore ${dir}`);
+      result.writerCheck = { checked: check.checked, unreadableProcesses: check.unreadableProcesses };
     }
+    return await restoreLocked(fs, dir, preserveDir, journalPath, result, options);
   } finally {
-    await journal.close();
+    await lock.release();
+  }
+}
+
+async function restoreLocked(
+  fs: RepairFs,
+  dir: string,
+  preserveDir: string,
+  journalPath: string,
+  result: RestoreResult,
+  options: RestoreOptions,
+): Promise<RestoreResult> {
+  const ctx: Context = {
+    fs,
+    engine: options.engine ?? (await createEngine()),
+    chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES,
+    dir,
+    preserveDir,
+    journalPath,
+    line: 0,
+    signal: options.signal,
+  };
+  // A journal with a hole in it refuses here, before anything is changed (readJournalEntries).
+  const entries = await readJournalEntries(fs, journalPath).catch((error: unknown) => {
+    if (error instanceof RepairIoError) error.message += "; nothing was changed";
+    throw error;
+  });
+  const key = (run: string, seq: number): string => `${run}#${seq}`;
+  const alreadyUndone = new Set(entries.flatMap(({ record: r }) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
+  const intents = entries
+    .flatMap((entry) =>
+      entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq))
+        ? [{ ...entry, record: entry.record }]
+        : [],
+    )
+    .reverse();
+  // Every preserved copy an undo may need is checked before the first undo, so a damaged copy refuses with nothing changed.
+  for (const { record, line } of intents) {
+    await checkPreserved(record.op, { ...ctx, line }).catch((error: unknown) => {
+      if ((error as Error | null)?.name === "AbortError") throw cancelledRestore(error as Error, dir, journalPath, 0, intents.length, null);
+      if (error instanceof RepairIoError) error.message += "; nothing was changed";
+      throw error;
+    });
+  }
+  let finished = 0;
+  let inProgress: number | null = null;
+  try {
+    const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
+    try {
+      for (const { record: intent, line } of intents) {
+        options.signal?.throwIfAborted();
+        inProgress = line;
+        const done = await undo(intent.op, { ...ctx, line });
+        if (done !== null) result.undone.push(done);
+        await journal.append({ kind: "undone", of: { run: intent.run, seq: intent.seq } });
+        finished += 1;
+        inProgress = null;
+      }
+    } finally {
+      await journal.close();
+    }
+  } catch (error) {
+    if ((error as Error | null)?.name === "AbortError") {
+      throw cancelledRestore(error as Error, dir, journalPath, finished, intents.length, inProgress);
+    }
+    if (error instanceof RepairError) {
+      const where = inProgress === null ? "" : `; the step on line ${inProgress} was being undone`;
+      error.message +=
+        finished === 0 && inProgress === null
+          ? `; no step was undone yet, so ${dir} is as the repair left it`
+          : `; restore stopped part-way (${finished} of ${intents.length} steps undone${where}): each finished undo is marked in ${journalPath}, ` +
+            `so fixing the cause and running \`segscan restore ${dir}\` again resumes there`;
+    }
+    throw error;
   }
   await fs.syncDir(dir);
 
-  const taken = new Set((await fs.readdir(preserveDir)).map((name) => /^journal\.(\d+)\.restored\.jsonl$/.exec(name)?.[1]).filter((n) => n !== undefined).map(Number));
+  const taken = new Set(
+    (await fs.readdir(preserveDir))
+      .map((name) => /^journal\.(\d+)\.restored\.jsonl$/.exec(name)?.[1])
+      .filter((n) => n !== undefined)
+      .map(Number),
+  );
   let n = 1;
   while (taken.has(n)) n++;
   const restoredJournal = path.join(preserveDir, `journal.${n}.restored.jsonl`);
   await fs.rename(journalPath, restoredJournal);
   await fs.syncDir(preserveDir);
   return { ...result, restored: true, restoredJournal };
+}
+
+/** How deep below a data dir `findRestorable` looks (a data dir's partitions are 6 levels down: streams/S/topics/T/partitions/P). */
+export const RESTORE_SEARCH_DEPTH = 12;
+
+/**
+ * What a `restore` target names, as partition dirs that have a repair journal:
+ * - a partition dir whose preserve dir holds a journal: that partition;
+ * - a preserve dir itself (`<partition>.segscan`): its partition;
+ * - any other directory (a data dir): every partition below it that has a
+ *   journal (directories named `*.segscan` holding `journal.jsonl` beside
+ *   their partition dir), found without following symlinks, at most
+ *   `RESTORE_SEARCH_DEPTH` levels down, sorted.
+ * Empty when there is nothing to restore.
+ */
+export async function findRestorable(target: string, fsLayer: RepairFs = nodeRepairFs): Promise<string[]> {
+  const resolved = path.resolve(target);
+  if (resolved.endsWith(PRESERVE_DIR_SUFFIX) && (await fsLayer.stat(path.join(resolved, JOURNAL_NAME))) !== null) {
+    return [resolved.slice(0, -PRESERVE_DIR_SUFFIX.length)];
+  }
+  if ((await fsLayer.stat(path.join(realPreserveDirOf(resolved), JOURNAL_NAME))) !== null) return [resolved];
+  const found: string[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    if (depth > RESTORE_SEARCH_DEPTH) return;
+    let names: string[];
+    try {
+      names = await fsLayer.readdir(dir);
+    } catch {
+      return; // unreadable: nothing restorable can be seen there
+    }
+    for (const name of names.sort()) {
+      const full = path.join(dir, name);
+      const stat = await fsLayer.stat(full); // lstat: a symlink is never followed
+      if (stat === null || !stat.isDirectory) continue;
+      if (name.endsWith(PRESERVE_DIR_SUFFIX)) {
+        const partition = full.slice(0, -PRESERVE_DIR_SUFFIX.length);
+        if ((await fsLayer.stat(path.join(full, JOURNAL_NAME))) !== null && (await fsLayer.stat(partition))?.isDirectory)
+          found.push(partition);
+      } else {
+        await walk(full, depth + 1);
+      }
+    }
+  };
+  await walk(resolved, 0);
+  return found;
+}
+
+/** The error a cancelled restore rejects with: an AbortError saying how far it got. */
+function cancelledRestore(
+  reason: Error,
+  dir: string,
+  journalPath: string,
+  finished: number,
+  total: number,
+  inProgress: number | null,
+): Error {
+  const again = `\`segscan restore ${dir}\` again finishes the rest`;
+  const done =
+    finished === 0 && inProgress === null
+      ? `no step was undone, so ${dir} is as the repair left it`
+      : `${finished} of ${total} steps were undone, each marked in ${journalPath}` +
+        (inProgress === null ? "" : `, and the step on line ${inProgress} was stopped part-way (its undo resumes where it stopped)`) +
+        `; ${again}`;
+  const error = new Error(`restore cancelled: ${done}; \`segscan scan ${dir}\` shows the state`, { cause: reason });
+  error.name = "AbortError";
+  return error;
 }
 
 function undo(op: JournalOp, ctx: Context): Promise<string | null> {
@@ -111,18 +272,56 @@ function undo(op: JournalOp, ctx: Context): Promise<string | null> {
   }
 }
 
-function conflict(ctx: Context, message: string, filePath: string, extra: { segment?: string; position?: number } = {}): RestoreConflictError {
-  return new RestoreConflictError(`cannot restore from ${ctx.journalPath}: ${message}`, {
+function conflict(
+  ctx: Context,
+  message: string,
+  filePath: string,
+  extra: { segment?: string; position?: number } = {},
+): RestoreConflictError {
+  return new RestoreConflictError(`cannot restore from ${ctx.journalPath} (the step on line ${ctx.line}): ${message}`, {
     path: filePath,
     ...(extra.segment !== undefined ? { segment: BigInt(extra.segment) } : {}),
     ...(extra.position !== undefined ? { position: extra.position } : {}),
   });
 }
 
+/**
+ * Refuses before anything is undone when a preserved copy an intent relies on
+ * is not the bytes the journal recorded (length and XXH3-64).
+ */
+async function checkPreserved(op: JournalOp, ctx: Context): Promise<void> {
+  if (op.type === "truncate-log" && op.residue.file !== null) {
+    const source = path.join(ctx.preserveDir, journalName(op.residue.file, ctx.journalPath));
+    if (!(await matches(ctx, source, { size: op.residue.bytes, xxh3: op.residue.xxh3 }))) {
+      throw conflict(
+        ctx,
+        `the preserved residue ${source} is not the ${op.residue.bytes} bytes with XXH3 ${op.residue.xxh3} the journal recorded; nothing was changed`,
+        source,
+        {
+          segment: op.segment,
+          position: op.toSize,
+        },
+      );
+    }
+  } else if (op.type === "replace-index" && op.old !== null) {
+    const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
+    if (!(await matches(ctx, old, op.old))) {
+      throw conflict(
+        ctx,
+        `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded; nothing was changed`,
+        old,
+        {
+          segment: op.segment,
+        },
+      );
+    }
+  }
+}
+
 async function matches(ctx: Context, filePath: string, image: JournalIndexImage): Promise<boolean> {
   const stat = await ctx.fs.stat(filePath);
   if (stat === null || !stat.isFile || stat.size !== image.size) return false;
-  return (await digestRange(ctx.fs, ctx.engine, filePath, 0, image.size, ctx.chunkBytes)).xxh3 === image.xxh3;
+  return (await digestRange(ctx.fs, ctx.engine, filePath, 0, image.size, ctx.chunkBytes, ctx.signal)).xxh3 === image.xxh3;
 }
 
 /** Whether `[aFrom, aFrom + length)` of `a` equals `[bFrom, …)` of `b`, streamed. */
@@ -155,24 +354,35 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
   const size = stat.size;
   if (size < op.toSize || size > op.fromSize || op.fromSize - op.toSize !== op.residue.bytes) {
     throw conflict(ctx, `${log} holds ${size} bytes; it was cut from ${op.fromSize} to ${op.toSize}, so it changed since the repair`, log, {
-      ...where, position: size,
+      ...where,
+      position: size,
     });
   }
   const residue = op.residue;
   const source = residue.file === null ? null : path.join(ctx.preserveDir, journalName(residue.file, ctx.journalPath));
   if (source !== null && !(await matches(ctx, source, { size: residue.bytes, xxh3: residue.xxh3 }))) {
-    throw conflict(ctx, `the preserved residue ${source} is not the ${residue.bytes} bytes with XXH3 ${residue.xxh3} the journal recorded`, source, {
-      ...where, position: op.toSize,
-    });
+    throw conflict(
+      ctx,
+      `the preserved residue ${source} is not the ${residue.bytes} bytes with XXH3 ${residue.xxh3} the journal recorded`,
+      source,
+      {
+        ...where,
+        position: op.toSize,
+      },
+    );
   }
   // Whatever of the residue is already back (a crashed restore, or a cut that never happened) must be exactly its prefix.
   const have = size - op.toSize;
   if (have > 0) {
-    const same = source === null
-      ? (await digestRange(fs, ctx.engine, log, op.toSize, have, ctx.chunkBytes)).allZero
-      : await rangesEqual(ctx, log, op.toSize, source, 0, have);
+    const same =
+      source === null
+        ? (await digestRange(fs, ctx.engine, log, op.toSize, have, ctx.chunkBytes)).allZero
+        : await rangesEqual(ctx, log, op.toSize, source, 0, have);
     if (!same) {
-      throw conflict(ctx, `${log} holds bytes past its cut point ${op.toSize} that are not the preserved residue`, log, { ...where, position: op.toSize });
+      throw conflict(ctx, `${log} holds bytes past its cut point ${op.toSize} that are not the preserved residue`, log, {
+        ...where,
+        position: op.toSize,
+      });
     }
   }
   if (size === op.fromSize) return null;
@@ -182,7 +392,15 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
       await file.truncate(op.fromSize); // re-extends with zeros: the all-zero residue, byte for byte
     } else {
       await withFile(fs, source, "r", (input) =>
-        forEachChunk(input, source, have, residue.bytes - have, ctx.chunkBytes, (bytes, at) => writeExactly(file, bytes, bytes.length, size + at)),
+        forEachChunk(
+          input,
+          source,
+          have,
+          residue.bytes - have,
+          ctx.chunkBytes,
+          (bytes, at) => writeExactly(file, bytes, bytes.length, size + at),
+          ctx.signal,
+        ),
       );
     }
     await file.sync();
@@ -190,7 +408,8 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
   const back = await digestRange(fs, ctx.engine, log, op.toSize, residue.bytes, ctx.chunkBytes);
   if (back.xxh3 !== residue.xxh3) {
     throw conflict(ctx, `${log} [${op.toSize}, ${op.fromSize}) does not hash to ${residue.xxh3} after re-appending its residue`, log, {
-      ...where, position: op.toSize,
+      ...where,
+      position: op.toSize,
     });
   }
   const how = source === null ? "zero bytes re-extended" : `bytes re-appended from ${path.basename(source)}`;
@@ -200,9 +419,13 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
 async function undoMove(op: Extract<JournalOp, { type: "move-aside" }>, ctx: Context): Promise<string | null> {
   const from = path.join(ctx.dir, journalName(op.name, ctx.journalPath));
   const to = path.join(ctx.preserveDir, journalName(op.to, ctx.journalPath));
-  const atHome = (await ctx.fs.stat(from)) !== null;
+  const home = await ctx.fs.stat(from);
+  const atHome = home !== null;
   const aside = await ctx.fs.stat(to);
   if (atHome && aside === null) return null; // never moved, or already back
+  // A power cut between the two directory fsyncs of a move can leave the file under both names
+  // (the move is durable in one directory, not yet in the other): identical bytes mean it is home.
+  if (atHome && aside !== null && home.size === aside.size && (await rangesEqual(ctx, from, 0, to, 0, home.size))) return null;
   if (atHome || aside === null) {
     throw conflict(ctx, atHome ? `both ${from} and its moved copy ${to} exist` : `${op.name} is neither in ${ctx.dir} nor at ${to}`, from);
   }
@@ -241,7 +464,12 @@ async function undoReplaceIndex(op: Extract<JournalOp, { type: "replace-index" }
   }
   const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
   if (!(await matches(ctx, old, op.old))) {
-    throw conflict(ctx, `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`, old, where);
+    throw conflict(
+      ctx,
+      `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`,
+      old,
+      where,
+    );
   }
   await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
   await fs.rename(staging, index);

@@ -6,6 +6,7 @@
  */
 import pc from "picocolors";
 import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "./types.js";
+import { formatNode } from "../node/format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -58,19 +59,27 @@ function baseName(path: string): string {
 
 function verdictText(verdict: PartitionReport["verdict"], c: Colors): string {
   switch (verdict) {
-    case "clean": return c.green("clean");
-    case "repairable": return c.yellow("repairable");
-    case "refused": return c.bold(c.red("REFUSED"));
-    case "failed": return c.bold(c.magenta("FAILED"));
+    case "clean":
+      return c.green("clean");
+    case "repairable":
+      return c.yellow("repairable");
+    case "refused":
+      return c.bold(c.red("REFUSED"));
+    case "failed":
+      return c.bold(c.magenta("FAILED"));
   }
 }
 
 function outcomeText(outcome: SegmentReport["outcome"], c: Colors): string {
   switch (outcome) {
-    case "clean": return c.green("clean");
-    case "torn-tail": return c.yellow("torn-tail");
-    case "empty": return c.yellow("empty");
-    case "refused": return c.red("refused");
+    case "clean":
+      return c.green("clean");
+    case "torn-tail":
+      return c.yellow("torn-tail");
+    case "empty":
+      return c.yellow("empty");
+    case "refused":
+      return c.red("refused");
   }
 }
 
@@ -97,15 +106,18 @@ function residueText(segment: SegmentReport, c: Colors): string {
       break;
   }
   const verb = segment.outcome === "torn-tail" ? "cut at" : "damage at";
-  return `${verb} ${formatCount(residue.damagePosition)}: residue ${formatBytes(residue.bytes)} ${what}, ${probe}` +
-    c.dim(` (${formatCount(residue.spentUnits)} units)`);
+  return (
+    `${verb} ${formatCount(residue.damagePosition)}: residue ${formatBytes(residue.bytes)} ${what}, ${probe}` +
+    c.dim(` (${formatCount(residue.spentUnits)} units)`)
+  );
 }
 
 function indexNotes(segment: SegmentReport): string[] {
   const notes: string[] = [];
   const index = segment.index;
   if (index.rebuilt) notes.push(`index to rebuild: ${index.rebuiltEntries} entr${index.rebuiltEntries === 1 ? "y" : "ies"}`);
-  if (index.mismatches > 0) notes.push(`${index.mismatches} index entr${index.mismatches === 1 ? "y does" : "ies do"} not sit on a verified batch`);
+  if (index.mismatches > 0)
+    notes.push(`${index.mismatches} index entr${index.mismatches === 1 ? "y does" : "ies do"} not sit on a verified batch`);
   if (index.trailingBytes > 0 && !index.rebuilt) notes.push(`index: trim ${index.trailingBytes} trailing bytes (torn entry)`);
   return notes;
 }
@@ -124,9 +136,12 @@ function padStart(text: string, width: number): string {
 
 function ignoredReason(kind: IgnoredEntry["kind"]): string {
   switch (kind) {
-    case "bad-segment-name": return "not a segment name: the start offset as exactly 20 decimal digits";
-    case "not-regular-file": return "not a regular file";
-    case "directory-symlink": return "a link to a directory: not followed";
+    case "bad-segment-name":
+      return "not a segment name: the start offset as exactly 20 decimal digits";
+    case "not-regular-file":
+      return "not a regular file";
+    case "directory-symlink":
+      return "a link to a directory: not followed";
   }
 }
 
@@ -134,22 +149,28 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
   const c = colors(options.color ?? false);
   const lines: string[] = [];
   lines.push(`${c.bold(displayPath(partition.path, options.relativeTo))}`);
-  lines.push(`  verdict ${verdictText(partition.verdict, c)}  →  action ${c.bold(partition.action)}` +
-    (partition.budget.spentUnits > 0
-      ? c.dim(`  (probe spent ${formatCount(partition.budget.spentUnits)} of ${formatCount(partition.budget.limitUnits)} units)`)
-      : ""));
+  lines.push(
+    `  verdict ${verdictText(partition.verdict, c)}  →  action ${c.bold(partition.action)}` +
+      (partition.budget.spentUnits > 0
+        ? c.dim(`  (probe spent ${formatCount(partition.budget.spentUnits)} of ${formatCount(partition.budget.limitUnits)} units)`)
+        : ""),
+  );
   if (partition.error !== null) {
     // Every error message names its path; repeat it only when it does not.
     const named = partition.error.message.includes(partition.error.path);
-    lines.push(`  ${c.bold(c.magenta(partition.error.code))}: ${partition.error.message}` +
-      (named ? "" : c.dim(` (${displayPath(partition.error.path, options.relativeTo)})`)));
+    lines.push(
+      `  ${c.bold(c.magenta(partition.error.code))}: ${partition.error.message}` +
+        (named ? "" : c.dim(` (${displayPath(partition.error.path, options.relativeTo)})`)),
+    );
   }
   if (partition.refusal !== null) lines.push(`  ${refusalLine(partition.refusal, c)}`);
 
   const rows = partition.segments.map((segment) => ({
     segment,
     name: baseName(segment.logPath),
-    range: offsetRange(segment) + (segment.messageCount === null || segment.endOffset === null ? "" : ` (${formatCount(segment.messageCount)} msgs)`),
+    range:
+      offsetRange(segment) +
+      (segment.messageCount === null || segment.endOffset === null ? "" : ` (${formatCount(segment.messageCount)} msgs)`),
     size: formatBytes(segment.messagesSize),
   }));
   const rangeWidth = Math.max(0, ...rows.map((row) => row.range.length));
@@ -166,7 +187,9 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
     const residue = residueText(segment, c);
     lines.push(parts.join("  ") + (residue === "" ? "" : `  ${residue}`));
     for (const gap of segment.gaps) {
-      lines.push(`      forward gap at byte ${formatCount(gap.position)}: expected offset ${gap.expectedOffset}, found ${gap.foundOffset} (absorbed)`);
+      lines.push(
+        `      forward gap at byte ${formatCount(gap.position)}: expected offset ${gap.expectedOffset}, found ${gap.foundOffset} (absorbed)`,
+      );
     }
     for (const warning of segment.warnings) lines.push(`      ${c.yellow("warning")} ${warning.code}: ${warning.message}`);
     for (const note of indexNotes(segment)) lines.push(`      ${note}`);
@@ -212,19 +235,23 @@ export function formatHeader(report: ScanReport, options: FormatOptions = {}): s
   return c.dim(bits.join(" · "));
 }
 
-/** The whole human report. */
 /** The "not followed" block of a report (directory links discovery skipped). */
 export function formatSkipped(skipped: readonly IgnoredEntry[], options: FormatOptions = {}): string {
   const c = colors(options.color ?? false);
-  return skipped.map((entry) =>
-    c.dim(`not followed: ${displayPath(entry.path, options.relativeTo)} (a link to a directory; scan its target by its own path)`)).join("\n");
+  return skipped
+    .map((entry) =>
+      c.dim(`not followed: ${displayPath(entry.path, options.relativeTo)} (a link to a directory; scan its target by its own path)`),
+    )
+    .join("\n");
 }
 
 /** Shown instead of partitions when a scan found none. */
 export const NO_PARTITIONS_TEXT = "no partitions found (no directory holding .log files)";
 
+/** The whole human report. */
 export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
   const blocks = [formatHeader(report, options)];
+  if (report.node !== undefined) blocks.push(formatNode(report.node, options));
   if (report.partitions.length === 0) blocks.push(NO_PARTITIONS_TEXT);
   for (const partition of report.partitions) blocks.push(formatPartition(partition, options));
   if (report.skipped !== undefined && report.skipped.length > 0) blocks.push(formatSkipped(report.skipped, options));

@@ -1,98 +1,41 @@
 /**
  * The `scan --json` report (docs/interfaces.md §9.3): u64 offsets and timestamps become
  * decimal strings, byte positions and sizes stay numbers. Library-only fields
- * (`rebuiltIndex`, `bytesScanned` per partition, `singleSegment`, `skipped`)
- * are left out, so the JSON is exactly the documented shape.
+ * (`rebuiltIndex`, `bytesScanned` per partition, `singleSegment`, `skipped`) are left
+ * out, so the JSON is exactly the shape report/schema.ts defines (the JSON
+ * types come from there; `validateJsonReport` checks against it).
  */
-import type {
-  ForwardGap, IgnoredEntry, PartitionReport, Refusal, Residue, ScanError, ScanReport, SegmentReport, SegmentWarning,
-} from "./types.js";
+import type { TSchema } from "@sinclair/typebox";
+import { ValueErrorType } from "@sinclair/typebox/errors";
+import { Value } from "@sinclair/typebox/value";
+import { nodeToJson } from "../node/json.js";
+import type { JsonGap, JsonPartition, JsonRefusal, JsonResidue, JsonScanOptions, JsonScanReport, JsonSegment } from "./schema.js";
+import { REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
+import type { ForwardGap, PartitionReport, Refusal, Residue, ScanReport, SegmentReport } from "./types.js";
 
-export interface JsonScanOptions {
-  verify: "tail" | "full";
-  replicaCount: number;
-  probeBudgetUnits: number;
-  windowBytes: number;
-  /** Only when a caller overrode MAX_BATCH_BYTES (docs/format.md §2.2). */
-  maxBatchBytes?: number;
-}
-
-/** A refusal with bigint fields as decimal strings; `code` and `message` always present. */
-export type JsonRefusal = { code: Refusal["code"]; message: string } & Record<string, string | number>;
-
-export interface JsonResidue {
-  damagePosition: number;
-  bytes: number;
-  allZero: boolean;
-  probe: Residue["probe"];
-  survivorPosition: number | null;
-  spentUnits: number;
-}
-
-export interface JsonGap {
-  position: number;
-  expectedOffset: string;
-  foundOffset: string;
-}
-
-export interface JsonWarning {
-  code: SegmentWarning["code"];
-  position: number;
-  batchLength: number;
-  message: string;
-}
-
-export interface JsonSegment {
-  startOffset: string;
-  endOffset: string | null;
-  startTimestamp: string | null;
-  endTimestamp: string | null;
-  messageCount: number | null;
-  logPath: string;
-  messagesSize: number;
-  indexSize: number;
-  arm: SegmentReport["arm"];
-  outcome: SegmentReport["outcome"];
-  walkedSize: number;
-  residue: JsonResidue | null;
-  gaps: JsonGap[];
-  warnings: JsonWarning[];
-  index: { entries: number; trailingBytes: number; rebuilt: boolean; rebuiltEntries: number; mismatches: number };
-  refusal: JsonRefusal | null;
-}
-
-export interface JsonPartition {
-  path: string;
-  verdict: PartitionReport["verdict"];
-  action: PartitionReport["action"];
-  refusal: JsonRefusal | null;
-  error: { code: ScanError["code"]; path: string; message: string } | null;
-  budget: { limitUnits: number; spentUnits: number };
-  sweep: { path: string; kind: "staging" | "orphan-index" }[];
-  segments: JsonSegment[];
-  ignored: { path: string; kind: IgnoredEntry["kind"]; message: string }[];
-}
-
-export interface JsonScanReport {
-  segscan: string;
-  engine: ScanReport["engine"];
-  options: JsonScanOptions;
-  partitions: JsonPartition[];
-  summary: {
-    partitions: number; clean: number; repairable: number; refused: number; failed: number;
-    bytesScanned: number; elapsedMs: number;
-  };
-}
+export type {
+  JsonGap,
+  JsonIgnoredEntry,
+  JsonPartition,
+  JsonRefusal,
+  JsonResidue,
+  JsonScanError,
+  JsonScanOptions,
+  JsonScanReport,
+  JsonSegment,
+  JsonSegmentWarning,
+} from "./schema.js";
 
 /** Refusal → JSON: every bigint field (offsets, `segment`) as a decimal string, positions as numbers. */
 export function refusalToJson(refusal: Refusal): JsonRefusal {
-  const out: JsonRefusal = { code: refusal.code, message: refusal.message };
+  const out: Record<string, string | number> = { code: refusal.code, message: refusal.message };
   for (const [key, value] of Object.entries(refusal)) {
     if (key === "code" || key === "message") continue;
     if (typeof value === "bigint") out[key] = value.toString();
     else if (typeof value === "number" || typeof value === "string") out[key] = value;
   }
-  return out;
+  // Same keys as the library refusal of this code, bigint fields as strings: REFUSAL_SCHEMAS[code]'s shape.
+  return out as JsonRefusal;
 }
 
 function residueToJson(residue: Residue): JsonResidue {
@@ -128,7 +71,10 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
     residue: segment.residue === null ? null : residueToJson(segment.residue),
     gaps: segment.gaps.map(gapToJson),
     warnings: segment.warnings.map((warning) => ({
-      code: warning.code, position: warning.position, batchLength: warning.batchLength, message: warning.message,
+      code: warning.code,
+      position: warning.position,
+      batchLength: warning.batchLength,
+      message: warning.message,
     })),
     index: {
       entries: segment.index.entries,
@@ -147,9 +93,7 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     verdict: partition.verdict,
     action: partition.action,
     refusal: partition.refusal === null ? null : refusalToJson(partition.refusal),
-    error: partition.error === null
-      ? null
-      : { code: partition.error.code, path: partition.error.path, message: partition.error.message },
+    error: partition.error === null ? null : { code: partition.error.code, path: partition.error.path, message: partition.error.message },
     budget: { limitUnits: partition.budget.limitUnits, spentUnits: partition.budget.spentUnits },
     sweep: partition.sweep.map((candidate) => ({ path: candidate.path, kind: candidate.kind })),
     segments: partition.segments.map(segmentToJson),
@@ -165,7 +109,7 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
     windowBytes: report.options.windowBytes,
   };
   if (report.options.maxBatchBytes !== undefined) options.maxBatchBytes = report.options.maxBatchBytes;
-  return {
+  const json: JsonScanReport = {
     segscan: report.segscan,
     engine: report.engine,
     options,
@@ -180,6 +124,8 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
       elapsedMs: report.summary.elapsedMs,
     },
   };
+  if (report.node !== undefined) json.node = nodeToJson(report.node);
+  return json;
 }
 
 /** JSON text of any value holding bigints (as decimal strings): for plans and dumps. */
@@ -188,126 +134,78 @@ export function stringifyJson(value: unknown, indent = 2): string {
 }
 
 // ---------------------------------------------------------------------------
-// Shape check of a parsed `scan --json` report (docs/interfaces.md §9.3), for consumers that
-// read a report back and for the tests. Strict: every field is type-checked,
-// and no object may carry a key the contract does not name.
+// Shape check of a parsed `scan --json` report (docs/interfaces.md §9.3) against the one
+// schema (report/schema.ts), for consumers that read a report back and for the
+// tests. Strict: every field is type-checked, u64 values are decimal strings
+// below 2^64, refusal fields are checked by code, and no object may carry a
+// key the contract does not name.
 
-const U64_TEXT = /^(0|[1-9][0-9]*)$/;
+/** `/partitions/0/refusal` → `$.partitions[0].refusal`. */
+function jsonPath(pointer: string): string {
+  return (
+    "$" +
+    pointer
+      .split("/")
+      .slice(1)
+      .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part.replace(/~1/g, "/").replace(/~0/g, "~")}`))
+      .join("")
+  );
+}
 
-const REFUSAL_FIELDS: Record<Refusal["code"], Record<string, "u64" | "number">> = {
-  InteriorDamage: { segment: "u64", damagePosition: "number", survivorPosition: "number" },
-  UnverifiedResidue: {
-    segment: "u64", damagePosition: "number", residueBytes: "number", limitUnits: "number", spentUnits: "number", stoppedAt: "number",
-  },
-  OffsetDiscontinuity: { segment: "u64", position: "number", expectedOffset: "u64", foundOffset: "u64" },
-  IndexEntriesNotMonotone: { segment: "u64", entryIndex: "number" },
-  IndexEntryBeforeSegmentStart: { segment: "u64", firstEntryOffset: "u64" },
-  SizeDivergence: { segment: "u64", indexedOffset: "u64", indexedPosition: "number", messagesSize: "number" },
-  EmptyNonTailSegment: { emptyStart: "u64", nextStart: "u64" },
-  Hole: { previousStart: "u64", previousEnd: "u64", nextStart: "u64" },
-  Overlap: { previousStart: "u64", previousEnd: "u64", nextStart: "u64" },
-};
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-type Check = (value: unknown, at: string, problems: string[]) => void;
+/** The allowed strings when a schema is a union of string literals (an enum), else null. */
+function enumLiterals(schema: object): string[] | null {
+  if (!("anyOf" in schema)) return null;
+  if (!Array.isArray(schema.anyOf)) return null;
+  const values = schema.anyOf.map((member: { const?: unknown }) => member.const);
+  return values.every((value) => typeof value === "string") ? (values as string[]) : null;
+}
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-const num: Check = (value, at, problems) => {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) problems.push(`${at}: expected a non-negative integer number, got ${JSON.stringify(value)}`);
-};
-const anyNumber: Check = (value, at, problems) => {
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) problems.push(`${at}: expected a non-negative number, got ${JSON.stringify(value)}`);
-};
-const str: Check = (value, at, problems) => {
-  if (typeof value !== "string") problems.push(`${at}: expected a string, got ${JSON.stringify(value)}`);
-};
-const bool: Check = (value, at, problems) => {
-  if (typeof value !== "boolean") problems.push(`${at}: expected a boolean, got ${JSON.stringify(value)}`);
-};
-const u64: Check = (value, at, problems) => {
-  if (typeof value !== "string" || !U64_TEXT.test(value) || BigInt(value) >= 1n << 64n) {
-    problems.push(`${at}: expected a u64 as a decimal string, got ${JSON.stringify(value)}`);
+/** Problems with one value under a schema, one line per problem, named by JSON path. */
+function schemaProblems(schema: TSchema, value: unknown, at: string): string[] {
+  const problems: string[] = [];
+  // One problem per field: a value can break several keywords (pattern and format, required and type).
+  const reported = new Set<string>();
+  for (const error of Value.Errors(schema, value)) {
+    const path = at + jsonPath(error.path).slice(1);
+    if (reported.has(path)) continue;
+    reported.add(path);
+    const target = error.value;
+    // A union of refusals says only "no member matched": check against the member its code names.
+    if (error.schema === RefusalSchema) {
+      if (isObject(target) && typeof target.code === "string" && Object.hasOwn(REFUSAL_SCHEMAS, target.code)) {
+        problems.push(...schemaProblems(REFUSAL_SCHEMAS[target.code as keyof typeof REFUSAL_SCHEMAS], target, path));
+      } else {
+        problems.push(`${path}: expected a refusal with a known code, got ${JSON.stringify(target)}`);
+      }
+      continue;
+    }
+    // A nullable field (`X | null`) that is not null: report what is wrong with it as an X.
+    if (error.type === ValueErrorType.Union && target !== null && "anyOf" in error.schema && Array.isArray(error.schema.anyOf)) {
+      const members = (error.schema.anyOf as TSchema[]).filter((member) => member.type !== "null");
+      if (members.length === 1 && members.length < error.schema.anyOf.length) {
+        problems.push(...schemaProblems(members[0]!, target, path));
+        continue;
+      }
+    }
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      problems.push(`${path}: not part of the report contract`);
+      continue;
+    }
+    if (error.type === ValueErrorType.ObjectRequiredProperty) {
+      problems.push(`${path}: missing`);
+      continue;
+    }
+    const literals = enumLiterals(error.schema);
+    if (literals !== null) {
+      problems.push(`${path}: expected one of ${literals.join("|")}, got ${JSON.stringify(target)}`);
+      continue;
+    }
+    problems.push(`${path}: ${error.message}, got ${JSON.stringify(target)}`);
   }
-};
-const oneOf = (...allowed: string[]): Check => (value, at, problems) => {
-  if (typeof value !== "string" || !allowed.includes(value)) problems.push(`${at}: expected one of ${allowed.join("|")}, got ${JSON.stringify(value)}`);
-};
-const nullable = (check: Check): Check => (value, at, problems) => {
-  if (value !== null) check(value, at, problems);
-};
-const arrayOf = (check: Check): Check => (value, at, problems) => {
-  if (!Array.isArray(value)) {
-    problems.push(`${at}: expected an array, got ${JSON.stringify(value)}`);
-    return;
-  }
-  value.forEach((item, i) => check(item, `${at}[${i}]`, problems));
-};
-const object = (fields: Record<string, Check>, optional: Record<string, Check> = {}): Check => (value, at, problems) => {
-  if (!isObject(value)) {
-    problems.push(`${at}: expected an object, got ${JSON.stringify(value)}`);
-    return;
-  }
-  for (const [key, check] of Object.entries(fields)) {
-    if (!(key in value)) problems.push(`${at}.${key}: missing`);
-    else check(value[key], `${at}.${key}`, problems);
-  }
-  for (const [key, check] of Object.entries(optional)) {
-    if (key in value) check(value[key], `${at}.${key}`, problems);
-  }
-  for (const key of Object.keys(value)) {
-    if (!(key in fields) && !(key in optional)) problems.push(`${at}.${key}: not part of the report contract`);
-  }
-};
-
-const refusalCheck: Check = (value, at, problems) => {
-  if (!isObject(value) || typeof value.code !== "string" || !(value.code in REFUSAL_FIELDS)) {
-    problems.push(`${at}: expected a refusal with a known code, got ${JSON.stringify(value)}`);
-    return;
-  }
-  const fields: Record<string, Check> = { code: str, message: str };
-  for (const [key, kind] of Object.entries(REFUSAL_FIELDS[value.code as Refusal["code"]])) fields[key] = kind === "u64" ? u64 : num;
-  object(fields)(value, at, problems);
-  if (typeof value.message === "string" && value.message.trim().length === 0) problems.push(`${at}.message: empty`);
-};
-
-const segmentCheck = object({
-  startOffset: u64, endOffset: nullable(u64), startTimestamp: nullable(u64), endTimestamp: nullable(u64),
-  messageCount: nullable(num), logPath: str, messagesSize: num, indexSize: num,
-  arm: oneOf("indexed", "index-less", "empty-file"),
-  outcome: oneOf("clean", "torn-tail", "empty", "refused"),
-  walkedSize: num,
-  residue: nullable(object({
-    damagePosition: num, bytes: num, allZero: bool, probe: oneOf("no-survivor", "survivor", "budget-exhausted"),
-    survivorPosition: nullable(num), spentUnits: num,
-  })),
-  gaps: arrayOf(object({ position: num, expectedOffset: u64, foundOffset: u64 })),
-  warnings: arrayOf(object({ code: oneOf("OversizedBatch"), position: num, batchLength: num, message: str })),
-  index: object({ entries: num, trailingBytes: num, rebuilt: bool, rebuiltEntries: num, mismatches: num }),
-  refusal: nullable(refusalCheck),
-});
-
-const partitionCheck = object({
-  path: str,
-  verdict: oneOf("clean", "repairable", "refused", "failed"),
-  action: oneOf("serve", "repair", "tombstone", "rebuild-from-peers", "retry"),
-  refusal: nullable(refusalCheck),
-  error: nullable(object({ code: str, path: str, message: str })),
-  budget: object({ limitUnits: num, spentUnits: num }),
-  sweep: arrayOf(object({ path: str, kind: oneOf("staging", "orphan-index") })),
-  segments: arrayOf(segmentCheck),
-  ignored: arrayOf(object({ path: str, kind: oneOf("bad-segment-name", "not-regular-file", "directory-symlink"), message: str })),
-});
-
-const reportCheck = object({
-  segscan: str,
-  engine: oneOf("wasm", "ts"),
-  options: object({ verify: oneOf("tail", "full"), replicaCount: num, probeBudgetUnits: num, windowBytes: num }, { maxBatchBytes: num }),
-  partitions: arrayOf(partitionCheck),
-  summary: object({
-    partitions: num, clean: num, repairable: num, refused: num, failed: num, bytesScanned: num, elapsedMs: anyNumber,
-  }),
-});
+  return problems;
+}
 
 /**
  * Problems with a parsed JSON value as a docs/interfaces.md §9.3 report: every field's type,
@@ -315,12 +213,12 @@ const reportCheck = object({
  * the summary counts against the partitions. Empty when the shape is right.
  */
 export function validateJsonReport(value: unknown): string[] {
-  const problems: string[] = [];
-  reportCheck(value, "$", problems);
-  if (problems.length === 0 && isObject(value) && Array.isArray(value.partitions) && isObject(value.summary)) {
-    const partitions = value.partitions as JsonPartition[];
-    const summary = value.summary as JsonScanReport["summary"];
-    if (summary.partitions !== partitions.length) problems.push(`$.summary.partitions: ${summary.partitions} but ${partitions.length} partitions`);
+  const problems = schemaProblems(ScanReportSchema, value, "$");
+  if (problems.length === 0) {
+    const report = value as JsonScanReport;
+    const { partitions, summary } = report;
+    if (summary.partitions !== partitions.length)
+      problems.push(`$.summary.partitions: ${summary.partitions} but ${partitions.length} partitions`);
     for (const verdict of ["clean", "repairable", "refused", "failed"] as const) {
       const count = partitions.filter((partition) => partition.verdict === verdict).length;
       if (summary[verdict] !== count) problems.push(`$.summary.${verdict}: ${summary[verdict]} but ${count} partitions are ${verdict}`);

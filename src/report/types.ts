@@ -5,6 +5,7 @@
  */
 import type { EngineKind } from "../engine/types.js";
 import type { ScanError } from "../io/errors.js";
+import type { NodeReport } from "../node/types.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
@@ -26,14 +27,24 @@ export interface ScanOptionsUsed {
 export type Refusal =
   | { code: "InteriorDamage"; message: string; segment: bigint; damagePosition: number; survivorPosition: number }
   | {
-      code: "UnverifiedResidue"; message: string; segment: bigint; damagePosition: number; residueBytes: number;
-      limitUnits: number; spentUnits: number; stoppedAt: number;
+      code: "UnverifiedResidue";
+      message: string;
+      segment: bigint;
+      damagePosition: number;
+      residueBytes: number;
+      limitUnits: number;
+      spentUnits: number;
+      stoppedAt: number;
     }
   | { code: "OffsetDiscontinuity"; message: string; segment: bigint; position: number; expectedOffset: bigint; foundOffset: bigint }
   | { code: "IndexEntriesNotMonotone"; message: string; segment: bigint; entryIndex: number }
   | { code: "IndexEntryBeforeSegmentStart"; message: string; segment: bigint; firstEntryOffset: bigint }
   | {
-      code: "SizeDivergence"; message: string; segment: bigint; indexedOffset: bigint; indexedPosition: number;
+      code: "SizeDivergence";
+      message: string;
+      segment: bigint;
+      indexedOffset: bigint;
+      indexedPosition: number;
       messagesSize: number;
     }
   | { code: "EmptyNonTailSegment"; message: string; emptyStart: bigint; nextStart: bigint }
@@ -174,4 +185,6 @@ export interface ScanReport {
   /** Library-only (not in the JSON): directory links discovery did not follow outside any partition. */
   skipped?: IgnoredEntry[];
   summary: ScanSummary;
+  /** docs/node.md N9: present when the scanned path is a node root. */
+  node?: NodeReport;
 }

@@ -134,7 +134,11 @@ export function resolveDamage(chain: BuiltChain, spec: DamageSpec, notBefore = 0
   let changed: boolean;
   if (preservesLength) {
     let first = -1;
-    for (let i = 0; i < original.length; i++) if (log[i] !== original[i]) { first = i; break; }
+    for (let i = 0; i < original.length; i++)
+      if (log[i] !== original[i]) {
+        first = i;
+        break;
+      }
     changed = first >= 0;
     if (changed) {
       batches.forEach((batch, index) => {
@@ -151,8 +155,11 @@ export function resolveDamage(chain: BuiltChain, spec: DamageSpec, notBefore = 0
       if (batch.position < cutTo) return; // before or overlapping the damage
       // An insertion exactly at a batch start leaves that batch intact after it.
       intactAfter.push({
-        index, position: batch.position + delta, end: batch.position + delta + batch.length,
-        baseOffset: batch.baseOffset, messageCount: batch.messageCount,
+        index,
+        position: batch.position + delta,
+        end: batch.position + delta + batch.length,
+        baseOffset: batch.baseOffset,
+        messageCount: batch.messageCount,
       });
     });
   }
@@ -277,7 +284,15 @@ export interface RefSegment {
  * the load's running budget total before this segment.
  */
 export function refSegment(log: Uint8Array, startOffset: bigint, index: readonly IndexEntry[], spent: number, limit: number): RefSegment {
-  const result: RefSegment = { outcome: "clean", walkedSize: 0, refusal: null, walk: null, probe: null, damagePosition: null, minBase: null };
+  const result: RefSegment = {
+    outcome: "clean",
+    walkedSize: 0,
+    refusal: null,
+    walk: null,
+    probe: null,
+    damagePosition: null,
+    minBase: null,
+  };
   if (index.length === 0 && log.length === 0) return result;
   let walk: RefWalk;
   if (index.length > 0) {

@@ -4,9 +4,7 @@
  * (whole in a window, and streamed through a small window in chunks).
  */
 import fc from "fast-check";
-import {
-  BATCH_HEADER_BYTES, BATCH_LENGTH_AT, FRAME_HEADER_BYTES, MIN_WINDOW_BYTES,
-} from "../../src/format/constants.js";
+import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, FRAME_HEADER_BYTES, MIN_WINDOW_BYTES } from "../../src/format/constants.js";
 import { readU64Clamped } from "../../src/format/bytes.js";
 import { encodeBatch, type BatchInput, type MessageInput } from "../../src/format/encode.js";
 import { VerifyStatus } from "../../src/format/records.js";
@@ -37,10 +35,7 @@ export interface BatchSpec {
   messages: MessageSpec[];
 }
 
-const u64Arb = fc.oneof(
-  fc.bigInt({ min: 0n, max: U64_MAX }),
-  fc.constantFrom(0n, 1n, (1n << 53n) + 1n, (1n << 63n), U64_MAX),
-);
+const u64Arb = fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX }), fc.constantFrom(0n, 1n, (1n << 53n) + 1n, 1n << 63n, U64_MAX));
 
 export function messageSpecArb(maxPayload = 3000): fc.Arbitrary<MessageSpec> {
   return fc.record({
@@ -71,9 +66,7 @@ export function toMessageInput(spec: MessageSpec): MessageInput {
     ...(spec.offsetDelta === undefined ? {} : { offsetDelta: spec.offsetDelta }),
     ...(spec.timestampDelta === undefined ? {} : { timestampDelta: spec.timestampDelta }),
     payload: bytes.subarray(0, spec.payloadLength),
-    ...(spec.userHeadersLength === 0 && spec.seed % 2 === 0
-      ? {}
-      : { userHeaders: bytes.subarray(spec.payloadLength) }),
+    ...(spec.userHeadersLength === 0 && spec.seed % 2 === 0 ? {} : { userHeaders: bytes.subarray(spec.payloadLength) }),
   };
 }
 
@@ -107,11 +100,7 @@ export function frameStarts(spec: BatchSpec): number[] {
  * header gate, then "the batch fits the file". `file` is the file image and the
  * batch starts at `position`.
  */
-function preVerify(
-  headerStatus: VerifyStatus,
-  file: Uint8Array,
-  position: number,
-): { status: VerifyStatus; batchLength: number } {
+function preVerify(headerStatus: VerifyStatus, file: Uint8Array, position: number): { status: VerifyStatus; batchLength: number } {
   if (file.length - position < BATCH_HEADER_BYTES) return { status: VerifyStatus.HeaderBeyondFile, batchLength: 0 };
   if (headerStatus !== VerifyStatus.Ok) return { status: headerStatus, batchLength: 0 };
   const batchLength = readU64Clamped(file, position + BATCH_LENGTH_AT);
@@ -120,16 +109,8 @@ function preVerify(
 }
 
 /** Verifies the batch at `position` of `file` with the whole file in one window (`verifyInWindow`). */
-export function verifyWhole(
-  engine: Engine,
-  file: Uint8Array,
-  position = 0,
-  maxBatchBytes?: number,
-): VerifyStatus {
-  const window = engine.openWindow(
-    Math.max(MIN_WINDOW_BYTES, file.length + 64),
-    maxBatchBytes === undefined ? {} : { maxBatchBytes },
-  );
+export function verifyWhole(engine: Engine, file: Uint8Array, position = 0, maxBatchBytes?: number): VerifyStatus {
+  const window = engine.openWindow(Math.max(MIN_WINDOW_BYTES, file.length + 64), maxBatchBytes === undefined ? {} : { maxBatchBytes });
   try {
     const view = window.view();
     // Garbage after the file: the verifier must never look past the batch.
@@ -200,10 +181,7 @@ export function verifyStreamed(
 }
 
 /** Chunkings for the streaming path, as blob-relative split points. */
-export type Chunking =
-  | { kind: "one-byte" }
-  | { kind: "random"; seed: number; count: number }
-  | { kind: "frame-headers"; seed: number };
+export type Chunking = { kind: "one-byte" } | { kind: "random"; seed: number; count: number } | { kind: "frame-headers"; seed: number };
 
 export const chunkingArb: fc.Arbitrary<Chunking> = fc.oneof(
   fc.constant<Chunking>({ kind: "one-byte" }),

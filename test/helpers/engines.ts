@@ -24,8 +24,8 @@ export async function allEngines(): Promise<Engine[]> {
     engines.push(await createWasmEngine());
   } catch (error) {
     throw new Error(
-      `the wasm engine is required by the tests but could not be loaded (${(error as Error).message}); `
-        + "run `npm run build:wasm`, or set SEGSCAN_SKIP_WASM=1 to test the TypeScript engine only",
+      `the wasm engine is required by the tests but could not be loaded (${(error as Error).message}); ` +
+        "run `npm run build:wasm`, or set SEGSCAN_SKIP_WASM=1 to test the TypeScript engine only",
       { cause: error },
     );
   }

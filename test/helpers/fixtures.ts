@@ -1,7 +1,12 @@
-/** Builders for segment files in memory and on disk, for the recovery tests. */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+/**
+ * Builders for segment files in memory and on disk, for the recovery tests.
+ * Every temp directory made here is removed after the importing test file's
+ * tests (the afterAll below), so a run leaves none behind.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 import { encodeBatch, encodeIndex, segmentStem, type MessageInput } from "../../src/format/encode.js";
 import type { IndexEntry } from "../../src/format/records.js";
 
@@ -100,8 +105,20 @@ export function indexAt(chain: BuiltChain, batchIndexes: readonly number[]): Ind
   });
 }
 
+/** Temp directories this test file made, removed once its tests are done. */
+const tempDirs: string[] = [];
+
+/** Removes every temp directory made so far (run after each test file's tests). */
+export function removeTempDirs(): void {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+afterAll(removeTempDirs);
+
 export function tempDataDir(): string {
-  return mkdtempSync(join(tmpdir(), "segscan-test-"));
+  const dir = mkdtempSync(join(tmpdir(), "segscan-test-"));
+  tempDirs.push(dir);
+  return dir;
 }
 
 /** A fresh partition directory `streams/1/topics/1/partitions/<p>` under a temp data dir. */
@@ -111,7 +128,12 @@ export function tempPartition(partition = 1, dataDir = tempDataDir()): string {
   return dir;
 }
 
-export function writeSegment(dir: string, startOffset: bigint, log: Uint8Array, index?: readonly IndexEntry[] | Uint8Array): { logPath: string; indexPath: string } {
+export function writeSegment(
+  dir: string,
+  startOffset: bigint,
+  log: Uint8Array,
+  index?: readonly IndexEntry[] | Uint8Array,
+): { logPath: string; indexPath: string } {
   const stem = segmentStem(startOffset);
   const logPath = join(dir, `${stem}.log`);
   const indexPath = join(dir, `${stem}.index`);

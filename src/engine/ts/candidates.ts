@@ -6,7 +6,10 @@
  * spend past the limit. Skip-ahead only rules candidates out in bulk.
  */
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT,
+  BATCH_BASE_OFFSET_AT,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
   BATCH_RESERVED_START,
 } from "../../format/constants.js";
 import { readU32, readU64, readU64Clamped } from "../../format/bytes.js";
@@ -36,21 +39,39 @@ export function candidatePasses(bytes: Uint8Array, at: number, request: Candidat
   return readU64(bytes, at + BATCH_BASE_OFFSET_AT) >= request.minBaseOffset;
 }
 
+/** The unit accounting every candidate loop shares (docs/recovery.md §3.5), one candidate at a time. */
+export interface CandidateRange {
+  fromIndex: number;
+  toIndex: number;
+  spentUnits: number;
+  limitUnits: number;
+}
+
+/**
+ * The plain loop, the definition the skipping loops and the kernels are held
+ * to: 1 unit per candidate; stop at the first that `passes`, or at the one
+ * whose unit takes the spend past the limit.
+ */
+export function scanCandidatesOneByOne(
+  range: CandidateRange,
+  passes: (candidate: number) => boolean,
+): { status: "passed" | "exhausted" | "done"; index: number; spentUnits: number } {
+  let spentUnits = range.spentUnits;
+  for (let candidate = range.fromIndex; candidate < range.toIndex; candidate++) {
+    spentUnits += 1;
+    if (passes(candidate)) return { status: "passed", index: candidate, spentUnits };
+    if (spentUnits > range.limitUnits) return { status: "exhausted", index: candidate, spentUnits };
+  }
+  return { status: "done", index: range.toIndex, spentUnits };
+}
+
 /** The definition: one candidate at a time, no skipping. Tests hold the engines to it. */
 export function scanCandidatesPlain(bytes: Uint8Array, request: CandidateScanRequest): CandidateScanResult {
-  let spentUnits = request.spentUnits;
-  for (let candidate = request.fromIndex; candidate < request.toIndex; candidate++) {
-    spentUnits += 1;
-    if (candidatePasses(bytes, candidate, request)) {
-      return { status: "passed", index: candidate, spentUnits };
-    }
-    if (spentUnits > request.limitUnits) return { status: "exhausted", index: candidate, spentUnits };
-  }
-  return { status: "done", index: request.toIndex, spentUnits };
+  return scanCandidatesOneByOne(request, (candidate) => candidatePasses(bytes, candidate, request));
 }
 
 /** Last nonzero byte in [from, to), or -1. */
-function lastNonZero(bytes: Uint8Array, from: number, to: number): number {
+export function lastNonZero(bytes: Uint8Array, from: number, to: number): number {
   for (let i = to - 1; i >= from; i--) if (bytes[i] !== 0) return i;
   return -1;
 }

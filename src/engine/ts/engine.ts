@@ -6,11 +6,21 @@ import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../../format/constants.js";
 import { resolveKernelLimits } from "../limits.js";
 import { readU64Clamped } from "../../format/bytes.js";
 import { VerifyStatus, headerDecodeStatus } from "../../format/records.js";
-import type { CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits } from "../types.js";
+import type {
+  CandidateScanRequest,
+  CandidateScanResult,
+  Engine,
+  Hasher,
+  KernelLimits,
+  WalCandidateScanRequest,
+  WalCandidateScanResult,
+} from "../types.js";
 import { CheckedEngineWindow } from "../window.js";
 import { scanCandidatesSkipping } from "./candidates.js";
 import { BatchVerifier } from "./verifier.js";
 import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
+import { walHeaderStatus } from "../../node/wal/format.js";
+import { scanWalCandidatesSkipping } from "../../node/wal/candidates.js";
 
 class TsWindow extends CheckedEngineWindow {
   private readonly windowBytes: Uint8Array;
@@ -56,6 +66,14 @@ class TsWindow extends CheckedEngineWindow {
     const end = index + lengthBytes;
     for (let i = index; i < end; i++) if (this.windowBytes[i] !== 0) return i;
     return end;
+  }
+
+  protected rawWalHeaderStatus(index: number): number {
+    return walHeaderStatus(this.windowBytes, index);
+  }
+
+  protected rawScanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
+    return scanWalCandidatesSkipping(this.windowBytes, request);
   }
 
   protected release(): void {

@@ -5,9 +5,15 @@
  * changes the status, and the check order is the VerifyStatus order.
  */
 import {
-  BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT,
-  BATCH_MESSAGE_COUNT_AT, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, FRAME_PAYLOAD_LENGTH_AT,
-  FRAME_RESERVED_AT, FRAME_USER_HEADERS_LENGTH_AT,
+  BATCH_CHECKSUM_AT,
+  BATCH_HEADER_BYTES,
+  BATCH_LENGTH_AT,
+  BATCH_MESSAGE_COUNT_AT,
+  FRAME_CHECKSUMMED_FROM,
+  FRAME_HEADER_BYTES,
+  FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_RESERVED_AT,
+  FRAME_USER_HEADERS_LENGTH_AT,
 } from "../../format/constants.js";
 import { readU32, readU64 } from "../../format/bytes.js";
 import { VerifyStatus } from "../../format/records.js";

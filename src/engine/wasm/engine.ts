@@ -25,7 +25,15 @@ import { instantiateSync } from "@assemblyscript/loader";
 import { U64_MAX } from "../../format/constants.js";
 import type { VerifyStatus } from "../../format/records.js";
 import { resolveKernelLimits } from "../limits.js";
-import type { CandidateScanRequest, CandidateScanResult, Engine, Hasher, KernelLimits } from "../types.js";
+import type {
+  CandidateScanRequest,
+  CandidateScanResult,
+  Engine,
+  Hasher,
+  KernelLimits,
+  WalCandidateScanRequest,
+  WalCandidateScanResult,
+} from "../types.js";
 import { CheckedEngineWindow } from "../window.js";
 
 /*
@@ -38,9 +46,11 @@ interface WasmMemory {
 }
 /** An opaque compiled WebAssembly.Module. */
 type WasmModule = object;
-const WebAssemblyApi = (globalThis as unknown as {
-  WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> };
-}).WebAssembly;
+const WebAssemblyApi = (
+  globalThis as unknown as {
+    WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> };
+  }
+).WebAssembly;
 
 /** The raw exports of assembly/index.ts (pointers are byte addresses in the instance's memory). */
 interface Kernels {
@@ -63,6 +73,8 @@ interface Kernels {
   verifyInWindow(p: number): number;
   findCandidate(c: number, end: number, fileEnd: number, minBase: bigint): number;
   firstNonZero(p: number, limit: number): number;
+  walHeaderStatus(p: number): number;
+  findWalCandidate(c: number, end: number, fileEnd: number, minOp: bigint, structural: number): number;
 }
 
 const WASM_PAGE = 65536;
@@ -91,7 +103,9 @@ export interface WasmLayout {
 }
 
 /** Reads the layout from an instance's exports and throws if it cannot be used (exported for tests). */
-export function readLayout(k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh3StateBytes" | "stateSlotBytes" | "readAheadPadBytes">): WasmLayout {
+export function readLayout(
+  k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh3StateBytes" | "stateSlotBytes" | "readAheadPadBytes">,
+): WasmLayout {
   const layout: WasmLayout = {
     heapBase: k.heapBase(),
     heapAlignBytes: k.heapAlignBytes(),
@@ -101,11 +115,12 @@ export function readLayout(k: Pick<Kernels, "heapBase" | "heapAlignBytes" | "xxh
   };
   const align = layout.heapAlignBytes;
   const problems = [
-    !(Number.isInteger(align) && align >= 16 && (align & (align - 1)) === 0) && `heap alignment ${align} is not a power of two ≥ 16 (v128 loads)`,
+    !(Number.isInteger(align) && align >= 16 && (align & (align - 1)) === 0) &&
+      `heap alignment ${align} is not a power of two ≥ 16 (v128 loads)`,
     layout.heapBase % align !== 0 && `heap base ${layout.heapBase} is not ${align}-byte aligned`,
     !(layout.xxh3StateBytes > 0) && `XXH3 state size ${layout.xxh3StateBytes} is not positive`,
-    (layout.stateSlotBytes < layout.xxh3StateBytes || layout.stateSlotBytes % align !== 0)
-      && `state slot of ${layout.stateSlotBytes} bytes cannot hold a ${layout.xxh3StateBytes}-byte state at ${align}-byte alignment`,
+    (layout.stateSlotBytes < layout.xxh3StateBytes || layout.stateSlotBytes % align !== 0) &&
+      `state slot of ${layout.stateSlotBytes} bytes cannot hold a ${layout.xxh3StateBytes}-byte state at ${align}-byte alignment`,
     layout.readAheadPadBytes < MIN_READ_AHEAD_PAD_BYTES && `read-ahead pad ${layout.readAheadPadBytes} < ${MIN_READ_AHEAD_PAD_BYTES} bytes`,
   ].filter((problem): problem is string => typeof problem === "string");
   if (problems.length > 0) {
@@ -274,7 +289,11 @@ class WasmWindow extends CheckedEngineWindow {
   private readonly base: number;
   private readonly windowBytes: Uint8Array;
 
-  constructor(private readonly instances: InstancePool, capacityBytes: number, limits: KernelLimits) {
+  constructor(
+    private readonly instances: InstancePool,
+    capacityBytes: number,
+    limits: KernelLimits,
+  ) {
     super(capacityBytes, limits);
     const k = instances.take();
     this.base = instances.layout.heapBase;
@@ -335,6 +354,30 @@ class WasmWindow extends CheckedEngineWindow {
     return { status: "done", index: to, spentUnits: spent + (to - from) };
   }
 
+  protected rawWalHeaderStatus(index: number): number {
+    return this.kernels().walHeaderStatus(this.base + index);
+  }
+
+  protected rawScanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
+    const k = this.kernels();
+    const { fromIndex: from, toIndex: to, spentUnits: spent, limitUnits: limit } = request;
+    // The same arithmetic as scanCandidates: 1 unit per candidate, so only the
+    // first passing candidate at or before the exhausting one matters.
+    const exhaustAt = from + Math.max(0, Math.floor(limit - spent));
+    const searchEnd = Math.min(to, exhaustAt + 1);
+    let passed = searchEnd;
+    const structural = request.rule === "structural";
+    const min = request.minOp;
+    if (structural || (min !== null && min <= U64_MAX)) {
+      const fileEnd = Math.min(FILE_END_CLAMP, Math.max(-FILE_END_CLAMP, Math.floor(this.base + request.fileEndIndex)));
+      const minOp = structural || min === null || min < 0n ? 0n : BigInt.asIntN(64, min);
+      passed = (k.findWalCandidate(this.base + from, this.base + searchEnd, fileEnd, minOp, structural ? 1 : 0) >>> 0) - this.base;
+    }
+    if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
+    if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
+    return { status: "done", index: to, spentUnits: spent + (to - from) };
+  }
+
   protected rawFirstNonZero(index: number, lengthBytes: number): number {
     // The kernel reads whole 64-byte blocks; the read-ahead pad keeps that inside memory.
     const at = this.base + index;
@@ -367,7 +410,10 @@ const MAX_IDLE_WINDOW_INSTANCES = 2;
 
 class InstancePool {
   private readonly idle: Kernels[] = [];
-  constructor(private readonly module: WasmModule, readonly layout: WasmLayout) {}
+  constructor(
+    private readonly module: WasmModule,
+    readonly layout: WasmLayout,
+  ) {}
 
   take(): Kernels {
     return this.idle.pop() ?? instantiate(this.module);

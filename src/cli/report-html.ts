@@ -1,0 +1,76 @@
+/**
+ * `scan --html <file>` and `report <scan.json> --html <file>`: both draw the
+ * `scan --json` report shape (docs/interfaces.md §9.3) with the one renderer
+ * in ../report/html, so a report saved on one machine draws the same on another.
+ */
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { renderHtmlReport, type HtmlReportInput } from "../report/html/index.js";
+import { validateJsonReport, type JsonScanReport } from "../report/json.js";
+import { formatBytes } from "../report/format.js";
+import { warn } from "./context.js";
+import { EXIT, OperationalError, UsageError } from "./exit.js";
+
+/** Problems quoted in the error for a file that is not a report; the rest are counted. */
+const MAX_PROBLEMS_SHOWN = 5;
+
+/**
+ * Writes the page next to its destination and renames it into place, so a
+ * failed write never leaves a half-written report under the requested name.
+ */
+export async function writeHtmlReport(path: string, report: JsonScanReport): Promise<void> {
+  const html = renderHtmlReport(report as HtmlReportInput);
+  const staging = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(staging, html);
+    await rename(staging, path);
+  } catch (error) {
+    await rm(staging, { force: true }).catch(() => undefined);
+    throw new OperationalError(
+      `cannot write the HTML report ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; ` +
+        "no report was written and nothing else was changed",
+    );
+  }
+  warn(
+    `wrote the HTML report ${path} (${report.partitions.length} partition${report.partitions.length === 1 ? "" : "s"}, ${formatBytes(Buffer.byteLength(html))})`,
+  );
+}
+
+async function readInput(file: string): Promise<string> {
+  if (file === "-") {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  }
+  try {
+    return await readFile(file, "utf8");
+  } catch (error) {
+    throw new OperationalError(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; nothing was written`,
+    );
+  }
+}
+
+/** Parses and validates a saved `scan --json` report; a file that is not one is a usage error naming its problems. */
+export function parseJsonReportText(text: string, file: string): JsonScanReport {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(
+      `${file} is not JSON (${(error as Error).message}); give a report saved by \`segscan scan --json\`; nothing was written`,
+    );
+  }
+  const problems = validateJsonReport(value);
+  if (problems.length > 0) {
+    const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).join("; ");
+    const more = problems.length > MAX_PROBLEMS_SHOWN ? ` (and ${problems.length - MAX_PROBLEMS_SHOWN} more)` : "";
+    throw new UsageError(`${file} is not a \`segscan scan --json\` report: ${shown}${more}; nothing was written`);
+  }
+  return value as JsonScanReport;
+}
+
+export async function reportCommand(file: string, flags: { html: string }): Promise<number> {
+  const report = parseJsonReportText(await readInput(file), file === "-" ? "stdin" : file);
+  await writeHtmlReport(flags.html, report);
+  return EXIT.CLEAN;
+}

@@ -1,0 +1,223 @@
+/** `segscan scrub` (docs/scrub.md): verify a running broker's segments, once or every interval. */
+import { stat } from "node:fs/promises";
+import { constants as osConstants, setPriority } from "node:os";
+import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import type { EngineKind } from "../engine/types.js";
+import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
+import { formatBytes } from "../report/format.js";
+import type { PassSummary, ScrubEvent } from "../scrub/findings.js";
+import { writeMetrics } from "../scrub/metrics.js";
+import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
+import { DEFAULT_REVERIFY_AFTER_MS, scrub } from "../scrub/scrub.js";
+import { defaultStatePath } from "../scrub/state.js";
+import { out, resolveEngine, warn } from "./context.js";
+import { EXIT, OperationalError } from "./exit.js";
+import { parseBytes } from "./parse.js";
+
+/** Lowest accepted rate: below this a scrub of one small segment would take hours. */
+const MIN_RATE_BYTES_PER_SECOND = 64 * 1024;
+
+/** Shortest `--interval`: a watch loop tighter than this is a busy loop, not a scrub schedule. */
+const MIN_INTERVAL_MS = 1000;
+
+/** Default `--interval`: four passes a day. */
+const DEFAULT_INTERVAL_MS = 6 * 3600 * 1000;
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `0`, `500ms`, `90s`, `15m`, `6h`, `30d`, `2w`, or combinations such as `1h30m`. */
+export function parseDuration(minMs: number) {
+  return (raw: string): number => {
+    const text = raw.trim();
+    if (text === "0") return check(0, raw, minMs);
+    const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/g)];
+    if (parts.length === 0 || parts.map((part) => part[0]).join("") !== text) {
+      throw new InvalidArgumentError(`expected a duration such as 90s, 15m, 6h or 30d, got "${raw}"`);
+    }
+    return check(Math.round(parts.reduce((sum, part) => sum + Number(part[1]) * DURATION_UNITS_MS[part[2]!]!, 0)), raw, minMs);
+  };
+}
+
+function check(valueMs: number, raw: string, minMs: number): number {
+  if (!Number.isSafeInteger(valueMs) || valueMs < minMs)
+    throw new InvalidArgumentError(`expected a duration of at least ${minMs} ms, got ${raw}`);
+  return valueMs;
+}
+
+/** `200MiB/s`, `64M`, `1GiB/s`, `unlimited`. */
+export function parseRate(raw: string): number {
+  if (raw.trim() === "unlimited") return Infinity;
+  return parseBytes(MIN_RATE_BYTES_PER_SECOND)(raw.trim().replace(/\/s$/i, ""));
+}
+
+export interface ScrubFlags {
+  rate: number;
+  state?: string;
+  reverifyAfter: number;
+  metrics?: string;
+  watch?: boolean;
+  interval: number;
+  json?: boolean;
+  nice?: boolean;
+  engine: EngineKind;
+  window: number;
+}
+
+export function addScrubCommand(program: Command, setExit: (code: number) => void): void {
+  program
+    .command("scrub")
+    .description(
+      "verify sealed segments in full and the active one up to its current size, beside a running server (read-only, rate-limited, incremental)",
+    )
+    .argument("<path>", "data dir, any dir under it, a partition dir, or one .log file")
+    .addOption(
+      new Option("--rate <bytes/s>", 'read rate limit, e.g. 200MiB/s, or "unlimited"')
+        .argParser(parseRate)
+        .default(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, `${formatBytes(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND).replace(" ", "")}/s`),
+    )
+    .option("--state <file>", "state file (default: $XDG_STATE_HOME/segscan/… or ~/.local/state/segscan/…)")
+    .addOption(
+      new Option("--reverify-after <duration>", "re-verify unchanged segments last verified longer ago than this (0 = every pass)")
+        .argParser(parseDuration(0))
+        .default(DEFAULT_REVERIFY_AFTER_MS, "30d"),
+    )
+    .option(
+      "--metrics <file>",
+      "write Prometheus text-format metrics here after each complete pass (node_exporter textfile collector; name it *.prom)",
+    )
+    .option("--watch", "keep running: one pass per --interval until SIGTERM/SIGINT (then finish the current window, save state, exit 0)")
+    .addOption(
+      new Option("--interval <duration>", "time between the starts of passes with --watch")
+        .argParser(parseDuration(MIN_INTERVAL_MS))
+        .default(DEFAULT_INTERVAL_MS, "6h"),
+    )
+    .option("--json", "one JSON event per line on stdout")
+    .option("--nice", "lower this process's CPU priority (nice 19; under the BFQ I/O scheduler its I/O priority follows)")
+    .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
+    .option(
+      "--window <bytes>",
+      `read window (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES}); a stop takes effect within one window`,
+      parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
+      DEFAULT_WINDOW_BYTES,
+    )
+    .addHelpText(
+      "after",
+      `
+Exit status: 0 no findings · 4 findings · 8 operational error (unreadable files, state not writable) ·
+16 usage error · 32 a single pass was cancelled (with --watch a SIGTERM/SIGINT stop exits 0).`,
+    )
+    .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(path, flags, command)));
+}
+
+function eventJson(event: ScrubEvent): string {
+  return JSON.stringify(event, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
+}
+
+function passLine(summary: PassSummary): string {
+  const seconds = summary.elapsedMs / 1000;
+  return (
+    `scrub pass ${summary.complete ? "complete" : "stopped"}: ${summary.segmentsVerified} segment(s) verified ` +
+    `(${formatBytes(summary.bytesVerified)}), ${summary.segmentsSkipped} unchanged, ${summary.segmentsDeleted} deleted mid-scrub, ` +
+    `${summary.findings} finding(s) · read ${formatBytes(summary.bytesRead)} in ${seconds.toFixed(1)} s (${formatBytes(summary.bytesPerSecond)}/s)\n`
+  );
+}
+
+async function printEvent(event: ScrubEvent, json: boolean): Promise<void> {
+  if (json) return out(eventJson(event) + "\n");
+  switch (event.type) {
+    case "finding": {
+      const { finding } = event;
+      return out(
+        `FINDING ${finding.code} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n`,
+      );
+    }
+    case "state-ignored":
+      warn(event.message);
+      return;
+    case "segment-skipped":
+      if (event.reason === "deleted") return out(`skipped ${event.message}\n`);
+      return;
+    case "pass-complete":
+      return out(passLine(event.summary));
+    default:
+      return;
+  }
+}
+
+export async function scrubCommand(path: string, flags: ScrubFlags, command: Command): Promise<number> {
+  try {
+    await stat(path);
+  } catch (error) {
+    throw new OperationalError(`cannot scrub ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (flags.nice) {
+    try {
+      setPriority(osConstants.priority.PRIORITY_LOW);
+    } catch (error) {
+      warn(`--nice: cannot lower the priority (${(error as Error).message}); running at normal priority`);
+    }
+  }
+  const engine = await resolveEngine(flags.engine, command.getOptionValueSource("engine") !== "default");
+  const root = resolve(path);
+  const statePath = flags.state !== undefined ? resolve(flags.state) : defaultStatePath(root);
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) {
+      process.stderr.write(`\nsegscan: ${signal} again; exiting now (the state file holds the last save)\n`);
+      process.exit(EXIT.CANCELLED);
+    }
+    const error = new Error(`stopped by ${signal}; nothing was changed`);
+    error.name = "AbortError";
+    controller.abort(error);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let code: number = EXIT.CLEAN;
+  try {
+    for (;;) {
+      const passStartedMs = performance.now();
+      let summary: PassSummary | null = null;
+      for await (const event of scrub(root, {
+        rate: flags.rate,
+        state: statePath,
+        signal: controller.signal,
+        reverifyAfterMs: flags.reverifyAfter,
+        engine,
+        windowBytes: flags.window,
+      })) {
+        await printEvent(event, flags.json === true);
+        if (event.type === "pass-complete") summary = event.summary;
+      }
+      if (summary === null) throw new OperationalError(`scrub of ${root} ended without a pass summary`);
+      if (
+        summary.complete &&
+        summary.segmentsVerified + summary.segmentsSkipped + summary.segmentsDeleted === 0 &&
+        summary.findings === 0
+      ) {
+        warn(`no segments found under ${root} (no directory holds a .log file)`);
+      }
+      // A stopped pass saw only part of the tree: its findings gauge would read as
+      // "fixed". The last complete pass's metrics stay until the next one.
+      if (flags.metrics !== undefined && summary.complete) {
+        try {
+          await writeMetrics(resolve(flags.metrics), { root, summary, rateLimitBytesPerSecond: flags.rate });
+        } catch (error) {
+          throw new OperationalError(`cannot write the metrics file ${flags.metrics}: ${(error as Error).message}`);
+        }
+      }
+      if (!summary.complete) return flags.watch ? EXIT.CLEAN : EXIT.CANCELLED;
+      code = EXIT.CLEAN;
+      if (summary.findingsByCode.UnreadableFile > 0) code |= EXIT.OPERATIONAL;
+      if (summary.findings > summary.findingsByCode.UnreadableFile) code |= EXIT.PROBLEMS;
+      if (!flags.watch) return code;
+      const waitMs = Math.max(0, flags.interval - (performance.now() - passStartedMs));
+      await sleep(waitMs, undefined, { signal: controller.signal }).catch(() => undefined);
+      if (controller.signal.aborted) return EXIT.CLEAN;
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,419 @@
+/**
+ * Writes the metadata plane of a node root (docs/node.md N1–N3) beside the
+ * generated partitions: `metadata/journal.wal` (chained, sealed prepares with
+ * realistic bodies, ops S.. as after a checkpoint), `metadata/snapshot.bin`
+ * (msgpack + trailer, at op S), `metadata/superblock.a/.b` paired with it; and
+ * injects one named N1–N3 fault.
+ */
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createTsEngine } from "../../engine/ts/engine.js";
+import { xxh3_64 } from "../../hash/xxh3.js";
+import type { PartitionLayout } from "../../gen/types.js";
+import type { Severity } from "../types.js";
+import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
+import { WAL_HEADER_BYTES } from "../wal/format.js";
+import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "./snapshot.js";
+import { buildWal, concat, encodePrepare } from "./wal.js";
+import { Prng } from "../../gen/prng.js";
+
+/**
+ * Stand-in cluster id (Iggy uses the first 16 bytes of BLAKE3 of the cluster
+ * name; segscan only compares WAL entries with the superblock, never with a name).
+ */
+export const SAMPLE_CLUSTER_ID = 0x5a1e_c1a5_7e12_0001_9e37_79b9_7f4a_7c15n;
+/** Checkpoint op of the sample snapshot, and how many ops the WAL holds from it. */
+export const SAMPLE_SNAPSHOT_OP = 40n;
+export const SAMPLE_WAL_OPS = 16;
+
+interface NodeParts {
+  walEntries: Uint8Array[];
+  /** Raw bytes to write as journal.wal (after faults); null: built from walEntries. */
+  walBytes: Uint8Array | null;
+  snapshot: Uint8Array | null;
+  snapshotSpec: SnapshotSpec;
+  slotA: Uint8Array | null;
+  slotB: Uint8Array | null;
+  /** Extra files relative to the node root. */
+  extras: { path: string; bytes: Uint8Array }[];
+  partitions: readonly PartitionLayout[];
+  random: () => number;
+}
+
+export interface NodeFault {
+  name: string;
+  description: string;
+  expected: { severity: Severity; code: string };
+  inject(parts: NodeParts): void;
+}
+
+const engine = createTsEngine();
+
+function superblock(
+  sequence: bigint,
+  fields: {
+    checkpointOp: bigint;
+    checkpointChecksum: bigint;
+    commitMax: bigint;
+    view?: number;
+    logView?: number;
+    offsetFrontier?: bigint;
+    cluster?: bigint;
+  },
+  legacy = false,
+): Uint8Array {
+  return encodeSuperblockRecord(
+    sequence,
+    encodeVsrState(
+      {
+        cluster: fields.cluster ?? SAMPLE_CLUSTER_ID,
+        replicaId: 0,
+        replicaCount: 1,
+        view: fields.view ?? 0,
+        logView: fields.logView ?? 0,
+        commitMax: fields.commitMax,
+        checkpointOp: fields.checkpointOp,
+        checkpointChecksum: fields.checkpointChecksum,
+        offsetFrontier: fields.offsetFrontier ?? 0n,
+      },
+      legacy,
+    ),
+    engine,
+  );
+}
+
+function lastOp(): bigint {
+  return SAMPLE_SNAPSHOT_OP + BigInt(SAMPLE_WAL_OPS) - 1n;
+}
+
+function pairedSlots(parts: NodeParts, checksum: bigint, fields: Partial<Parameters<typeof superblock>[1]> = {}, legacy = false): void {
+  parts.slotA = superblock(1n, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: SAMPLE_SNAPSHOT_OP - 1n });
+  parts.slotB = superblock(2n, { checkpointOp: SAMPLE_SNAPSHOT_OP, checkpointChecksum: checksum, commitMax: lastOp(), ...fields }, legacy);
+}
+
+function flip(bytes: Uint8Array, at: number): void {
+  bytes[at] = bytes[at]! ^ 0x5a;
+}
+
+/** Rebuilds the WAL entries from ops S.. with per-entry tweaks; `skip` drops ops, `order` reorders. */
+function rebuildWal(parts: NodeParts, tweak: (op: bigint) => Partial<Parameters<typeof encodePrepare>[0]> = () => ({})): void {
+  const entries: Uint8Array[] = [];
+  let parent = 0x1234_5678_9abc_def0n;
+  for (let i = 0; i < SAMPLE_WAL_OPS; i++) {
+    const op = SAMPLE_SNAPSHOT_OP + BigInt(i);
+    const { bytes, checksum } = encodePrepare({
+      op,
+      parent,
+      operation: 128,
+      body: new TextEncoder().encode(`\u0000\u0000\u0000\u0000\u0009stream-${op}`),
+      cluster: SAMPLE_CLUSTER_ID,
+      ...tweak(op),
+    });
+    entries.push(bytes);
+    parent = checksum;
+  }
+  parts.walEntries = entries;
+}
+
+const NODE_FAULTS_LIST: NodeFault[] = [
+  {
+    name: "wal-torn-tail",
+    description: "the last WAL entry is cut short (a crash mid-append)",
+    expected: { severity: "repairable", code: "WalTornTail" },
+    inject: (parts) => {
+      const last = parts.walEntries.pop()!;
+      parts.walEntries.push(last.subarray(0, WAL_HEADER_BYTES + Math.floor((last.length - WAL_HEADER_BYTES) / 2)));
+    },
+  },
+  {
+    name: "wal-torn-tail-stale-copy",
+    description: "the last WAL entry cut short, then a stale copy of an older entry's bytes (recycled blocks)",
+    expected: { severity: "repairable", code: "WalTornTail" },
+    inject: (parts) => {
+      const last = parts.walEntries.pop()!;
+      parts.walEntries.push(last.subarray(0, WAL_HEADER_BYTES + 3), parts.walEntries[2]!.slice());
+    },
+  },
+  {
+    name: "wal-zero-tail",
+    description: "64 KiB of zeros after the last WAL entry (preallocated, never written)",
+    expected: { severity: "repairable", code: "WalTornTail" },
+    inject: (parts) => parts.walEntries.push(new Uint8Array(64 * 1024)),
+  },
+  {
+    name: "wal-interior-damage",
+    description: "a byte of a middle WAL entry's body flipped; verified entries follow",
+    expected: { severity: "refused", code: "WalInteriorDamage" },
+    inject: (parts) => flip(parts.walEntries[5]!, WAL_HEADER_BYTES + 2),
+  },
+  {
+    name: "wal-gap",
+    description: "one op missing from the middle of the WAL",
+    expected: { severity: "refused", code: "WalGap" },
+    inject: (parts) => void parts.walEntries.splice(7, 1),
+  },
+  {
+    name: "wal-chain-break",
+    description: "an op whose parent is not its predecessor's checksum, not file-adjacent to it",
+    expected: { severity: "refused", code: "WalChainBreak" },
+    inject: (parts) => {
+      rebuildWal(parts, (op) => (op === SAMPLE_SNAPSHOT_OP + 9n ? { parent: 0xdead_beefn } : {}));
+      // Move op S+9 after op S+10 so the walk's file-order chain rule does not see the pair.
+      const [moved] = parts.walEntries.splice(9, 1);
+      parts.walEntries.splice(10, 0, moved!);
+    },
+  },
+  {
+    name: "wal-snapshot-hole",
+    description: "the WAL resumes two ops after the snapshot op",
+    expected: { severity: "refused", code: "WalSnapshotHole" },
+    inject: (parts) => void parts.walEntries.splice(0, 3),
+  },
+  {
+    name: "wal-duplicate-op",
+    description: "the last op written twice with different bodies",
+    expected: { severity: "refused", code: "WalDuplicateOp" },
+    inject: (parts) => {
+      const op = lastOp();
+      const parentEntry = parts.walEntries.at(-2)!;
+      const parent = xxh3ChecksumOf(parentEntry);
+      parts.walEntries.push(
+        encodePrepare({ op, parent, operation: 129, body: new TextEncoder().encode("renamed"), cluster: SAMPLE_CLUSTER_ID }).bytes,
+      );
+    },
+  },
+  {
+    name: "wal-duplicate-identical",
+    description: "the last WAL entry written twice, byte for byte",
+    expected: { severity: "info", code: "WalDuplicateIdentical" },
+    inject: (parts) => void parts.walEntries.push(parts.walEntries.at(-1)!.slice()),
+  },
+  {
+    name: "wal-unsealed",
+    description: "three WAL entries written unsealed (checksums 0, as by an older build)",
+    expected: { severity: "warn", code: "WalUnsealed" },
+    inject: (parts) => rebuildWal(parts, (op) => (op >= lastOp() - 2n ? { sealHeader: false, sealBody: false } : {})),
+  },
+  {
+    name: "wal-foreign-group",
+    description: "a WAL entry stamped with a consensus group other than the metadata group",
+    expected: { severity: "warn", code: "WalGroupMismatch" },
+    inject: (parts) => rebuildWal(parts, (op) => (op === SAMPLE_SNAPSHOT_OP + 3n ? { group: 7n } : {})),
+  },
+  {
+    name: "wal-cluster-mismatch",
+    description: "WAL entries name a cluster other than the superblock's",
+    expected: { severity: "warn", code: "WalClusterMismatch" },
+    inject: (parts) => rebuildWal(parts, () => ({ cluster: 99n })),
+  },
+  {
+    name: "wal-tmp",
+    description: "a journal.wal.tmp left by a rewrite that died before its rename",
+    expected: { severity: "info", code: "WalTmpPresent" },
+    inject: (parts) => void parts.extras.push({ path: "metadata/journal.wal.tmp", bytes: concat(parts.walEntries.slice(0, 3)) }),
+  },
+  {
+    name: "snapshot-unsealed",
+    description: "snapshot.bin without its trailer (a pre-trailer snapshot), paired by whole-file checksum",
+    expected: { severity: "warn", code: "SnapshotUnsealed" },
+    inject: (parts) => {
+      const payload = encodeSnapshotPayload(parts.snapshotSpec);
+      parts.snapshot = payload;
+      pairedSlots(parts, xxh3_64(payload));
+    },
+  },
+  {
+    name: "snapshot-corrupt",
+    description: "a byte of snapshot.bin's payload flipped (trailer mismatch)",
+    expected: { severity: "refused", code: "SnapshotCorrupt" },
+    inject: (parts) => flip(parts.snapshot!, 10),
+  },
+  {
+    name: "snapshot-version",
+    description: "snapshot.bin in format version 2 (resealed)",
+    expected: { severity: "refused", code: "SnapshotCorrupt" },
+    inject: (parts) => {
+      const payload = encodeSnapshotPayload({ ...parts.snapshotSpec, version: 2 });
+      parts.snapshot = sealSnapshot(payload);
+      pairedSlots(parts, xxh3_64(payload));
+    },
+  },
+  {
+    name: "snapshot-garbage",
+    description: "snapshot.bin's payload is not msgpack, under a valid trailer",
+    expected: { severity: "refused", code: "SnapshotCorrupt" },
+    inject: (parts) => {
+      const payload = new Uint8Array(300);
+      for (let i = 0; i < payload.length; i++) payload[i] = Math.floor(parts.random() * 256);
+      payload[0] = 0xc1; // never used in msgpack
+      parts.snapshot = sealSnapshot(payload);
+      pairedSlots(parts, xxh3_64(payload));
+    },
+  },
+  {
+    name: "snapshot-missing",
+    description: "snapshot.bin deleted while the superblock records a checkpoint",
+    expected: { severity: "refused", code: "CheckpointAheadOfSnapshot" },
+    inject: (parts) => {
+      parts.snapshot = null;
+    },
+  },
+  {
+    name: "snapshot-tmp",
+    description: "a snapshot.bin.tmp left by a write that died before its rename",
+    expected: { severity: "info", code: "SnapshotTmpPresent" },
+    inject: (parts) => void parts.extras.push({ path: "metadata/snapshot.bin.tmp", bytes: parts.snapshot!.subarray(0, 50) }),
+  },
+  {
+    name: "superblock-corrupt-slot",
+    description: "a byte of metadata superblock.a flipped (the other slot is fine)",
+    expected: { severity: "refused", code: "SuperblockUnreadable" },
+    inject: (parts) => flip(parts.slotA!, 40),
+  },
+  {
+    name: "superblock-undecodable",
+    description: "the newest metadata superblock holds a 60-byte VsrState",
+    expected: { severity: "refused", code: "SuperblockUndecodable" },
+    inject: (parts) => {
+      parts.slotB = encodeSuperblockRecord(2n, new Uint8Array(60), engine);
+    },
+  },
+  {
+    name: "superblock-log-view-ahead",
+    description: "the newest metadata superblock has log_view > view",
+    expected: { severity: "refused", code: "SuperblockUndecodable" },
+    inject: (parts) => pairedSlots(parts, snapshotChecksum(parts), { view: 1, logView: 3 }),
+  },
+  {
+    name: "superblock-legacy",
+    description: "the newest metadata superblock uses the legacy 58-byte VsrState (accepted)",
+    expected: { severity: "clean", code: "" },
+    inject: (parts) => pairedSlots(parts, snapshotChecksum(parts), {}, true),
+  },
+  {
+    name: "checkpoint-mismatch",
+    description: "the superblock pairs with the snapshot's op but records another checksum",
+    expected: { severity: "refused", code: "CheckpointMismatch" },
+    inject: (parts) => pairedSlots(parts, 0x0bad_c0den),
+  },
+  {
+    name: "checkpoint-ahead",
+    description: "the superblock's checkpoint_op is past the snapshot's op",
+    expected: { severity: "refused", code: "CheckpointAheadOfSnapshot" },
+    inject: (parts) => pairedSlots(parts, snapshotChecksum(parts), { checkpointOp: SAMPLE_SNAPSHOT_OP + 5n }),
+  },
+  {
+    name: "superblock-tmp",
+    description: "a superblock.a.tmp left by a write that died before its rename",
+    expected: { severity: "info", code: "SuperblockTmpPresent" },
+    inject: (parts) => void parts.extras.push({ path: "metadata/superblock.a.tmp", bytes: parts.slotA!.subarray(0, 20) }),
+  },
+  {
+    name: "partition-superblock-corrupt",
+    description: "the first partition's superblock.a does not verify",
+    expected: { severity: "refused", code: "PartitionSuperblockUnreadable" },
+    inject: (parts) => {
+      const slot = superblock(1n, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: 0n, offsetFrontier: 1n });
+      flip(slot, 30);
+      parts.extras.push({ path: join(parts.partitions[0]!.relativePath, "superblock.a"), bytes: slot });
+    },
+  },
+  {
+    name: "partition-frontier-ahead",
+    description: "the first partition's superblock says offsets were minted past the segments' end",
+    expected: { severity: "info", code: "OffsetFrontierAhead" },
+    inject: (parts) => {
+      const slot = superblock(1n, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: 0n, offsetFrontier: 1n << 40n });
+      parts.extras.push({ path: join(parts.partitions[0]!.relativePath, "superblock.a"), bytes: slot });
+    },
+  },
+];
+
+function snapshotChecksum(parts: NodeParts): bigint {
+  return xxh3_64(parts.snapshot!.subarray(0, parts.snapshot!.length - 20));
+}
+
+function xxh3ChecksumOf(entry: Uint8Array): bigint {
+  return new DataView(entry.buffer, entry.byteOffset).getBigUint64(0, true);
+}
+
+/** A valid partition superblock slot (offset_frontier 0: nothing minted past the segments). */
+export function samplePartitionSuperblock(sequence: bigint): Uint8Array {
+  return superblock(sequence, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: 0n });
+}
+
+export const NODE_FAULTS: readonly NodeFault[] = NODE_FAULTS_LIST;
+
+export function getNodeFault(name: string): NodeFault {
+  const fault = NODE_FAULTS.find((candidate) => candidate.name === name);
+  if (fault === undefined) throw new RangeError(`unknown node fault "${name}"; \`segscan gen --list\` shows them`);
+  return fault;
+}
+
+export interface GeneratedNode {
+  root: string;
+  snapshotOp: bigint;
+  walOps: { first: bigint; last: bigint };
+  fault: NodeFault | null;
+}
+
+/** Writes `metadata/` under `root` for the given partitions, with at most one fault. */
+export async function writeNodeMetadata(
+  root: string,
+  partitions: readonly PartitionLayout[],
+  options: { seed?: number; fault?: string } = {},
+): Promise<GeneratedNode> {
+  const generator = new Prng(options.seed ?? 1, 0x4e4f4445);
+  const random = (): number => generator.u32() / 2 ** 32;
+  const snapshotSpec: SnapshotSpec = { sequenceNumber: SAMPLE_SNAPSHOT_OP, streams: [] };
+  for (const partition of partitions) {
+    let stream = snapshotSpec.streams.find((s) => s.id === partition.streamId);
+    if (stream === undefined) {
+      stream = { id: partition.streamId, topics: [] };
+      snapshotSpec.streams.push(stream);
+    }
+    let topic = stream.topics.find((t) => t.id === partition.topicId);
+    if (topic === undefined) {
+      topic = { id: partition.topicId, messagesCount: 0n, consumerGroupIds: [1], partitions: [] };
+      stream.topics.push(topic);
+    }
+    topic.messagesCount += BigInt(partition.segments.reduce((sum, segment) => sum + segment.messages, 0));
+    topic.partitions.push({
+      id: partition.partitionId,
+      createdRevision: BigInt(partition.partitionId),
+      purgeGeneration: 0n,
+      deletedUpToOffset: 0n,
+    });
+  }
+  const wal = buildWal({
+    firstOp: SAMPLE_SNAPSHOT_OP,
+    count: SAMPLE_WAL_OPS,
+    random,
+    cluster: SAMPLE_CLUSTER_ID,
+    parentOfFirst: 0x1234_5678_9abc_def0n,
+  });
+  const payload = encodeSnapshotPayload(snapshotSpec);
+  const parts: NodeParts = {
+    walEntries: wal.entries.map((entry) => wal.bytes.slice(entry.position, entry.position + entry.size)),
+    walBytes: null,
+    snapshot: sealSnapshot(payload),
+    snapshotSpec,
+    slotA: null,
+    slotB: null,
+    extras: [],
+    partitions,
+    random,
+  };
+  pairedSlots(parts, xxh3_64(payload));
+  const fault = options.fault === undefined ? null : getNodeFault(options.fault);
+  fault?.inject(parts);
+  const metadata = join(root, "metadata");
+  await mkdir(metadata, { recursive: true });
+  await writeFile(join(metadata, "journal.wal"), parts.walBytes ?? concat(parts.walEntries));
+  if (parts.snapshot !== null) await writeFile(join(metadata, "snapshot.bin"), parts.snapshot);
+  else await rm(join(metadata, "snapshot.bin"), { force: true });
+  if (parts.slotA !== null) await writeFile(join(metadata, "superblock.a"), parts.slotA);
+  if (parts.slotB !== null) await writeFile(join(metadata, "superblock.b"), parts.slotB);
+  for (const extra of parts.extras) await writeFile(join(root, extra.path), extra.bytes);
+  return { root, snapshotOp: SAMPLE_SNAPSHOT_OP, walOps: { first: SAMPLE_SNAPSHOT_OP, last: lastOp() }, fault };
+}

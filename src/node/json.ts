@@ -1,0 +1,102 @@
+/**
+ * The node section of `scan --json` (docs/node.md N9): u64 values as decimal
+ * strings, positions and counts as numbers; library-only fields (the decoded
+ * snapshot tree) left out. The shape is `NodeJsonSchema` (src/node/schema.ts).
+ */
+import type { NodeFinding, NodeReport, SuperblockReport } from "./types.js";
+import type { JsonNode, JsonNodeFinding, JsonSuperblock } from "./schema.js";
+
+const u64 = (value: bigint): string => value.toString();
+const u64OrNull = (value: bigint | null): string | null => (value === null ? null : value.toString());
+
+export function findingToJson(finding: NodeFinding): JsonNodeFinding {
+  const out: Record<string, string | number | boolean | null> = {
+    severity: finding.severity,
+    code: finding.code,
+    path: finding.path,
+    message: finding.message,
+  };
+  for (const [key, value] of Object.entries(finding)) {
+    if (key in out) continue;
+    out[key] = typeof value === "bigint" ? value.toString() : value;
+  }
+  return out as JsonNodeFinding;
+}
+
+function superblockToJson(superblock: SuperblockReport): JsonSuperblock {
+  const vsr = superblock.vsr;
+  return {
+    directory: superblock.directory,
+    state: superblock.state,
+    slotA: superblock.slotA,
+    slotB: superblock.slotB,
+    sequence: u64OrNull(superblock.sequence),
+    cluster: vsr ? u64(vsr.cluster) : null,
+    replicaId: vsr ? vsr.replicaId : null,
+    replicaCount: vsr ? vsr.replicaCount : null,
+    view: vsr ? vsr.view : null,
+    logView: vsr ? vsr.logView : null,
+    commitMax: vsr ? u64(vsr.commitMax) : null,
+    checkpointOp: vsr ? u64(vsr.checkpointOp) : null,
+    checkpointChecksum: vsr ? u64(vsr.checkpointChecksum) : null,
+    offsetFrontier: vsr ? u64(vsr.offsetFrontier) : null,
+    findings: superblock.findings.map(findingToJson),
+  };
+}
+
+export function nodeToJson(node: NodeReport): JsonNode {
+  const { wal, snapshot, superblock } = node.metadata;
+  return {
+    path: node.path,
+    verdict: node.verdict,
+    metadata: {
+      present: node.metadata.present,
+      wal:
+        wal === null
+          ? null
+          : {
+              path: wal.path,
+              size: wal.size,
+              entries: wal.entries,
+              ops: wal.ops === null ? null : { first: u64(wal.ops.first), last: u64(wal.ops.last) },
+              unsealed: { ...wal.unsealed },
+              walkedSize: wal.walkedSize,
+              residue: wal.residue === null ? null : { ...wal.residue },
+              budget: { ...wal.budget },
+              iggy: { ...wal.iggy, truncateFromOp: u64OrNull(wal.iggy.truncateFromOp) },
+              findings: wal.findings.map(findingToJson),
+            },
+      snapshot:
+        snapshot === null
+          ? null
+          : {
+              path: snapshot.path,
+              present: snapshot.present,
+              size: snapshot.size,
+              sealed: snapshot.sealed,
+              checksum: u64OrNull(snapshot.checksum),
+              sequenceNumber: u64OrNull(snapshot.sequenceNumber),
+              streams: snapshot.streams,
+              topics: snapshot.topics,
+              partitions: snapshot.partitions,
+              findings: snapshot.findings.map(findingToJson),
+            },
+      superblock: superblock === null ? null : superblockToJson(superblock),
+      findings: node.metadata.findings.map(findingToJson),
+    },
+    partitions: node.partitions.map((partition) => ({
+      path: partition.path,
+      superblock: partition.superblock === null ? null : superblockToJson(partition.superblock),
+      purgeGeneration: null,
+      offsets: [],
+      findings: partition.findings.map(findingToJson),
+    })),
+    notDurable: [...node.notDurable],
+    crossCheck: {
+      orphanDirs: [...node.crossCheck.orphanDirs],
+      missingDirs: [...node.crossCheck.missingDirs],
+      inconclusiveStreams: [...node.crossCheck.inconclusiveStreams],
+    },
+    bootForecast: node.bootForecast.map((entry) => ({ ...entry })),
+  };
+}

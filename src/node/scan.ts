@@ -1,0 +1,302 @@
+/**
+ * `scanNode` (docs/node.md N0, N9): the metadata plane of a node root —
+ * `metadata/journal.wal` (N1), `metadata/snapshot.bin` (N2), the metadata
+ * superblock and each partition's superblock (N3) — with one verdict and the
+ * boot forecast (N8). Read-only: nothing here writes.
+ */
+import { join, resolve } from "node:path";
+import { resolveEngineOption } from "../recovery/options.js";
+import type { Engine } from "../engine/types.js";
+import { ScanFailure, abortError, describeCause } from "../io/errors.js";
+import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
+import { type ScanOptions, resolveScanOptions } from "../recovery/options.js";
+import type { PartitionReport } from "../report/types.js";
+import { exists } from "./files.js";
+import { scanSnapshot } from "./snapshot.js";
+import { pairingFindings, scanSuperblock } from "./superblock.js";
+import {
+  type BootForecastEntry,
+  type NodeFinding,
+  type NodePartitionReport,
+  type NodeReport,
+  type Severity,
+  worstSeverity,
+} from "./types.js";
+import { scanWal } from "./wal/scan.js";
+
+export const METADATA_DIR = "metadata";
+export const STREAMS_DIR = "streams";
+/** docs/node.md N0: listed, never judged (not durable state). */
+export const NOT_DURABLE_DIRS = ["state", "runtime", "logs"] as const;
+/** Directories segscan itself or Iggy's quarantine creates beside a partition: not partitions. */
+const NOT_PARTITION_DIR = /\.(segscan|fenced\.\d+)$/;
+
+/** A node root is a directory holding `metadata/` or `streams/` (docs/node.md N0). */
+export async function isNodeRoot(path: string, scanFs: ScanFs = nodeScanFs): Promise<boolean> {
+  try {
+    if (!(await scanFs.stat(path)).isDirectory) return false;
+    const entries = await scanFs.list(path);
+    return entries.some((entry) => entry.isDirectory && (entry.name === METADATA_DIR || entry.name === STREAMS_DIR));
+  } catch {
+    return false;
+  }
+}
+
+export async function scanNode(root: string, options: ScanOptions = {}, scanFs?: ScanFs): Promise<NodeReport> {
+  const fs = scanFs ?? (options.io === "blocking" ? nodeBlockingScanFs : nodeScanFs);
+  const engine = await resolveEngineOption(options.engine);
+  const withEngine = { ...options, engine };
+  const report = await scanNodeMetadata(resolve(root), withEngine, fs, engine);
+  return finishNode(report, withEngine, fs, engine, []);
+}
+
+/** The metadata plane (docs/node.md N1–N3), scanned before the partitions (N0). */
+export async function scanNodeMetadata(root: string, options: ScanOptions, scanFs: ScanFs, engine: Engine): Promise<NodeReport> {
+  const resolved = resolveScanOptions(options);
+  const signal = resolved.signal;
+  const checkAbort = (): void => {
+    if (signal?.aborted) throw abortError(signal);
+  };
+  checkAbort();
+  const metadataDir = join(root, METADATA_DIR);
+  const rootEntries = await scanFs.list(root);
+  const report: NodeReport = {
+    path: root,
+    verdict: "clean",
+    metadata: {
+      present: rootEntries.some((entry) => entry.isDirectory && entry.name === METADATA_DIR),
+      wal: null,
+      snapshot: null,
+      superblock: null,
+      findings: [],
+    },
+    partitions: [],
+    notDurable: NOT_DURABLE_DIRS.filter((name) => rootEntries.some((entry) => entry.name === name)).map((name) => join(root, name)),
+    crossCheck: { orphanDirs: [], missingDirs: [], inconclusiveStreams: [] },
+    bootForecast: [],
+  };
+  const metaFindings = report.metadata.findings;
+  if (report.metadata.present) {
+    const snapshot = await scanSnapshot(join(metadataDir, "snapshot.bin"), scanFs, engine);
+    report.metadata.snapshot = snapshot;
+    checkAbort();
+    const superblock = await scanSuperblock(metadataDir, scanFs, engine, "metadata");
+    superblock.findings.push(
+      ...pairingFindings(superblock, {
+        present: snapshot.present,
+        sequenceNumber: snapshot.sequenceNumber,
+        checksum: snapshot.checksum,
+        path: snapshot.path,
+        corrupt: snapshot.findings.some((finding) => finding.severity === "refused" || finding.severity === "failed"),
+      }),
+    );
+    report.metadata.superblock = superblock;
+    checkAbort();
+    const walPath = join(metadataDir, "journal.wal");
+    await scanWalItem(walPath, report, {
+      engine,
+      scanFs,
+      windowBytes: resolved.used.windowBytes,
+      probeBudgetUnits: resolved.used.probeBudgetUnits,
+      snapshotOp: snapshot.sequenceNumber ?? 0n,
+      snapshotOpKnown: !snapshot.present || snapshot.sequenceNumber !== null,
+      superblockCluster: superblock.vsr?.cluster ?? null,
+      signal,
+      onProgress: resolved.onProgress,
+    });
+    for (const [name, code, what] of [
+      ["journal.wal.tmp", "WalTmpPresent", "a WAL rewrite (drain or truncate_from) that died before its rename"],
+      ["snapshot.bin.tmp", "SnapshotTmpPresent", "a snapshot write that died before its rename"],
+    ] as const) {
+      const path = join(metadataDir, name);
+      if (await exists(scanFs, path))
+        metaFindings.push({
+          severity: "info",
+          code,
+          path,
+          message: `${path} is left over from ${what}: inert, never read by the server; left alone`,
+        });
+    }
+  } else if (rootEntries.some((entry) => entry.isDirectory && entry.name === STREAMS_DIR)) {
+    metaFindings.push({
+      severity: "warn",
+      code: "MetadataMissing",
+      path: metadataDir,
+      message: `${root} holds streams/ but no metadata/: the server would start with empty metadata and serve none of these partitions`,
+    });
+  }
+  return report;
+}
+
+/**
+ * What the node section needs of a partition's report: a PartitionReport is
+ * one; a streamed scan keeps only this (one segment carrying the last proven
+ * offset) instead of the whole report.
+ */
+export type PartitionProof = Pick<PartitionReport, "path" | "verdict"> & {
+  segments: readonly Pick<PartitionReport["segments"][number], "endOffset">[];
+};
+
+/** Partition dirs' superblocks (docs/node.md N3), the forecast and the verdict, given the partitions' reports. */
+export async function finishNode(
+  report: NodeReport,
+  options: ScanOptions,
+  scanFs: ScanFs,
+  engine: Engine,
+  partitionReports: readonly PartitionProof[],
+): Promise<NodeReport> {
+  if (options.signal?.aborted) throw abortError(options.signal);
+  report.partitions = await scanPartitionDirs(report.path, scanFs, engine, partitionReports);
+  report.bootForecast = forecast(report);
+  report.verdict = worstSeverity([
+    ...nodeFindings(report).map((finding) => finding.severity),
+    ...partitionReports.map((p) => p.verdict as Severity),
+  ]);
+  return report;
+}
+
+async function scanWalItem(
+  walPath: string,
+  report: NodeReport,
+  options: Parameters<typeof scanWal>[2] & {
+    onProgress: ((event: { path: string; bytesDone: number; bytesTotal: number }) => void) | undefined;
+  },
+): Promise<void> {
+  let size: number;
+  try {
+    const info = await options.scanFs.stat(walPath);
+    if (!info.isFile) {
+      report.metadata.findings.push({
+        severity: "failed",
+        code: "WalReadFailure",
+        path: walPath,
+        message: `${walPath} is not a regular file; it was not read`,
+      });
+      return;
+    }
+    size = info.size;
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      report.metadata.findings.push({
+        severity: "info",
+        code: "WalAbsent",
+        path: walPath,
+        message: `${walPath} does not exist: the server creates an empty WAL at boot (nothing to replay)`,
+      });
+    } else {
+      report.metadata.findings.push({
+        severity: "failed",
+        code: "WalReadFailure",
+        path: walPath,
+        message: `cannot stat ${walPath} (${describeCause(cause)}); nothing was changed`,
+      });
+    }
+    return;
+  }
+  let bytesDone = 0;
+  const onProgress = options.onProgress;
+  try {
+    const scan = await scanWal(walPath, size, {
+      ...options,
+      onRead: onProgress
+        ? (bytes) => {
+            bytesDone += bytes;
+            onProgress({ path: walPath, bytesDone, bytesTotal: size });
+          }
+        : undefined,
+    });
+    report.metadata.wal = scan.report;
+    report.bootForecast.push(...scan.forecast);
+  } catch (error) {
+    if (!(error instanceof ScanFailure)) throw error;
+    report.metadata.findings.push({ severity: "failed", code: "WalReadFailure", path: walPath, message: error.message });
+  }
+}
+
+/** `streams/<s>/topics/<t>/partitions/<p>/`: each partition dir's superblock (docs/node.md N3). */
+async function scanPartitionDirs(
+  root: string,
+  scanFs: ScanFs,
+  engine: Engine,
+  partitionReports: readonly PartitionProof[],
+): Promise<NodePartitionReport[]> {
+  const out: NodePartitionReport[] = [];
+  // One lookup per partition dir: a node holds thousands of partitions.
+  const byPath = new Map(partitionReports.map((partition) => [partition.path, partition]));
+  const listDirs = async (directory: string): Promise<string[]> => {
+    try {
+      return (await scanFs.list(directory))
+        .filter((entry) => entry.isDirectory && !NOT_PARTITION_DIR.test(entry.name))
+        .map((entry) => entry.name)
+        .sort();
+    } catch {
+      return [];
+    }
+  };
+  const streamsDir = join(root, STREAMS_DIR);
+  for (const stream of await listDirs(streamsDir)) {
+    for (const topic of await listDirs(join(streamsDir, stream, "topics"))) {
+      const partitionsDir = join(streamsDir, stream, "topics", topic, "partitions");
+      for (const partition of await listDirs(partitionsDir)) {
+        const path = join(partitionsDir, partition);
+        const superblock = await scanSuperblock(path, scanFs, engine, "partition");
+        const findings: NodeFinding[] = [];
+        const frontier = superblock.vsr?.offsetFrontier ?? 0n;
+        const proven = byPath.get(path);
+        if (frontier > 0n && proven !== undefined) {
+          const lastProven = proven.segments.reduce<bigint | null>(
+            (max, s) => (s.endOffset !== null && (max === null || s.endOffset > max) ? s.endOffset : max),
+            null,
+          );
+          if (lastProven === null || frontier - 1n > lastProven) {
+            findings.push({
+              severity: "info",
+              code: "OffsetFrontierAhead",
+              path,
+              message: `the partition superblock's offset_frontier is ${frontier} but the segments prove offsets only up to ${lastProven ?? "none"}: the server resumes at ${frontier}, and offsets below it are never re-minted`,
+              offsetFrontier: frontier,
+              lastProvenOffset: lastProven,
+            });
+          }
+        }
+        out.push({ path, superblock: superblock.state === "empty" && superblock.findings.length === 0 ? null : superblock, findings });
+      }
+    }
+  }
+  return out;
+}
+
+/** Every finding of the node section (metadata items and partition dirs). */
+export function nodeFindings(report: NodeReport): NodeFinding[] {
+  return [
+    ...report.metadata.findings,
+    ...(report.metadata.snapshot?.findings ?? []),
+    ...(report.metadata.superblock?.findings ?? []),
+    ...(report.metadata.wal?.findings ?? []),
+    ...report.partitions.flatMap((partition) => [...(partition.superblock?.findings ?? []), ...partition.findings]),
+  ];
+}
+
+/** docs/node.md N8: what the next boot does; destructive effects first. */
+function forecast(report: NodeReport): BootForecastEntry[] {
+  const entries = [...report.bootForecast];
+  const refusing = [...(report.metadata.snapshot?.findings ?? []), ...(report.metadata.superblock?.findings ?? [])].filter(
+    (finding) => finding.severity === "refused",
+  );
+  for (const finding of refusing)
+    entries.push({ effect: "refuse-boot", path: finding.path, destructive: false, detail: `${finding.code}: ${finding.message}` });
+  for (const partition of report.partitions) {
+    for (const finding of partition.superblock?.findings ?? []) {
+      if (finding.code === "PartitionSuperblockUnreadable") {
+        entries.push({
+          effect: "tombstone-partition",
+          path: partition.path,
+          destructive: false,
+          detail: "the partition superblock does not verify: boot serves the node without this partition",
+        });
+      }
+    }
+  }
+  return entries.sort((a, b) => Number(b.destructive) - Number(a.destructive));
+}

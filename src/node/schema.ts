@@ -1,0 +1,173 @@
+/**
+ * The JSON schema of the node section (docs/node.md N9), in TypeBox. u64 values
+ * are decimal strings; every object is closed except a finding, whose
+ * code-specific fields are open (strings, numbers, booleans or null).
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+const U64 = Type.String({ pattern: "^(0|[1-9][0-9]{0,19})$" });
+const Count = Type.Integer({ minimum: 0 });
+const Severity = Type.Union(["clean", "info", "warn", "repairable", "refused", "failed"].map((s) => Type.Literal(s)));
+
+export const NodeFindingSchema = Type.Object(
+  {
+    severity: Severity,
+    code: Type.String({ minLength: 1 }),
+    path: Type.String(),
+    message: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]) },
+);
+
+const Findings = Type.Array(NodeFindingSchema);
+
+export const SuperblockJsonSchema = Type.Object(
+  {
+    directory: Type.String(),
+    state: Type.Union(["present", "empty", "unreadable", "undecodable", "failed"].map((s) => Type.Literal(s))),
+    slotA: Type.String(),
+    slotB: Type.String(),
+    sequence: Type.Union([U64, Type.Null()]),
+    cluster: Type.Union([Type.String({ pattern: "^[0-9]+$" }), Type.Null()]),
+    replicaId: Type.Union([Count, Type.Null()]),
+    replicaCount: Type.Union([Count, Type.Null()]),
+    view: Type.Union([Count, Type.Null()]),
+    logView: Type.Union([Count, Type.Null()]),
+    commitMax: Type.Union([U64, Type.Null()]),
+    checkpointOp: Type.Union([U64, Type.Null()]),
+    checkpointChecksum: Type.Union([Type.String({ pattern: "^[0-9]+$" }), Type.Null()]),
+    offsetFrontier: Type.Union([U64, Type.Null()]),
+    findings: Findings,
+  },
+  { additionalProperties: false },
+);
+
+const WalJsonSchema = Type.Object(
+  {
+    path: Type.String(),
+    size: Count,
+    entries: Count,
+    ops: Type.Union([Type.Object({ first: U64, last: U64 }, { additionalProperties: false }), Type.Null()]),
+    unsealed: Type.Object({ headers: Count, bodies: Count }, { additionalProperties: false }),
+    walkedSize: Count,
+    residue: Type.Union([
+      Type.Object(
+        {
+          damagePosition: Count,
+          bytes: Count,
+          reason: Type.String(),
+          probe: Type.Union([Type.Literal("no-survivor"), Type.Literal("survivor"), Type.Literal("budget-exhausted")]),
+          survivorPosition: Type.Union([Count, Type.Null()]),
+          stoppedAt: Type.Union([Count, Type.Null()]),
+          spentUnits: Count,
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+    budget: Type.Object({ limitUnits: Count, spentUnits: Count }, { additionalProperties: false }),
+    iggy: Type.Object(
+      {
+        scan: Type.Union([Type.Literal("boot"), Type.Literal("truncate-tail"), Type.Literal("refuse")]),
+        position: Type.Union([Count, Type.Null()]),
+        reason: Type.String(),
+        truncateFromOp: Type.Union([U64, Type.Null()]),
+        opsLost: Count,
+      },
+      { additionalProperties: false },
+    ),
+    findings: Findings,
+  },
+  { additionalProperties: false },
+);
+
+const SnapshotJsonSchema = Type.Object(
+  {
+    path: Type.String(),
+    present: Type.Boolean(),
+    size: Count,
+    sealed: Type.Boolean(),
+    checksum: Type.Union([Type.String({ pattern: "^[0-9]+$" }), Type.Null()]),
+    sequenceNumber: Type.Union([U64, Type.Null()]),
+    streams: Count,
+    topics: Count,
+    partitions: Count,
+    findings: Findings,
+  },
+  { additionalProperties: false },
+);
+
+export const NodeJsonSchema = Type.Object(
+  {
+    path: Type.String(),
+    verdict: Severity,
+    metadata: Type.Object(
+      {
+        present: Type.Boolean(),
+        wal: Type.Union([WalJsonSchema, Type.Null()]),
+        snapshot: Type.Union([SnapshotJsonSchema, Type.Null()]),
+        superblock: Type.Union([SuperblockJsonSchema, Type.Null()]),
+        findings: Findings,
+      },
+      { additionalProperties: false },
+    ),
+    partitions: Type.Array(
+      Type.Object(
+        {
+          path: Type.String(),
+          superblock: Type.Union([SuperblockJsonSchema, Type.Null()]),
+          /** docs/node.md N5 (part 2). */
+          purgeGeneration: Type.Null(),
+          /** docs/node.md N4 (part 2). */
+          offsets: Type.Array(Type.Never()),
+          findings: Findings,
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    notDurable: Type.Array(Type.String()),
+    crossCheck: Type.Object(
+      {
+        orphanDirs: Type.Array(Type.String()),
+        missingDirs: Type.Array(Type.String()),
+        inconclusiveStreams: Type.Array(Count),
+      },
+      { additionalProperties: false },
+    ),
+    bootForecast: Type.Array(
+      Type.Object(
+        {
+          effect: Type.Union(
+            [
+              "refuse-boot",
+              "truncate-wal-tail",
+              "truncate-wal-from-op",
+              "unlink-offset-file",
+              "clamp-offset",
+              "re-purge-partition",
+              "quarantine-partition",
+              "tombstone-partition",
+              "recreate-partition-empty",
+              "sweep-scratch",
+            ].map((s) => Type.Literal(s)),
+          ),
+          path: Type.String(),
+          destructive: Type.Boolean(),
+          detail: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type JsonNode = Static<typeof NodeJsonSchema>;
+export type JsonSuperblock = Static<typeof SuperblockJsonSchema>;
+export type JsonNodeFinding = Static<typeof NodeFindingSchema>;
+
+/** Problems with a parsed node section; empty when it matches the schema. */
+export function validateNodeJson(value: unknown, at = "$.node"): string[] {
+  return [...Value.Errors(NodeJsonSchema, value)].map((error) => `${at}${error.path.replaceAll("/", ".")}: ${error.message}`);
+}

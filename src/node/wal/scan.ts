@@ -1,0 +1,399 @@
+/**
+ * `metadata/journal.wal` (docs/node.md N1): walk, residue probe, op-order
+ * checks, and beside segscan's verdict what Iggy's own boot would decide for
+ * the same bytes (docs/node.md N8). Read-only; memory is one scan window.
+ */
+import type { Engine } from "../../engine/types.js";
+import { ScanFailure, describeCause } from "../../io/errors.js";
+import type { ReadableFile, ScanFs } from "../../io/fs.js";
+import { FileWindow } from "../../io/window.js";
+import { U64_MAX } from "../../format/constants.js";
+import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../types.js";
+import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "./format.js";
+import { type EntryFailure, type WalEntry, type WalWalk, WalReader, findStructuralEntry, hashEntry, probeWal, walkWal } from "./walk.js";
+
+export interface WalScanOptions {
+  engine: Engine;
+  scanFs: ScanFs;
+  windowBytes: number;
+  /** The WAL probe's own budget (docs/node.md N1). */
+  probeBudgetUnits: number;
+  /** The snapshot's `sequence_number` S (0 without a snapshot). */
+  snapshotOp: bigint;
+  /**
+   * False when a snapshot exists but its op is unknown (it does not decode or
+   * could not be read): the snapshot-hole check is then skipped, since S is not
+   * known, and the other checks run over every op.
+   */
+  snapshotOpKnown?: boolean;
+  /** The metadata superblock's cluster id, when one decodes. */
+  superblockCluster: bigint | null;
+  signal?: AbortSignal | undefined;
+  onRead?: ((bytes: number) => void) | undefined;
+}
+
+export interface WalScan {
+  report: WalReport;
+  forecast: BootForecastEntry[];
+}
+
+function finding(
+  severity: NodeFinding["severity"],
+  code: string,
+  path: string,
+  message: string,
+  fields: Record<string, NodeFinding[string]> = {},
+): NodeFinding {
+  return { severity, code, path, message, ...fields };
+}
+
+/** Scans the WAL at `path` of `size` bytes (the caller stat'ed it). Read errors throw ScanFailure. */
+export async function scanWal(path: string, size: number, options: WalScanOptions): Promise<WalScan> {
+  let file: ReadableFile;
+  try {
+    file = await options.scanFs.open(path);
+  } catch (cause) {
+    throw new ScanFailure("OpenFailure", path, `cannot open ${path} (${describeCause(cause)}); nothing was changed`, { cause });
+  }
+  const engineWindow = options.engine.openWindow(options.windowBytes);
+  try {
+    const window = new FileWindow(file, path, size, engineWindow, { signal: options.signal, onRead: options.onRead });
+    return await scanWalWindow(new WalReader(window, options.engine), path, options);
+  } finally {
+    engineWindow.close();
+    await file.close();
+  }
+}
+
+async function scanWalWindow(reader: WalReader, path: string, options: WalScanOptions): Promise<WalScan> {
+  const size = reader.fileSize;
+  const findings: NodeFinding[] = [];
+  const walk = await walkWal(reader, "segscan");
+  const entries = walk.entries;
+  const budget = { limitUnits: options.probeBudgetUnits, spentUnits: 0 };
+  let residue: WalResidue | null = null;
+  const maxOp = entries.reduce<bigint | null>((max, entry) => (max === null || entry.op > max ? entry.op : max), null);
+
+  if (walk.failure !== null) {
+    const damagePosition = walk.stopPosition;
+    const minOp = maxOp === null ? 0n : maxOp < U64_MAX ? maxOp + 1n : null;
+    const probe = await probeWal(reader, damagePosition, minOp, budget);
+    residue = {
+      damagePosition,
+      bytes: size - damagePosition,
+      reason: walk.failure.reason,
+      probe: probe.verdict,
+      survivorPosition: probe.survivorPosition,
+      stoppedAt: probe.stoppedAt,
+      spentUnits: budget.spentUnits,
+    };
+  }
+
+  const iggy = await iggyDecision(reader, walk, options.snapshotOp);
+  if (residue !== null) findings.push(residueFinding(path, residue, budget, iggy));
+  findings.push(...(await opOrderFindings(reader, path, entries, options)));
+
+  const unsealed = {
+    headers: entries.filter((entry) => entry.checksum === 0n).length,
+    bodies: entries.filter((entry) => entry.checksumBody === 0n).length,
+  };
+  if (unsealed.headers > 0 || unsealed.bodies > 0) {
+    findings.push(
+      finding(
+        "warn",
+        "WalUnsealed",
+        path,
+        `${unsealed.headers} entr${unsealed.headers === 1 ? "y has" : "ies have"} an unsealed header and ${unsealed.bodies} an unsealed body (checksum 0): the server replays them on trust, nothing proves their bytes`,
+        { headers: unsealed.headers, bodies: unsealed.bodies },
+      ),
+    );
+  }
+
+  // Ops are bigint: Math.min does not apply.
+  const lowerOp = (min: bigint, entry: WalEntry): bigint => (entry.op < min ? entry.op : min);
+  const ops = maxOp === null ? null : { first: entries.reduce(lowerOp, maxOp), last: maxOp };
+  const report: WalReport = {
+    path,
+    size,
+    entries: entries.length,
+    ops,
+    unsealed,
+    walkedSize: walk.stopPosition,
+    residue,
+    budget,
+    iggy,
+    findings,
+  };
+  return { report, forecast: forecastOf(path, iggy, residue) };
+}
+
+function residueFinding(
+  path: string,
+  residue: WalResidue,
+  budget: { limitUnits: number; spentUnits: number },
+  iggy: IggyWalDecision,
+): NodeFinding {
+  const { damagePosition } = residue;
+  if (residue.probe === "survivor") {
+    return finding(
+      "refused",
+      "WalInteriorDamage",
+      path,
+      `the entry at byte ${damagePosition} does not verify (${residue.reason}) but a verified entry with a higher op starts at byte ${residue.survivorPosition}: durable, possibly acknowledged ops follow the damage, so nothing may be cut`,
+      { damagePosition, survivorPosition: residue.survivorPosition },
+    );
+  }
+  if (residue.probe === "budget-exhausted") {
+    return finding(
+      "refused",
+      "WalUnverifiedResidue",
+      path,
+      `the entry at byte ${damagePosition} does not verify (${residue.reason}) and the probe budget (${budget.limitUnits} units) ran out at byte ${residue.stoppedAt} before the ${residue.bytes}-byte residue was proven free of later entries`,
+      {
+        damagePosition,
+        residueBytes: residue.bytes,
+        limitUnits: budget.limitUnits,
+        spentUnits: budget.spentUnits,
+        stoppedAt: residue.stoppedAt,
+      },
+    );
+  }
+  const iggyNote =
+    iggy.scan === "refuse"
+      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot with nothing lost.`
+      : iggy.scan === "truncate-tail" && iggy.position === damagePosition
+        ? " Iggy's own boot would make the same cut, silently."
+        : "";
+  return finding(
+    "repairable",
+    "WalTornTail",
+    path,
+    `the last ${residue.bytes} bytes from byte ${damagePosition} are a torn tail (${residue.reason}; no verified entry with a higher op follows): never fsynced, so never acknowledged; repair cuts them after preserving them.${iggyNote}`,
+    { damagePosition, residueBytes: residue.bytes },
+  );
+}
+
+/** docs/node.md N1 op-order checks over the verified entries, S = the snapshot's op. */
+async function opOrderFindings(
+  reader: WalReader,
+  path: string,
+  entries: readonly WalEntry[],
+  options: WalScanOptions,
+): Promise<NodeFinding[]> {
+  const findings: NodeFinding[] = [];
+  const S = options.snapshotOp;
+  // Duplicates: the later copy in file order is the one boot keeps.
+  const byOp = new Map<bigint, WalEntry>();
+  for (const entry of entries) {
+    const earlier = byOp.get(entry.op);
+    if (earlier !== undefined) {
+      const identical =
+        earlier.size === entry.size &&
+        (await hashEntry(reader, earlier.position, earlier.size)) === (await hashEntry(reader, entry.position, entry.size));
+      const fields = { op: entry.op, firstPosition: earlier.position, secondPosition: entry.position };
+      if (identical) {
+        findings.push(
+          finding(
+            "info",
+            "WalDuplicateIdentical",
+            path,
+            `op ${entry.op} is written twice with identical bytes (bytes ${earlier.position} and ${entry.position}): harmless`,
+            fields,
+          ),
+        );
+      } else if (entry.op > S) {
+        findings.push(
+          finding(
+            "refused",
+            "WalDuplicateOp",
+            path,
+            `op ${entry.op} is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); boot keeps the later copy and silently drops the other`,
+            fields,
+          ),
+        );
+      } else {
+        findings.push(
+          finding(
+            "info",
+            "WalDuplicateIdentical",
+            path,
+            `op ${entry.op} (at or below the snapshot op ${S}) is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); replay never reads it`,
+            { ...fields, identical: false },
+          ),
+        );
+      }
+    }
+    byOp.set(entry.op, entry);
+  }
+  const replay = [...byOp.values()].filter((entry) => entry.op > S).sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
+  if (options.snapshotOpKnown !== false && replay.length > 0 && replay[0]!.op !== S + 1n) {
+    findings.push(
+      finding(
+        "refused",
+        "WalSnapshotHole",
+        path,
+        `the lowest op after the snapshot (op ${S}) is ${replay[0]!.op}, not ${S + 1n}: ops ${S + 1n}..${replay[0]!.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
+        { snapshotOp: S, lowestOp: replay[0]!.op },
+      ),
+    );
+  }
+  for (let i = 1; i < replay.length; i++) {
+    const prev = replay[i - 1]!;
+    const entry = replay[i]!;
+    const lost = replay.length - i;
+    if (entry.op !== prev.op + 1n) {
+      findings.push(
+        finding(
+          "refused",
+          "WalGap",
+          path,
+          `op ${prev.op + 1n} is missing while ${lost} higher op${lost === 1 ? "" : "s"} (${entry.op}..) exist: boot would truncate the WAL from op ${entry.op} and delete every later op, even on a single node`,
+          { missingOp: prev.op + 1n, nextOp: entry.op, opsAfter: lost },
+        ),
+      );
+      break;
+    }
+    if (prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum) {
+      findings.push(
+        finding(
+          "refused",
+          "WalChainBreak",
+          path,
+          `op ${entry.op} (byte ${entry.position}) does not chain to op ${prev.op} (byte ${prev.position}): boot would truncate the WAL from op ${entry.op} and delete ${lost} op${lost === 1 ? "" : "s"}, even on a single node`,
+          { op: entry.op, position: entry.position, previousPosition: prev.position, opsAfter: lost },
+        ),
+      );
+      break;
+    }
+  }
+  const foreignGroup = entries.filter((entry) => entry.group !== WAL_METADATA_GROUP);
+  if (foreignGroup.length > 0) {
+    findings.push(
+      finding(
+        "warn",
+        "WalGroupMismatch",
+        path,
+        `${foreignGroup.length} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${foreignGroup[0]!.position}); Iggy does not check this`,
+        { count: foreignGroup.length, firstPosition: foreignGroup[0]!.position },
+      ),
+    );
+  }
+  const cluster = options.superblockCluster;
+  if (cluster !== null) {
+    const foreign = entries.filter((entry) => entry.cluster !== cluster);
+    if (foreign.length > 0) {
+      findings.push(
+        finding(
+          "warn",
+          "WalClusterMismatch",
+          path,
+          `${foreign.length} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${foreign[0]!.position}); Iggy does not check this`,
+          { count: foreign.length, firstPosition: foreign[0]!.position },
+        ),
+      );
+    }
+  }
+  return findings;
+}
+
+/** Iggy's boot scan (`scan` + `truncate_or_fail`) and replay (`recover`) on these bytes. */
+async function iggyDecision(reader: WalReader, walk: WalWalk, snapshotOp: bigint): Promise<IggyWalDecision> {
+  let iggyWalk = walk;
+  const failure = walk.failure;
+  if (
+    failure?.kind === "structural" &&
+    (failure.gateStatus === WalHeaderStatus.ReservedNonZero || failure.gateStatus === WalHeaderStatus.UpperBytesNonZero)
+  ) {
+    // Iggy's scan does not look at these bytes: it walks on from here.
+    iggyWalk = await walkWal(reader, "iggy", walk.stopPosition, walk.entries.at(-1) ?? null, [...walk.entries]);
+  }
+  const decision: IggyWalDecision = {
+    scan: "boot",
+    position: null,
+    reason: "every entry passes the boot scan",
+    truncateFromOp: null,
+    opsLost: 0,
+  };
+  if (iggyWalk.failure !== null) {
+    const cut = await truncateOrFail(reader, iggyWalk.stopPosition, iggyWalk.failure);
+    Object.assign(decision, cut);
+    if (decision.scan === "refuse") return decision;
+  }
+  // Replay: op-sorted entries above S, the later copy of a duplicate winning.
+  const byOp = new Map<bigint, WalEntry>();
+  for (const entry of iggyWalk.entries) byOp.set(entry.op, entry);
+  const replay = [...byOp.values()].filter((entry) => entry.op > snapshotOp).sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
+  let replayed = replay.length;
+  for (let i = 1; i < replay.length; i++) {
+    const prev = replay[i - 1]!;
+    const entry = replay[i]!;
+    const gap = entry.op !== prev.op + 1n;
+    const broken = prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum;
+    if (gap || broken) {
+      decision.truncateFromOp = entry.op;
+      decision.opsLost = replay.length - i;
+      replayed = i;
+      break;
+    }
+  }
+  const badReserved = replay.slice(0, replayed).find((entry) => entry.gateStatus === WalHeaderStatus.ReservedNonZero);
+  if (badReserved !== undefined) {
+    return {
+      ...decision,
+      scan: "refuse",
+      position: badReserved.position,
+      reason: `op ${badReserved.op} at byte ${badReserved.position} has non-zero reserved bytes: replay fails validation`,
+    };
+  }
+  return decision;
+}
+
+/** Iggy's `truncate_or_fail` after a scan failure at `position`. */
+async function truncateOrFail(
+  reader: WalReader,
+  position: number,
+  failure: EntryFailure,
+): Promise<Pick<IggyWalDecision, "scan" | "position" | "reason">> {
+  const size = reader.fileSize;
+  if (failure.kind === "seal" && failure.entryEnd < size) {
+    return { scan: "refuse", position, reason: `interior WAL corruption at byte ${position} (${failure.reason}) with entries after it` };
+  }
+  const trailing = size - position;
+  if (trailing > WAL_IGGY_TRAILING_CAP_BYTES) {
+    return {
+      scan: "refuse",
+      position,
+      reason: `${trailing} bytes trail the damage at byte ${position}, more than one append can tear (64 MiB)`,
+    };
+  }
+  const complete = await findStructuralEntry(reader, position);
+  if (complete !== null) {
+    return {
+      scan: "refuse",
+      position,
+      reason: `a structurally complete entry starts at byte ${complete}, after the damage at byte ${position}`,
+    };
+  }
+  return { scan: "truncate-tail", position, reason: `cuts ${trailing} bytes at byte ${position} (${failure.reason})` };
+}
+
+function forecastOf(path: string, iggy: IggyWalDecision, residue: WalResidue | null): BootForecastEntry[] {
+  const forecast: BootForecastEntry[] = [];
+  if (iggy.scan === "refuse") {
+    forecast.push({ effect: "refuse-boot", path, destructive: false, detail: `the metadata WAL scan refuses: ${iggy.reason}` });
+    return forecast;
+  }
+  if (iggy.truncateFromOp !== null) {
+    forecast.push({
+      effect: "truncate-wal-from-op",
+      path,
+      destructive: true,
+      detail: `replay stops at op ${iggy.truncateFromOp} (gap or chain break) and rewrites the WAL without it and every later op: ${iggy.opsLost} op${iggy.opsLost === 1 ? "" : "s"} lost`,
+    });
+  }
+  if (iggy.scan === "truncate-tail") {
+    const provenTorn = residue !== null && residue.probe === "no-survivor" && residue.damagePosition === iggy.position;
+    forecast.push({ effect: "truncate-wal-tail", path, destructive: !provenTorn, detail: iggy.reason });
+  }
+  return forecast;
+}

@@ -1,0 +1,275 @@
+/**
+ * Entry verification, the walk and the residue probe of the metadata WAL
+ * (docs/node.md N1). Reads go through one FileWindow (one engine window of
+ * memory); a `size` that claims more than the file holds is rejected by
+ * comparison before anything is read, so a bit-flipped size allocates nothing.
+ */
+import type { Engine } from "../../engine/types.js";
+import type { FileWindow } from "../../io/window.js";
+import type { WalProbeVerdict } from "../types.js";
+import { readU32 } from "../../format/bytes.js";
+import {
+  WAL_HEADER_BYTES,
+  WAL_SIZE_AT,
+  WAL_HEADER_STATUS_NAMES,
+  WalHeaderStatus,
+  identityInput,
+  readWalHeader,
+  type WalHeader,
+} from "./format.js";
+
+/** A verified entry, as the op-order checks and the report need it. */
+export interface WalEntry {
+  position: number;
+  size: number;
+  op: bigint;
+  checksum: bigint;
+  checksumBody: bigint;
+  parent: bigint;
+  cluster: bigint;
+  group: bigint;
+  /** Iggy's walk only: the gate's reserved/upper-byte checks failed (boot fails at replay). */
+  gateStatus: WalHeaderStatus;
+}
+
+/**
+ * Why an entry does not verify. `structural`: the header or its extent
+ * (Iggy: `truncate_or_fail` at once); `seal`: a checksum or the chain (Iggy:
+ * interior corruption when bytes follow the entry, else `truncate_or_fail`).
+ */
+export type EntryFailure =
+  | { kind: "short"; reason: string }
+  | { kind: "structural"; reason: string; gateStatus?: WalHeaderStatus }
+  | { kind: "seal"; reason: string; entryEnd: number };
+
+export type EntryCheck = { verified: true; entry: WalEntry } | { verified: false; failure: EntryFailure };
+
+/** "segscan": the full gate of docs/node.md N1; "iggy": Iggy's scan (no reserved/upper-byte checks). */
+export type WalRule = "segscan" | "iggy";
+
+export class WalReader {
+  private readonly scratch = new Uint8Array(WAL_HEADER_BYTES);
+  constructor(
+    readonly window: FileWindow,
+    readonly engine: Engine,
+  ) {}
+
+  get fileSize(): number {
+    return this.window.fileSize;
+  }
+
+  /** Verifies the entry at `position`; `prev` is the previous entry in file order (chain rule). */
+  async examine(position: number, prev: WalEntry | null, rule: WalRule): Promise<EntryCheck> {
+    const window = this.window;
+    if (window.fileSize - position < WAL_HEADER_BYTES) {
+      return fail({ kind: "short", reason: `${window.fileSize - position} bytes left, fewer than a 256-byte header` });
+    }
+    const index = await window.ensure(position, WAL_HEADER_BYTES);
+    const kernels = window.engineWindow;
+    const status = kernels.walHeaderStatus(index) as WalHeaderStatus;
+    const tolerated = rule === "iggy" && (status === WalHeaderStatus.ReservedNonZero || status === WalHeaderStatus.UpperBytesNonZero);
+    if (status !== WalHeaderStatus.Ok && !tolerated) {
+      return fail({ kind: "structural", reason: `header gate: ${WAL_HEADER_STATUS_NAMES[status]}`, gateStatus: status });
+    }
+    const header = readWalHeader(kernels.view(), index);
+    if (header.size > window.fileSize - position) {
+      return fail({ kind: "structural", reason: `entry claims ${header.size} bytes but only ${window.fileSize - position} remain` });
+    }
+    const entryEnd = position + header.size;
+    if (header.checksum !== 0n) {
+      const identity = this.engine.xxh3_64(identityInput(kernels.view(), index, this.scratch));
+      if (identity !== header.checksum) {
+        return fail({
+          kind: "seal",
+          reason: `identity checksum mismatch (stored 0x${hex(header.checksum)}, computed 0x${hex(identity)})`,
+          entryEnd,
+        });
+      }
+    }
+    if (prev !== null && prev.op + 1n === header.op && prev.checksum !== 0n && header.parent !== prev.checksum) {
+      return fail({
+        kind: "seal",
+        reason: `parent chain break: parent 0x${hex(header.parent)} is not op ${prev.op}'s checksum 0x${hex(prev.checksum)}`,
+        entryEnd,
+      });
+    }
+    if (header.checksumBody !== 0n) {
+      const body = await this.hashBody(position, header.size);
+      if (body !== header.checksumBody) {
+        return fail({
+          kind: "seal",
+          reason: `body checksum mismatch (stored 0x${hex(header.checksumBody)}, computed 0x${hex(body)})`,
+          entryEnd,
+        });
+      }
+    }
+    return { verified: true, entry: toEntry(position, header, status) };
+  }
+
+  /** XXH3-64 of `[position + 256, position + size)`: in place when it fits the window, else streamed window by window. */
+  private async hashBody(position: number, size: number): Promise<bigint> {
+    const window = this.window;
+    const bodyStart = position + WAL_HEADER_BYTES;
+    const bodyBytes = size - WAL_HEADER_BYTES;
+    if (size <= window.capacityBytes) {
+      const index = await window.ensure(position, size);
+      return this.engine.xxh3_64(window.engineWindow.view().subarray(index + WAL_HEADER_BYTES, index + size));
+    }
+    const hasher = this.engine.createHasher();
+    for (let fed = 0; fed < bodyBytes; ) {
+      const chunk = Math.min(window.capacityBytes, bodyBytes - fed);
+      const index = await window.ensure(bodyStart + fed, chunk);
+      hasher.update(window.engineWindow.view().subarray(index, index + chunk));
+      fed += chunk;
+    }
+    return hasher.digest();
+  }
+}
+
+/** XXH3-64 of the whole entry's bytes (to tell identical duplicates from different ones). */
+export async function hashEntry(reader: WalReader, position: number, size: number): Promise<bigint> {
+  const window = reader.window;
+  const hasher = reader.engine.createHasher();
+  for (let fed = 0; fed < size; ) {
+    const chunk = Math.min(window.capacityBytes, size - fed);
+    const index = await window.ensure(position + fed, chunk);
+    hasher.update(window.engineWindow.view().subarray(index, index + chunk));
+    fed += chunk;
+  }
+  return hasher.digest();
+}
+
+function fail(failure: EntryFailure): EntryCheck {
+  return { verified: false, failure };
+}
+
+export function hex(value: bigint): string {
+  return value.toString(16).padStart(16, "0");
+}
+
+function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatus): WalEntry {
+  return {
+    position,
+    size: header.size,
+    op: header.op,
+    checksum: header.checksum,
+    checksumBody: header.checksumBody,
+    parent: header.parent,
+    cluster: header.cluster,
+    group: header.group,
+    gateStatus,
+  };
+}
+
+export interface WalWalk {
+  entries: WalEntry[];
+  /** First position that did not verify, or the file size. */
+  stopPosition: number;
+  failure: EntryFailure | null;
+}
+
+/** docs/node.md N1 walk: from `fromPosition`, entry by entry, to the first that does not verify. */
+export async function walkWal(
+  reader: WalReader,
+  rule: WalRule,
+  fromPosition = 0,
+  prev: WalEntry | null = null,
+  entries: WalEntry[] = [],
+): Promise<WalWalk> {
+  let position = fromPosition;
+  let previous = prev;
+  while (position < reader.fileSize) {
+    const check = await reader.examine(position, previous, rule);
+    if (!check.verified) return { entries, stopPosition: position, failure: check.failure };
+    entries.push(check.entry);
+    previous = check.entry;
+    position += check.entry.size;
+  }
+  return { entries, stopPosition: position, failure: null };
+}
+
+export interface WalBudget {
+  readonly limitUnits: number;
+  spentUnits: number;
+}
+
+export interface WalProbeResult {
+  verdict: WalProbeVerdict;
+  survivorPosition: number | null;
+  stoppedAt: number | null;
+}
+
+/**
+ * docs/node.md N1 residue probe: a candidate c > damagePosition survives when
+ * the entry at c verifies fully (checksums included) and its op ≥ `minOp`
+ * (above every op the walk proved). Candidates cost 1 unit each; a candidate
+ * that passes the cheap checks but fails verification costs its claimed size.
+ */
+export async function probeWal(
+  reader: WalReader,
+  damagePosition: number,
+  minOp: bigint | null,
+  budget: WalBudget,
+): Promise<WalProbeResult> {
+  const window = reader.window;
+  const lastCandidate = window.fileSize - WAL_HEADER_BYTES;
+  let candidate = damagePosition + 1;
+  while (candidate <= lastCandidate) {
+    const index = await window.ensure(candidate, WAL_HEADER_BYTES);
+    const windowStart = window.start;
+    const windowLast = Math.min(lastCandidate, window.end - WAL_HEADER_BYTES);
+    const scan = window.engineWindow.scanWalCandidates({
+      rule: "verified",
+      fromIndex: index,
+      toIndex: windowLast - windowStart + 1,
+      fileEndIndex: window.fileSize - windowStart,
+      minOp,
+      spentUnits: budget.spentUnits,
+      limitUnits: budget.limitUnits,
+    });
+    budget.spentUnits = scan.spentUnits;
+    const stop = windowStart + scan.index;
+    if (scan.status === "exhausted") return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stop };
+    if (scan.status === "done") {
+      candidate = stop;
+      continue;
+    }
+    // The candidate passed the gate, so its claimed size is in [256, 64 MiB].
+    const claimedBytes = readU32(window.engineWindow.view(), scan.index + WAL_SIZE_AT);
+    const check = await reader.examine(stop, null, "segscan");
+    if (check.verified) return { verdict: "survivor", survivorPosition: stop, stoppedAt: null };
+    // Pessimistic, as the segment probe: the whole claimed entry was handed to verification.
+    budget.spentUnits += claimedBytes;
+    if (budget.spentUnits > budget.limitUnits) return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stop };
+    candidate = stop + 1;
+  }
+  return { verdict: "no-survivor", survivorPosition: null, stoppedAt: null };
+}
+
+/**
+ * Iggy's `find_complete_entry(from, L)`: the first offset in (from, L-256] that
+ * is structurally complete (no checksum). Unbudgeted: the caller runs it only
+ * on at most 64 MiB of trailing bytes.
+ */
+export async function findStructuralEntry(reader: WalReader, from: number): Promise<number | null> {
+  const window = reader.window;
+  const lastCandidate = window.fileSize - WAL_HEADER_BYTES;
+  let candidate = from + 1;
+  while (candidate <= lastCandidate) {
+    const index = await window.ensure(candidate, WAL_HEADER_BYTES);
+    const windowStart = window.start;
+    const windowLast = Math.min(lastCandidate, window.end - WAL_HEADER_BYTES);
+    const scan = window.engineWindow.scanWalCandidates({
+      rule: "structural",
+      fromIndex: index,
+      toIndex: windowLast - windowStart + 1,
+      fileEndIndex: window.fileSize - windowStart,
+      minOp: 0n,
+      spentUnits: 0,
+      limitUnits: Number.MAX_SAFE_INTEGER,
+    });
+    if (scan.status === "passed") return windowStart + scan.index;
+    candidate = windowStart + scan.index;
+  }
+  return null;
+}

@@ -1,0 +1,445 @@
+/**
+ * The HTML report's client-side script, inlined into the page. It reads the
+ * report JSON embedded once in the page (`#segscan-data`, plain or
+ * gzip+base64), then builds partition rows on demand: only the current page of
+ * the filtered list is in the DOM, so a 10,000-partition report stays fast.
+ * Plain ES2020 without modules or dependencies; it makes no network request
+ * (the page's Content-Security-Policy forbids them anyway).
+ *
+ * Byte positions come straight from the report (docs/interfaces.md §9.3); the
+ * drawing's meaning follows docs/recovery.md §3.5 (prefix P, residue, probe,
+ * survivor) and docs/repair.md §6.2 (a repair truncates the .log to P).
+ *
+ * Kept as a String.raw literal: no `${` and no backticks inside.
+ */
+export const HTML_REPORT_SCRIPT = String.raw`
+(function () {
+  "use strict";
+  var config = JSON.parse(document.getElementById("segscan-config").textContent);
+  var PAGE_SIZES = config.pageSizes;
+  var MAX_INDEX_TICKS = config.maxIndexTicks;
+
+  var VERDICT_WORDS = {
+    clean: "Clean: every byte of every segment is proven; the partition is served as it is.",
+    repairable: "Repairable: the only problems are a provably torn tail, an index to rebuild or trim, or scratch files; a repair removes nothing durable.",
+    refused: "Refused: damage hides data that may be durable, so nothing is cut.",
+    failed: "Failed: a read error stopped the scan of this partition; nothing was concluded and nothing was changed."
+  };
+  var ACTION_WORDS = {
+    serve: "Serve it as it is.",
+    repair: "Repair: truncate each torn segment at its cut point, rebuild or trim the index, sweep scratch files (segscan repair --apply; every cut byte is preserved and segscan restore puts it back).",
+    tombstone: "Tombstone: do not serve it, and leave every file exactly where it is as evidence.",
+    "rebuild-from-peers": "Rebuild from peers: move the files aside (never deleted) and copy the partition from a healthy replica.",
+    retry: "Retry: fix the storage and scan again; nothing was changed."
+  };
+  var REFUSAL_WORDS = {
+    InteriorDamage: "a complete, verifying batch survives after the damage, so cutting there would destroy durable data",
+    UnverifiedResidue: "the damage probe ran out of budget before it could prove that the residue holds no surviving batch",
+    OffsetDiscontinuity: "a verified batch does not continue the offset chain",
+    IndexEntriesNotMonotone: "the index's entries go backwards",
+    IndexEntryBeforeSegmentStart: "an index entry points before the segment's first offset",
+    SizeDivergence: "the index points past the end of the log",
+    EmptyNonTailSegment: "an empty segment sits before the last segment",
+    Hole: "offsets are missing between two segments",
+    Overlap: "two segments hold the same offsets"
+  };
+
+  var report = null;
+  var view = { onlyProblems: false, query: "", page: 0, pageSize: PAGE_SIZES[0], scale: "partition" };
+  var all = [];
+  var matching = [];
+  var sharedScaleBytes = 1;
+  var commonPrefix = "";
+
+  var $ = function (id) { return document.getElementById(id); };
+  function esc(value) {
+    return String(value).replace(/[&<>"']/g, function (ch) {
+      return ch === "&" ? "&amp;" : ch === "<" ? "&lt;" : ch === ">" ? "&gt;" : ch === '"' ? "&quot;" : "&#39;";
+    });
+  }
+  function count(value) { return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  function bytes(value) {
+    var units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    var v = value, u = 0;
+    while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
+    return u === 0 ? v + " B" : (Number.isInteger(v) ? v : v.toFixed(1)) + " " + units[u];
+  }
+  function plural(n, one, many) { return count(n) + " " + (n === 1 ? one : many); }
+  function baseName(path) { var at = path.lastIndexOf("/"); return at < 0 ? path : path.slice(at + 1); }
+  function shown(path) { return commonPrefix && path.indexOf(commonPrefix) === 0 ? path.slice(commonPrefix.length) : path; }
+  function list(value) { return Array.isArray(value) ? value : []; }
+
+  function loadReport() {
+    var el = $("segscan-data");
+    if (el.getAttribute("data-encoding") === "gzip+base64") {
+      var text = atob(el.textContent.trim());
+      var raw = new Uint8Array(text.length);
+      for (var i = 0; i < text.length; i++) raw[i] = text.charCodeAt(i);
+      var stream = new Blob([raw]).stream().pipeThrough(new DecompressionStream("gzip"));
+      return new Response(stream).text().then(JSON.parse);
+    }
+    return Promise.resolve(JSON.parse(el.textContent));
+  }
+
+  function computeCommonPrefix(paths) {
+    if (paths.length < 2) return "";
+    var first = paths[0], cut = first.length;
+    for (var i = 1; i < paths.length && cut > 0; i++) {
+      var p = paths[i], j = 0;
+      while (j < cut && j < p.length && p.charCodeAt(j) === first.charCodeAt(j)) j++;
+      cut = j;
+    }
+    var slash = first.lastIndexOf("/", cut - 1);
+    return slash > 0 ? first.slice(0, slash + 1) : "";
+  }
+
+  // ---- the byte map of one segment -------------------------------------
+
+  function pct(position, scaleBytes) { return (Math.max(0, position) / scaleBytes * 100).toFixed(4) + "%"; }
+
+  /** A focusable mark: its tooltip text is also its accessible name and its SVG title. */
+  function mark(kind, tip, body, hitX, hitWidth) {
+    return '<g class="mark" tabindex="0" role="img" data-mark="' + kind + '" aria-label="' + esc(tip.replace(/\n/g, "; ")) +
+      '" data-tip="' + esc(tip) + '"><title>' + esc(tip) + "</title>" + body +
+      (hitX === undefined ? "" : '<rect class="hit" x="' + hitX + '" y="1" width="' + hitWidth + '" height="30" transform="translate(' + (-hitWidth / 2) + ' 0)"/>') +
+      "</g>";
+  }
+
+  function lineMark(kind, xPct, lineClass, capClass, cap, label, tip) {
+    var body = '<rect class="' + lineClass + '" x="' + xPct + '" y="3" width="4" height="26" transform="translate(-2 0)"/>' +
+      '<use class="' + capClass + '" href="#' + cap + '" x="' + xPct + '" y="3"/>' +
+      '<text class="mark-label" x="' + xPct + '" y="37" text-anchor="middle">' + label + "</text>";
+    return mark(kind, tip, body, xPct, 12);
+  }
+
+  /**
+   * One segment's byte map. With fromByte > 0 it is a zoomed view of the bytes
+   * [fromByte, size): the same marks, scaled so the residue fills the row.
+   */
+  function segmentFigure(partition, segment, scaleBytes, fromByte) {
+    var from = fromByte || 0;
+    var zoom = from > 0;
+    var size = segment.messagesSize;
+    function at(position) { return pct(position - from, scaleBytes); }
+    function span(start, end) { return pct(Math.max(0, end - Math.max(start, from)), scaleBytes); }
+    function inView(position) { return position >= from; }
+    var out = [];
+    var fileW = span(0, size);
+    var walked = segment.walkedSize;
+    var residue = segment.residue;
+    var refusal = segment.refusal;
+    var where = baseName(segment.logPath);
+    var desc = [where + ": " + count(size) + " bytes, offsets " + segment.startOffset + ".." + (segment.endOffset === null ? "(none)" : segment.endOffset) +
+      ", outcome " + segment.outcome + ", proven prefix " + count(walked) + " bytes"];
+
+    out.push('<rect class="file" x="0" y="7" width="' + fileW + '" height="18"/>');
+    if (walked > from) {
+      out.push(mark("prefix", "Proven prefix P: bytes 0.." + count(walked) + " (" + bytes(walked) + ")\n" +
+        "offsets " + segment.startOffset + ".." + (segment.endOffset === null ? "(none)" : segment.endOffset) +
+        (segment.messageCount === null ? "" : ", " + plural(segment.messageCount, "message", "messages")) +
+        "\nevery batch here verifies and continues the offset chain",
+        '<rect class="prefix" x="0" y="7" width="' + span(0, walked) + '" height="18"/>'));
+    }
+    if (residue) {
+      var zero = residue.allZero;
+      var probeWords = residue.probe === "survivor" ? "the probe found a surviving batch at byte " + count(residue.survivorPosition)
+        : residue.probe === "budget-exhausted" ? "the probe ran out of budget before it finished"
+        : "the probe found no surviving batch";
+      out.push(mark(zero ? "residue-zero" : "residue-nonzero",
+        "Residue: bytes " + count(residue.damagePosition) + ".." + count(residue.damagePosition + residue.bytes) +
+        " (" + count(residue.bytes) + " bytes, " + (zero ? "all zero" : "NOT all zero") + ")\n" + probeWords +
+        "\nprobe spent " + count(residue.spentUnits) + " units",
+        '<rect class="' + (zero ? "residue-zero" : "residue-nonzero") + '" x="' + at(residue.damagePosition) +
+        '" y="7" width="' + span(residue.damagePosition, residue.damagePosition + residue.bytes) + '" height="18"/>'));
+      desc.push("residue of " + count(residue.bytes) + " bytes " + (zero ? "all zero" : "not all zero") + " from byte " + count(residue.damagePosition));
+    }
+    list(segment.gaps).forEach(function (gap) {
+      if (!inView(gap.position)) return;
+      var x = at(gap.position);
+      out.push(mark("gap", "Forward gap at byte " + count(gap.position) + ": expected offset " + gap.expectedOffset +
+        ", found " + gap.foundOffset + " (offsets skipped forward; allowed, reported)",
+        '<rect class="gap-mark" x="' + x + '" y="5" width="6" height="22" transform="translate(-3 0)"/>' +
+        '<text class="mark-label" x="' + x + '" y="37" text-anchor="middle">G</text>', x, 10));
+      desc.push("forward gap at byte " + count(gap.position));
+    });
+    list(segment.warnings).forEach(function (w) {
+      if (!inView(w.position)) return;
+      var x = at(w.position);
+      out.push(mark("warning", "Warning " + w.code + " at byte " + count(w.position) +
+        (w.batchLength === undefined ? "" : " (batch length " + count(w.batchLength) + " bytes)") + "\n" + w.message,
+        '<use class="warning-mark" href="#glyph-warning" x="' + x + '" y="3"/>' +
+        '<text class="mark-label" x="' + x + '" y="37" text-anchor="middle">W</text>', x, 12));
+      desc.push("warning " + w.code + " at byte " + count(w.position));
+    });
+    // The damage position: where the walk stopped before the file end (a residue),
+    // or where a segment refusal without a residue points.
+    var damageAt = residue ? residue.damagePosition
+      : refusal && typeof refusal.position === "number" ? refusal.position
+      : refusal && typeof refusal.indexedPosition === "number" ? refusal.indexedPosition : null;
+    // A torn tail's damage position IS the cut point: one mark says both.
+    var cutDrawn = segment.outcome === "torn-tail" && partition.action === "repair";
+    if (damageAt !== null && inView(damageAt) && !(cutDrawn && residue && damageAt === walked)) {
+      var dTip = "Damage at byte " + count(damageAt) + (refusal ? " (" + refusal.code + ")" : "") +
+        "\nthe proven prefix ends here" + (residue && residue.probe === "no-survivor" ? " (a torn tail: nothing survives after it)" : "") + (residue ? "; " + count(residue.bytes) + " bytes follow, " + (residue.allZero ? "all zero" : "not all zero") +
+        "\nprobe spent " + count(residue.spentUnits) + " units" : "") +
+        (refusal ? "\n" + refusal.message : "");
+      out.push(lineMark("damage", at(damageAt), "damage-line", "damage-cap", "glyph-damage", "D", dTip));
+      desc.push("damage at byte " + count(damageAt));
+    }
+    if (residue && residue.probe === "survivor" && residue.survivorPosition !== null) {
+      out.push(lineMark("survivor", at(residue.survivorPosition), "survivor-line", "survivor-cap", "glyph-survivor", "S",
+        "Survivor at byte " + count(residue.survivorPosition) + ": a complete batch that extends the chain starts here, " +
+        count(residue.survivorPosition - residue.damagePosition) + " bytes after the damage at " + count(residue.damagePosition) +
+        "\ncutting at the damage would destroy it, so nothing is cut\nprobe spent " + count(residue.spentUnits) + " units to find it"));
+      desc.push("surviving batch at byte " + count(residue.survivorPosition));
+    }
+    if (cutDrawn) {
+      var cx = at(walked);
+      out.push(mark("cut", (residue && residue.damagePosition === walked ? "Damage position and cut point" : "Cut point") + " at byte " + count(walked) + ": a repair truncates the .log from " + count(size) +
+        " to " + count(walked) + " bytes (" + count(size - walked) + " bytes removed" +
+        (residue ? ", " + (residue.allZero ? "all zero, recorded by length" : "preserved in the .segscan directory") : "") + ")" +
+        (residue ? "\nprobe spent " + count(residue.spentUnits) + " units proving no batch survives" : ""),
+        '<line class="cut-line" x1="' + cx + '" x2="' + cx + '" y1="0" y2="31"/>' +
+        '<text class="cut-label" x="' + cx + '" y="37" text-anchor="start" dx="3">cut</text>', cx, 10));
+      desc.push("a repair cuts at byte " + count(walked));
+    }
+    var index = segment.index || { entries: 0 };
+    if (!zoom && (index.entries > 0 || index.rebuilt || index.trailingBytes > 0 || index.mismatches > 0)) {
+      var ticks = Math.min(index.entries, MAX_INDEX_TICKS);
+      var tickBody = "";
+      for (var t = 0; t < ticks; t++) {
+        var tx = at(walked * (t / Math.max(1, ticks)));
+        tickBody += '<line class="tick" x1="' + tx + '" x2="' + tx + '" y1="26" y2="31"/>';
+      }
+      var indexTip = "Index: " + plural(index.entries, "entry", "entries") + " (" + count(segment.indexSize) + " bytes)" +
+        "\nthe report holds the count, not the positions: ticks are spread evenly over the proven prefix" +
+        (index.entries > MAX_INDEX_TICKS ? " (first " + MAX_INDEX_TICKS + " drawn)" : "") +
+        (index.rebuilt ? "\nrepair rebuilds it: " + plural(index.rebuiltEntries, "entry", "entries") : "") +
+        (index.trailingBytes > 0 ? "\n" + count(index.trailingBytes) + " trailing bytes (a torn entry) to trim" : "") +
+        (index.mismatches > 0 ? "\n" + plural(index.mismatches, "entry does", "entries do") + " not sit on a verified batch" : "");
+      out.push(mark("index", indexTip, tickBody + '<rect class="hit" x="0" y="25" width="' + span(0, Math.max(walked, 1)) + '" height="7"/>'));
+      desc.push(plural(index.entries, "index entry", "index entries") + (index.rebuilt ? ", index to rebuild" : ""));
+    }
+    var label = desc.join("; ");
+    if (size === 0) {
+      return '<div class="empty-file" role="img" aria-label="' + esc(label) + '">empty file (0 bytes)</div>';
+    }
+    if (zoom) {
+      return '<svg class="bar zoom" data-from="' + from + '" role="group" aria-label="' +
+        esc("Zoomed byte map, bytes " + count(from) + ".." + count(size) + ", of " + label) + '">' + out.join("") + "</svg>";
+    }
+    return '<svg class="bar" role="group" aria-label="' + esc("Byte map of " + label) + '">' + out.join("") + "</svg>";
+  }
+
+  /**
+   * Where a zoomed view of a segment starts, or 0 for none: when the residue
+   * takes less than ZOOM_BELOW_FRACTION of the row, a second bar shows the bytes
+   * from a little before the damage to the end, so close marks come apart.
+   */
+  function zoomFrom(segment, rowScale) {
+    var residue = segment.residue;
+    if (!residue || residue.bytes === 0 || residue.bytes / rowScale >= config.zoomBelowFraction) return 0;
+    var margin = Math.ceil(residue.bytes * config.zoomMarginFraction);
+    return Math.max(1, residue.damagePosition - margin);
+  }
+
+  function segmentLabel(segment) {
+    return '<div class="seglabel"><div class="name mono">' + esc(baseName(segment.logPath)) + "</div>" +
+      '<div class="muted">offsets ' + esc(segment.startOffset) + ".." + esc(segment.endOffset === null ? "(none)" : segment.endOffset) +
+      " &middot; " + esc(bytes(segment.messagesSize)) + " &middot; " + esc(segment.outcome) + "</div></div>";
+  }
+
+  function refusalHtml(refusal) {
+    if (!refusal) return "";
+    var words = REFUSAL_WORDS[refusal.code];
+    return '<div class="refusal"><b>' + esc(refusal.code) + "</b>" + (words ? ": " + esc(words) + "." : "") +
+      "<br>" + esc(refusal.message) + "</div>";
+  }
+
+  function partitionHtml(partition, at) {
+    var p = partition;
+    var segmentsOf = list(p.segments);
+    var scale = view.scale === "report" ? sharedScaleBytes : 0;
+    if (view.scale === "partition") {
+      scale = 1;
+      segmentsOf.forEach(function (s) { if (s.messagesSize > scale) scale = s.messagesSize; });
+    }
+    var html = '<li class="partition v-' + esc(p.verdict) + '" data-index="' + at + '" data-verdict="' + esc(p.verdict) + '">' +
+      '<h3><span class="badge ' + esc(p.verdict) + '">' + esc(p.verdict) + '</span> <span class="path mono" title="' + esc(p.path) + '">' + esc(shown(p.path)) + "</span></h3>" +
+      '<p class="words">' + esc(VERDICT_WORDS[p.verdict] || p.verdict) + " <b>Action:</b> " + esc(ACTION_WORDS[p.action] || p.action) + "</p>";
+    if (p.budget && p.budget.spentUnits > 0) {
+      html += '<p class="words muted">Damage probe spent ' + count(p.budget.spentUnits) + " of " + count(p.budget.limitUnits) + " units.</p>";
+    }
+    html += refusalHtml(p.refusal);
+    if (p.error) html += '<div class="error"><b>' + esc(p.error.code) + "</b>: " + esc(p.error.message) + ' <span class="mono">(' + esc(p.error.path) + ")</span></div>";
+    var segments = list(p.segments);
+    if (segments.length > 0) {
+      html += '<div class="segments">';
+      segments.forEach(function (segment) {
+        var rowScale = scale || Math.max(1, segment.messagesSize);
+        html += segmentLabel(segment) + "<div>" + segmentFigure(p, segment, rowScale, 0) + "</div>";
+        var from = zoomFrom(segment, rowScale);
+        if (from > 0) {
+          html += '<div class="seglabel zoomlabel muted">zoom &#8599; bytes ' + count(from) + ".." + count(segment.messagesSize) + "</div>" +
+            "<div>" + segmentFigure(p, segment, segment.messagesSize - from, from) + "</div>";
+        }
+      });
+      html += "</div>";
+    }
+    var notes = [];
+    segments.forEach(function (segment) {
+      var name = esc(baseName(segment.logPath));
+      var index = segment.index || {};
+      if (p.action === "repair" && segment.outcome === "torn-tail") {
+        notes.push("Repair cuts " + name + " at byte " + count(segment.walkedSize) + ", removing " + count(segment.messagesSize - segment.walkedSize) +
+          " bytes" + (segment.residue ? (segment.residue.allZero ? " (all zero: recorded by length)" : " (not all zero: preserved first)") : "") + ".");
+      }
+      if (p.action === "repair" && segment.outcome === "empty") notes.push(name + " holds no message; repair handles it as an empty tail.");
+      if (index.rebuilt) notes.push(name + ": the index is rebuilt from the log (" + plural(index.rebuiltEntries, "entry", "entries") + ").");
+      else if (index.trailingBytes > 0) notes.push(name + ": " + count(index.trailingBytes) + " trailing bytes of the index (a torn entry) are trimmed.");
+      if (index.mismatches > 0) notes.push(name + ": " + plural(index.mismatches, "index entry does", "index entries do") + " not sit on a verified batch.");
+      if (segment.refusal && (!p.refusal || segment.refusal.message !== p.refusal.message)) notes.push(esc(baseName(segment.logPath)) + ": " + esc(segment.refusal.code) + " &mdash; " + esc(segment.refusal.message));
+    });
+    if (notes.length) html += '<ul class="notes">' + notes.map(function (n) { return "<li>" + n + "</li>"; }).join("") + "</ul>";
+    var warnings = [];
+    segments.forEach(function (segment) {
+      list(segment.warnings).forEach(function (w) { warnings.push("<li><b>" + esc(w.code) + "</b> in " + esc(baseName(segment.logPath)) + " at byte " + count(w.position) + ": " + esc(w.message) + "</li>"); });
+    });
+    if (warnings.length) html += '<div class="warnings"><b>Warnings</b><ul>' + warnings.join("") + "</ul></div>";
+    var sweep = list(p.sweep);
+    html += '<div class="sweep"><b>Sweep candidates</b>' + (sweep.length === 0 ? ': none' :
+      " (moved aside by a repair, never deleted)<ul>" + sweep.map(function (s) {
+        return '<li><span class="mono">' + esc(shown(s.path)) + "</span> &mdash; " + (s.kind === "staging" ? "staging file left by an interrupted write" : "index without its log") + "</li>";
+      }).join("") + "</ul>") + "</div>";
+    var ignored = list(p.ignored);
+    if (ignored.length) {
+      html += '<div class="ignored"><b>Ignored files</b> (not segments; never touched)<ul>' + ignored.map(function (item) {
+        if (typeof item === "string") return '<li class="mono">' + esc(shown(item)) + "</li>";
+        return '<li><span class="mono">' + esc(shown(item.path)) + "</span> &mdash; " + esc(item.kind) + ": " + esc(item.message) + "</li>";
+      }).join("") + "</ul></div>";
+    }
+    return html + "</li>";
+  }
+
+  // ---- filtering, paging, tooltips ---------------------------------------
+
+  function applyFilters() {
+    var q = view.query.trim().toLowerCase();
+    matching = [];
+    for (var i = 0; i < all.length; i++) {
+      var entry = all[i];
+      if (view.onlyProblems && entry.p.verdict === "clean") continue;
+      if (q && entry.lowerPath.indexOf(q) < 0) continue;
+      matching.push(i);
+    }
+    var pages = Math.max(1, Math.ceil(matching.length / view.pageSize));
+    if (view.page >= pages) view.page = pages - 1;
+  }
+
+  function render() {
+    var start = view.page * view.pageSize;
+    var end = Math.min(matching.length, start + view.pageSize);
+    var parts = [];
+    for (var i = start; i < end; i++) parts.push(partitionHtml(all[matching[i]].p, matching[i]));
+    var listEl = $("partitions");
+    listEl.innerHTML = parts.join("");
+    $("empty").hidden = matching.length !== 0;
+    var pages = Math.max(1, Math.ceil(matching.length / view.pageSize));
+    var status = matching.length === 0 ? "No partition matches." :
+      "Showing " + count(start + 1) + "\u2013" + count(end) + " of " + plural(matching.length, "matching partition", "matching partitions") +
+      " (" + count(all.length) + " in the report)" + (view.onlyProblems ? ", clean ones hidden" : "");
+    $("status").textContent = status;
+    $("print-note").textContent = "Printed view: " + status;
+    $("page-label").textContent = "Page " + count(view.page + 1) + " of " + count(pages);
+    $("prev").disabled = view.page === 0;
+    $("next").disabled = view.page >= pages - 1;
+    hideTip();
+  }
+
+  function update(resetPage) {
+    if (resetPage) view.page = 0;
+    applyFilters();
+    render();
+  }
+
+  var tip = null;
+  function showTip(target) {
+    var text = target.getAttribute("data-tip");
+    if (!text) return;
+    tip.textContent = text;
+    tip.hidden = false;
+    var box = target.getBoundingClientRect();
+    var tipBox = tip.getBoundingClientRect();
+    var left = Math.min(Math.max(4, box.left + box.width / 2 - tipBox.width / 2), window.innerWidth - tipBox.width - 4);
+    var top = box.bottom + 8;
+    if (top + tipBox.height > window.innerHeight - 4) top = Math.max(4, box.top - tipBox.height - 8);
+    tip.style.left = left + "px";
+    tip.style.top = top + "px";
+    target.setAttribute("aria-describedby", "tooltip");
+  }
+  function hideTip() { if (tip) tip.hidden = true; }
+  function markOf(node) { return node && node.closest ? node.closest(".mark") : null; }
+
+  function wire() {
+    tip = $("tooltip");
+    var list = $("partitions");
+    list.addEventListener("mouseover", function (e) { var m = markOf(e.target); if (m) showTip(m); });
+    list.addEventListener("mouseout", function (e) { var m = markOf(e.target); if (m && !m.contains(e.relatedTarget)) hideTip(); });
+    list.addEventListener("focusin", function (e) { var m = markOf(e.target); if (m) showTip(m); });
+    list.addEventListener("focusout", function (e) { if (markOf(e.target)) hideTip(); });
+    list.addEventListener("keydown", function (e) {
+      var m = markOf(e.target);
+      if (!m) return;
+      if (e.key === "Escape") { hideTip(); return; }
+      if (e.key !== "ArrowRight" && e.key !== "ArrowLeft" && e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+      var marks = Array.prototype.slice.call(list.querySelectorAll(".mark"));
+      var at = marks.indexOf(m) + (e.key === "ArrowRight" || e.key === "ArrowDown" ? 1 : -1);
+      if (at >= 0 && at < marks.length) { marks[at].focus(); e.preventDefault(); }
+    });
+    var search = $("search");
+    var pending = 0;
+    search.addEventListener("input", function () {
+      clearTimeout(pending);
+      pending = setTimeout(function () { view.query = search.value; update(true); }, config.searchDebounceMs);
+    });
+    search.addEventListener("keydown", function (e) {
+      if (e.key === "Enter") { clearTimeout(pending); view.query = search.value; update(true); }
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "/" && document.activeElement !== search) { e.preventDefault(); search.focus(); }
+    });
+    $("only-problems").addEventListener("change", function (e) { view.onlyProblems = e.target.checked; update(true); });
+    $("page-size").addEventListener("change", function (e) { view.pageSize = Number(e.target.value) || all.length || 1; update(true); });
+    $("scale").addEventListener("change", function (e) { view.scale = e.target.value; render(); });
+    $("prev").addEventListener("click", function () { if (view.page > 0) { view.page--; render(); } });
+    $("next").addEventListener("click", function () { view.page++; applyFilters(); render(); });
+    window.addEventListener("scroll", hideTip, { passive: true });
+  }
+
+  function start(data) {
+    report = data;
+    var partitions = list(report.partitions);
+    all = partitions.map(function (p) { return { p: p, lowerPath: String(p.path).toLowerCase() }; });
+    commonPrefix = computeCommonPrefix(partitions.map(function (p) { return String(p.path); }));
+    sharedScaleBytes = 1;
+    partitions.forEach(function (p) { list(p.segments).forEach(function (s) { if (s.messagesSize > sharedScaleBytes) sharedScaleBytes = s.messagesSize; }); });
+    $("scale-note").textContent = "Scale: a partition's segments share one scale, its largest segment filling the row; with \u201cwhole report\u201d the full row is " +
+      count(sharedScaleBytes) + " bytes (" + bytes(sharedScaleBytes) + ", the report's largest segment).";
+    if (commonPrefix) $("prefix-note").textContent = "Paths below are relative to " + commonPrefix;
+    view.onlyProblems = all.length > config.onlyProblemsAbove;
+    $("only-problems").checked = view.onlyProblems;
+    var sizeSelect = $("page-size");
+    sizeSelect.innerHTML = PAGE_SIZES.map(function (n) { return '<option value="' + n + '">' + n + " per page</option>"; }).join("") +
+      '<option value="0">all</option>';
+    wire();
+    update(true);
+    if (window.performance && performance.mark) performance.mark("segscan-ready"); // time to first rows, for the tests' log
+    document.documentElement.setAttribute("data-ready", "true");
+  }
+
+  loadReport().then(start, function (error) {
+    $("status").textContent = "This report could not be read: " + error.message;
+    document.documentElement.setAttribute("data-ready", "error");
+  });
+})();
+`;

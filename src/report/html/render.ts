@@ -1,0 +1,309 @@
+/**
+ * The self-contained HTML report: one file with inline CSS, script and SVG,
+ * no network access at view time (a Content-Security-Policy of
+ * `default-src 'none'` makes sure of it), opening from disk.
+ *
+ * It draws the `scan --json` report shape (docs/interfaces.md §9.3, the output
+ * of `toJsonReport`), so `scan --html` and `report <scan.json> --html` share
+ * this one renderer. The summary header is rendered here as static HTML (it
+ * reads and prints without the script); the partition rows are built by the
+ * inline script on demand, from the report JSON embedded once in the page.
+ *
+ * Fields other versions add are drawn when present and ignored when absent:
+ * segment `warnings`, partition `ignored`, top-level `node.bootForecast`.
+ */
+import { gzipSync } from "node:zlib";
+import type { JsonScanReport } from "../json.js";
+import { HTML_REPORT_SCRIPT } from "./client.js";
+import { HTML_REPORT_CSS } from "./style.js";
+
+/**
+ * Reports whose JSON is larger than this are embedded gzip-compressed and
+ * base64-encoded (the browser inflates them with DecompressionStream): a
+ * 10,000-partition report shrinks about tenfold. Smaller ones stay plain JSON,
+ * readable in the file and loadable by any browser without DecompressionStream.
+ */
+export const HTML_PLAIN_JSON_MAX_BYTES = 256 * 1024;
+
+/** Above this many partitions the page opens with clean partitions hidden (the issue's threshold). */
+export const HTML_ONLY_PROBLEMS_ABOVE_PARTITIONS = 50;
+
+/** Rows per page: the DOM holds one page, so even "all" on a huge report is the reader's explicit choice. */
+export const HTML_PAGE_SIZES: readonly number[] = [50, 200, 1000];
+
+/** Index ticks drawn per segment at most; the tooltip says when more entries exist. */
+export const HTML_MAX_INDEX_TICKS = 64;
+
+/**
+ * A segment whose residue takes less than this fraction of its row also gets a
+ * zoomed bar of its tail, so a damage mark and a survivor a few KiB apart in a
+ * 1 GiB segment are drawn apart.
+ */
+export const HTML_ZOOM_BELOW_FRACTION = 0.2;
+
+/** The zoomed bar starts this fraction of the residue's width before the damage, so the proven prefix's end shows. */
+export const HTML_ZOOM_MARGIN_FRACTION = 0.1;
+
+/** Typing in the search box re-filters after this pause, so 10,000 rows are not filtered per keystroke. */
+export const HTML_SEARCH_DEBOUNCE_MS = 120;
+
+export interface BootForecastEntry {
+  effect: string;
+  path: string;
+  destructive: boolean;
+  detail: string;
+}
+
+/** The JSON report, plus the optional whole-node section a later version adds. */
+export type HtmlReportInput = JsonScanReport & {
+  node?: { bootForecast?: BootForecastEntry[] } & Record<string, unknown>;
+};
+
+export interface HtmlRenderOptions {
+  /** Page title; defaults to "segscan report". */
+  title?: string;
+  /** "auto" (default): gzip+base64 above HTML_PLAIN_JSON_MAX_BYTES; "plain" or "gzip" forces one form. */
+  embed?: "auto" | "plain" | "gzip";
+}
+
+function escapeHtml(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (ch) =>
+    ch === "&" ? "&amp;" : ch === "<" ? "&lt;" : ch === ">" ? "&gt;" : ch === '"' ? "&quot;" : "&#39;",
+  );
+}
+
+function count(value: number | string): string {
+  return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+function bytesText(value: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = value;
+  let unit = 0;
+  while (v >= 1024 && unit < units.length - 1) {
+    v /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${v} B` : `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[unit]}`;
+}
+
+/** JSON that is safe inside a <script> element: `<` cannot close it (it only occurs inside strings). */
+function scriptSafeJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
+}
+
+const VERDICTS = ["clean", "repairable", "refused", "failed"] as const;
+
+function countsTable(report: HtmlReportInput): string {
+  const rows = VERDICTS.map(
+    (verdict) =>
+      `<tr><th scope="row"><span class="badge ${verdict}">${verdict}</span></th><td class="num">${count(report.summary[verdict])}</td></tr>`,
+  );
+  return (
+    `<table class="counts"><caption class="sr-only">Partitions by verdict</caption>` +
+    `<thead><tr><th scope="col">verdict</th><th scope="col">partitions</th></tr></thead><tbody>${rows.join("")}` +
+    `<tr><th scope="row">total</th><td class="num">${count(report.summary.partitions)}</td></tr></tbody></table>`
+  );
+}
+
+interface NodeFindingInput {
+  severity?: unknown;
+  code?: unknown;
+  path?: unknown;
+  message?: unknown;
+}
+
+/** Every `findings` array anywhere in the node section (metadata, WAL, snapshot, superblocks, partitions). */
+function nodeFindings(value: unknown, into: NodeFindingInput[] = []): NodeFindingInput[] {
+  if (Array.isArray(value)) for (const item of value) nodeFindings(item, into);
+  else if (value !== null && typeof value === "object") {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === "findings" && Array.isArray(inner)) into.push(...(inner as NodeFindingInput[]));
+      else if (key !== "bootForecast") nodeFindings(inner, into);
+    }
+  }
+  return into;
+}
+
+/** The node's own verdict and every finding that is not clean (docs/node.md N9): a refused WAL is not hidden behind clean partitions. */
+function nodeSection(report: HtmlReportInput): string {
+  const node = report.node;
+  if (node === undefined) return "";
+  const verdict = typeof node.verdict === "string" ? node.verdict : "unknown";
+  const findings = nodeFindings(node).filter((finding) => finding.severity !== "clean");
+  const rows = findings.map(
+    (finding) =>
+      `<li><b>${escapeHtml(String(finding.severity))}</b> <span class="mono">${escapeHtml(String(finding.code))}</span> ` +
+      `${escapeHtml(String(finding.message))}</li>`,
+  );
+  return (
+    `<h2>Node</h2><p>Node verdict: <b>${escapeHtml(verdict)}</b> (the worst of the metadata findings and the partitions).</p>` +
+    (rows.length === 0 ? "<p>No node finding needs attention.</p>" : `<ul class="node-findings">${rows.join("")}</ul>`)
+  );
+}
+
+function bootForecast(report: HtmlReportInput): string {
+  const forecast = report.node?.bootForecast;
+  if (!Array.isArray(forecast)) return "";
+  if (forecast.length === 0) return `<h2>Boot forecast</h2><p>The server's next boot changes nothing on disk.</p>`;
+  const destructive = forecast.filter((entry) => entry.destructive).length;
+  const rows = forecast.map(
+    (entry) =>
+      `<tr class="${entry.destructive ? "destructive" : ""}"><td>${escapeHtml(entry.effect)}</td>` +
+      `<td class="mono">${escapeHtml(entry.path)}</td>` +
+      `<td>${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td>${escapeHtml(entry.detail)}</td></tr>`,
+  );
+  return (
+    `<h2>Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
+    `${count(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${count(destructive)} destructive.</p>` +
+    `<table class="forecast"><thead><tr><th scope="col">effect</th><th scope="col">path</th><th scope="col">data</th>` +
+    `<th scope="col">detail</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
+  );
+}
+
+/** Hatches, dots and glyphs the bars share; every inline SVG in the page can reference them. */
+const SVG_DEFS = `<svg width="0" height="0" style="position:absolute" aria-hidden="true" focusable="false"><defs>
+<pattern id="pat-residue-nonzero" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">
+<rect width="6" height="6" fill="#fbe0cc"/><rect width="2.5" height="6" fill="#D55E00"/></pattern>
+<pattern id="pat-residue-zero" width="6" height="6" patternUnits="userSpaceOnUse">
+<rect width="6" height="6" fill="#e4f3fc"/><circle cx="3" cy="3" r="1.3" fill="#1f78a8"/></pattern>
+<pattern id="pat-gap" width="4" height="4" patternUnits="userSpaceOnUse">
+<rect width="4" height="4" fill="#E69F00"/><rect width="1.5" height="4" fill="#000"/></pattern>
+<path id="glyph-damage" d="M-6 -3 H6 L0 6 Z"/>
+<path id="glyph-survivor" d="M0 -3 L5 3 L0 9 L-5 3 Z"/>
+<path id="glyph-warning" d="M0 -3 L6 8 H-6 Z"/>
+</defs></svg>`;
+
+function legendItem(svgBody: string, text: string): string {
+  return `<li><svg class="bar" style="width:44px;height:38px" role="img" aria-label="${escapeHtml(text)}">${svgBody}</svg><span>${escapeHtml(text)}</span></li>`;
+}
+
+function legend(): string {
+  return (
+    `<ul class="legend" aria-label="Legend">` +
+    [
+      legendItem(`<rect class="prefix" x="2" y="7" width="40" height="18"/>`, "proven prefix P (solid)"),
+      legendItem(`<rect class="residue-zero" x="2" y="7" width="40" height="18"/>`, "residue, all zero (dots)"),
+      legendItem(`<rect class="residue-nonzero" x="2" y="7" width="40" height="18"/>`, "residue, not all zero (hatched)"),
+      legendItem(
+        `<rect class="damage-line" x="20" y="3" width="4" height="26"/><use class="damage-cap" href="#glyph-damage" x="22" y="3"/>` +
+          `<text class="mark-label" x="22" y="37" text-anchor="middle">D</text>`,
+        "D: damage position (▼)",
+      ),
+      legendItem(
+        `<rect class="survivor-line" x="20" y="3" width="4" height="26"/><use class="survivor-cap" href="#glyph-survivor" x="22" y="3"/>` +
+          `<text class="mark-label" x="22" y="37" text-anchor="middle">S</text>`,
+        "S: surviving batch (◆)",
+      ),
+      legendItem(
+        `<line class="cut-line" x1="14" x2="14" y1="0" y2="31"/><text class="cut-label" x="17" y="37">cut</text>`,
+        "cut point a repair makes (dashed)",
+      ),
+      legendItem(
+        `<rect class="gap-mark" x="19" y="5" width="6" height="22"/><text class="mark-label" x="22" y="37" text-anchor="middle">G</text>`,
+        "G: forward offset gap (striped)",
+      ),
+      legendItem(
+        `<use class="warning-mark" href="#glyph-warning" x="22" y="3"/><text class="mark-label" x="22" y="37" text-anchor="middle">W</text>`,
+        "W: warning (▲)",
+      ),
+      legendItem(
+        `<rect class="file" x="2" y="7" width="40" height="18"/>` +
+          [6, 14, 22, 30, 38].map((x) => `<line class="tick" x1="${x}" x2="${x}" y1="26" y2="31"/>`).join(""),
+        "index entries (ticks; count only, spread evenly)",
+      ),
+    ].join("") +
+    `</ul>`
+  );
+}
+
+/** The complete HTML document for a JSON scan report. */
+export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOptions = {}): string {
+  const json = scriptSafeJson(report);
+  const gzip = options.embed === "gzip" || (options.embed !== "plain" && Buffer.byteLength(json) > HTML_PLAIN_JSON_MAX_BYTES);
+  const payload = gzip ? gzipSync(Buffer.from(JSON.stringify(report)), { level: 9 }).toString("base64") : json;
+  const config = scriptSafeJson({
+    pageSizes: HTML_PAGE_SIZES,
+    maxIndexTicks: HTML_MAX_INDEX_TICKS,
+    onlyProblemsAbove: HTML_ONLY_PROBLEMS_ABOVE_PARTITIONS,
+    searchDebounceMs: HTML_SEARCH_DEBOUNCE_MS,
+    zoomBelowFraction: HTML_ZOOM_BELOW_FRACTION,
+    zoomMarginFraction: HTML_ZOOM_MARGIN_FRACTION,
+  });
+  const title = options.title ?? "segscan report";
+  const summary = report.summary;
+  const opts = report.options;
+  const problems = summary.repairable + summary.refused + summary.failed;
+  const headline =
+    summary.partitions === 0
+      ? "No partitions were found (no directory held a .log file)."
+      : problems === 0
+        ? `All ${count(summary.partitions)} partitions are clean.`
+        : `${count(problems)} of ${count(summary.partitions)} partitions need attention: ` +
+          `${count(summary.repairable)} repairable, ${count(summary.refused)} refused, ${count(summary.failed)} failed.`;
+  const facts = [
+    ["segscan", report.segscan],
+    ["engine", report.engine],
+    ["bytes scanned", `${count(summary.bytesScanned)} (${bytesText(summary.bytesScanned)})`],
+    ["elapsed", `${count(Math.round(summary.elapsedMs))} ms`],
+    ["verify", opts.verify],
+    ["replicas", count(opts.replicaCount)],
+    ["probe budget", `${count(opts.probeBudgetUnits)} units`],
+    ["window", `${count(opts.windowBytes)} bytes`],
+    ...(opts.maxBatchBytes === undefined ? [] : [["max batch (override)", `${count(opts.maxBatchBytes)} bytes`]]),
+  ]
+    .map(([name, value]) => `<li><b>${escapeHtml(name)}</b> ${escapeHtml(value)}</li>`)
+    .join("");
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="generator" content="segscan ${escapeHtml(report.segscan)}">
+<title>${escapeHtml(title)}</title>
+<style>${HTML_REPORT_CSS}</style>
+</head>
+<body>
+<a class="skip" href="#partitions-heading">Skip to the partitions</a>
+${SVG_DEFS}
+<header class="summary">
+<h1>${escapeHtml(title)}</h1>
+<p><b>${escapeHtml(headline)}</b></p>
+<ul class="facts">${facts}</ul>
+${countsTable(report)}
+${nodeSection(report)}
+${bootForecast(report)}
+<h2>How to read the drawings</h2>
+<p>Each segment is a bar, in offset order; a partition's segments share one scale (the scale menu can share it across the report); hover over or tab to any mark for its exact numbers (arrow keys move between marks, Esc hides the note).</p>
+${legend()}
+<p class="muted" id="scale-note"></p>
+<p class="muted" id="prefix-note"></p>
+</header>
+<main>
+<h2 id="partitions-heading" tabindex="-1">Partitions</h2>
+<div class="toolbar" role="search" aria-label="Filter partitions">
+<label><input type="checkbox" id="only-problems"> only partitions that are not clean</label>
+<label>search path <input type="search" id="search" placeholder="e.g. topics/3  (press /)" autocomplete="off"></label>
+<label>scale <select id="scale"><option value="partition">shared within a partition</option><option value="report">shared by the whole report</option><option value="fit">each segment fills its row</option></select></label>
+<label>rows <select id="page-size"></select></label>
+<span class="pager"><button type="button" id="prev">&larr; previous</button><span id="page-label"></span><button type="button" id="next">next &rarr;</button></span>
+</div>
+<p class="status" id="status" role="status" aria-live="polite">Loading the report&hellip;</p>
+<p class="print-note" id="print-note"></p>
+<noscript><p>The partition drawings need JavaScript; the summary above is complete without it.</p></noscript>
+<ol class="partitions" id="partitions" aria-labelledby="partitions-heading"></ol>
+<p class="empty-list" id="empty" hidden>No partition matches the filters.</p>
+</main>
+<div id="tooltip" role="tooltip" hidden></div>
+<script type="application/json" id="segscan-config">${config}</script>
+<script type="application/json" id="segscan-data"${gzip ? ` data-encoding="gzip+base64"` : ""}>${payload}</script>
+<script>${HTML_REPORT_SCRIPT}</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,198 @@
+/**
+ * The `scan --json` report (docs/interfaces.md §9.3), defined once. The JSON types in
+ * `report/json.ts` are derived from these schemas (`Static<>`),
+ * `validateJsonReport` checks against them, and `docs/report.schema.json` is
+ * generated from them (`npm run schema`; a test fails when it is out of date).
+ * Every object is closed (`additionalProperties: false`): a key the contract
+ * does not name is an error, not an extension.
+ */
+import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { NodeJsonSchema } from "../node/schema.js";
+
+/** u64 values are decimal strings in JSON (they exceed JavaScript's safe integers). */
+const U64_PATTERN = "^(0|[1-9][0-9]*)$";
+const U64_TEXT = new RegExp(U64_PATTERN);
+const U64_LIMIT = 1n << 64n;
+/** JSON Schema has no u64 range check for strings: the `u64` format carries it (unknown formats are annotations elsewhere). */
+FormatRegistry.Set("u64", (value) => U64_TEXT.test(value) && BigInt(value) < U64_LIMIT);
+
+const closed = <T extends TProperties>(properties: T, description?: string): TObject<T> =>
+  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
+
+const U64 = Type.String({ pattern: U64_PATTERN, format: "u64", description: "u64 as a decimal string" });
+/** Byte positions, sizes and counts: JSON numbers (below 2^53). */
+const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+const Text = Type.String();
+/** A refusal or warning message: at least one non-space character. */
+const Message = Type.String({ pattern: "\\S" });
+
+const refusal = <Code extends string, Fields extends TProperties>(code: Code, fields: Fields) =>
+  closed({ code: Type.Literal(code), message: Message, ...fields });
+
+/** docs/recovery.md §5: one closed object per refusal code, with its fields; `segment` is the segment's start offset. */
+export const REFUSAL_SCHEMAS = {
+  InteriorDamage: refusal("InteriorDamage", { segment: U64, damagePosition: Count, survivorPosition: Count }),
+  UnverifiedResidue: refusal("UnverifiedResidue", {
+    segment: U64,
+    damagePosition: Count,
+    residueBytes: Count,
+    limitUnits: Count,
+    spentUnits: Count,
+    stoppedAt: Count,
+  }),
+  OffsetDiscontinuity: refusal("OffsetDiscontinuity", { segment: U64, position: Count, expectedOffset: U64, foundOffset: U64 }),
+  IndexEntriesNotMonotone: refusal("IndexEntriesNotMonotone", { segment: U64, entryIndex: Count }),
+  IndexEntryBeforeSegmentStart: refusal("IndexEntryBeforeSegmentStart", { segment: U64, firstEntryOffset: U64 }),
+  SizeDivergence: refusal("SizeDivergence", { segment: U64, indexedOffset: U64, indexedPosition: Count, messagesSize: Count }),
+  EmptyNonTailSegment: refusal("EmptyNonTailSegment", { emptyStart: U64, nextStart: U64 }),
+  Hole: refusal("Hole", { previousStart: U64, previousEnd: U64, nextStart: U64 }),
+  Overlap: refusal("Overlap", { previousStart: U64, previousEnd: U64, nextStart: U64 }),
+};
+export type JsonRefusalCode = keyof typeof REFUSAL_SCHEMAS;
+
+export const RefusalSchema = Type.Union(
+  [
+    REFUSAL_SCHEMAS.InteriorDamage,
+    REFUSAL_SCHEMAS.UnverifiedResidue,
+    REFUSAL_SCHEMAS.OffsetDiscontinuity,
+    REFUSAL_SCHEMAS.IndexEntriesNotMonotone,
+    REFUSAL_SCHEMAS.IndexEntryBeforeSegmentStart,
+    REFUSAL_SCHEMAS.SizeDivergence,
+    REFUSAL_SCHEMAS.EmptyNonTailSegment,
+    REFUSAL_SCHEMAS.Hole,
+    REFUSAL_SCHEMAS.Overlap,
+  ],
+  { description: "A refusal (docs/recovery.md §5); its fields depend on its code" },
+);
+
+export const ResidueSchema = closed({
+  damagePosition: Count,
+  bytes: Count,
+  allZero: Type.Boolean(),
+  probe: Type.Union([Type.Literal("no-survivor"), Type.Literal("survivor"), Type.Literal("budget-exhausted")]),
+  survivorPosition: Type.Union([Count, Type.Null()]),
+  spentUnits: Count,
+});
+
+export const GapSchema = closed({ position: Count, expectedOffset: U64, foundOffset: U64 });
+
+/** A batch accepted with a warning (docs/format.md §2.2: a verified batch over MAX_BATCH_BYTES). */
+export const SegmentWarningSchema = closed({
+  code: Type.Literal("OversizedBatch"),
+  position: Count,
+  batchLength: Count,
+  message: Message,
+});
+
+export const SegmentSchema = closed({
+  startOffset: U64,
+  endOffset: Type.Union([U64, Type.Null()]),
+  startTimestamp: Type.Union([U64, Type.Null()]),
+  endTimestamp: Type.Union([U64, Type.Null()]),
+  messageCount: Type.Union([Count, Type.Null()]),
+  logPath: Text,
+  messagesSize: Count,
+  indexSize: Count,
+  arm: Type.Union([Type.Literal("indexed"), Type.Literal("index-less"), Type.Literal("empty-file")]),
+  outcome: Type.Union([Type.Literal("clean"), Type.Literal("torn-tail"), Type.Literal("empty"), Type.Literal("refused")]),
+  walkedSize: Count,
+  residue: Type.Union([ResidueSchema, Type.Null()]),
+  gaps: Type.Array(GapSchema),
+  index: closed({ entries: Count, trailingBytes: Count, rebuilt: Type.Boolean(), rebuiltEntries: Count, mismatches: Count }),
+  refusal: Type.Union([RefusalSchema, Type.Null()]),
+  warnings: Type.Array(SegmentWarningSchema),
+});
+
+/** docs/recovery.md §3.6 read failures, and the two listing errors (a dir with no segment, a segment name that is not a regular file). */
+export const SCAN_ERROR_CODES = [
+  "ReadFailure",
+  "OpenFailure",
+  "StorageSizeMismatch",
+  "ListFailure",
+  "NoSegments",
+  "NotRegularFile",
+] as const;
+
+export const ScanErrorSchema = closed({
+  code: Type.Union(SCAN_ERROR_CODES.map((code) => Type.Literal(code))),
+  path: Text,
+  message: Text,
+});
+
+/** A directory entry the scan saw and left alone. */
+export const IgnoredEntrySchema = closed({
+  path: Text,
+  kind: Type.Union([Type.Literal("bad-segment-name"), Type.Literal("not-regular-file"), Type.Literal("directory-symlink")]),
+  message: Text,
+});
+
+export const PartitionSchema = closed({
+  path: Text,
+  verdict: Type.Union([Type.Literal("clean"), Type.Literal("repairable"), Type.Literal("refused"), Type.Literal("failed")]),
+  action: Type.Union([
+    Type.Literal("serve"),
+    Type.Literal("repair"),
+    Type.Literal("tombstone"),
+    Type.Literal("rebuild-from-peers"),
+    Type.Literal("retry"),
+  ]),
+  refusal: Type.Union([RefusalSchema, Type.Null()]),
+  error: Type.Union([ScanErrorSchema, Type.Null()]),
+  budget: closed({ limitUnits: Count, spentUnits: Count }),
+  sweep: Type.Array(closed({ path: Text, kind: Type.Union([Type.Literal("staging"), Type.Literal("orphan-index")]) })),
+  ignored: Type.Array(IgnoredEntrySchema),
+  segments: Type.Array(SegmentSchema),
+});
+
+export const ScanOptionsSchema = closed({
+  verify: Type.Union([Type.Literal("tail"), Type.Literal("full")]),
+  replicaCount: Count,
+  probeBudgetUnits: Count,
+  windowBytes: Count,
+  /** Only when a caller overrode MAX_BATCH_BYTES (docs/format.md §2.2). */
+  maxBatchBytes: Type.Optional(Count),
+});
+
+export const SummarySchema = closed({
+  partitions: Count,
+  clean: Count,
+  repairable: Count,
+  refused: Count,
+  failed: Count,
+  bytesScanned: Count,
+  elapsedMs: Type.Number({ minimum: 0 }),
+});
+
+export const ScanReportSchema = closed(
+  {
+    segscan: Text,
+    engine: Type.Union([Type.Literal("wasm"), Type.Literal("ts")]),
+    options: ScanOptionsSchema,
+    partitions: Type.Array(PartitionSchema),
+    summary: SummarySchema,
+    /** docs/node.md N9: present only when the scanned path is a node root. */
+    node: Type.Optional(NodeJsonSchema),
+  },
+  "segscan scan --json report (docs/interfaces.md §9.3)",
+);
+
+export type JsonScanReport = Static<typeof ScanReportSchema>;
+export type JsonScanOptions = Static<typeof ScanOptionsSchema>;
+export type JsonPartition = Static<typeof PartitionSchema>;
+export type JsonSegment = Static<typeof SegmentSchema>;
+export type JsonRefusal = Static<typeof RefusalSchema>;
+export type JsonResidue = Static<typeof ResidueSchema>;
+export type JsonGap = Static<typeof GapSchema>;
+export type JsonSegmentWarning = Static<typeof SegmentWarningSchema>;
+export type JsonIgnoredEntry = Static<typeof IgnoredEntrySchema>;
+export type JsonScanError = Static<typeof ScanErrorSchema>;
+
+/** `docs/report.schema.json`: the report schema as JSON Schema (draft 2020-12) text. */
+export function reportJsonSchemaText(): string {
+  const document = {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    title: "segscan scan --json report",
+    ...ScanReportSchema,
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}

@@ -1,0 +1,428 @@
+/**
+ * `scrub(root, options)` (docs/scrub.md): one read-only verification pass over
+ * every segment under `root`, safe beside a running iggy-server, yielding events
+ * as it goes. Sealed segments (all but a partition's last) are verified in full;
+ * the active one up to the size it had when the scrub reached it. The pass is
+ * incremental against a state file, rate-limited, and writes nothing except
+ * that state file.
+ */
+import { stat as statFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { createEngine } from "../engine/index.js";
+import { xxh3_64 } from "../hash/xxh3.js";
+import type { Engine } from "../engine/types.js";
+import { DEFAULT_WINDOW_BYTES, INDEX_SUFFIX, LOG_SUFFIX, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
+import { ScanFailure, abortError, describeCause } from "../io/errors.js";
+import { type ScanFs, nodeScanFs } from "../io/fs.js";
+import { parseSegmentStem } from "../recovery/partition.js";
+import { discoverTargets } from "../recovery/targets.js";
+import {
+  type FindingCode,
+  type PassSummary,
+  type ScrubEvent,
+  type ScrubFinding,
+  type SegmentVerifiedEvent,
+  zeroFindingCounts,
+} from "./findings.js";
+import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
+import { PrefixHasher, ScrubReads } from "./reads.js";
+import { verifySegmentForScrub } from "./segment.js";
+import { type ScrubState, type SegmentState, defaultStatePath, emptyState, loadState, saveState } from "./state.js";
+
+/** Every byte is re-read at least this often, even when nothing changed (bit rot changes nothing visible). */
+export const DEFAULT_REVERIFY_AFTER_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * Re-verification is spread: a segment is due between (1 − REVERIFY_SPREAD) and
+ * all of `reverifyAfterMs` after it was verified, at a point fixed by its path.
+ * A tree verified in one pass is then re-read over the following weeks, not all
+ * in one pass 30 days later, and no byte waits longer than `reverifyAfterMs`.
+ */
+export const REVERIFY_SPREAD = 0.5;
+
+/** A fixed fraction in [0, 1) per path (top 53 bits of its XXH3-64). */
+function pathFraction(path: string): number {
+  return Number(xxh3_64(new TextEncoder().encode(path)) >> 11n) / 2 ** 53;
+}
+
+/**
+ * A sealed segment modified less than this long ago may still receive the
+ * flush of its last batch (the broker rolls to a new segment, then finishes
+ * writing the old one): a batch cut short at its end is growth until then, and
+ * the segment is not remembered as verified until it has settled.
+ */
+export const SEALED_SETTLE_MS = 60_000;
+
+/** A long pass saves its progress at most this often, so a kill loses at most this much work. */
+export const STATE_SAVE_INTERVAL_MS = 10_000;
+
+export interface ScrubProgress {
+  path: string;
+  segmentsDone: number;
+  segmentsTotal: number;
+  bytesRead: number;
+}
+
+export interface ScrubOptions {
+  /** Bytes per second read from disk (token bucket). Default 64 MiB/s; `Infinity` for no limit. */
+  rate?: number;
+  /** State file path; `null` keeps no state (every pass is a full pass). Default: defaultStatePath(root). */
+  state?: string | null;
+  /**
+   * Stops the pass within one window; the state is saved and a last
+   * `pass-complete` (complete: false) is yielded. (Leaving the loop early
+   * instead ends the pass without saving it.)
+   */
+  signal?: AbortSignal;
+  onFinding?: (finding: ScrubFinding) => void;
+  onProgress?: (progress: ScrubProgress) => void;
+  /**
+   * Every segment is re-verified at least this often (spread over the second
+   * half of the period, REVERIFY_SPREAD). Default 30 days; 0 re-verifies everything.
+   */
+  reverifyAfterMs?: number;
+  engine?: Engine;
+  windowBytes?: number;
+  /**
+   * Replaces the filesystem the scrub lists and reads through (tests count and
+   * fault reads here). Size, mtime and inode for the state come from node:fs.
+   */
+  scanFs?: ScanFs;
+  /** Default SEALED_SETTLE_MS; tests pass 0 to treat every sealed segment as settled. */
+  sealedSettleMs?: number;
+  /** The clock for verifiedAt, re-verify ages and the settle time. */
+  now?: () => Date;
+}
+
+interface Identity {
+  size: number;
+  mtimeNs: string;
+  inode: string;
+}
+
+async function identityOf(path: string): Promise<Identity | null> {
+  try {
+    const info = await statFile(path, { bigint: true });
+    return { size: Number(info.size), mtimeNs: info.mtimeNs.toString(), inode: info.ino.toString() };
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw cause;
+  }
+}
+
+interface SegmentEntry {
+  logPath: string;
+  indexPath: string;
+  startOffset: bigint;
+  sealed: boolean;
+}
+
+/** A partition's segments in offset order; the last is the active one. */
+async function listSegments(scanFs: ScanFs, directory: string): Promise<SegmentEntry[]> {
+  const entries = await scanFs.list(directory);
+  const segments: SegmentEntry[] = [];
+  for (const entry of entries) {
+    if (!entry.isFile || !entry.name.endsWith(LOG_SUFFIX)) continue;
+    const stem = entry.name.slice(0, -LOG_SUFFIX.length);
+    const startOffset = parseSegmentStem(stem);
+    if (startOffset === null) continue; // not a segment name: not ours (docs/recovery.md §4)
+    segments.push({ logPath: join(directory, entry.name), indexPath: join(directory, stem + INDEX_SUFFIX), startOffset, sealed: true });
+  }
+  segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
+  if (segments.length > 0) segments[segments.length - 1]!.sealed = false;
+  return segments;
+}
+
+type Plan = { kind: "skip" } | { kind: "verify"; fromPosition: number; expectedOffset: bigint; changed: string | null };
+
+/** What to do with a segment given what the state remembers (docs/scrub.md §3). */
+function planSegment(segment: SegmentEntry, now: Identity, prior: SegmentState | undefined, reverifyDue: boolean): Plan {
+  const full = (changed: string | null = null): Plan => ({ kind: "verify", fromPosition: 0, expectedOffset: segment.startOffset, changed });
+  if (prior === undefined) return full();
+  const sameFile = prior.inode === now.inode;
+  const unchanged = sameFile && prior.size === now.size && prior.mtimeNs === now.mtimeNs;
+  if (prior.sealed && segment.sealed) {
+    if (unchanged) return reverifyDue ? full() : { kind: "skip" };
+    const what = !sameFile
+      ? `was replaced (inode ${prior.inode} → ${now.inode})`
+      : prior.size !== now.size
+        ? `changed size (${prior.size} → ${now.size} bytes)`
+        : `was modified (mtime changed)`;
+    return full(
+      `the sealed segment ${segment.logPath} ${what} since it was verified at ${prior.verifiedAt}; sealed segments are immutable`,
+    );
+  }
+  if (!prior.sealed && !segment.sealed && sameFile && !reverifyDue) {
+    if (unchanged && prior.verifiedBytes === now.size) return { kind: "skip" };
+    // Still active and only grown: verify the new bytes, resuming the chain where it stood.
+    if (now.size >= prior.verifiedBytes)
+      return { kind: "verify", fromPosition: prior.verifiedBytes, expectedOffset: BigInt(prior.nextOffset), changed: null };
+  }
+  return full();
+}
+
+export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGenerator<ScrubEvent, void, undefined> {
+  const rootPath = resolve(root);
+  const windowBytes = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
+  if (!Number.isSafeInteger(windowBytes) || windowBytes < MIN_WINDOW_BYTES || windowBytes > MAX_WINDOW_BYTES) {
+    throw new RangeError(`windowBytes must be an integer in [${MIN_WINDOW_BYTES}, ${MAX_WINDOW_BYTES}], got ${windowBytes}`);
+  }
+  const reverifyAfterMs = options.reverifyAfterMs ?? DEFAULT_REVERIFY_AFTER_MS;
+  const settleMs = options.sealedSettleMs ?? SEALED_SETTLE_MS;
+  if (!(reverifyAfterMs >= 0)) throw new RangeError(`reverifyAfterMs must be ≥ 0, got ${reverifyAfterMs}`);
+  const rate = options.rate ?? DEFAULT_SCRUB_RATE_BYTES_PER_SECOND;
+  const bucket = rate === Infinity ? null : new TokenBucket(rate);
+  const clock = options.now ?? (() => new Date());
+  const signal = options.signal;
+  const scanFs = options.scanFs ?? nodeScanFs;
+  const engine = options.engine ?? (await createEngine());
+  const statePath = options.state === undefined ? defaultStatePath(rootPath) : options.state;
+
+  const startedAt = clock();
+  const startedMs = performance.now();
+  let state: ScrubState;
+  if (statePath === null) {
+    state = emptyState(rootPath);
+  } else {
+    const loaded = await loadState(statePath, rootPath);
+    state = loaded.state;
+    if (loaded.problem !== null) yield { type: "state-ignored", path: statePath, message: loaded.problem };
+  }
+
+  const reads = new ScrubReads(scanFs, bucket, { bytesRead: 0 }, signal);
+  const summary: PassSummary = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: "",
+    elapsedMs: 0,
+    complete: false,
+    segmentsVerified: 0,
+    segmentsSkipped: 0,
+    segmentsDeleted: 0,
+    bytesVerified: 0,
+    bytesRead: 0,
+    bytesPerSecond: 0,
+    findingsByCode: zeroFindingCounts(),
+    findings: 0,
+    statePath,
+    lastFullPassAt: null,
+    totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 },
+  };
+  const report = (finding: ScrubFinding): ScrubEvent => {
+    summary.findings++;
+    summary.findingsByCode[finding.code]++;
+    options.onFinding?.(finding);
+    return { type: "finding", finding };
+  };
+  const unreadable = (path: string, segmentPath: string | null, cause: unknown, code: FindingCode = "UnreadableFile"): ScrubEvent =>
+    report({
+      code,
+      path,
+      position: null,
+      segmentPath,
+      message: cause instanceof ScanFailure ? cause.message : `${path}: ${describeCause(cause)}; nothing was changed`,
+    });
+
+  let lastSavedMs = performance.now();
+  const save = async (): Promise<void> => {
+    if (statePath === null) return;
+    try {
+      await saveState(statePath, state);
+    } catch (cause) {
+      throw new Error(`cannot write the scrub state ${statePath} (${describeCause(cause)}); the scrubbed data was not changed`, { cause });
+    }
+    lastSavedMs = performance.now();
+  };
+
+  const targets = await discoverTargets(rootPath, scanFs);
+  const seen = new Set<string>();
+  const engineWindow = engine.openWindow(windowBytes);
+  let interrupted = false;
+  try {
+    const plannedSegments: SegmentEntry[] = [];
+    for (const target of targets) {
+      const directory = target.singleLog ? dirname(target.path) : target.path;
+      try {
+        const segments = await listSegments(scanFs, directory);
+        plannedSegments.push(...(target.singleLog ? segments.filter((segment) => segment.logPath === target.path) : segments));
+      } catch (cause) {
+        yield unreadable(
+          directory,
+          null,
+          new ScanFailure("ListFailure", directory, `cannot list ${directory} (${describeCause(cause)}); nothing was changed`, { cause }),
+        );
+      }
+    }
+    let segmentsDone = 0;
+    for (const segment of plannedSegments) {
+      if (signal?.aborted) throw abortError(signal);
+      seen.add(segment.logPath);
+      const progress = (): void =>
+        options.onProgress?.({
+          path: segment.logPath,
+          segmentsDone,
+          segmentsTotal: plannedSegments.length,
+          bytesRead: reads.meter.bytesRead,
+        });
+      const deleted = (): ScrubEvent => {
+        summary.segmentsDeleted++;
+        delete state.segments[segment.logPath];
+        return {
+          type: "segment-skipped",
+          path: segment.logPath,
+          reason: "deleted",
+          message: `${segment.logPath} was deleted (retention) before the scrub finished it; skipped`,
+        };
+      };
+      let identity: Identity | null;
+      try {
+        identity = await identityOf(segment.logPath);
+      } catch (cause) {
+        yield unreadable(segment.logPath, segment.logPath, cause);
+        continue;
+      }
+      if (identity === null) {
+        yield deleted();
+        continue;
+      }
+      const prior = state.segments[segment.logPath];
+      const nowDate = clock();
+      const dueAfterMs = reverifyAfterMs * (1 - REVERIFY_SPREAD * pathFraction(segment.logPath));
+      const reverifyDue = prior === undefined || nowDate.getTime() - Date.parse(prior.verifiedAt) >= dueAfterMs;
+      const plan = planSegment(segment, identity, prior, reverifyDue);
+      if (plan.kind === "skip") {
+        summary.segmentsSkipped++;
+        segmentsDone++;
+        progress();
+        yield {
+          type: "segment-skipped",
+          path: segment.logPath,
+          reason: "unchanged",
+          message: `${segment.logPath} is unchanged since ${prior!.verifiedAt}`,
+        };
+        continue;
+      }
+      const findings: ScrubFinding[] = [];
+      if (plan.changed !== null) {
+        findings.push({
+          code: "SealedSegmentChanged",
+          path: segment.logPath,
+          position: null,
+          segmentPath: segment.logPath,
+          message: plan.changed,
+        });
+      }
+      const indexIdentity = await identityOf(segment.indexPath).catch(() => null);
+      const modifiedMs = Number(BigInt(identity.mtimeNs) / 1_000_000n);
+      const settling = segment.sealed && nowDate.getTime() - modifiedMs < settleMs;
+      const hashing = segment.sealed && plan.fromPosition === 0;
+      const hasher = hashing ? new PrefixHasher(engine.createHasher()) : null;
+      let verification;
+      try {
+        verification = await verifySegmentForScrub(
+          {
+            logPath: segment.logPath,
+            indexPath: segment.indexPath,
+            startOffset: segment.startOffset,
+            frozenSize: identity.size,
+            indexSize: indexIdentity?.size ?? 0,
+            sealed: segment.sealed,
+            tailMayGrow: !segment.sealed || settling,
+            fromPosition: plan.fromPosition,
+            expectedOffset: plan.expectedOffset,
+          },
+          { reads, engineWindow, signal, onRead: progress },
+          hasher,
+        );
+      } catch (error) {
+        if (error instanceof Error && error.name === "AbortError") throw error;
+        if ((await identityOf(segment.logPath).catch(() => identity)) === null) {
+          yield deleted();
+          continue;
+        }
+        const code: FindingCode = error instanceof ScanFailure && error.code === "StorageSizeMismatch" ? "SegmentShrank" : "UnreadableFile";
+        for (const finding of findings) yield report(finding);
+        yield unreadable(error instanceof ScanFailure ? error.path : segment.logPath, segment.logPath, error, code);
+        delete state.segments[segment.logPath];
+        continue;
+      }
+      findings.push(...verification.findings);
+      const digest = hasher?.digestOf(identity.size) ?? null;
+      const xxh3 = digest === null ? null : digest.toString(16).padStart(16, "0");
+      if (prior?.sealed && segment.sealed && plan.changed === null && prior.xxh3 !== null && xxh3 !== null && prior.xxh3 !== xxh3) {
+        findings.unshift({
+          code: "SealedSegmentChanged",
+          path: segment.logPath,
+          position: null,
+          segmentPath: segment.logPath,
+          message:
+            `the sealed segment ${segment.logPath} has the same size, mtime and inode as when it was verified at ${prior.verifiedAt}, ` +
+            `but its bytes hash to ${xxh3}, not ${prior.xxh3}: its bytes changed in place`,
+        });
+      }
+      for (const finding of findings) yield report(finding);
+      if ((await identityOf(segment.logPath).catch(() => identity)) === null) {
+        yield deleted();
+        continue;
+      }
+      const bytesVerified = verification.stopPosition - plan.fromPosition;
+      summary.segmentsVerified++;
+      summary.bytesVerified += bytesVerified;
+      state.totals.segmentsVerified++;
+      state.totals.bytesVerified += bytesVerified;
+      if (findings.length === 0 && !(settling && verification.inFlightBytes > 0)) {
+        state.segments[segment.logPath] = {
+          size: identity.size,
+          mtimeNs: identity.mtimeNs,
+          inode: identity.inode,
+          sealed: segment.sealed,
+          verifiedAt: plan.fromPosition > 0 && prior ? prior.verifiedAt : nowDate.toISOString(),
+          verifiedBytes: verification.stopPosition,
+          nextOffset: verification.nextOffset.toString(),
+          xxh3,
+        };
+      } else {
+        // Not remembered as verified: the next pass verifies it again and reports
+        // what is still wrong (or, for a settling segment, sees it whole).
+        delete state.segments[segment.logPath];
+      }
+      segmentsDone++;
+      progress();
+      const event: SegmentVerifiedEvent = {
+        type: "segment-verified",
+        path: segment.logPath,
+        sealed: segment.sealed,
+        fromPosition: plan.fromPosition,
+        verifiedBytes: verification.stopPosition,
+        frozenSize: identity.size,
+        batches: verification.batches,
+        messages: verification.messages,
+        xxh3,
+        inFlightBytes: verification.inFlightBytes,
+        findings: findings.length,
+      };
+      yield event;
+      if (performance.now() - lastSavedMs >= STATE_SAVE_INTERVAL_MS) await save();
+    }
+    summary.complete = true;
+  } catch (error) {
+    if (!(error instanceof Error && error.name === "AbortError")) throw error;
+    interrupted = true;
+  } finally {
+    engineWindow.close();
+  }
+  const finishedAt = clock();
+  if (!interrupted) {
+    // Forget segments that no longer exist (retention), so the state does not grow forever.
+    for (const path of Object.keys(state.segments)) if (!seen.has(path)) delete state.segments[path];
+    state.lastFullPassAt = finishedAt.toISOString();
+    state.totals.passesCompleted++;
+  }
+  await save();
+  summary.finishedAt = finishedAt.toISOString();
+  summary.elapsedMs = Math.round(performance.now() - startedMs);
+  summary.bytesRead = reads.meter.bytesRead;
+  summary.lastFullPassAt = state.lastFullPassAt;
+  summary.totals = { ...state.totals };
+  summary.bytesPerSecond = summary.elapsedMs > 0 ? Math.round((summary.bytesRead * 1000) / summary.elapsedMs) : 0;
+  yield { type: "pass-complete", summary };
+}

@@ -1,0 +1,609 @@
+/**
+ * The self-contained HTML report (issue 14), in a real browser: Debian's
+ * Chromium driven by playwright-core. The demo data set goes through the BUILT
+ * CLI (`scan --json --html`, then `report <scan.json> --html`), a synthetic
+ * 10,000-partition report through the renderer; each page is checked for its
+ * rows, filters, mark positions, tooltips, keyboard use, console errors and
+ * network requests, and a screenshot's pixels (so a blank page cannot pass).
+ * The browser tests skip, saying why, only when no Chromium is installed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import pngjs from "pngjs";
+import { DEMO_SCENARIOS, Prng, generateDataDir } from "../src/gen/index.js";
+import { MARK_COLORS, renderHtmlReport, type HtmlReportInput } from "../src/report/html/index.js";
+import { validateJsonReport, type JsonPartition, type JsonScanReport, type JsonSegment } from "../src/report/json.js";
+
+const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
+const CHROMIUM = process.env.SEGSCAN_CHROMIUM ?? "/usr/bin/chromium";
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+/** Synthetic report size the issue asks to stay usable. */
+const LARGE_PARTITIONS = 10_000;
+/** Pixel channels may differ this much from the palette colour (anti-aliasing, colour management). */
+const COLOR_TOLERANCE = 12;
+/** Mark centres may sit this far from the computed position (sub-pixel rounding of percentage coordinates). */
+const POSITION_TOLERANCE_PX = 2;
+/** Where the synthetic report's refused segments stop their proven prefix. */
+const REFUSED_DAMAGE_POSITION = 300_000;
+
+if (!HAVE_CHROMIUM) {
+  console.warn(`html-report browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SEGSCAN_CHROMIUM)`);
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+function runCli(args: string[], stdin?: string): Promise<Run> {
+  const env = { ...process.env };
+  delete env.FORCE_COLOR;
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+  if (stdin !== undefined) child.stdin!.end(stdin);
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const count = (value: number): string => String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+/**
+ * A valid 10,000-partition report: mostly clean, every 13th a torn tail, every
+ * 97th refused with a survivor, every 1,001st failed. Sizes, offsets and
+ * timestamps vary by a seeded PRNG, so the embedded JSON compresses like a real
+ * report's rather than like one row repeated.
+ */
+function syntheticReport(partitions: number): JsonScanReport {
+  const rng = new Prng(14);
+  const out: JsonPartition[] = [];
+  let bytesScanned = 0;
+  for (let i = 0; i < partitions; i++) {
+    const segmentBytes = rng.int(524_288, 1_048_576);
+    const firstOffset = rng.int(0, 5_000_000);
+    const perSegment = rng.int(300, 2000);
+    const startMicros = 1_717_200_000_000_000 + rng.int(0, 86_400_000_000);
+    const path = `/var/lib/iggy/streams/${Math.floor(i / 1000) + 1}/topics/${(Math.floor(i / 100) % 10) + 1}/partitions/${(i % 100) + 1}`;
+    const verdict = i % 1001 === 500 ? "failed" : i % 97 === 3 ? "refused" : i % 13 === 5 ? "repairable" : "clean";
+    const segments: JsonSegment[] = [];
+    for (let s = 0; s < 3; s++) {
+      const start = firstOffset + s * perSegment;
+      const tail = s === 2;
+      const firstMicros = startMicros + s * rng.int(1_000_000, 60_000_000);
+      bytesScanned += segmentBytes;
+      const segment: JsonSegment = {
+        startOffset: String(start),
+        endOffset: String(start + perSegment - 1),
+        startTimestamp: String(firstMicros),
+        endTimestamp: String(firstMicros + rng.int(1000, 999_000)),
+        messageCount: perSegment,
+        logPath: `${path}/${String(start).padStart(20, "0")}.log`,
+        messagesSize: segmentBytes,
+        indexSize: 64,
+        arm: "indexed",
+        outcome: "clean",
+        walkedSize: segmentBytes,
+        residue: null,
+        gaps: [],
+        warnings: [],
+        index: { entries: 4, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
+        refusal: null,
+      };
+      if (tail && verdict === "repairable") {
+        const damagePosition = segmentBytes - rng.int(100, 100_000);
+        Object.assign(segment, {
+          outcome: "torn-tail",
+          walkedSize: damagePosition,
+          messageCount: null,
+          endOffset: String(start + perSegment - 20),
+          residue: {
+            damagePosition,
+            bytes: segmentBytes - damagePosition,
+            allZero: i % 2 === 0,
+            probe: "no-survivor",
+            survivorPosition: null,
+            spentUnits: 1000,
+          },
+        });
+      }
+      if (s === 1 && verdict === "refused") {
+        const damagePosition = REFUSED_DAMAGE_POSITION;
+        const survivorPosition = REFUSED_DAMAGE_POSITION + rng.int(1000, 100_000);
+        Object.assign(segment, {
+          outcome: "refused",
+          walkedSize: damagePosition,
+          messageCount: null,
+          residue: {
+            damagePosition,
+            bytes: segmentBytes - damagePosition,
+            allZero: false,
+            probe: "survivor",
+            survivorPosition,
+            spentUnits: 300_000,
+          },
+          refusal: {
+            code: "InteriorDamage",
+            message: `segment ${start}: damage at byte ${damagePosition} is followed by a verifying batch at byte ${survivorPosition}`,
+            segment: String(start),
+            damagePosition,
+            survivorPosition,
+          },
+        });
+      }
+      segments.push(segment);
+    }
+    const refusal = verdict === "refused" ? segments[1]!.refusal : null;
+    out.push({
+      path,
+      verdict,
+      refusal,
+      action: verdict === "clean" ? "serve" : verdict === "repairable" ? "repair" : verdict === "refused" ? "tombstone" : "retry",
+      error: verdict === "failed" ? { code: "ReadFailure", path: segments[0]!.logPath, message: "EIO reading 4096 bytes at 0" } : null,
+      budget: { limitUnits: 2_281_701_376, spentUnits: verdict === "refused" ? 300_000 : verdict === "repairable" ? 1000 : 0 },
+      sweep: [],
+      ignored: [],
+      segments,
+    });
+  }
+  const tally = (verdict: JsonPartition["verdict"]): number => out.filter((p) => p.verdict === verdict).length;
+  return {
+    segscan: "1.0.0",
+    engine: "wasm",
+    options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 2_281_701_376, windowBytes: 1_048_576 },
+    partitions: out,
+    summary: {
+      partitions: out.length,
+      clean: tally("clean"),
+      repairable: tally("repairable"),
+      refused: tally("refused"),
+      failed: tally("failed"),
+      bytesScanned,
+      elapsedMs: 1234,
+    },
+  };
+}
+
+/** The JSON payload embedded in a rendered page, decoded (plain or gzip+base64). */
+function embeddedReport(html: string): unknown {
+  const match = /<script type="application\/json" id="segscan-data"( data-encoding="gzip\+base64")?>([^<]*)<\/script>/.exec(html);
+  expect(match).not.toBeNull();
+  const [, gzip, payload] = match!;
+  return JSON.parse(gzip ? gunzipSync(Buffer.from(payload!, "base64")).toString("utf8") : payload!);
+}
+
+let root: string;
+let demoJson: JsonScanReport;
+let demoHtmlPath: string;
+let demoAgainPath: string;
+let demoScanRun: Run;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "segscan-html-"));
+  const data = join(root, "data");
+  await generateDataDir(data, { scenarios: DEMO_SCENARIOS, topicsPerStream: 3, partitionsPerTopic: 2 });
+  demoHtmlPath = join(root, "demo.html");
+  demoScanRun = await runCli(["scan", data, "--json", "--engine", "ts", "--html", demoHtmlPath]);
+  demoJson = JSON.parse(demoScanRun.stdout) as JsonScanReport;
+  const jsonPath = join(root, "demo.json");
+  await writeFile(jsonPath, demoScanRun.stdout);
+  demoAgainPath = join(root, "demo-again.html");
+  const again = await runCli(["report", jsonPath, "--html", demoAgainPath]);
+  expect(again.stderr).toContain(`wrote the HTML report ${demoAgainPath}`);
+  expect(again.code).toBe(0);
+});
+
+afterAll(async () => {
+  if (root && !process.env.SEGSCAN_KEEP_HTML) await rm(root, { recursive: true, force: true });
+  else if (root) console.log(`html-report: pages and screenshots kept in ${root}`);
+});
+
+describe("HTML report: CLI and page file (no browser)", () => {
+  it("scan --json --html and report <scan.json> --html write the same page, embedding the same report", async () => {
+    expect(demoScanRun.code).toBe(4); // repairable and refused partitions: problems left
+    expect(validateJsonReport(demoJson)).toEqual([]);
+    const page = await readFile(demoHtmlPath, "utf8");
+    expect(await readFile(demoAgainPath, "utf8")).toBe(page);
+    expect(embeddedReport(page)).toEqual(demoJson);
+    // `report -` reads the JSON from stdin and draws the same page.
+    const fromStdin = join(root, "demo-stdin.html");
+    const piped = await runCli(["report", "-", "--html", fromStdin], demoScanRun.stdout);
+    expect(piped.code).toBe(0);
+    expect(await readFile(fromStdin, "utf8")).toBe(page);
+    // Self-contained: a CSP forbidding every fetch, and no external reference at all.
+    expect(page).toContain(`content="default-src 'none';`);
+    expect(page).not.toMatch(/\b(src|href)="(https?:)?\/\//);
+    expect(page).not.toMatch(/<link\b/);
+  });
+
+  it("report refuses a file that is not a scan --json report, names the problem, and writes nothing", async () => {
+    const bad = join(root, "bad.json");
+    const out = join(root, "bad.html");
+    const broken = { ...demoJson, summary: { ...demoJson.summary, refused: 7 } };
+    await writeFile(bad, JSON.stringify(broken));
+    const run = await runCli(["report", bad, "--html", out]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain("is not a `segscan scan --json` report: $.summary.refused: 7 but 1 partitions are refused");
+    expect(run.stderr).toContain("nothing was written");
+    expect(existsSync(out)).toBe(false);
+
+    await writeFile(bad, "{ not json");
+    const notJson = await runCli(["report", bad, "--html", out]);
+    expect(notJson.code).toBe(16);
+    expect(notJson.stderr).toMatch(/bad\.json is not JSON/);
+    expect(existsSync(out)).toBe(false);
+
+    const missing = await runCli(["report", join(root, "missing.json"), "--html", out]);
+    expect(missing.code).toBe(8);
+    expect(missing.stderr).toContain("ENOENT");
+
+    const noHtml = await runCli(["report", bad]);
+    expect(noHtml.code).toBe(16);
+    expect(noHtml.stderr).toContain("--html <file>");
+  });
+
+  it("embeds a large report gzip+base64 and a small one as plain JSON, both decoding to the report", () => {
+    const large = syntheticReport(LARGE_PARTITIONS);
+    expect(validateJsonReport(large)).toEqual([]);
+    const page = renderHtmlReport(large);
+    expect(page).toContain(`data-encoding="gzip+base64"`);
+    expect(embeddedReport(page)).toEqual(large);
+    const small = renderHtmlReport(demoJson);
+    expect(small).toContain(`<script type="application/json" id="segscan-data">{`);
+    expect(embeddedReport(small)).toEqual(demoJson);
+  });
+
+  it("a path holding </script> cannot end the embedded JSON early", () => {
+    const hostile = structuredClone(demoJson);
+    hostile.partitions[0]!.path = "/data/</script><script>alert(1)</script>";
+    const page = renderHtmlReport(hostile, { embed: "plain" });
+    expect(page.match(/<\/script>/g)!.length).toBe(3); // config, data, script: nothing more
+    expect(embeddedReport(page)).toEqual(hostile);
+  });
+});
+
+const describeBrowser = HAVE_CHROMIUM ? describe : describe.skip;
+
+describeBrowser("HTML report in headless Chromium", () => {
+  let context: BrowserContext;
+  let userDataDir: string;
+
+  beforeAll(async () => {
+    userDataDir = await mkdtemp(join(tmpdir(), "segscan-chromium-"));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+      viewport: { width: 1280, height: 900 },
+      deviceScaleFactor: 1,
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  });
+
+  interface Watched {
+    page: Page;
+    errors: string[];
+    requests: string[];
+  }
+
+  /** Opens a page from disk, recording console errors, page errors and every request other than the page itself. */
+  async function open(path: string): Promise<Watched & { openMs: number }> {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    const requests: string[] = [];
+    const self = pathToFileURL(path).href;
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    page.on("pageerror", (error) => errors.push(error.message));
+    page.on("request", (request) => {
+      if (request.url() !== self) requests.push(request.url());
+    });
+    await page.route("**/*", (route) => (route.request().url() === self ? route.continue() : route.abort()));
+    const started = performance.now();
+    await page.goto(self);
+    await page.waitForSelector("html[data-ready=true]");
+    return { page, errors, requests, openMs: performance.now() - started };
+  }
+
+  async function rowCount(page: Page): Promise<number> {
+    return page.locator("ol#partitions > li.partition").count();
+  }
+
+  /** The RGB of one pixel of a viewport screenshot. */
+  function pixel(png: Buffer, x: number, y: number): [number, number, number] {
+    const image = pngjs.PNG.sync.read(png);
+    const at = (image.width * Math.round(y) + Math.round(x)) * 4;
+    return [image.data[at]!, image.data[at + 1]!, image.data[at + 2]!];
+  }
+
+  function rgb(hex: string): [number, number, number] {
+    const value = Number.parseInt(hex.slice(1), 16);
+    return [(value >> 16) & 255, (value >> 8) & 255, value & 255];
+  }
+
+  function expectColor(actual: [number, number, number], hex: string): void {
+    const wanted = rgb(hex);
+    for (let i = 0; i < 3; i++)
+      expect(Math.abs(actual[i]! - wanted[i]!), `channel ${i} of ${actual} vs ${hex}`).toBeLessThanOrEqual(COLOR_TOLERANCE);
+  }
+
+  it("demo report: rows, marks at their byte positions, tooltips on hover and focus, filters, pixels, no errors or requests", async () => {
+    const { page, errors, requests } = await open(demoHtmlPath);
+    // Six partitions (≤ 50): nothing hidden by default.
+    expect(await page.locator("#only-problems").isChecked()).toBe(false);
+    expect(await rowCount(page)).toBe(demoJson.partitions.length);
+
+    // The refused partition's segment with a survivor, from the JSON the page draws.
+    const refusedIndex = demoJson.partitions.findIndex((p) => p.verdict === "refused");
+    const refused = demoJson.partitions[refusedIndex]!;
+    const segmentIndex = refused.segments.findIndex((s) => s.residue?.probe === "survivor");
+    const segment = refused.segments[segmentIndex]!;
+    const residue = segment.residue!;
+    const row = page.locator(`li.partition[data-index="${refusedIndex}"]`);
+    await expect(row.locator(".badge").textContent()).resolves.toBe("refused");
+    await expect(row.locator(".refusal").textContent()).resolves.toContain("InteriorDamage");
+    const bar = row.locator("svg.bar:not(.zoom)").nth(segmentIndex);
+    await bar.evaluate((element) => element.scrollIntoView({ block: "center" }));
+    const file = (await bar.locator("rect.file").boundingBox())!;
+    const damage = (await bar.locator("rect.damage-line").boundingBox())!;
+    const survivor = (await bar.locator("rect.survivor-line").boundingBox())!;
+    const expectedDamageX = file.x + file.width * (residue.damagePosition / segment.messagesSize);
+    const expectedSurvivorX = file.x + file.width * (residue.survivorPosition! / segment.messagesSize);
+    expect(Math.abs(damage.x + damage.width / 2 - expectedDamageX)).toBeLessThanOrEqual(POSITION_TOLERANCE_PX);
+    expect(Math.abs(survivor.x + survivor.width / 2 - expectedSurvivorX)).toBeLessThanOrEqual(POSITION_TOLERANCE_PX);
+    expect(survivor.x).toBeGreaterThan(damage.x + damage.width); // the survivor lies after the damage, visibly apart
+    // The proven prefix ends exactly at the damage.
+    const prefix = (await bar.locator("rect.prefix").boundingBox())!;
+    expect(Math.abs(prefix.x + prefix.width - expectedDamageX)).toBeLessThanOrEqual(POSITION_TOLERANCE_PX);
+    // The zoomed bar of the same segment draws bytes [from, size) across the row: the marks come apart.
+    const zoom = row.locator("svg.bar.zoom");
+    await expect(zoom.count()).resolves.toBe(1);
+    const from = Number(await zoom.getAttribute("data-from"));
+    expect(from).toBeGreaterThan(0);
+    expect(from).toBeLessThan(residue.damagePosition);
+    const zoomFile = (await zoom.locator("rect.file").boundingBox())!;
+    const zoomDamage = (await zoom.locator("rect.damage-line").boundingBox())!;
+    const zoomSurvivor = (await zoom.locator("rect.survivor-line").boundingBox())!;
+    const zoomX = (position: number): number => zoomFile.x + zoomFile.width * ((position - from) / (segment.messagesSize - from));
+    expect(Math.abs(zoomDamage.x + zoomDamage.width / 2 - zoomX(residue.damagePosition))).toBeLessThanOrEqual(POSITION_TOLERANCE_PX);
+    expect(Math.abs(zoomSurvivor.x + zoomSurvivor.width / 2 - zoomX(residue.survivorPosition!))).toBeLessThanOrEqual(POSITION_TOLERANCE_PX);
+    expect(zoomSurvivor.x - zoomDamage.x).toBeGreaterThan(survivor.x - damage.x);
+
+    // Pixels: the damage line is vermillion, the survivor line reddish purple (so a blank page cannot pass).
+    await page.mouse.move(0, 0);
+    const shot = await page.screenshot({ path: join(root, "demo-viewport.png") });
+    expectColor(pixel(shot, damage.x + damage.width / 2, damage.y + damage.height * 0.75), MARK_COLORS.damage);
+    expectColor(pixel(shot, survivor.x + survivor.width / 2, survivor.y + survivor.height * 0.75), MARK_COLORS.survivor);
+    await page.screenshot({ path: join(root, "demo-full.png"), fullPage: true });
+
+    // Hover shows the exact numbers.
+    const tooltip = page.locator("#tooltip");
+    await bar.locator('[data-mark="damage"] rect.hit').hover();
+    await expect(tooltip.isVisible()).resolves.toBe(true);
+    const damageTip = await tooltip.textContent();
+    expect(damageTip).toContain(`Damage at byte ${count(residue.damagePosition)} (InteriorDamage)`);
+    expect(damageTip).toContain(`probe spent ${count(residue.spentUnits)} units`);
+    // Keyboard: focus the damage mark, an arrow key moves to the survivor, its numbers show, Esc hides them.
+    await page.mouse.move(0, 0);
+    await bar.locator('[data-mark="damage"]').focus();
+    await page.keyboard.press("ArrowRight");
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("data-mark"))).toBe("survivor");
+    await expect(tooltip.textContent()).resolves.toContain(`Survivor at byte ${count(residue.survivorPosition!)}`);
+    await page.keyboard.press("Escape");
+    await expect(tooltip.isVisible()).resolves.toBe(false);
+
+    // Text alternatives: every drawing and every mark has an accessible name and a <title>.
+    const unnamed = await page.evaluate(
+      () =>
+        [
+          ...Array.from(document.querySelectorAll("svg.bar")).filter((svg) => !svg.getAttribute("aria-label")),
+          ...Array.from(document.querySelectorAll(".mark")).filter(
+            (mark) => !mark.getAttribute("aria-label") || !mark.querySelector("title"),
+          ),
+          ...Array.from(document.querySelectorAll(".mark")).filter((mark) => mark.getAttribute("tabindex") !== "0"),
+        ].length,
+    );
+    expect(unnamed).toBe(0);
+
+    // The torn tail's cut point sits at the proven prefix P.
+    const tornIndex = demoJson.partitions.findIndex((p) =>
+      p.segments.some((s) => s.outcome === "torn-tail" && s.residue?.allZero === false),
+    );
+    const torn = demoJson.partitions[tornIndex]!;
+    const tornSegmentIndex = torn.segments.findIndex((s) => s.outcome === "torn-tail");
+    const tornSegment = torn.segments[tornSegmentIndex]!;
+    const tornBar = page.locator(`li.partition[data-index="${tornIndex}"] svg.bar:not(.zoom)`).nth(tornSegmentIndex);
+    await tornBar.evaluate((element) => element.scrollIntoView({ block: "center" }));
+    await tornBar.locator('[data-mark="cut"] rect.hit').hover();
+    await expect(tooltip.textContent()).resolves.toContain(
+      `Damage position and cut point at byte ${count(tornSegment.walkedSize)}: a repair truncates the .log from ${count(tornSegment.messagesSize)}`,
+    );
+
+    // Zero and non-zero residues are told apart by pattern; sweep candidates are listed; index entries are ticks.
+    const zeroResidues = demoJson.partitions.flatMap((p) => p.segments).filter((s) => s.residue?.allZero === true).length;
+    const nonZeroResidues = demoJson.partitions.flatMap((p) => p.segments).filter((s) => s.residue?.allZero === false).length;
+    expect(zeroResidues).toBeGreaterThan(0);
+    await expect(page.locator('svg.bar:not(.zoom) [data-mark="residue-zero"]').count()).resolves.toBe(zeroResidues);
+    await expect(page.locator('svg.bar:not(.zoom) [data-mark="residue-nonzero"]').count()).resolves.toBe(nonZeroResidues);
+    const sweepIndex = demoJson.partitions.findIndex((p) => p.sweep.length > 0);
+    const sweepItems = page.locator(`li.partition[data-index="${sweepIndex}"] .sweep li`);
+    await expect(sweepItems.count()).resolves.toBe(demoJson.partitions[sweepIndex]!.sweep.length);
+    await expect(sweepItems.first().textContent()).resolves.toContain(".index.staging");
+    const firstSegment = demoJson.partitions[0]!.segments[0]!;
+    const indexMark = page.locator('li.partition[data-index="0"] svg.bar:not(.zoom)').first().locator('[data-mark="index"]');
+    await expect(indexMark.locator("line.tick").count()).resolves.toBe(firstSegment.index.entries);
+    await expect(indexMark.getAttribute("data-tip")).resolves.toContain(
+      `Index: ${firstSegment.index.entries} entries (${firstSegment.indexSize} bytes)\nthe report holds the count, not the positions`,
+    );
+
+    // Filters: only the partitions that are not clean, then search by path.
+    const notClean = demoJson.partitions.filter((p) => p.verdict !== "clean").length;
+    await page.locator("#only-problems").check();
+    expect(await rowCount(page)).toBe(notClean);
+    await page.locator("#search").fill("topics/3/");
+    await page.locator("#search").press("Enter");
+    const query = (p: JsonPartition): boolean => p.path.includes("topics/3/");
+    expect(await rowCount(page)).toBe(demoJson.partitions.filter((p) => p.verdict !== "clean" && query(p)).length);
+    await page.locator("#only-problems").uncheck();
+    expect(await rowCount(page)).toBe(demoJson.partitions.filter(query).length);
+    await page.locator("#search").fill("no such partition");
+    await page.locator("#search").press("Enter");
+    expect(await rowCount(page)).toBe(0);
+    await expect(page.locator("#empty").isVisible()).resolves.toBe(true);
+
+    // Print: the controls go, the drawings stay.
+    await page.locator("#search").fill("");
+    await page.locator("#search").press("Enter");
+    await page.emulateMedia({ media: "print" });
+    await expect(page.locator(".toolbar").isVisible()).resolves.toBe(false);
+    await expect(page.locator("svg.bar").first().isVisible()).resolves.toBe(true);
+    await page.emulateMedia({ media: "screen" });
+
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    await page.close();
+  });
+
+  it("draws segment warnings, ignored files and a boot forecast when present", async () => {
+    const extended = structuredClone(demoJson) as HtmlReportInput;
+    const first = extended.partitions[0]!;
+    const warned = first.segments[0]!;
+    warned.gaps = [{ position: 8192, expectedOffset: "12", foundOffset: "20" }];
+    Object.assign(warned, {
+      warnings: [{ code: "OversizedBatch", position: 4096, batchLength: 70_000_000, message: "batch at byte 4096 is 70000000 bytes long" }],
+    });
+    Object.assign(first, {
+      path: `${first.path}<img src="https://example.invalid/x.png">`,
+      ignored: [{ path: `${first.path}/notes.log`, kind: "bad-segment-name", message: "notes.log: the stem is not a u64 offset" }],
+    });
+    (extended as { node?: unknown }).node = {
+      bootForecast: [
+        { effect: "truncate", path: warned.logPath, destructive: true, detail: "the server would cut 8,635 bytes" },
+        { effect: "create-index", path: "/data/x.index", destructive: false, detail: "rebuilt from the log" },
+      ],
+    };
+    const path = join(root, "extended.html");
+    await writeFile(path, renderHtmlReport(extended));
+    const { page, errors, requests } = await open(path);
+    await expect(page.locator("table.forecast tbody tr").count()).resolves.toBe(2);
+    await expect(page.locator("table.forecast tr.destructive").textContent()).resolves.toContain("destructive");
+    const row = page.locator('li.partition[data-index="0"]');
+    await expect(row.locator(".path").textContent()).resolves.toContain('<img src="https://example.invalid/x.png">'); // shown as text
+    await expect(row.locator(".ignored").textContent()).resolves.toContain("notes.log: the stem is not a u64 offset");
+    await expect(row.locator(".warnings").textContent()).resolves.toContain("OversizedBatch");
+    const warning = row.locator('[data-mark="warning"]');
+    await warning.evaluate((element) => element.scrollIntoView({ block: "center" }));
+    await warning.focus();
+    await expect(page.locator("#tooltip").textContent()).resolves.toContain(
+      "Warning OversizedBatch at byte 4,096 (batch length 70,000,000 bytes)",
+    );
+    const gap = row.locator('svg.bar:not(.zoom) [data-mark="gap"]');
+    await gap.focus();
+    await expect(page.locator("#tooltip").textContent()).resolves.toContain("Forward gap at byte 8,192: expected offset 12, found 20");
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    await page.close();
+  });
+
+  it("10,000 partitions: opens with clean ones hidden, filters, searches and pages; logs size and timings", async () => {
+    const report = syntheticReport(LARGE_PARTITIONS);
+    const path = join(root, "large.html");
+    await writeFile(path, renderHtmlReport(report));
+    const fileBytes = (await stat(path)).size;
+    console.log(
+      `html-report: ${count(LARGE_PARTITIONS)} partitions → ${count(fileBytes)} bytes of HTML ` +
+        `(${(fileBytes / 1048576).toFixed(2)} MiB; the report JSON alone is ${count(JSON.stringify(report).length)} bytes)`,
+    );
+
+    const { page, errors, requests, openMs } = await open(path);
+    const notClean = report.partitions.filter((p) => p.verdict !== "clean");
+    expect(await page.locator("#only-problems").isChecked()).toBe(true); // more than 50 partitions
+    expect(await rowCount(page)).toBe(Math.min(50, notClean.length));
+    await expect(page.locator("#status").textContent()).resolves.toContain(
+      `of ${count(notClean.length)} matching partitions (10,000 in the report)`,
+    );
+    expect(await page.locator("li.partition.v-clean").count()).toBe(0);
+    const failedRow = page.locator('li.partition[data-verdict="failed"]').first();
+    await expect(failedRow.locator(".error").textContent()).resolves.toContain("ReadFailure: EIO reading 4096 bytes at 0");
+    await expect(failedRow.locator(".words").first().textContent()).resolves.toContain("Retry: fix the storage and scan again");
+
+    // Show the clean ones too: timed in the page, up to the next painted frame.
+    const filterMs = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const started = performance.now();
+          (document.getElementById("only-problems") as HTMLInputElement).click();
+          requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - started), 0));
+        }),
+    );
+    expect(await rowCount(page)).toBe(50);
+    await expect(page.locator("#status").textContent()).resolves.toContain("of 10,000 matching partitions");
+    const readyMs = await page.evaluate(() => performance.getEntriesByName("segscan-ready")[0]?.startTime ?? Number.NaN);
+    console.log(
+      `html-report: ${count(LARGE_PARTITIONS)} partitions open in ${readyMs.toFixed(0)} ms in the page (navigation start to first rows built; ` +
+        `${openMs.toFixed(0)} ms as the test driver saw it) ` +
+        `and re-filter in ${filterMs.toFixed(1)} ms (click to next frame) in headless Chromium`,
+    );
+
+    // Paging: page 2 starts at the 51st partition.
+    await page.locator("#next").click();
+    await expect(page.locator("ol#partitions > li.partition").first().getAttribute("data-index")).resolves.toBe("50");
+
+    // Search by path: the same substring match the test computes from the JSON.
+    const query = "streams/3/topics/4/partitions/5";
+    const searchStarted = performance.now();
+    await page.locator("#search").fill(query);
+    await page.locator("#search").press("Enter");
+    const matches = report.partitions.filter((p) => p.path.includes(query)).length;
+    expect(matches).toBe(11); // …/5 and …/50 to …/59
+    expect(await rowCount(page)).toBe(matches);
+    console.log(
+      `html-report: search over ${count(LARGE_PARTITIONS)} partitions answered in ${(performance.now() - searchStarted).toFixed(0)} ms (fill + Enter, as driven)`,
+    );
+
+    // A refused partition of the big report draws its damage where its JSON says.
+    await page.locator("#search").fill("");
+    await page.locator("#only-problems").check();
+    await page.locator("#search").press("Enter");
+    const refusedRow = page.locator('li.partition[data-verdict="refused"]').first();
+    const bar = refusedRow.locator("svg.bar:not(.zoom)").nth(1);
+    await bar.evaluate((element) => element.scrollIntoView({ block: "center" }));
+    const file = (await bar.locator("rect.file").boundingBox())!;
+    const damage = (await bar.locator("rect.damage-line").boundingBox())!;
+    const refusedSegment = report.partitions[Number(await refusedRow.getAttribute("data-index"))]!.segments[1]!;
+    const expectedX = file.x + file.width * (REFUSED_DAMAGE_POSITION / refusedSegment.messagesSize);
+    expect(Math.abs(damage.x + damage.width / 2 - expectedX)).toBeLessThanOrEqual(POSITION_TOLERANCE_PX);
+    await page.mouse.move(0, 0);
+    const shot = await page.screenshot({ path: join(root, "large-viewport.png") });
+    expectColor(pixel(shot, damage.x + damage.width / 2, damage.y + damage.height * 0.75), MARK_COLORS.damage);
+
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    await page.close();
+  });
+});

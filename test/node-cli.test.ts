@@ -1,0 +1,101 @@
+/**
+ * docs/node.md N0, N9 through the CLI: `segscan gen --node-fault` writes a node
+ * root, `segscan scan` prints the node section first and `--json` carries it;
+ * exit codes per N0 (warn/info alone exit 0).
+ */
+import { describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { validateJsonReport } from "../src/report/json.js";
+import { tempDir } from "./helpers/node-wal.js";
+
+const CLI = join(import.meta.dirname, "../dist/src/cli/main.js");
+const run = async (args: string[]): Promise<{ code: number; stdout: string }> => {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: "1" } });
+    return { code: 0, stdout };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string };
+    return { code: failure.code, stdout: failure.stdout };
+  }
+};
+
+describe("segscan scan <node root>", () => {
+  it("gen --list names the node faults", async () => {
+    const list = await run(["gen", "--list"]);
+    expect(list.stdout).toContain("wal-torn-tail");
+    expect(list.stdout).toContain("checkpoint-mismatch");
+  });
+
+  it("a clean node: node section at the top, exit 0", async () => {
+    const dir = join(tempDir(), "node");
+    expect((await run(["gen", dir, "--size", "tiny", "--node"])).code).toBe(0);
+    const scan = await run(["scan", dir]);
+    expect(scan.code).toBe(0);
+    const nodeAt = scan.stdout.indexOf(`node ${dir}  CLEAN`);
+    expect(nodeAt).toBeGreaterThan(0);
+    expect(nodeAt).toBeLessThan(scan.stdout.indexOf("verdict clean"));
+    expect(scan.stdout).toContain("WAL        ops 40..55 (16 entries)");
+    expect(scan.stdout).toContain("snapshot   op 40, 1 streams, 1 topics, 2 partitions, sealed");
+    expect(scan.stdout).toContain("checkpoint op 40 (pairs with the snapshot)");
+  });
+
+  it("a torn WAL tail: repairable, exit 4, finding in one line and in --json", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.code).toBe(4);
+    expect(scan.stdout).toMatch(/repairable +WalTornTail metadata\/journal\.wal: the last \d+ bytes/);
+    const json = await run(["scan", dir, "--json"]);
+    const parsed = JSON.parse(json.stdout);
+    expect(validateJsonReport(parsed)).toEqual([]);
+    expect(parsed.node.verdict).toBe("repairable");
+    expect(parsed.node.metadata.wal.findings[0]).toMatchObject({ severity: "repairable", code: "WalTornTail" });
+  });
+
+  it("--ndjson on a torn WAL tail: clean partitions, the node section in the last line, exit 4 from the node verdict", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail"]);
+    const ndjson = await run(["scan", dir, "--ndjson"]);
+    const json = JSON.parse((await run(["scan", dir, "--json"])).stdout);
+    expect(ndjson.code).toBe(4);
+    const lines = ndjson.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines.slice(0, -1).map((partition) => partition.verdict)).toEqual(json.partitions.map(() => "clean"));
+    expect(lines.at(-1).summary.repairable).toBe(0);
+    expect(lines.at(-1).node).toEqual(json.node);
+  });
+
+  it("warn alone exits 0 (unsealed WAL entries)", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-unsealed"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.code).toBe(0);
+    expect(scan.stdout).toContain("WalUnsealed");
+  });
+
+  it("repair: dry run exits 4 and lists the WAL cut; --apply exits 1; scan then exits 0; restore brings every byte back", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail"]);
+    const wal = join(dir, "metadata/journal.wal");
+    const original = readFileSync(wal);
+    const dry = await run(["repair", dir]);
+    expect(dry.code).toBe(4);
+    expect(dry.stdout).toContain("metadata: cut");
+    expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
+    const apply = await run(["repair", dir, "--apply"]);
+    expect(apply.code).toBe(1);
+    expect(readFileSync(wal).length).toBeLessThan(original.length);
+    expect((await run(["scan", dir])).code).toBe(0);
+    expect((await run(["restore", join(dir, "metadata")])).code).toBe(0);
+    expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
+  });
+
+  it("an unknown node fault is a usage error", async () => {
+    expect((await run(["gen", join(tempDir(), "x"), "--node-fault", "nope"])).code).toBe(16);
+  });
+});

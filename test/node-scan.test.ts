@@ -1,0 +1,241 @@
+/**
+ * docs/node.md N0–N3, N9: every generated N1–N3 fault, scanned as a node root
+ * on both engines: the expected finding with its severity, the node verdict,
+ * identical reports across engines and window sizes, the JSON node section
+ * valid against its TypeBox schema, and a clean node clean.
+ */
+import { describe, expect, it } from "vitest";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { generateDataDir } from "../src/gen/generate.js";
+import { NODE_FAULTS, writeNodeMetadata } from "../src/node/gen/node.js";
+import { scanNode } from "../src/node/scan.js";
+import { nodeFindings } from "../src/node/scan.js";
+import { nodeToJson } from "../src/node/json.js";
+import { validateNodeJson } from "../src/node/schema.js";
+import { scanPath } from "../src/recovery/scan.js";
+import { toJsonReport, validateJsonReport } from "../src/report/json.js";
+import { scanExitCode } from "../src/cli/exit.js";
+import { worstSeverity } from "../src/node/types.js";
+import { allEngines } from "./helpers/engines.js";
+import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
+import { tempDir } from "./helpers/node-wal.js";
+
+const engines = await allEngines();
+
+async function node(fault?: string): Promise<string> {
+  const root = tempDir();
+  const generated = await generateDataDir(root, { size: "tiny", seed: 7 });
+  await writeNodeMetadata(root, generated.partitions, fault === undefined ? {} : { fault });
+  return root;
+}
+
+describe("a clean generated node", () => {
+  it("is clean on both engines, with the WAL op range, snapshot counts and superblock pairing", async () => {
+    const root = await node();
+    for (const engine of engines) {
+      const report = await scanPath(root, { engine, concurrency: 1 });
+      expect(report.node).toBeDefined();
+      const nodeReport = report.node!;
+      expect(nodeFindings(nodeReport)).toEqual([]);
+      expect(nodeReport.verdict).toBe("clean");
+      expect(nodeReport.metadata.wal).toMatchObject({ entries: 16, ops: { first: 40n, last: 55n } });
+      expect(nodeReport.metadata.snapshot).toMatchObject({ sealed: true, sequenceNumber: 40n, streams: 1, topics: 1, partitions: 2 });
+      expect(nodeReport.metadata.superblock?.vsr).toMatchObject({ checkpointOp: 40n, commitMax: 55n });
+      expect(nodeReport.metadata.snapshot?.contents?.streams[0]?.topics[0]).toMatchObject({
+        consumerGroupIds: [1],
+        partitions: [{ id: 1 }, { id: 2 }],
+      });
+      expect(report.partitions).toHaveLength(2);
+      const json = JSON.parse(JSON.stringify(toJsonReport(report)));
+      expect(validateJsonReport(json)).toEqual([]);
+      expect(json.node.metadata.wal.ops).toEqual({ first: "40", last: "55" });
+      expect(scanExitCode(report)).toBe(0);
+    }
+  });
+
+  it("the node schema rejects a wrong shape (u64 as a number, an unknown key, a bad severity)", async () => {
+    const root = await node("wal-torn-tail");
+    const json = JSON.parse(JSON.stringify(toJsonReport(await scanPath(root, { engine: engines[0]!, concurrency: 1 }))));
+    expect(validateJsonReport(json)).toEqual([]);
+    const broken = structuredClone(json);
+    broken.node.metadata.wal.ops.first = 40;
+    broken.node.metadata.extra = true;
+    const problems = validateJsonReport(broken);
+    expect(problems, problems.join("\n")).not.toEqual([]);
+    // The u64-as-number is reported at or inside the nullable wal object; the extra key by name.
+    expect(
+      problems.some((p) => p.startsWith("$.node.metadata.wal")),
+      problems.join("\n"),
+    ).toBe(true);
+    expect(
+      problems.some((p) => p.startsWith("$.node.metadata.extra") || (p.startsWith("$.node.metadata") && p.includes("extra"))),
+      problems.join("\n"),
+    ).toBe(true);
+    const severity = structuredClone(json);
+    severity.node.metadata.findings.push({ severity: "fatal", code: "X", path: "p", message: "m" });
+    expect(
+      validateJsonReport(severity).some(
+        (p) => p.startsWith("$.node.metadata.findings.0.severity") || p.startsWith("$.node.metadata.findings[0].severity"),
+      ),
+    ).toBe(true);
+  });
+
+  it("a partition dir or a .log keeps today's behaviour (no node section)", async () => {
+    const root = await node();
+    const report = await scanPath(join(root, "streams/1/topics/1/partitions/1"), { engine: engines[0]!, concurrency: 1 });
+    expect(report.node).toBeUndefined();
+  });
+});
+
+describe("every N1–N3 fault the generator injects", () => {
+  for (const fault of NODE_FAULTS) {
+    it(`${fault.name}: ${fault.expected.code || "clean"} (${fault.expected.severity})`, async () => {
+      const root = await node(fault.name);
+      const jsons: string[] = [];
+      for (const engine of engines) {
+        for (const windowBytes of [4096, 1 << 20]) {
+          const report = (await scanPath(root, { engine, windowBytes, concurrency: 1 })).node!;
+          const findings = nodeFindings(report);
+          if (fault.expected.code === "") {
+            expect(findings).toEqual([]);
+          } else {
+            expect(findings.map((f) => [f.code, f.severity])).toContainEqual([fault.expected.code, fault.expected.severity]);
+          }
+          expect(report.verdict).toBe(worstSeverity(findings.map((f) => f.severity)));
+          for (const finding of findings) expect(finding.message.length).toBeGreaterThan(20);
+          const json = JSON.parse(JSON.stringify(nodeToJson(report)));
+          expect(validateNodeJson(json)).toEqual([]);
+          jsons.push(JSON.stringify(json));
+        }
+      }
+      expect(new Set(jsons).size).toBe(1);
+    });
+  }
+});
+
+describe("a snapshot whose op is unknown", () => {
+  it("a corrupt snapshot refuses without a spurious WalSnapshotHole (S is unknown, not 0)", async () => {
+    for (const fault of ["snapshot-corrupt", "snapshot-garbage"]) {
+      const report = await scanNode(await node(fault), { engine: engines[0]! });
+      expect(nodeFindings(report).map((f) => f.code)).toEqual(["SnapshotCorrupt"]);
+    }
+  });
+});
+
+describe("scanNode options", () => {
+  it("reports WAL progress, honours an aborted signal, and uses the given budget", async () => {
+    const root = await node("wal-zero-tail");
+    const events: { path: string; bytesDone: number; bytesTotal: number }[] = [];
+    const report = await scanNode(root, {
+      engine: engines[0]!,
+      windowBytes: 4096,
+      probeBudgetUnits: 1000,
+      onProgress: (event) => events.push(event),
+    });
+    expect(events.length).toBeGreaterThan(1);
+    expect(events.at(-1)!.path).toBe(join(root, "metadata/journal.wal"));
+    expect(report.metadata.wal!.budget.limitUnits).toBe(1000);
+    expect(report.metadata.wal!.findings.map((f) => f.code)).toEqual(["WalUnverifiedResidue"]);
+    const controller = new AbortController();
+    controller.abort();
+    await expect(scanNode(root, { engine: engines[0]!, signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+  });
+});
+
+describe("what a user can break gives a finding, never an exception", () => {
+  const cases: [string, (root: string) => void, string][] = [
+    ["empty snapshot.bin", (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array(0)), "SnapshotCorrupt"],
+    [
+      "truncated snapshot.bin",
+      (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0x97, 0x03])),
+      "SnapshotCorrupt",
+    ],
+    [
+      "msgpack of the wrong shape",
+      (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0x93, 0x01, 0x02, 0x03])),
+      "SnapshotCorrupt",
+    ],
+    [
+      "msgpack array header claiming 2^32-1 elements",
+      (root) => writeFileSync(join(root, "metadata/snapshot.bin"), new Uint8Array([0xdd, 0xff, 0xff, 0xff, 0xff, 0x03])),
+      "SnapshotCorrupt",
+    ],
+    ["superblock slot of 3 bytes", (root) => writeFileSync(join(root, "metadata/superblock.a"), new Uint8Array(3)), "SuperblockUnreadable"],
+    [
+      "oversized superblock slot",
+      (root) => writeFileSync(join(root, "metadata/superblock.b"), new Uint8Array(5000)),
+      "SuperblockUnreadable",
+    ],
+    [
+      "superblock slot that is a directory",
+      (root) => {
+        rmSync(join(root, "metadata/superblock.a"));
+        mkdirSync(join(root, "metadata/superblock.a"));
+      },
+      "SuperblockUnreadable",
+    ],
+    [
+      "snapshot.bin that is a directory",
+      (root) => {
+        rmSync(join(root, "metadata/snapshot.bin"));
+        mkdirSync(join(root, "metadata/snapshot.bin"));
+      },
+      "SnapshotReadFailure",
+    ],
+    ["journal.wal of garbage", (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(1000).fill(0xab)), "WalTornTail"],
+    ["journal.wal of 100 bytes", (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(100).fill(6)), "WalTornTail"],
+    [
+      "journal.wal is a directory",
+      (root) => {
+        const p = join(root, "metadata/journal.wal");
+        rmSync(p);
+        mkdirSync(p);
+      },
+      "WalReadFailure",
+    ],
+  ];
+  for (const [name, breakIt, code] of cases) {
+    it(name, async () => {
+      const root = await node();
+      breakIt(root);
+      for (const engine of engines) {
+        const report = await scanNode(root, { engine });
+        const codes = nodeFindings(report).map((f) => f.code);
+        if (code !== "") expect(codes).toContain(code);
+      }
+    });
+  }
+
+  it("unreadable files are failed items naming path and cause, never evidence", async () => {
+    const root = await node();
+    for (const [victim, code] of [
+      ["journal.wal", "WalReadFailure"],
+      ["snapshot.bin", "SnapshotReadFailure"],
+      ["superblock.b", "SuperblockReadFailure"],
+    ] as const) {
+      const failing: ScanFs = {
+        ...nodeScanFs,
+        async open(path) {
+          if (path.endsWith(`metadata/${victim}`)) throw Object.assign(new Error("permission denied"), { code: "EACCES" });
+          return nodeScanFs.open(path);
+        },
+      };
+      const report = await scanNode(root, { engine: engines[0]! }, failing);
+      const failed = nodeFindings(report).find((f) => f.code === code)!;
+      expect(failed, victim).toMatchObject({ severity: "failed" });
+      expect(failed.message).toContain("EACCES");
+      expect(failed.message).toContain(victim);
+      expect(report.verdict).toBe("failed");
+    }
+  });
+
+  it("a WAL with no metadata superblock and no snapshot is still judged", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "metadata"));
+    writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(0));
+    const report = await scanNode(root, { engine: engines[0]! });
+    expect(report.verdict).toBe("clean");
+    expect(report.metadata.superblock?.state).toBe("empty");
+  });
+});

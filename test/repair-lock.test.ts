@@ -1,0 +1,157 @@
+/**
+ * docs/repair.md §6.2: one writer at a time (issue 16.2). `applyRepair` and
+ * `restore` take an exclusive lock file in `<partition>.segscan/`, refuse while
+ * it is held (saying how to clear a stale one), release it on every way out,
+ * and refuse while another process has a segment file open for writing
+ * (Linux: /proc/<pid>/fd + fdinfo flags).
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  InjectedFault,
+  LOCK_NAME,
+  LockHeldError,
+  WriterOpenError,
+  acquireLock,
+  applyRepair,
+  createFaultyFs,
+  findWriters,
+  nodeRepairFs,
+  planRepair,
+  restore,
+} from "../src/repair/index.js";
+import { CHUNK_BYTES, REPAIRABLE, buildScenario, engine, repair, scan, snapshot } from "./helpers/repair-scenarios.js";
+
+const garbageTail = REPAIRABLE.find((s) => s.name === "non-zero garbage tail")!;
+const logOf = (dir: string): string => join(dir, readdirSync(dir).find((n) => n.endsWith(".log"))!);
+
+describe("the partition lock", () => {
+  it("a held lock refuses apply and restore, naming the holder and how to clear a stale lock; nothing changes", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const before = snapshot(dir);
+    const held = await acquireLock(`${dir}.segscan`, "test", "segscan repair --apply (the other run)");
+    try {
+      const error = await repair(dir, garbageTail).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockHeldError);
+      const lockPath = join(`${dir}.segscan`, LOCK_NAME);
+      const message = (error as Error).message;
+      expect(message).toContain(
+        `refusing to repair ${dir}: another segscan run holds its lock ${lockPath}: pid ${process.pid} on host ${hostname()}`,
+      );
+      expect(message).toContain("(segscan repair --apply (the other run))");
+      expect(message).toContain(`check that pid ${process.pid} is not running`);
+      expect(message).toContain(`then remove ${lockPath} and run again`);
+      expect(snapshot(dir)).toEqual(before);
+      const info = JSON.parse(readFileSync(lockPath, "utf8"));
+      expect(info).toMatchObject({ pid: process.pid, host: hostname(), command: "segscan repair --apply (the other run)" });
+      expect(typeof info.started).toBe("string");
+    } finally {
+      await held.release();
+    }
+    await repair(dir, garbageTail);
+    const cut = snapshot(dir);
+    const again = await acquireLock(`${dir}.segscan`, "test", "other");
+    try {
+      await expect(restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false })).rejects.toBeInstanceOf(LockHeldError);
+      expect(snapshot(dir)).toEqual(cut);
+    } finally {
+      await again.release();
+    }
+    await restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false });
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it("two applies at once: exactly one repairs, the other is refused by the lock", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const plan = planRepair(await scan(dir, garbageTail));
+    const results = await Promise.allSettled([0, 1].map(() => applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false })));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const rejected = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(LockHeldError);
+    expect((await scan(dir, garbageTail)).partitions[0]!.verdict).toBe("clean");
+  });
+
+  it("is released on every way out: success, a refusal, a failure mid-apply", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const lockPath = join(`${dir}.segscan`, LOCK_NAME);
+    await expect(repair(dir, garbageTail, createFaultyFs(nodeRepairFs, { failAt: 4 }))).rejects.toBeInstanceOf(InjectedFault);
+    expect(existsSync(lockPath)).toBe(false);
+    await repair(dir, garbageTail);
+    expect(existsSync(lockPath)).toBe(false);
+    const { dir: other } = buildScenario(garbageTail);
+    const stalePlan = planRepair(await scan(other, garbageTail));
+    writeFileSync(logOf(other), "changed"); // the plan is stale now: refused
+    await expect(applyRepair(stalePlan, { engine, checkWriters: false })).rejects.toThrow(/stale/);
+    expect(existsSync(join(`${other}.segscan`, LOCK_NAME))).toBe(false);
+    expect(existsSync(lockPath)).toBe(false);
+    await restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false }).catch(() => {});
+    expect(existsSync(lockPath)).toBe(false);
+  });
+});
+
+describe("the lock at process exit", () => {
+  it("a process that exits at once (a second Ctrl-C: process.exit) still removes its lock", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const lockModule = new URL("../dist/src/repair/lock.js", import.meta.url).href;
+    const script =
+      `const { acquireLock } = await import(${JSON.stringify(lockModule)}); ` +
+      `await acquireLock(${JSON.stringify(`${dir}.segscan`)}, "test", "child"); process.exit(32);`;
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "inherit" });
+      child.once("error", reject);
+      child.once("exit", resolve);
+    });
+    expect(code).toBe(32);
+    expect(existsSync(join(`${dir}.segscan`, LOCK_NAME))).toBe(false);
+    expect(existsSync(`${dir}.segscan`)).toBe(false); // made only for the lock: removed with it
+  });
+});
+
+describe.runIf(process.platform === "linux")("other writers (Linux /proc)", () => {
+  /** A child process holding `file` open with `flags`; resolves once it has it open. */
+  async function holder(file: string, flags: string): Promise<{ pid: number; stop(): void }> {
+    const child = spawn(
+      process.execPath,
+      ["-e", `require("fs").openSync(${JSON.stringify(file)}, "${flags}"); console.log("open"); setInterval(() => {}, 1000);`],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.once("data", () => resolve());
+      child.once("exit", (code) => reject(new Error(`holder exited ${code}`)));
+    });
+    return { pid: child.pid!, stop: () => child.kill() };
+  }
+
+  it("a process with the .log open for writing refuses apply, naming the pid and file; a reader does not", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const before = snapshot(dir);
+    const log = logOf(dir);
+    const writer = await holder(log, "r+");
+    try {
+      const check = await findWriters(dir);
+      expect(check.checked).toBe(true);
+      expect(check.writers).toContainEqual({ pid: writer.pid, file: log, access: "O_RDWR" });
+      const plan = planRepair(await scan(dir, garbageTail));
+      const error = await applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WriterOpenError);
+      expect((error as Error).message).toContain(`pid ${writer.pid} has ${log} open O_RDWR`);
+      expect((error as Error).message).toContain("Stop iggy-server");
+      expect(snapshot(dir)).toEqual(before);
+      expect(existsSync(join(`${dir}.segscan`, LOCK_NAME))).toBe(false);
+    } finally {
+      writer.stop();
+    }
+    const reader = await holder(log, "r");
+    try {
+      const result = await applyRepair(planRepair(await scan(dir, garbageTail)), { engine, chunkBytes: CHUNK_BYTES });
+      expect(result.writerCheck.checked).toBe(true);
+    } finally {
+      reader.stop();
+    }
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * The `scan --json` report schema is defined once (src/report/schema.ts): the
+ * JSON types derive from it, validateJsonReport checks against it, and
+ * docs/report.schema.json is generated from it (`npm run schema`).
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { type JsonScanReport, validateJsonReport } from "../src/report/json.js";
+import { reportJsonSchemaText } from "../src/report/schema.js";
+
+const committed = fileURLToPath(new URL("../docs/report.schema.json", import.meta.url));
+
+const good: JsonScanReport = {
+  segscan: "1.0.0",
+  engine: "ts",
+  options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
+  partitions: [
+    {
+      path: "p",
+      verdict: "refused",
+      action: "tombstone",
+      refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
+      error: null,
+      budget: { limitUnits: 10, spentUnits: 0 },
+      sweep: [],
+      ignored: [{ path: "p/x.log", kind: "bad-segment-name", message: "not a segment" }],
+      segments: [
+        {
+          startOffset: "0",
+          endOffset: "9",
+          startTimestamp: "1",
+          endTimestamp: "2",
+          messageCount: 10,
+          logPath: "p/0.log",
+          messagesSize: 5000,
+          indexSize: 24,
+          arm: "indexed",
+          outcome: "clean",
+          walkedSize: 5000,
+          residue: null,
+          gaps: [],
+          index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
+          refusal: null,
+          warnings: [{ code: "OversizedBatch", position: 0, batchLength: 5000, message: "a batch over the cap, verified" }],
+        },
+      ],
+    },
+    {
+      path: "q",
+      verdict: "failed",
+      action: "retry",
+      refusal: null,
+      error: { code: "NoSegments", path: "q", message: "no segment" },
+      budget: { limitUnits: 10, spentUnits: 0 },
+      sweep: [],
+      ignored: [],
+      segments: [],
+    },
+  ],
+  summary: { partitions: 2, clean: 0, repairable: 0, refused: 1, failed: 1, bytesScanned: 0, elapsedMs: 1.5 },
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: each case edits an arbitrary path of a copy, on purpose into wrong types
+type Editable = Record<string, any>;
+
+function mutate(edit: (value: Editable) => void): string[] {
+  const copy = structuredClone(good) as Editable;
+  edit(copy);
+  return validateJsonReport(copy);
+}
+
+describe("the report schema", () => {
+  it("docs/report.schema.json is what `npm run schema` generates from src/report/schema.ts", () => {
+    expect(readFileSync(committed, "utf8")).toBe(reportJsonSchemaText());
+  });
+
+  it("is closed JSON Schema with the agreed fields: segment warnings, partition ignored, NoSegments/NotRegularFile", () => {
+    const schema = JSON.parse(reportJsonSchemaText());
+    expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
+    expect(schema.additionalProperties).toBe(false);
+    const partition = schema.properties.partitions.items;
+    expect(partition.required).toContain("ignored");
+    expect(partition.properties.segments.items.required).toContain("warnings");
+    const codes = partition.properties.error.anyOf[0].properties.code.anyOf.map((member: { const: string }) => member.const);
+    expect(codes).toEqual(expect.arrayContaining(["NoSegments", "NotRegularFile", "ReadFailure"]));
+  });
+
+  it("accepts a well-formed report with every new field", () => {
+    expect(validateJsonReport(good)).toEqual([]);
+  });
+
+  it("names each defect once: types, enums, u64 text and range, refusal fields by code, extra and missing keys, counts", () => {
+    expect(mutate((v) => (v.partitions[0].refusal.nextStart = 20))).toEqual(["$.partitions[0].refusal.nextStart: Expected string, got 20"]);
+    expect(mutate((v) => (v.partitions[0].refusal.previousEnd = "18446744073709551616"))).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0].refusal.previousEnd = "18446744073709551615"))).toEqual([]);
+    expect(mutate((v) => (v.partitions[0].segments[0].startOffset = "007"))).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0].refusal.code = "Nope"))).toEqual([
+      expect.stringMatching(/^\$\.partitions\[0\]\.refusal: expected a refusal with a known code/),
+    ]);
+    expect(mutate((v) => (v.partitions[0].refusal = { code: "Overlap", message: "m", previousStart: "0", previousEnd: "9" }))).toEqual([
+      "$.partitions[0].refusal.nextStart: missing",
+    ]);
+    expect(mutate((v) => (v.partitions[0].refusal.message = " "))).toHaveLength(1);
+    expect(mutate((v) => (v.ignored = []))).toEqual(["$.ignored: not part of the report contract"]);
+    expect(mutate((v) => (v.partitions[0].bytesScanned = 1))).toEqual(["$.partitions[0].bytesScanned: not part of the report contract"]);
+    expect(mutate((v) => delete v.partitions[0].segments[0].warnings)).toEqual(["$.partitions[0].segments[0].warnings: missing"]);
+    expect(mutate((v) => (v.partitions[0].segments[0].warnings[0].code = "Big"))).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0].ignored[0].kind = "weird"))).toEqual([
+      '$.partitions[0].ignored[0].kind: expected one of bad-segment-name|not-regular-file|directory-symlink, got "weird"',
+    ]);
+    expect(mutate((v) => (v.partitions[1].error.code = "Bogus"))).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0].segments[0].endOffset = 9))).toHaveLength(1);
+    expect(mutate((v) => (v.options.verify = "deep"))).toEqual(['$.options.verify: expected one of tail|full, got "deep"']);
+    expect(mutate((v) => (v.options.maxBatchBytes = 1024))).toEqual([]);
+    expect(mutate((v) => (v.summary.bytesScanned = -1))).toHaveLength(1);
+    expect(mutate((v) => (v.summary.refused = 0))).toEqual(["$.summary.refused: 0 but 1 partitions are refused"]);
+    expect(mutate((v) => (v.summary.partitions = 3))).toEqual(["$.summary.partitions: 3 but 2 partitions"]);
+  });
+});
