@@ -229,9 +229,11 @@ async function writeChain(writer: ChunkedWriter, source: ByteSource, targetBytes
  *   which hashes all of it before rejecting it. The walk stops at the first;
  *   the probe's budget (1 unit per candidate + batch_length per rejected
  *   candidate) bounds the rest. Each is > 256 KiB (64 messages of ~4.3 KiB), so
- *   that the header's one-byte-shifted twin at h-1 (which reads batch_length as
- *   L << 8, see crafted-64k) is over the 64 MiB cap and never passes: the
- *   default budget then covers a 1 GiB residue (≈ 2 units per byte).
+ *   the header's one-byte-shifted twin at h-1 (which reads batch_length as
+ *   L << 8, see crafted-64k) claims over 64 MiB; with no length cap on a
+ *   candidate that fits the file (docs/format.md §2.2), every twin more than
+ *   that far from the end is charged its claim, and the default budget runs
+ *   out after ~34 of them: the probe's budget plateau.
  * - crafted-64k: the same with realistic ~66 KiB batches (64 messages of
  *   ~1 KiB). Here the twin candidate h-1 of every header passes the checks
  *   (reserved bytes zero, message_count (count << 8) > 0, base_offset << 8 above

@@ -206,8 +206,9 @@ interface ScanSummary {
  * What docs/recovery.md §3.5's accounting must give on a probe data set (bench/data.ts):
  * 1 unit per candidate, plus batch_length for each candidate that passes the
  * checks and fails to verify: every crafted header after the first and, for
- * crafted-64k, its shifted twin one byte before it (batch_length read as L << 8)
- * when that claim fits the file. `spentUnits` is null where the budget runs out.
+ * both crafted kinds, its shifted twin one byte before it (batch_length read as L << 8)
+ * when that claim fits the file: no length cap applies to a candidate that fits
+ * (docs/format.md §2.2, oversized batches), so a twin over 64 MiB is charged too. `spentUnits` is null where the budget runs out.
  */
 function expectedProbe(set: DataSet, limitUnits: number): { verdict: "no-survivor" | "budget-exhausted"; spentUnits: number | null } {
   const first = set.residueStart + 1;
@@ -222,7 +223,7 @@ function expectedProbe(set: DataSet, limitUnits: number): { verdict: "no-survivo
   for (let i = 1; i < headers; i++) {
     const header = set.residueStart + i * length;
     const twinClaim = length * 256;
-    if (set.kind === "crafted-64k" && twinClaim <= 64 * MiB && header - 1 + twinClaim <= set.logBytes) {
+    if (header - 1 + twinClaim <= set.logBytes) {
       charges += twinClaim;
       if (header - 1 - first + 1 + charges > limitUnits) return { verdict: "budget-exhausted", spentUnits: null };
     }
