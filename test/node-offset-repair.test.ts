@@ -190,7 +190,7 @@ describe("done when (CLI)", () => {
     expect(files(root)).toEqual(before);
     const planned = await runCli(["repair", root, "--clamp-offsets"]);
     expect(planned.stdout).toContain("CHANGES WHAT THIS CONSUMER READS NEXT");
-    expect(planned.stdout).toMatch(/this plan removes:\n\s+clamp-offset 7/);
+    expect(planned.stdout).toMatch(/this plan removes:\n\s+clamp-offset streams\/1\/topics\/1\/partitions\/1\/offsets\/consumers\/7/);
 
     const applied = await runCli(["repair", root, "--clamp-offsets", "--apply"]);
     expect(applied.stderr).toBe("");

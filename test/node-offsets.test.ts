@@ -166,6 +166,15 @@ describe("read failures are failed, never torn", () => {
     expect(report.verdict).toBe("failed");
   });
 
+  it("a purge.gen that cannot be read: failed PurgeGenerationReadFailure, and the forecast says boot refuses", async () => {
+    const root = await node();
+    const { scanNode } = await import("../src/node/scan.js");
+    const report = await scanNode(root, { engine }, failing(join(P1, "purge.gen"), "open"));
+    const purge = report.partitions.find((p) => p.path === join(root, P1))!.purgeGeneration!;
+    expect(purge.findings.map((f) => [f.code, f.severity])).toEqual([["PurgeGenerationReadFailure", "failed"]]);
+    expect(report.bootForecast).toContainEqual(expect.objectContaining({ effect: "refuse-boot", path: join(root, P1, "purge.gen") }));
+  });
+
   it("the generated unlistable groups dir (a file in its place) is failed", async () => {
     const root = await node("offsets-dir-unreadable");
     const report = (await scanPath(root, { engine, concurrency: 1 })).node!;
@@ -209,6 +218,25 @@ describe("the boot forecast (docs/node.md N8)", () => {
     const report = (await scanPath(await node(), { engine, concurrency: 1 })).node!;
     expect(report.bootForecast).toEqual([]);
     expect(report.partitions.every((p) => p.offsets.length === 2 && p.purgeGeneration?.findings.length === 0)).toBe(true);
+  });
+});
+
+describe("purge.gen rows without a fault (docs/node.md N5)", () => {
+  it("matching revision and generation: clean, values reported; absent with G = 0: clean", async () => {
+    const root = await node();
+    let report = (await scanPath(root, { engine, concurrency: 1 })).node!;
+    expect(report.partitions[0]!.purgeGeneration).toMatchObject({
+      present: true,
+      generation: 0n,
+      createdRevision: 1n,
+      expectedGeneration: 0n,
+      findings: [],
+    });
+    const { rmSync } = await import("node:fs");
+    rmSync(join(root, P1, "purge.gen"));
+    report = (await scanPath(root, { engine, concurrency: 1 })).node!;
+    expect(report.partitions[0]!.purgeGeneration).toMatchObject({ present: false, findings: [] });
+    expect(report.verdict).toBe("clean");
   });
 });
 

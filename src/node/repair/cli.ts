@@ -1,5 +1,5 @@
 /** `segscan repair <node root>`: the WAL torn-tail cut (docs/node.md N7) beside the partitions' plan. */
-import { basename } from "node:path";
+import { relative } from "node:path";
 import type { Engine } from "../../engine/types.js";
 import { scanPath } from "../../recovery/scan.js";
 import type { RepairPlan } from "../../repair/plan.js";
@@ -82,7 +82,7 @@ export function formatForecastAfterRepair(
     (effect.effect === "clamp-offset" && rewritten.has(effect.path)) ||
     (effect.effect === "sweep-scratch" && swept.has(effect.path));
   const line = (effect: NodeReport["bootForecast"][number]): string =>
-    `    ${effect.destructive ? "DESTRUCTIVE " : ""}${effect.effect} ${basename(effect.path)}: ${effect.detail}`;
+    `    ${effect.destructive ? "DESTRUCTIVE " : ""}${effect.effect} ${relative(node.path, effect.path)}: ${effect.detail}`;
   const removed = node.bootForecast.filter(removes);
   const remaining = node.bootForecast.filter((effect) => !removes(effect));
   const lines = ["If iggy-server starts after this repair:"];
