@@ -440,7 +440,7 @@ function forecast(report: NodeReport, partitionReports: readonly PartitionReport
         effect: "quarantine-partition",
         path: partition.path,
         destructive: true,
-        detail: `${proven.refusal.code}: the server moves every segment into ${partition.path}.fenced.<n>/ and rebuilds the partition empty; the data goes offline`,
+        detail: `${proven.refusal.code}: the server moves every segment into a sibling <partition>.fenced.<n>/ dir and rebuilds the partition empty; the data goes offline`,
       });
     }
     for (const finding of partition.purgeGeneration?.findings ?? []) {
