@@ -135,6 +135,15 @@ describe.each([
 });
 
 describe("refusals", () => {
+  it("offsets of a partition refused as a chain (the server would fence it) are not rewritten, even with --clamp-offsets", async () => {
+    const root = tempDir();
+    const generated = await generateDataDir(root, { size: "tiny", seed: 7, scenario: "hole" });
+    await writeNodeMetadata(root, generated.partitions);
+    const plan = await planFor(root);
+    expect(plan.steps).toEqual([]);
+    expect(plan.heldBack.map((item) => item.code)).toEqual(["OffsetOnEmptyPartition", "OffsetOnEmptyPartition"]);
+  });
+
   it("a plan whose offset file changed since the scan is refused and nothing changes", async () => {
     const root = await node("offset-ahead");
     const plan = await planFor(root);

@@ -53,6 +53,8 @@ export interface OffsetRepairPlan {
   steps: OffsetRepairStep[];
   /** Findings a rewrite would fix but `--clamp-offsets` was not given for. */
   optIn: { path: string; code: string }[];
+  /** Findings on a partition that is itself refused (fenced chain, unreadable superblock): left for the operator. */
+  heldBack: { path: string; code: string }[];
 }
 
 const STEP_FOR: Record<string, OffsetRepairKind> = {
@@ -64,7 +66,7 @@ const STEP_FOR: Record<string, OffsetRepairKind> = {
 
 /** The offset repairs a node report asks for (docs/node.md N4). */
 export function planOffsetRepairs(node: NodeReport, options: { clampOffsets: boolean }): OffsetRepairPlan {
-  const plan: OffsetRepairPlan = { steps: [], optIn: [] };
+  const plan: OffsetRepairPlan = { steps: [], optIn: [], heldBack: [] };
   for (const partition of node.partitions) {
     for (const offset of partition.offsets) {
       // One change per file: an evidence copy, else a rewrite (a torn checksum and a stale cursor share one rewrite to H).
@@ -76,6 +78,15 @@ export function planOffsetRepairs(node: NodeReport, options: { clampOffsets: boo
       const kind = STEP_FOR[code]!;
       if (kind !== "evidence-copy" && !options.clampOffsets) {
         plan.optIn.push({ path: offset.path, code });
+        continue;
+      }
+      // A partition whose segments are refused as a chain (the server would fence them) or whose
+      // superblock is unreadable is evidence: its head is not settled, so no cursor is rewritten.
+      if (
+        kind !== "evidence-copy" &&
+        (partition.head.quarantined || partition.superblock?.state === "unreadable" || partition.superblock?.state === "undecodable")
+      ) {
+        plan.heldBack.push({ path: offset.path, code });
         continue;
       }
       plan.steps.push({
@@ -127,6 +138,8 @@ export function formatOffsetPlan(plan: OffsetRepairPlan): string {
     lines.push(
       `offsets: ${item.code} at ${item.path} left alone (repair --clamp-offsets rewrites it; it changes what a consumer reads next)`,
     );
+  for (const item of plan.heldBack)
+    lines.push(`offsets: ${item.code} at ${item.path} left alone (its partition is refused or tombstoned: the head is not settled)`);
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
