@@ -251,9 +251,21 @@ describe("cross-check (docs/node.md N6)", () => {
     expect(inconclusive.crossCheck).toEqual({ orphanDirs: [], missingDirs: [], inconclusiveStreams: [1] });
   });
 
-  it("a fenced dir is listed as evidence on its partition", async () => {
-    const report = (await scanPath(await node("fenced-dir"), { engine, concurrency: 1 })).node!;
-    expect(report.partitions.find((p) => p.path.endsWith(P1))!.fenced).toEqual([join(report.path, `${P1}.fenced.0`)]);
+  it("a fenced dir is listed as evidence on its partition; --include-fenced scans its segments read-only", async () => {
+    const root = await node("fenced-dir");
+    const report = (await scanPath(root, { engine, concurrency: 1 })).node!;
+    const partition = report.partitions.find((p) => p.path.endsWith(P1))!;
+    expect(partition.fenced).toEqual([join(report.path, `${P1}.fenced.0`)]);
+    expect(partition.findings.find((f) => f.code === "FencedDir")!.scannedVerdict).toBeUndefined();
+    const before = treeState(root);
+    const scanned = await scanPath(root, { engine, concurrency: 1, includeFenced: true });
+    const finding = scanned.node!.partitions.find((p) => p.path.endsWith(P1))!.findings.find((f) => f.code === "FencedDir")!;
+    expect(finding).toMatchObject({ severity: "info", scannedVerdict: "clean", scannedSegments: 1, scannedLastOffset: 78n });
+    expect(finding.message).toContain("scanned read-only (--include-fenced): clean, 1 segment, offsets up to 78");
+    // The fenced copy is not a partition of the report, and nothing was written.
+    expect(scanned.partitions.map((p) => p.path)).not.toContain(join(root, `${P1}.fenced.0`));
+    expect(treeState(root)).toEqual(before);
+    await expect(scanPath(root, { engine, includeFenced: "yes" as never })).rejects.toThrow(/includeFenced must be a boolean/);
   });
 });
 

@@ -138,11 +138,27 @@ export async function finishNode(
   scanFs: ScanFs,
   engine: Engine,
   partitionReports: readonly PartitionReport[],
+  /** Scans a `.fenced.<n>` dir's segments read-only (`--include-fenced`, docs/node.md N6). */
+  scanFenced?: (dir: string) => Promise<PartitionReport | null>,
 ): Promise<NodeReport> {
   if (options.signal?.aborted) throw abortError(options.signal);
   report.crossCheck = { orphanDirs: [], missingDirs: [], inconclusiveStreams: [] };
   report.metadata.findings = report.metadata.findings.filter((f) => !CROSS_CHECK_CODES.has(f.code));
   report.partitions = await scanPartitionDirs(report, scanFs, engine, partitionReports);
+  if (scanFenced !== undefined) {
+    for (const partition of report.partitions) {
+      for (const finding of partition.findings.filter((f) => f.code === "FencedDir")) {
+        const fenced = await scanFenced(finding.path);
+        if (fenced === null) continue;
+        const ends = fenced.segments.map((s) => s.endOffset).filter((end): end is bigint => end !== null);
+        const last = ends.reduce<bigint | null>((max, end) => (max === null || end > max ? end : max), null);
+        finding.scannedVerdict = fenced.verdict;
+        finding.scannedSegments = fenced.segments.length;
+        finding.scannedLastOffset = last;
+        finding.message += `; scanned read-only (--include-fenced): ${fenced.verdict}, ${fenced.segments.length} segment${fenced.segments.length === 1 ? "" : "s"}${last === null ? "" : `, offsets up to ${last}`}${fenced.refusal ? ` (${fenced.refusal.code})` : ""}`;
+      }
+    }
+  }
   report.bootForecast = forecast(report, partitionReports);
   report.verdict = worstSeverity([
     ...nodeFindings(report).map((finding) => finding.severity),

@@ -90,7 +90,20 @@ export async function scanDiscovered(
   const withEngine = { ...options, engine };
   const node = await scanNodeMetadata(root, withEngine, fs, engine);
   const report = await scanResolved(discovery.targets, resolved, fs, discovery.skipped, engine);
-  report.node = await finishNode(node, withEngine, fs, engine, report.partitions);
+  // docs/node.md N6: fenced dirs are scanned (read-only, never repaired) only on request.
+  const scanFenced = options.includeFenced
+    ? async (dir: string) =>
+        (
+          await scanResolved(
+            [{ path: dir, singleLog: false }],
+            resolveScanOptions({ ...withEngine, onProgress: undefined, concurrency: 1 }),
+            fs,
+            [],
+            engine,
+          )
+        ).partitions[0] ?? null
+    : undefined;
+  report.node = await finishNode(node, withEngine, fs, engine, report.partitions, scanFenced);
   return report;
 }
 

@@ -556,7 +556,7 @@ const NODE_FAULTS_LIST: NodeFault[] = [
   },
   {
     name: "fenced-dir",
-    description: "a `<p>.fenced.0/` sibling holding a copy of the first partition's first segment",
+    description: "a `<p>.fenced.0/` sibling holding a copy of the first partition's first segment (log and index)",
     expected: { severity: "info", code: "FencedDir" },
     inject: (parts) => {
       const layout = parts.partitions[0]!;
@@ -564,7 +564,9 @@ const NODE_FAULTS_LIST: NodeFault[] = [
         const fenced = join(root, `${layout.relativePath}.fenced.0`);
         await mkdir(fenced, { recursive: true });
         const segment = layout.segments[0]!;
-        await copyFile(join(root, layout.relativePath, `${segment.stem}.log`), join(fenced, `${segment.stem}.log`));
+        for (const suffix of [".log", ".index"]) {
+          await copyFile(join(root, layout.relativePath, `${segment.stem}${suffix}`), join(fenced, `${segment.stem}${suffix}`));
+        }
       });
     },
   },
