@@ -17,6 +17,7 @@ import { encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.j
 import type { BootForecastEntry } from "../src/node/types.js";
 import { scanPath } from "../src/recovery/scan.js";
 import { applyRepair, planRepair } from "../src/repair/index.js";
+import { runCli } from "./helpers/cli.js";
 import { allEngines } from "./helpers/engines.js";
 import { tempDir } from "./helpers/node-wal.js";
 
@@ -292,5 +293,21 @@ describe("generator", () => {
     const root = await node();
     const bytes = readFileSync(join(root, P1, "offsets/consumers/7"));
     expect(Buffer.compare(bytes, encodeOffsetRecord(115n))).toBe(0);
+  });
+});
+
+describe("CLI", () => {
+  it("the human forecast lists destructive effects first; --include-fenced reaches the library", async () => {
+    const root = await node("purge-lost");
+    // A second, non-destructive effect on the same node: a clamp on partition 2.
+    writeFileSync(join(root, "streams/1/topics/1/partitions/2/offsets/consumers/7"), encodeOffsetRecord(10_000n));
+    const run = await runCli(["scan", root]);
+    const forecast = run.stdout.slice(run.stdout.indexOf("If iggy-server starts now:")).split("\n").slice(1, 3);
+    expect(forecast[0]).toMatch(/^\s+DESTRUCTIVE re-purge-partition /);
+    expect(forecast[1]).toMatch(/^\s+clamp-offset /);
+    const fenced = await node("fenced-dir");
+    const withFenced = await runCli(["scan", fenced, "--include-fenced"]);
+    expect(withFenced.stdout).toContain("scanned read-only (--include-fenced): clean, 1 segment");
+    expect((await runCli(["scan", fenced])).stdout).not.toContain("--include-fenced");
   });
 });
