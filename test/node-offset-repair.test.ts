@@ -201,6 +201,12 @@ describe("done when (CLI)", () => {
     expect(planned.stdout).toContain("CHANGES WHAT THIS CONSUMER READS NEXT");
     expect(planned.stdout).toMatch(/this plan removes:\n\s+clamp-offset streams\/1\/topics\/1\/partitions\/1\/offsets\/consumers\/7/);
 
+    const jsonPlan = JSON.parse((await runCli(["repair", root, "--clamp-offsets", "--json"])).stdout);
+    expect(jsonPlan.nodeRepair.offsets.steps.map((s: { kind: string; fromOffset: string }) => [s.kind, s.fromOffset])).toEqual([
+      ["clamp-to-head", "231"],
+      ["clamp-to-head", "231"],
+    ]);
+    expect(files(root)).toEqual(before);
     const applied = await runCli(["repair", root, "--clamp-offsets", "--apply"]);
     expect(applied.stderr).toBe("");
     expect((applied.code ?? 0) & 1).toBe(1);

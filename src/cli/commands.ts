@@ -199,21 +199,40 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (walCut !== null && flags.apply) {
       const applied = await applyNodeRepair(walCut, await resolveEngine(flags.engine, explicit));
       if (!flags.json) await out(applied.text);
-      if (plan.partitions.length === 0 && (offsetPlan?.steps.length ?? 0) === 0)
+      if (plan.partitions.length === 0 && (offsetPlan?.steps.length ?? 0) === 0) {
+        if (flags.json) {
+          await out(
+            `${stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null, nodeRepair: { walCut, offsets: offsetPlan, walCutApplied: applied.result } })}\n`,
+          );
+        }
         return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | nodeExitBitsAfterCut(report);
+      }
     }
     if (offsetPlan !== null && offsetPlan.steps.length > 0 && flags.apply) {
       const engine = await resolveEngine(flags.engine, explicit);
       const applied = await applyNodeOffsets(offsetPlan, engine);
       if (!flags.json) await out(applied.text);
       if (plan.partitions.length === 0) {
+        if (flags.json) {
+          await out(
+            `${stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null, nodeRepair: { walCut, offsets: offsetPlan, offsetsApplied: applied.steps } })}\n`,
+          );
+        }
         const changed = applied.changed || walCut !== null ? EXIT.REPAIRED : 0;
         return changed | scanExitCode({ ...report, node: undefined }) | (await nodeExitBitsNow(report.node!.path, engine));
       }
     }
     if (!flags.apply || plan.partitions.length === 0) {
       if (flags.json) {
-        await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");
+        await out(
+          stringifyJson({
+            report: toJsonReport(report),
+            plan: planToJson(plan),
+            applied: null,
+            after: null,
+            ...(report.node === undefined ? {} : { nodeRepair: { walCut, offsets: offsetPlan } }),
+          }) + "\n",
+        );
       } else {
         let text = planText(plan, report) + problemsLeft(report) + "\n" + formatSummary(report, { color }) + "\n";
         if (plan.partitions.length > 0) text += c.dim("dry run: nothing was changed; add --apply to carry out the plan") + "\n";

@@ -6,7 +6,7 @@ import type { RepairPlan } from "../../repair/plan.js";
 import type { ScanReport } from "../../report/types.js";
 import { nodeFindings } from "../scan.js";
 import { type NodeReport, worstSeverity } from "../types.js";
-import { type OffsetRepairPlan, applyOffsetRepairs } from "./offsets.js";
+import { type AppliedOffsetStep, type OffsetRepairPlan, applyOffsetRepairs } from "./offsets.js";
 import { applyWalCut, planWalCut, type WalCutPlan, type WalCutResult } from "./wal-cut.js";
 
 export function nodeRepairPlan(report: ScanReport): WalCutPlan | null {
@@ -39,7 +39,10 @@ export function nodeExitBitsAfterCut(report: ScanReport): number {
 }
 
 /** Applies the offset steps (docs/node.md N7) and says what was done and how to undo it. */
-export async function applyNodeOffsets(plan: OffsetRepairPlan, engine: Engine): Promise<{ text: string; changed: boolean }> {
+export async function applyNodeOffsets(
+  plan: OffsetRepairPlan,
+  engine: Engine,
+): Promise<{ text: string; changed: boolean; steps: AppliedOffsetStep[] }> {
   const applied = await applyOffsetRepairs(plan, { engine });
   const lines = applied.map((step) => {
     switch (step.kind) {
@@ -53,7 +56,7 @@ export async function applyNodeOffsets(plan: OffsetRepairPlan, engine: Engine): 
   });
   const dirs = [...new Set(plan.steps.filter((s) => s.kind !== "evidence-copy").map((s) => s.partitionDir))];
   if (dirs.length > 0) lines.push(`undo: ${dirs.map((dir) => `segscan restore ${dir}`).join("; ")}`);
-  return { text: `${lines.join("\n")}\n`, changed: applied.some((step) => step.kind !== "evidence-copy") };
+  return { text: `${lines.join("\n")}\n`, changed: applied.some((step) => step.kind !== "evidence-copy"), steps: applied };
 }
 
 /** Exit bits of the node as it is now (a fresh scan of the root): docs/node.md N0. */
