@@ -156,6 +156,24 @@ describe("refusals", () => {
   });
 });
 
+describe("the partition lock", () => {
+  it("a run holding the partition's lock makes the offset repair refuse, nothing changed", async () => {
+    const { acquireLock, LockHeldError } = await import("../src/repair/index.js");
+    const root = await node("offset-ahead");
+    const plan = await planFor(root);
+    const before = files(root);
+    const held = await acquireLock(`${join(root, P1)}.segscan`, "test", "test");
+    try {
+      await expect(applyOffsetRepairs(plan, { engine })).rejects.toBeInstanceOf(LockHeldError);
+    } finally {
+      await held.release();
+    }
+    expect(files(root)).toEqual(before);
+    await applyOffsetRepairs(plan, { engine });
+    expect(files(root)).not.toEqual(before);
+  });
+});
+
 describe("a torn tail under a committed consumer offset (library)", () => {
   it("segment repair + clamp: the node scans clean of both findings; restore of the partition returns every byte", async () => {
     const root = await node("offset-ahead-of-torn-tail");

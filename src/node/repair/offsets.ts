@@ -25,6 +25,7 @@ import { StalePlanError } from "../../repair/errors.js";
 import { DEFAULT_CHUNK_BYTES, freeName, hex64, preserveRange, withFile, writeExactly } from "../../repair/files.js";
 import { type RepairFs, nodeRepairFs } from "../../repair/fs-layer.js";
 import { JOURNAL_NAME, JournalWriter } from "../../repair/journal.js";
+import { type HeldLock, acquireLock } from "../../repair/lock.js";
 import { preserveDirOf } from "../../repair/plan.js";
 import type { NodeReport } from "../types.js";
 
@@ -156,6 +157,8 @@ export interface OffsetRepairOptions {
   fs?: RepairFs;
   engine?: Engine;
   chunkBytes?: number;
+  /** What the lock file records as the holder's command (default: this process's argv). */
+  command?: string;
 }
 
 export interface AppliedOffsetStep {
@@ -191,6 +194,20 @@ export async function applyOffsetRepairs(plan: OffsetRepairPlan, options: Offset
   const fs = options.fs ?? nodeRepairFs;
   const engine = options.engine ?? (await createEngine());
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  // One run at a time per partition (docs/repair.md §6.2): every lock before anything is read or written.
+  const locks: HeldLock[] = [];
+  try {
+    for (const preserveDir of [...new Set(plan.steps.map((step) => step.preserveDir))].sort()) {
+      const partitionDir = plan.steps.find((step) => step.preserveDir === preserveDir)!.partitionDir;
+      locks.push(await acquireLock(preserveDir, `repair the offsets of ${partitionDir}`, options.command ?? process.argv.join(" ")));
+    }
+    return await applyLocked(plan, fs, engine, chunkBytes);
+  } finally {
+    for (const lock of locks.reverse()) await lock.release();
+  }
+}
+
+async function applyLocked(plan: OffsetRepairPlan, fs: RepairFs, engine: Engine, chunkBytes: number): Promise<AppliedOffsetStep[]> {
   const applied: AppliedOffsetStep[] = [];
   // Stale check of every step before anything is written.
   for (const step of plan.steps) {
