@@ -51,7 +51,16 @@ import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
 import { writeHtmlReport } from "./report-html.js";
 import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
-import { applyNodeRepair, formatWalCutPlan, nodeExitBitsAfterCut, nodeRepairPlan } from "../node/repair/cli.js";
+import {
+  applyNodeRepair,
+  applyNodeOffsets,
+  formatForecastAfterRepair,
+  formatWalCutPlan,
+  nodeExitBitsAfterCut,
+  nodeExitBitsNow,
+  nodeRepairPlan,
+} from "../node/repair/cli.js";
+import { formatOffsetPlan, planOffsetRepairs } from "../node/repair/offsets.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -178,6 +187,8 @@ async function printText(stream: ScanStream, paths: readonly string[]): Promise<
 
 export interface RepairFlags extends ScanFlags {
   apply?: boolean;
+  /** docs/node.md N4: rewrite offsets ahead of the head (opt-in: it changes what a consumer reads next). */
+  clampOffsets?: boolean;
 }
 
 /**
@@ -275,14 +286,47 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
       }
     }
     if (walCut !== null && !flags.json) await out(formatWalCutPlan(walCut));
+    // docs/node.md N4, N7: offset evidence copies, and (--clamp-offsets) offset rewrites and moves.
+    const offsetPlan = report.node === undefined ? null : planOffsetRepairs(report.node, { clampOffsets: flags.clampOffsets === true });
+    if (offsetPlan !== null && !flags.json) await out(formatOffsetPlan(offsetPlan));
+    if (report.node !== undefined && !flags.json) await out(formatForecastAfterRepair(report.node, plan, walCut, offsetPlan));
     if (walCut !== null && flags.apply) {
       const applied = await applyNodeRepair(walCut, await resolveEngine(flags.engine, explicit));
       if (!flags.json) await out(applied.text);
-      if (plan.partitions.length === 0) return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | nodeExitBitsAfterCut(report);
+      if (plan.partitions.length === 0 && (offsetPlan?.steps.length ?? 0) === 0) {
+        if (flags.json) {
+          await out(
+            `${stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null, nodeRepair: { walCut, offsets: offsetPlan, walCutApplied: applied.result } })}\n`,
+          );
+        }
+        return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | nodeExitBitsAfterCut(report);
+      }
+    }
+    if (offsetPlan !== null && offsetPlan.steps.length > 0 && flags.apply) {
+      const engine = await resolveEngine(flags.engine, explicit);
+      const applied = await applyNodeOffsets(offsetPlan, engine);
+      if (!flags.json) await out(applied.text);
+      if (plan.partitions.length === 0) {
+        if (flags.json) {
+          await out(
+            `${stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null, nodeRepair: { walCut, offsets: offsetPlan, offsetsApplied: applied.steps } })}\n`,
+          );
+        }
+        const changed = applied.changed || walCut !== null ? EXIT.REPAIRED : 0;
+        return changed | scanExitCode({ ...report, node: undefined }) | (await nodeExitBitsNow(report.node!.path, engine));
+      }
     }
     if (!flags.apply || plan.partitions.length === 0) {
       if (flags.json) {
-        await out(stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null }) + "\n");
+        await out(
+          stringifyJson({
+            report: toJsonReport(report),
+            plan: planToJson(plan),
+            applied: null,
+            after: null,
+            ...(report.node === undefined ? {} : { nodeRepair: { walCut, offsets: offsetPlan } }),
+          }) + "\n",
+        );
       } else {
         let text = planText(plan, report) + problemsLeft(report) + "\n" + formatSummary(report, { color }) + "\n";
         if (plan.partitions.length > 0) text += c.dim("dry run: nothing was changed; add --apply to carry out the plan") + "\n";

@@ -68,7 +68,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .command("repair")
       .description("print the repair plan; with --apply, carry it out (cut bytes are preserved and journaled)")
       .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file")
-      .option("--apply", "carry out the plan, then re-scan the repaired partitions"),
+      .option("--apply", "carry out the plan, then re-scan the repaired partitions")
+      .option(
+        "--clamp-offsets",
+        "node root: also rewrite consumer offsets ahead of the partition head to the head, complete torn offset records, and move offsets of empty partitions aside (changes what a consumer reads next)",
+      ),
   )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));

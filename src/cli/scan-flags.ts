@@ -26,6 +26,8 @@ export interface ScanFlags {
   progress: boolean;
   /** `scan --html <file>`: also write the HTML report there. */
   html?: string;
+  /** docs/node.md N6: also scan `<p>.fenced.<n>/` dirs, read-only. */
+  includeFenced?: boolean;
 }
 
 export function defaultConcurrency(): number {
@@ -58,6 +60,7 @@ export function addScanFlags(command: Command): Command {
       parseInteger(1, maxConcurrency()),
       defaultConcurrency(),
     )
+    .option("--include-fenced", "node root: also scan the segments of every <partition>.fenced.<n>/ quarantine dir, read-only")
     .option("--no-progress", "never show the progress bar (it shows only on a TTY, for scans over 0.5 s)");
 }
 
@@ -164,6 +167,7 @@ async function prepareScan(
     // A CLI process serves nothing else: blocking reads are about twice as fast
     // from the page cache, and the scan still yields after every window.
     io: "blocking",
+    ...(flags.includeFenced ? { includeFenced: true } : {}),
     signal,
     ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
   };

@@ -87,8 +87,37 @@ export function nodeToJson(node: NodeReport): JsonNode {
     partitions: node.partitions.map((partition) => ({
       path: partition.path,
       superblock: partition.superblock === null ? null : superblockToJson(partition.superblock),
-      purgeGeneration: null,
-      offsets: [],
+      head: {
+        lastProvenOffset: u64OrNull(partition.head.lastProvenOffset),
+        offsetFrontier: u64(partition.head.offsetFrontier),
+        head: u64OrNull(partition.head.head),
+        known: partition.head.known,
+        quarantined: partition.head.quarantined,
+      },
+      purgeGeneration:
+        partition.purgeGeneration === null
+          ? null
+          : {
+              path: partition.purgeGeneration.path,
+              present: partition.purgeGeneration.present,
+              size: partition.purgeGeneration.size,
+              generation: u64OrNull(partition.purgeGeneration.generation),
+              createdRevision: u64OrNull(partition.purgeGeneration.createdRevision),
+              expectedGeneration: u64OrNull(partition.purgeGeneration.expectedGeneration),
+              expectedRevision: u64OrNull(partition.purgeGeneration.expectedRevision),
+              findings: partition.purgeGeneration.findings.map(findingToJson),
+            },
+      offsets: partition.offsets.map((offset) => ({
+        kind: offset.kind,
+        id: offset.id,
+        path: offset.path,
+        size: offset.size,
+        offset: u64OrNull(offset.offset),
+        checksummed: offset.checksummed,
+        head: u64OrNull(offset.head),
+        findings: offset.findings.map(findingToJson),
+      })),
+      fenced: [...partition.fenced],
       findings: partition.findings.map(findingToJson),
     })),
     notDurable: [...node.notDurable],

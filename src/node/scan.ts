@@ -12,6 +12,7 @@ import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import { type ScanOptions, resolveScanOptions } from "../recovery/options.js";
 import type { PartitionReport } from "../report/types.js";
 import { exists } from "./files.js";
+import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
 import { scanSnapshot } from "./snapshot.js";
 import { pairingFindings, scanSuperblock } from "./superblock.js";
 import {
@@ -30,6 +31,8 @@ export const STREAMS_DIR = "streams";
 export const NOT_DURABLE_DIRS = ["state", "runtime", "logs"] as const;
 /** Directories segscan itself or Iggy's quarantine creates beside a partition: not partitions. */
 const NOT_PARTITION_DIR = /\.(segscan|fenced\.\d+)$/;
+/** Findings `finishNode` adds to the metadata findings (recomputed on every call). */
+const CROSS_CHECK_CODES = new Set(["OrphanPartitionDir", "MissingPartitionDir", "CrossCheckInconclusive"]);
 
 /** A node root is a directory holding `metadata/` or `streams/` (docs/node.md N0). */
 export async function isNodeRoot(path: string, scanFs: ScanFs = nodeScanFs): Promise<boolean> {
@@ -128,14 +131,7 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
   return report;
 }
 
-/**
- * What the node section needs of a partition's report: a PartitionReport is
- * one; a streamed scan keeps only this (one segment carrying the last proven
- * offset) instead of the whole report.
- */
-export type PartitionProof = Pick<PartitionReport, "path" | "verdict"> & {
-  segments: readonly Pick<PartitionReport["segments"][number], "endOffset">[];
-};
+export type { PartitionProof } from "./partition-dir.js";
 
 /** Partition dirs' superblocks (docs/node.md N3), the forecast and the verdict, given the partitions' reports. */
 export async function finishNode(
@@ -144,10 +140,28 @@ export async function finishNode(
   scanFs: ScanFs,
   engine: Engine,
   partitionReports: readonly PartitionProof[],
+  /** Scans a `.fenced.<n>` dir's segments read-only (`--include-fenced`, docs/node.md N6). */
+  scanFenced?: (dir: string) => Promise<PartitionReport | null>,
 ): Promise<NodeReport> {
   if (options.signal?.aborted) throw abortError(options.signal);
-  report.partitions = await scanPartitionDirs(report.path, scanFs, engine, partitionReports);
-  report.bootForecast = forecast(report);
+  report.crossCheck = { orphanDirs: [], missingDirs: [], inconclusiveStreams: [] };
+  report.metadata.findings = report.metadata.findings.filter((f) => !CROSS_CHECK_CODES.has(f.code));
+  report.partitions = await scanPartitionDirs(report, scanFs, engine, partitionReports);
+  if (scanFenced !== undefined) {
+    for (const partition of report.partitions) {
+      for (const finding of partition.findings.filter((f) => f.code === "FencedDir")) {
+        const fenced = await scanFenced(finding.path);
+        if (fenced === null) continue;
+        const ends = fenced.segments.map((s) => s.endOffset).filter((end): end is bigint => end !== null);
+        const last = ends.reduce<bigint | null>((max, end) => (max === null || end > max ? end : max), null);
+        finding.scannedVerdict = fenced.verdict;
+        finding.scannedSegments = fenced.segments.length;
+        finding.scannedLastOffset = last;
+        finding.message += `; scanned read-only (--include-fenced): ${fenced.verdict}, ${fenced.segments.length} segment${fenced.segments.length === 1 ? "" : "s"}${last === null ? "" : `, offsets up to ${last}`}${fenced.refusal ? ` (${fenced.refusal.code})` : ""}`;
+      }
+    }
+  }
+  report.bootForecast = forecast(report, partitionReports);
   report.verdict = worstSeverity([
     ...nodeFindings(report).map((finding) => finding.severity),
     ...partitionReports.map((p) => p.verdict as Severity),
@@ -214,57 +228,180 @@ async function scanWalItem(
   }
 }
 
-/** `streams/<s>/topics/<t>/partitions/<p>/`: each partition dir's superblock (docs/node.md N3). */
+/** docs/node.md N6: WAL operations after the snapshot that create, delete or purge streams, topics, partitions or groups. */
+const METADATA_SHAPE_OPERATIONS = new Set([128, 130, 131, 64, 134, 135, 65, 137, 68, 139, 140]);
+/** CreateStream: it can only add a stream the snapshot does not hold. */
+const CREATE_STREAM_OPERATION = 128;
+const FENCED_DIR = /^(.+)\.fenced\.(\d+)$/;
+
+/**
+ * `streams/<s>/topics/<t>/partitions/<p>/`: each partition dir's superblock
+ * (docs/node.md N3), offsets (N4), `purge.gen` (N5), fenced siblings, and the
+ * cross-check against the snapshot (N6).
+ */
 async function scanPartitionDirs(
-  root: string,
+  report: NodeReport,
   scanFs: ScanFs,
   engine: Engine,
   partitionReports: readonly PartitionProof[],
 ): Promise<NodePartitionReport[]> {
+  const root = report.path;
   const out: NodePartitionReport[] = [];
   // One lookup per partition dir: a node holds thousands of partitions.
   const byPath = new Map(partitionReports.map((partition) => [partition.path, partition]));
-  const listDirs = async (directory: string): Promise<string[]> => {
+  const listNames = async (directory: string): Promise<{ dirs: string[]; fenced: string[] }> => {
     try {
-      return (await scanFs.list(directory))
-        .filter((entry) => entry.isDirectory && !NOT_PARTITION_DIR.test(entry.name))
-        .map((entry) => entry.name)
-        .sort();
+      const entries = (await scanFs.list(directory)).filter((entry) => entry.isDirectory);
+      return {
+        dirs: entries
+          .filter((entry) => !NOT_PARTITION_DIR.test(entry.name))
+          .map((entry) => entry.name)
+          .sort(),
+        fenced: entries
+          .filter((entry) => FENCED_DIR.test(entry.name))
+          .map((entry) => entry.name)
+          .sort(),
+      };
     } catch {
-      return [];
+      return { dirs: [], fenced: [] };
     }
   };
+  const snapshot = report.metadata.snapshot;
+  const contents = snapshot?.contents ?? null;
   const streamsDir = join(root, STREAMS_DIR);
-  for (const stream of await listDirs(streamsDir)) {
-    for (const topic of await listDirs(join(streamsDir, stream, "topics"))) {
+  const seen = new Set<string>();
+  const orphans: { path: string; stream: string }[] = [];
+  for (const stream of (await listNames(streamsDir)).dirs) {
+    for (const topic of (await listNames(join(streamsDir, stream, "topics"))).dirs) {
       const partitionsDir = join(streamsDir, stream, "topics", topic, "partitions");
-      for (const partition of await listDirs(partitionsDir)) {
+      const listing = await listNames(partitionsDir);
+      for (const partition of listing.dirs) {
         const path = join(partitionsDir, partition);
+        seen.add(path);
         const superblock = await scanSuperblock(path, scanFs, engine, "partition");
         const findings: NodeFinding[] = [];
-        const frontier = superblock.vsr?.offsetFrontier ?? 0n;
+        const frontier = superblock.state === "present" ? (superblock.vsr?.offsetFrontier ?? 0n) : 0n;
         const proven = byPath.get(path);
-        if (frontier > 0n && proven !== undefined) {
-          const lastProven = proven.segments.reduce<bigint | null>(
-            (max, s) => (s.endOffset !== null && (max === null || s.endOffset > max) ? s.endOffset : max),
-            null,
-          );
-          if (lastProven === null || frontier - 1n > lastProven) {
-            findings.push({
-              severity: "info",
-              code: "OffsetFrontierAhead",
-              path,
-              message: `the partition superblock's offset_frontier is ${frontier} but the segments prove offsets only up to ${lastProven ?? "none"}: the server resumes at ${frontier}, and offsets below it are never re-minted`,
-              offsetFrontier: frontier,
-              lastProvenOffset: lastProven,
-            });
-          }
+        const head = partitionHead(proven, frontier);
+        if (
+          frontier > 0n &&
+          proven !== undefined &&
+          head.known &&
+          (head.lastProvenOffset === null || frontier - 1n > head.lastProvenOffset)
+        ) {
+          findings.push({
+            severity: "info",
+            code: "OffsetFrontierAhead",
+            path,
+            message: `the partition superblock's offset_frontier is ${frontier} but the segments prove offsets only up to ${head.lastProvenOffset ?? "none"}: the server resumes at ${frontier}, and offsets below it are never re-minted`,
+            offsetFrontier: frontier,
+            lastProvenOffset: head.lastProvenOffset,
+          });
         }
-        out.push({ path, superblock: superblock.state === "empty" && superblock.findings.length === 0 ? null : superblock, findings });
+        const ids = [stream, topic, partition].map(parseU32Name);
+        const topicEntry = contents?.streams.find((s) => s.id === ids[0])?.topics.find((t) => t.id === ids[1]) ?? null;
+        const expected = topicEntry?.partitions.find((p) => p.id === ids[2]) ?? null;
+        if (contents !== null && expected === null) orphans.push({ path, stream });
+        const holdsMessages = proven?.segments.some((s) => s.messagesSize > 0) ?? false;
+        const purgeGeneration = await scanPurgeGeneration(scanFs, path, expected, contents !== null, holdsMessages);
+        const offsets = await scanOffsets(
+          {
+            scanFs,
+            engine,
+            partitionDir: path,
+            head,
+            consumerGroupIds: topicEntry?.consumerGroupIds ?? null,
+            plannedCut:
+              proven?.action === "repair" && proven.segments.some((s) => s.outcome === "torn-tail" && s.walkedSize < s.messagesSize),
+          },
+          findings,
+        );
+        const fenced = listing.fenced.filter((name) => FENCED_DIR.exec(name)?.[1] === partition).map((name) => join(partitionsDir, name));
+        for (const dir of fenced) {
+          findings.push({
+            severity: "info",
+            code: "FencedDir",
+            path: dir,
+            message: `${dir} holds segments the server quarantined (fenced) from ${path}: evidence, never read by the server and never merged back; left alone`,
+          });
+        }
+        out.push({
+          path,
+          superblock: superblock.state === "empty" && superblock.findings.length === 0 ? null : superblock,
+          head,
+          purgeGeneration,
+          offsets,
+          fenced,
+          findings,
+        });
       }
     }
   }
+  crossCheck(report, contents, seen, orphans);
   return out;
+}
+
+/** docs/node.md N6: partition dirs without metadata, metadata partitions without a dir, and where the WAL makes that inconclusive. */
+function crossCheck(
+  report: NodeReport,
+  contents: NonNullable<NodeReport["metadata"]["snapshot"]>["contents"] | null,
+  seen: ReadonlySet<string>,
+  orphans: readonly { path: string; stream: string }[],
+): void {
+  const root = report.path;
+  const snapshotOp = report.metadata.snapshot?.sequenceNumber ?? 0n;
+  const later = (report.metadata.wal?.operations ?? []).filter(
+    (entry) => entry.op > snapshotOp && METADATA_SHAPE_OPERATIONS.has(entry.operation),
+  );
+  const anyStream = later.some((entry) => entry.operation !== CREATE_STREAM_OPERATION);
+  const newStreams = later.length > 0;
+  const knownStreams = new Set((contents?.streams ?? []).map((s) => s.id));
+  const inconclusive = new Set<number>();
+  const isInconclusive = (stream: string): boolean => {
+    const id = parseU32Name(stream);
+    if (id === null) return false;
+    if (anyStream || (newStreams && !knownStreams.has(id))) {
+      inconclusive.add(id);
+      return true;
+    }
+    return false;
+  };
+  for (const orphan of orphans) {
+    if (isInconclusive(orphan.stream)) continue;
+    report.crossCheck.orphanDirs.push(orphan.path);
+    report.metadata.findings.push({
+      severity: "warn",
+      code: "OrphanPartitionDir",
+      path: orphan.path,
+      message: `${orphan.path} is not a partition in the metadata (snapshot at op ${snapshotOp}, no later op changes the streams): the server ignores it, and a later create reusing these ids builds on it; never deleted`,
+    });
+  }
+  for (const stream of contents?.streams ?? []) {
+    for (const topic of stream.topics) {
+      for (const partition of topic.partitions) {
+        const path = join(root, STREAMS_DIR, `${stream.id}`, "topics", `${topic.id}`, "partitions", `${partition.id}`);
+        if (seen.has(path) || isInconclusive(`${stream.id}`)) continue;
+        report.crossCheck.missingDirs.push(path);
+        const lost = topic.messagesCount > 0n;
+        report.metadata.findings.push({
+          severity: lost ? "refused" : "warn",
+          code: "MissingPartitionDir",
+          path,
+          message: `partition ${partition.id} of stream ${stream.id} topic ${topic.id} is in the metadata but ${path} does not exist: the server recreates it EMPTY at boot${lost ? ` although the topic's metadata counts ${topic.messagesCount} messages (data lost unless the directory is restored)` : ""}`,
+          messagesCount: topic.messagesCount,
+        });
+      }
+    }
+  }
+  report.crossCheck.inconclusiveStreams = [...inconclusive].sort((a, b) => a - b);
+  for (const stream of report.crossCheck.inconclusiveStreams) {
+    report.metadata.findings.push({
+      severity: "info",
+      code: "CrossCheckInconclusive",
+      path: join(root, STREAMS_DIR, `${stream}`),
+      message: `WAL ops after the snapshot (op ${snapshotOp}) create, delete or purge streams, topics or partitions, and their bodies are not decoded: which partitions of stream ${stream} exist is not proven, so its orphan and missing directories are not judged`,
+    });
+  }
 }
 
 /** Every finding of the node section (metadata items and partition dirs). */
@@ -274,28 +411,112 @@ export function nodeFindings(report: NodeReport): NodeFinding[] {
     ...(report.metadata.snapshot?.findings ?? []),
     ...(report.metadata.superblock?.findings ?? []),
     ...(report.metadata.wal?.findings ?? []),
-    ...report.partitions.flatMap((partition) => [...(partition.superblock?.findings ?? []), ...partition.findings]),
+    ...report.partitions.flatMap((partition) => [
+      ...(partition.superblock?.findings ?? []),
+      ...(partition.purgeGeneration?.findings ?? []),
+      ...partition.offsets.flatMap((offset) => offset.findings),
+      ...partition.findings,
+    ]),
   ];
 }
 
-/** docs/node.md N8: what the next boot does; destructive effects first. */
-function forecast(report: NodeReport): BootForecastEntry[] {
-  const entries = [...report.bootForecast];
+/** docs/node.md N8: what the next boot does with the bytes as they are; destructive effects first. */
+function forecast(report: NodeReport, partitionReports: readonly PartitionProof[]): BootForecastEntry[] {
+  const byPath = new Map(partitionReports.map((partition) => [partition.path, partition]));
+  const entries = report.bootForecast.filter(
+    (entry) =>
+      entry.effect === "truncate-wal-tail" ||
+      entry.effect === "truncate-wal-from-op" ||
+      (entry.effect === "refuse-boot" && entry.path === report.metadata.wal?.path),
+  );
   const refusing = [...(report.metadata.snapshot?.findings ?? []), ...(report.metadata.superblock?.findings ?? [])].filter(
     (finding) => finding.severity === "refused",
   );
   for (const finding of refusing)
     entries.push({ effect: "refuse-boot", path: finding.path, destructive: false, detail: `${finding.code}: ${finding.message}` });
+  for (const finding of report.metadata.findings) {
+    if (finding.code === "MissingPartitionDir") {
+      const lost = typeof finding.messagesCount === "bigint" && finding.messagesCount > 0n;
+      entries.push({
+        effect: "recreate-partition-empty",
+        path: finding.path,
+        destructive: lost,
+        detail: `the partition directory is missing: the server recreates it empty${lost ? ` (the topic counts ${finding.messagesCount} messages)` : ""}`,
+      });
+    }
+  }
   for (const partition of report.partitions) {
-    for (const finding of partition.superblock?.findings ?? []) {
-      if (finding.code === "PartitionSuperblockUnreadable") {
+    if (partition.superblock?.findings.some((finding) => finding.code === "PartitionSuperblockUnreadable")) {
+      entries.push({
+        effect: "tombstone-partition",
+        path: partition.path,
+        destructive: false,
+        detail: "the partition superblock does not verify: boot serves the node without this partition (its files stay)",
+      });
+      continue;
+    }
+    const proven = byPath.get(partition.path);
+    if (partition.head.quarantined && proven?.refusal) {
+      entries.push({
+        effect: "quarantine-partition",
+        path: partition.path,
+        destructive: true,
+        detail: `${proven.refusal.code}: the server moves every segment into a sibling <partition>.fenced.<n>/ dir and rebuilds the partition empty; the data goes offline`,
+      });
+    }
+    for (const finding of partition.purgeGeneration?.findings ?? []) {
+      if (finding.code === "PurgeGenerationLost" || finding.code === "PurgePending") {
+        const holds = proven?.segments.some((s) => s.messagesSize > 0) ?? false;
         entries.push({
-          effect: "tombstone-partition",
+          effect: "re-purge-partition",
           path: partition.path,
+          destructive: holds || partition.offsets.length > 0,
+          detail: `${finding.code}: purge.gen reads generation ${finding.generation ?? 0} < the snapshot's ${finding.expectedGeneration}: the server purges the partition, wiping every segment and offset file`,
+        });
+      } else if (finding.code === "PurgeGenerationReadFailure") {
+        entries.push({
+          effect: "refuse-boot",
+          path: finding.path,
           destructive: false,
-          detail: "the partition superblock does not verify: boot serves the node without this partition",
+          detail: `${finding.code}: a real read error on purge.gen fails the boot`,
         });
       }
+    }
+    for (const finding of partition.findings) {
+      if (finding.code === "OffsetsDirUnreadable")
+        entries.push({
+          effect: "refuse-boot",
+          path: finding.path,
+          destructive: false,
+          detail: `${finding.code}: the server fails the boot on an offsets directory it cannot list`,
+        });
+    }
+    for (const offset of partition.offsets) {
+      for (const finding of offset.findings) {
+        if (finding.code === "OffsetCorrupt") {
+          entries.push({
+            effect: "unlink-offset-file",
+            path: offset.path,
+            destructive: true,
+            detail: `${offset.kind} ${offset.id}: the checksum fails, so the server deletes the file and the consumer restarts from offset 0`,
+          });
+        } else if (finding.code === "OffsetAheadOfHead" || finding.code === "OffsetOnEmptyPartition") {
+          entries.push({
+            effect: "clamp-offset",
+            path: offset.path,
+            destructive: false,
+            detail: `${offset.kind} ${offset.id}: stored ${offset.offset} is clamped in memory to ${offset.head ?? 0}; the file keeps ${offset.offset}${offset.head === null ? " and the consumer skips the first new message" : `, and a later restart can skip the re-minted ${offset.head + 1n}..${offset.offset}`}`,
+          });
+        }
+      }
+    }
+    if (proven !== undefined && proven.sweep.length > 0) {
+      entries.push({
+        effect: "sweep-scratch",
+        path: partition.path,
+        destructive: false,
+        detail: `the server unlinks ${proven.sweep.length} scratch file${proven.sweep.length === 1 ? "" : "s"} (${proven.sweep.map((s) => s.kind).join(", ")}): never a durable source`,
+      });
     }
   }
   return entries.sort((a, b) => Number(b.destructive) - Number(a.destructive));

@@ -117,10 +117,52 @@ export const NodeJsonSchema = Type.Object(
         {
           path: Type.String(),
           superblock: Type.Union([SuperblockJsonSchema, Type.Null()]),
-          /** docs/node.md N5 (part 2). */
-          purgeGeneration: Type.Null(),
-          /** docs/node.md N4 (part 2). */
-          offsets: Type.Array(Type.Never()),
+          /** docs/node.md N4: H after the planned segment repair. */
+          head: Type.Object(
+            {
+              lastProvenOffset: Type.Union([U64, Type.Null()]),
+              offsetFrontier: U64,
+              head: Type.Union([U64, Type.Null()]),
+              known: Type.Boolean(),
+              quarantined: Type.Boolean(),
+            },
+            { additionalProperties: false },
+          ),
+          /** docs/node.md N5. */
+          purgeGeneration: Type.Union([
+            Type.Object(
+              {
+                path: Type.String(),
+                present: Type.Boolean(),
+                size: Type.Union([Count, Type.Null()]),
+                generation: Type.Union([U64, Type.Null()]),
+                createdRevision: Type.Union([U64, Type.Null()]),
+                expectedGeneration: Type.Union([U64, Type.Null()]),
+                expectedRevision: Type.Union([U64, Type.Null()]),
+                findings: Findings,
+              },
+              { additionalProperties: false },
+            ),
+            Type.Null(),
+          ]),
+          /** docs/node.md N4. */
+          offsets: Type.Array(
+            Type.Object(
+              {
+                kind: Type.Union([Type.Literal("consumer"), Type.Literal("group")]),
+                id: Type.Integer({ minimum: 0, maximum: 0xffff_ffff }),
+                path: Type.String(),
+                size: Type.Union([Count, Type.Null()]),
+                offset: Type.Union([U64, Type.Null()]),
+                checksummed: Type.Boolean(),
+                head: Type.Union([U64, Type.Null()]),
+                findings: Findings,
+              },
+              { additionalProperties: false },
+            ),
+          ),
+          /** docs/node.md N6: `<p>.fenced.<n>/` siblings. */
+          fenced: Type.Array(Type.String()),
           findings: Findings,
         },
         { additionalProperties: false },

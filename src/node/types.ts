@@ -61,6 +61,8 @@ export interface WalReport {
   budget: { limitUnits: number; spentUnits: number };
   iggy: IggyWalDecision;
   findings: NodeFinding[];
+  /** Library-only: every verified entry's op and operation (docs/node.md N6 cross-check). */
+  operations: { op: bigint; operation: number }[];
 }
 
 export interface SnapshotPartition {
@@ -150,9 +152,58 @@ export interface BootForecastEntry {
   detail: string;
 }
 
+/** docs/node.md N4: one `offsets/{consumers,groups}/<u32>` file. */
+export interface OffsetReport {
+  kind: "consumer" | "group";
+  id: number;
+  path: string;
+  /** Bytes in the file (null: it could not be read). */
+  size: number | null;
+  /** The stored last-consumed offset (null: torn, or not read). */
+  offset: bigint | null;
+  /** Whether a 16-byte record's checksum verified. */
+  checksummed: boolean;
+  /** The partition head H it is compared with (null: the partition is empty, or H is unknown). */
+  head: bigint | null;
+  findings: NodeFinding[];
+}
+
+/** docs/node.md N4: the partition head H as Iggy computes it at boot, after the segment repair segscan would plan. */
+export interface PartitionHead {
+  /** The last offset the segments prove (after the planned repair), or null when they prove none. */
+  lastProvenOffset: bigint | null;
+  /** `offset_frontier` of the partition superblock (0: absent or unreadable). */
+  offsetFrontier: bigint;
+  /** H, or null when the partition is empty. */
+  head: bigint | null;
+  /** False when the segments' end is unknown (the partition's scan failed): no offset is compared. */
+  known: boolean;
+  /** True when Iggy would quarantine the segments (a chain refusal) and rebuild the partition empty. */
+  quarantined: boolean;
+}
+
+/** docs/node.md N5: `purge.gen` against the snapshot. */
+export interface PurgeGenerationReport {
+  path: string;
+  present: boolean;
+  size: number | null;
+  generation: bigint | null;
+  createdRevision: bigint | null;
+  /** The snapshot's purge_generation G and created_revision R (null: no snapshot entry). */
+  expectedGeneration: bigint | null;
+  expectedRevision: bigint | null;
+  findings: NodeFinding[];
+}
+
 export interface NodePartitionReport {
   path: string;
   superblock: SuperblockReport | null;
+  /** The head the offsets were compared with (docs/node.md N4). */
+  head: PartitionHead;
+  purgeGeneration: PurgeGenerationReport | null;
+  offsets: OffsetReport[];
+  /** `<p>.fenced.<n>/` siblings (docs/node.md N6): evidence, never read by the server. */
+  fenced: string[];
   findings: NodeFinding[];
 }
 

@@ -41,6 +41,11 @@ export interface ScanOptions {
    * always read this way).
    */
   io?: "async" | "blocking";
+  /**
+   * Node roots only (docs/node.md N6): also scan the segments of every
+   * `<p>.fenced.<n>/` quarantine dir, read-only (evidence; never merged back).
+   */
+  includeFenced?: boolean;
 }
 
 export interface ResolvedScanOptions {
@@ -72,6 +77,7 @@ const OPTION_NAMES: Record<keyof ScanOptions, true> = {
   onProgress: true,
   concurrency: true,
   io: true,
+  includeFenced: true,
 };
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set(Object.keys(OPTION_NAMES));
 
@@ -142,6 +148,9 @@ export function resolveScanOptions(options: ScanOptions = {}): ResolvedScanOptio
   }
   const io = options.io === undefined ? "async" : options.io;
   if (io !== "async" && io !== "blocking") throw new RangeError(`io must be "async" or "blocking", got ${describe(io)}`);
+  if (options.includeFenced !== undefined && typeof options.includeFenced !== "boolean") {
+    throw new TypeError(`includeFenced must be a boolean, got ${describe(options.includeFenced)}`);
+  }
   const requested = requireInteger("concurrency", options.concurrency ?? availableParallelism(), 1, Number.MAX_SAFE_INTEGER);
   if (options.engine !== undefined && typeof options.engine !== "string" && !isEngine(options.engine)) {
     throw new TypeError(`engine must be an Engine (from createEngine) or "wasm" | "ts", got ${describe(options.engine)}`);

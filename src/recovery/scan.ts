@@ -123,7 +123,20 @@ export async function scanDiscovered(
   const withEngine = { ...options, engine };
   const node = await scanNodeMetadata(root, withEngine, fs, engine);
   const report = await scanResolved(discovery.targets, resolved, fs, discovery.skipped, engine);
-  report.node = await finishNode(node, withEngine, fs, engine, report.partitions);
+  // docs/node.md N6: fenced dirs are scanned (read-only, never repaired) only on request.
+  const scanFenced = options.includeFenced
+    ? async (dir: string) =>
+        (
+          await scanResolved(
+            [{ path: dir, singleLog: false }],
+            resolveScanOptions({ ...withEngine, onProgress: undefined, concurrency: 1 }),
+            fs,
+            [],
+            engine,
+          )
+        ).partitions[0] ?? null
+    : undefined;
+  report.node = await finishNode(node, withEngine, fs, engine, report.partitions, scanFenced);
   return report;
 }
 
@@ -314,8 +327,8 @@ export async function streamTargets(
  * Streams what `discover` found under `paths`, as `scanDiscovered` scans it:
  * one node root (docs/node.md N0) gets its metadata scanned first and its node
  * section set on the stream once the partitions are done. For that section the
- * stream keeps, per partition, its path, verdict and last proven offset
- * (PartitionProof), not its report.
+ * stream keeps, per partition, a PartitionProof (path, verdict, refusal code,
+ * segment bounds), not its report.
  */
 export async function streamDiscovered(
   paths: readonly string[],
@@ -346,13 +359,22 @@ export async function streamDiscovered(
   return stream;
 }
 
-/** What the node section needs of a partition's report (docs/node.md N3): its path, verdict and last proven offset. */
+/** What the node section needs of a partition's report (docs/node.md N3, N4, N8): a few fields, not the report. */
 function partitionProof(partition: PartitionReport): PartitionProof {
-  let lastProven: bigint | null = null;
-  for (const segment of partition.segments) {
-    if (segment.endOffset !== null && (lastProven === null || segment.endOffset > lastProven)) lastProven = segment.endOffset;
-  }
-  return { path: partition.path, verdict: partition.verdict, segments: [{ endOffset: lastProven }] };
+  return {
+    path: partition.path,
+    verdict: partition.verdict,
+    action: partition.action,
+    sweep: partition.sweep,
+    refusal: partition.refusal === null ? null : { code: partition.refusal.code },
+    segments: partition.segments.map(({ startOffset, endOffset, walkedSize, messagesSize, outcome }) => ({
+      startOffset,
+      endOffset,
+      walkedSize,
+      messagesSize,
+      outcome,
+    })),
+  };
 }
 
 /** `scanIter`'s return value: the summary, and the node section when the one path is a node root. */

@@ -263,7 +263,11 @@ function isRecord(value: unknown): value is JournalRecord {
 }
 
 /** Names inside a journal must be plain file names: no separators, no `..`. */
+/** docs/node.md N7: an offset file is journaled by its path under the partition dir (one fixed shape, no `..`). */
+const OFFSET_FILE_NAME = /^offsets\/(consumers|groups)\/(?!\.\.?(\.staging)?$)[^/\\]+$/;
+
 export function journalName(name: string, journalPath: string): string {
+  if (OFFSET_FILE_NAME.test(name)) return name;
   if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\\")) {
     throw new RepairError(`journal ${journalPath} names "${name}", which is not a plain file name`, { path: journalPath });
   }

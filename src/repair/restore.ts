@@ -431,7 +431,7 @@ async function undoMove(op: Extract<JournalOp, { type: "move-aside" }>, ctx: Con
   }
   if (aside.size !== op.size) throw conflict(ctx, `${to} holds ${aside.size} bytes, the journal says ${op.size}`, to);
   await ctx.fs.rename(to, from);
-  await ctx.fs.syncDir(ctx.dir);
+  await ctx.fs.syncDir(path.dirname(from)); // the partition dir, or its offsets dir (docs/node.md N7)
   await ctx.fs.syncDir(ctx.preserveDir);
   return `${op.name}: moved back (${op.kind})`;
 }
@@ -473,6 +473,6 @@ async function undoReplaceIndex(op: Extract<JournalOp, { type: "replace-index" }
   }
   await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
   await fs.rename(staging, index);
-  await fs.syncDir(ctx.dir);
+  await fs.syncDir(path.dirname(index)); // the partition dir, or its offsets dir (docs/node.md N7)
   return `${op.index}: original ${op.old.size}-byte index put back`;
 }

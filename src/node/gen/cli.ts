@@ -1,10 +1,14 @@
-/** `segscan gen --node` / `--node-fault NAME` (docs/node.md N1–N3 faults) and their `--list` text. */
+/** `segscan gen --node` / `--node-fault NAME` (docs/node.md N1–N6 faults) and their `--list` text. */
 import type { PartitionLayout } from "../../gen/generate.js";
 import { type GeneratedNode, NODE_FAULTS, writeNodeMetadata } from "./node.js";
 
 export function nodeFaultListText(): string {
   const width = Math.max(...NODE_FAULTS.map((fault) => fault.name.length));
-  const lines = ["", "Node faults (segscan gen <dir> --node-fault NAME); each injects one fault into metadata/ or a partition dir:", ""];
+  const lines = [
+    "",
+    "Node faults (segscan gen <dir> --node-fault NAME); each injects one fault into metadata/ or a partition dir (offsets, purge.gen, fenced, orphan and missing dirs):",
+    "",
+  ];
   for (const fault of NODE_FAULTS) {
     lines.push(`  ${fault.name.padEnd(width)}  ${fault.description}`);
     lines.push(`  ${"".padEnd(width)}  → ${fault.expected.code === "" ? "clean" : `${fault.expected.severity} ${fault.expected.code}`}`);

@@ -5,8 +5,8 @@
  * (msgpack + trailer, at op S), `metadata/superblock.a/.b` paired with it; and
  * injects one named N1–N3 fault.
  */
-import { mkdir, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { copyFile, mkdir, rm, truncate, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { createTsEngine } from "../../engine/ts/engine.js";
 import { xxh3_64 } from "../../hash/xxh3.js";
 import type { PartitionLayout } from "../../gen/types.js";
@@ -38,6 +38,10 @@ interface NodeParts {
   extras: { path: string; bytes: Uint8Array }[];
   partitions: readonly PartitionLayout[];
   random: () => number;
+  /** Per-partition files (relative to the node root): offsets and purge.gen (docs/node.md N4, N5); a fault may edit them. */
+  partitionFiles: Map<string, Uint8Array | "dir">;
+  /** Steps run after every file is written (cut a log, remove a dir). */
+  actions: ((root: string) => Promise<void>)[];
 }
 
 export interface NodeFault {
@@ -113,6 +117,55 @@ function rebuildWal(parts: NodeParts, tweak: (op: bigint) => Partial<Parameters<
     parent = checksum;
   }
   parts.walEntries = entries;
+}
+
+/** docs/node.md N4: the 16-byte offset record (u64 LE offset + u64 LE XXH3-64 of it). */
+export function encodeOffsetRecord(offset: bigint): Uint8Array {
+  const bytes = new Uint8Array(16);
+  const view = new DataView(bytes.buffer);
+  view.setBigUint64(0, offset, true);
+  view.setBigUint64(8, xxh3_64(bytes.subarray(0, 8)), true);
+  return bytes;
+}
+
+/** docs/node.md N5: `purge.gen` (generation, created_revision; u64 LE each). */
+export function encodePurgeGeneration(generation: bigint, createdRevision: bigint): Uint8Array {
+  const bytes = new Uint8Array(16);
+  const view = new DataView(bytes.buffer);
+  view.setBigUint64(0, generation, true);
+  view.setBigUint64(8, createdRevision, true);
+  return bytes;
+}
+
+/** The sample consumer id and group id of every generated partition. */
+export const SAMPLE_CONSUMER_ID = 7;
+export const SAMPLE_GROUP_ID = 1;
+
+function lastEndOffset(partition: PartitionLayout): bigint {
+  return partition.segments.at(-1)!.endOffset;
+}
+
+function consumerPath(partition: PartitionLayout, id = SAMPLE_CONSUMER_ID): string {
+  return join(partition.relativePath, "offsets", "consumers", `${id}`);
+}
+
+/** Re-encodes the snapshot from its spec and re-pairs the superblock with it. */
+function reseal(parts: NodeParts): void {
+  const payload = encodeSnapshotPayload(parts.snapshotSpec);
+  parts.snapshot = sealSnapshot(payload);
+  pairedSlots(parts, xxh3_64(payload));
+}
+
+function specPartition(parts: NodeParts, index: number): SnapshotSpec["streams"][number]["topics"][number]["partitions"][number] {
+  const layout = parts.partitions[index]!;
+  return parts.snapshotSpec.streams
+    .find((s) => s.id === layout.streamId)!
+    .topics.find((t) => t.id === layout.topicId)!
+    .partitions.find((p) => p.id === layout.partitionId)!;
+}
+
+function purgePath(parts: NodeParts, index: number): string {
+  return join(parts.partitions[index]!.relativePath, "purge.gen");
 }
 
 const NODE_FAULTS_LIST: NodeFault[] = [
@@ -327,6 +380,242 @@ const NODE_FAULTS_LIST: NodeFault[] = [
       parts.extras.push({ path: join(parts.partitions[0]!.relativePath, "superblock.a"), bytes: slot });
     },
   },
+  {
+    name: "offset-ahead-of-torn-tail",
+    description:
+      "the first partition's last batches are torn while consumer 7 had committed its last offset (offsets persist eagerly, messages flush later)",
+    expected: { severity: "repairable", code: "OffsetAheadOfHead" },
+    inject: (parts) => {
+      const layout = parts.partitions[0]!;
+      const segment = layout.segments.at(-1)!;
+      // Tear a batch of the last flushed chunk halfway (the later ones never reached the disk);
+      // not the chunk's first, which the last index entry points at.
+      const count = segment.batches.length;
+      const torn = segment.batches[Math.min(count - 1, Math.max(segment.chunkStarts.at(-1)! + 1, count - 3))]!;
+      parts.partitionFiles.set(consumerPath(layout), encodeOffsetRecord(lastEndOffset(layout)));
+      parts.actions.push((root) =>
+        truncate(join(root, layout.relativePath, `${segment.stem}.log`), torn.position + Math.floor(torn.length / 2)),
+      );
+    },
+  },
+  {
+    name: "offset-ahead",
+    description: "consumer 7 of the first partition stored an offset 50 past the segments' end",
+    expected: { severity: "repairable", code: "OffsetAheadOfHead" },
+    inject: (parts) =>
+      void parts.partitionFiles.set(consumerPath(parts.partitions[0]!), encodeOffsetRecord(lastEndOffset(parts.partitions[0]!) + 50n)),
+  },
+  {
+    name: "offset-legacy",
+    description: "consumer 7's offset file is the legacy 8-byte record",
+    expected: { severity: "info", code: "OffsetUnsealed" },
+    inject: (parts) => {
+      const path = consumerPath(parts.partitions[0]!);
+      parts.partitionFiles.set(path, (parts.partitionFiles.get(path) as Uint8Array).slice(0, 8));
+    },
+  },
+  {
+    name: "offset-checksum-torn",
+    description: "consumer 7's offset file stops 4 bytes into its checksum (12 bytes)",
+    expected: { severity: "repairable", code: "OffsetChecksumTorn" },
+    inject: (parts) => {
+      const path = consumerPath(parts.partitions[0]!);
+      parts.partitionFiles.set(path, (parts.partitionFiles.get(path) as Uint8Array).slice(0, 12));
+    },
+  },
+  {
+    name: "offset-torn",
+    description: "consumer 7's offset file holds 5 bytes (a crash mid-write)",
+    expected: { severity: "warn", code: "OffsetTorn" },
+    inject: (parts) => {
+      const path = consumerPath(parts.partitions[0]!);
+      parts.partitionFiles.set(path, (parts.partitionFiles.get(path) as Uint8Array).slice(0, 5));
+    },
+  },
+  {
+    name: "offset-corrupt",
+    description: "a bit of consumer 7's offset value flipped (checksum mismatch: the server unlinks it at boot)",
+    expected: { severity: "refused", code: "OffsetCorrupt" },
+    inject: (parts) => {
+      const path = consumerPath(parts.partitions[0]!);
+      const bytes = (parts.partitionFiles.get(path) as Uint8Array).slice();
+      bytes[1] = bytes[1]! ^ 0x10;
+      parts.partitionFiles.set(path, bytes);
+    },
+  },
+  {
+    name: "offset-oversized",
+    description: "consumer 7's offset file holds 4 bytes past its 16-byte record",
+    expected: { severity: "warn", code: "OffsetOversized" },
+    inject: (parts) => {
+      const path = consumerPath(parts.partitions[0]!);
+      parts.partitionFiles.set(path, concat([parts.partitionFiles.get(path) as Uint8Array, new Uint8Array(4)]));
+    },
+  },
+  {
+    name: "offset-bad-name",
+    description: "a file named `alice` among the consumer offsets",
+    expected: { severity: "warn", code: "OffsetNameInvalid" },
+    inject: (parts) =>
+      void parts.partitionFiles.set(join(parts.partitions[0]!.relativePath, "offsets", "consumers", "alice"), encodeOffsetRecord(1n)),
+  },
+  {
+    name: "offset-subdir",
+    description: "a directory among the consumer offsets",
+    expected: { severity: "warn", code: "OffsetSubdirectory" },
+    inject: (parts) => void parts.partitionFiles.set(join(parts.partitions[0]!.relativePath, "offsets", "consumers", "12"), "dir"),
+  },
+  {
+    name: "offsets-dir-unreadable",
+    description: "the first partition's offsets/groups is a file, so it cannot be listed (the server's boot fails)",
+    expected: { severity: "failed", code: "OffsetsDirUnreadable" },
+    inject: (parts) => {
+      const groups = join(parts.partitions[0]!.relativePath, "offsets", "groups");
+      for (const key of [...parts.partitionFiles.keys()]) if (key.startsWith(groups)) parts.partitionFiles.delete(key);
+      parts.partitionFiles.set(groups, new Uint8Array(3));
+    },
+  },
+  {
+    name: "offset-group-unknown",
+    description: "an offset file for consumer group 9, which the topic does not have",
+    expected: { severity: "info", code: "OffsetGroupUnknown" },
+    inject: (parts) =>
+      void parts.partitionFiles.set(join(parts.partitions[0]!.relativePath, "offsets", "groups", "9"), encodeOffsetRecord(0n)),
+  },
+  {
+    name: "offset-empty-partition",
+    description: "the second partition holds one empty segment, and consumer 7 has an offset there",
+    expected: { severity: "repairable", code: "OffsetOnEmptyPartition" },
+    inject: (parts) => {
+      const layout = parts.partitions[1]!;
+      parts.partitionFiles.set(consumerPath(layout), encodeOffsetRecord(3n));
+      parts.actions.push(async (root) => {
+        for (const segment of layout.segments) {
+          await rm(join(root, layout.relativePath, `${segment.stem}.log`), { force: true });
+          await rm(join(root, layout.relativePath, `${segment.stem}.index`), { force: true });
+        }
+        await writeFile(join(root, layout.relativePath, `${"0".padStart(20, "0")}.log`), new Uint8Array(0));
+        await writeFile(join(root, layout.relativePath, `${"0".padStart(20, "0")}.index`), new Uint8Array(0));
+      });
+    },
+  },
+  {
+    name: "purge-pending",
+    description: "the snapshot says purge generation 2; the first partition's purge.gen says 1 (this incarnation)",
+    expected: { severity: "warn", code: "PurgePending" },
+    inject: (parts) => {
+      const partition = specPartition(parts, 0);
+      partition.purgeGeneration = 2n;
+      reseal(parts);
+      parts.partitionFiles.set(purgePath(parts, 0), encodePurgeGeneration(1n, partition.createdRevision));
+    },
+  },
+  {
+    name: "purge-lost",
+    description: "the snapshot says purge generation 1 but the first partition's purge.gen is gone, and it holds messages",
+    expected: { severity: "refused", code: "PurgeGenerationLost" },
+    inject: (parts) => {
+      specPartition(parts, 0).purgeGeneration = 1n;
+      reseal(parts);
+      parts.partitionFiles.delete(purgePath(parts, 0));
+    },
+  },
+  {
+    name: "purge-short",
+    description: "the snapshot says purge generation 1 but the first partition's purge.gen holds 9 bytes",
+    expected: { severity: "refused", code: "PurgeGenerationLost" },
+    inject: (parts) => {
+      const partition = specPartition(parts, 0);
+      partition.purgeGeneration = 1n;
+      reseal(parts);
+      parts.partitionFiles.set(purgePath(parts, 0), encodePurgeGeneration(1n, partition.createdRevision).slice(0, 9));
+    },
+  },
+  {
+    name: "purge-ahead",
+    description: "the first partition's purge.gen says generation 5; the snapshot says 0",
+    expected: { severity: "refused", code: "PurgeGenerationAhead" },
+    inject: (parts) =>
+      void parts.partitionFiles.set(purgePath(parts, 0), encodePurgeGeneration(5n, specPartition(parts, 0).createdRevision)),
+  },
+  {
+    name: "purge-stale-revision",
+    description:
+      "the first partition's purge.gen belongs to another incarnation (created_revision differs); the snapshot's generation is 0",
+    expected: { severity: "info", code: "PurgeRevisionStale" },
+    inject: (parts) => void parts.partitionFiles.set(purgePath(parts, 0), encodePurgeGeneration(3n, 999n)),
+  },
+  {
+    name: "purge-oversized",
+    description: "the first partition's purge.gen holds 4 bytes past its 16",
+    expected: { severity: "warn", code: "PurgeGenerationOversized" },
+    inject: (parts) => {
+      const path = purgePath(parts, 0);
+      parts.partitionFiles.set(path, concat([parts.partitionFiles.get(path) as Uint8Array, new Uint8Array(4)]));
+    },
+  },
+  {
+    name: "fenced-dir",
+    description: "a `<p>.fenced.0/` sibling holding a copy of the first partition's first segment (log and index)",
+    expected: { severity: "info", code: "FencedDir" },
+    inject: (parts) => {
+      const layout = parts.partitions[0]!;
+      parts.actions.push(async (root) => {
+        const fenced = join(root, `${layout.relativePath}.fenced.0`);
+        await mkdir(fenced, { recursive: true });
+        const segment = layout.segments[0]!;
+        for (const suffix of [".log", ".index"]) {
+          await copyFile(join(root, layout.relativePath, `${segment.stem}${suffix}`), join(fenced, `${segment.stem}${suffix}`));
+        }
+      });
+    },
+  },
+  {
+    name: "orphan-dir",
+    description: "a partition dir (id 99) the metadata does not list; the WAL after the snapshot only creates streams",
+    expected: { severity: "warn", code: "OrphanPartitionDir" },
+    inject: (parts) => {
+      rebuildWal(parts);
+      const layout = parts.partitions[0]!;
+      parts.actions.push((root) => mkdir(join(root, dirname(layout.relativePath), "99"), { recursive: true }).then(() => undefined));
+    },
+  },
+  {
+    name: "orphan-dir-inconclusive",
+    description: "a partition dir the snapshot does not list, while a WAL op after the snapshot creates partitions (body not decoded)",
+    expected: { severity: "info", code: "CrossCheckInconclusive" },
+    inject: (parts) => {
+      rebuildWal(parts, (op) => (op === SAMPLE_SNAPSHOT_OP + 4n ? { operation: 65 } : {}));
+      const layout = parts.partitions[0]!;
+      parts.actions.push((root) => mkdir(join(root, dirname(layout.relativePath), "99"), { recursive: true }).then(() => undefined));
+    },
+  },
+  {
+    name: "missing-dir",
+    description: "the second partition's directory is gone while its topic counts messages (the server would recreate it empty)",
+    expected: { severity: "refused", code: "MissingPartitionDir" },
+    inject: (parts) => {
+      rebuildWal(parts);
+      const layout = parts.partitions[1]!;
+      for (const key of [...parts.partitionFiles.keys()]) if (key.startsWith(layout.relativePath)) parts.partitionFiles.delete(key);
+      parts.actions.push((root) => rm(join(root, layout.relativePath), { recursive: true, force: true }));
+    },
+  },
+  {
+    name: "missing-dir-empty-topic",
+    description: "the snapshot lists a topic with no messages whose partition has no directory",
+    expected: { severity: "warn", code: "MissingPartitionDir" },
+    inject: (parts) => {
+      rebuildWal(parts);
+      parts.snapshotSpec.streams[0]!.topics.push({
+        id: 90,
+        messagesCount: 0n,
+        consumerGroupIds: [],
+        partitions: [{ id: 1, createdRevision: 90n, purgeGeneration: 0n, deletedUpToOffset: 0n }],
+      });
+      reseal(parts);
+    },
+  },
 ];
 
 function snapshotChecksum(parts: NodeParts): bigint {
@@ -403,7 +692,16 @@ export async function writeNodeMetadata(
     extras: [],
     partitions,
     random,
+    partitionFiles: new Map(),
+    actions: [],
   };
+  for (const partition of partitions) {
+    // A consumer halfway through, the topic's group at the end, and this incarnation's purge.gen (generation 0).
+    const end = lastEndOffset(partition);
+    parts.partitionFiles.set(consumerPath(partition), encodeOffsetRecord(end / 2n));
+    parts.partitionFiles.set(join(partition.relativePath, "offsets", "groups", `${SAMPLE_GROUP_ID}`), encodeOffsetRecord(end));
+    parts.partitionFiles.set(join(partition.relativePath, "purge.gen"), encodePurgeGeneration(0n, BigInt(partition.partitionId)));
+  }
   pairedSlots(parts, xxh3_64(payload));
   const fault = options.fault === undefined ? null : getNodeFault(options.fault);
   fault?.inject(parts);
@@ -415,5 +713,15 @@ export async function writeNodeMetadata(
   if (parts.slotA !== null) await writeFile(join(metadata, "superblock.a"), parts.slotA);
   if (parts.slotB !== null) await writeFile(join(metadata, "superblock.b"), parts.slotB);
   for (const extra of parts.extras) await writeFile(join(root, extra.path), extra.bytes);
+  for (const [relative, content] of parts.partitionFiles) {
+    const path = join(root, relative);
+    if (content === "dir") {
+      await mkdir(path, { recursive: true });
+    } else {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, content);
+    }
+  }
+  for (const action of parts.actions) await action(root);
   return { root, snapshotOp: SAMPLE_SNAPSHOT_OP, walOps: { first: SAMPLE_SNAPSHOT_OP, last: lastOp() }, fault };
 }

@@ -123,6 +123,7 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
     budget,
     iggy,
     findings,
+    operations: entries.map((entry) => ({ op: entry.op, operation: entry.operation })),
   };
   return { report, forecast: forecastOf(path, iggy, residue) };
 }

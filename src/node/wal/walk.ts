@@ -23,6 +23,8 @@ export interface WalEntry {
   position: number;
   size: number;
   op: bigint;
+  /** The prepare's operation discriminant (docs/node.md N1; N6 reads the metadata-changing ones). */
+  operation: number;
   checksum: bigint;
   checksumBody: bigint;
   parent: bigint;
@@ -152,6 +154,7 @@ function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatu
     position,
     size: header.size,
     op: header.op,
+    operation: header.operation,
     checksum: header.checksum,
     checksumBody: header.checksumBody,
     parent: header.parent,
