@@ -115,10 +115,15 @@ export function removeTempDirs(): void {
 
 afterAll(removeTempDirs);
 
-export function tempDataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "segscan-test-"));
+/** A new temp directory, removed after the test file's tests (like every one made here). */
+export function trackedTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   tempDirs.push(dir);
   return dir;
+}
+
+export function tempDataDir(): string {
+  return trackedTempDir("segscan-test-");
 }
 
 /** A fresh partition directory `streams/1/topics/1/partitions/<p>` under a temp data dir. */

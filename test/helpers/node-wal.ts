@@ -1,14 +1,15 @@
 /** Helpers for the metadata WAL tests: write bytes to a temp file and scan them. */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Engine } from "../../src/engine/types.js";
 import { nodeScanFs } from "../../src/io/fs.js";
 import { PROBE_BUDGET_UNITS } from "../../src/format/constants.js";
 import { scanWal, type WalScan } from "../../src/node/wal/scan.js";
+import { trackedTempDir } from "./fixtures.js";
 
+/** A temp directory removed after the test file's tests (test/helpers/fixtures.ts). */
 export function tempDir(prefix = "segscan-node-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return trackedTempDir(prefix);
 }
 
 export async function scanWalBytes(
