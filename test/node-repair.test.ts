@@ -5,13 +5,14 @@
  * still returns the original; a stale plan changes nothing.
  */
 import { describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync, appendFileSync, readdirSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
 import { scanNode } from "../src/node/scan.js";
 import { applyWalCut, planWalCut } from "../src/node/repair/wal-cut.js";
 import { InjectedFault, StalePlanError, createFaultyFs, nodeRepairFs, restore } from "../src/repair/index.js";
+import { LockHeldError } from "../src/repair/lock.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { tempDir } from "./helpers/node-wal.js";
 
@@ -83,6 +84,16 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
 });
 
 describe("refusals", () => {
+  it("a held lock in metadata.segscan/ refuses the cut (one writer at a time) and nothing changes", async () => {
+    const { root, wal, original } = await tornNode();
+    const plan = planWalCut(await scanNode(root, { engine }))!;
+    mkdirSync(plan.preserveDir, { recursive: true });
+    const lockInfo = { pid: 999_999, host: "elsewhere", started: new Date().toISOString(), command: "segscan repair" };
+    writeFileSync(join(plan.preserveDir, "lock"), `${JSON.stringify(lockInfo)}\n`);
+    await expect(applyWalCut(plan, { engine })).rejects.toBeInstanceOf(LockHeldError);
+    expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
+  });
+
   it("a plan whose WAL changed since the scan is refused and nothing changes", async () => {
     const { root, wal } = await tornNode();
     const plan = planWalCut(await scanNode(root, { engine }))!;

@@ -7,6 +7,7 @@
  * makes `restore(<root>/metadata)` return every byte. Nothing else in
  * `metadata/` is ever changed.
  */
+import { acquireLock } from "../../repair/lock.js";
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { createEngine } from "../../engine/index.js";
@@ -78,6 +79,16 @@ export interface WalCutResult {
  * and the scan still proves the same torn tail.
  */
 export async function applyWalCut(plan: WalCutPlan, options: WalCutOptions = {}): Promise<WalCutResult> {
+  // One writer at a time, as for segment repairs (docs/repair.md): the lock file lives in `metadata.segscan/`.
+  const lock = await acquireLock(plan.preserveDir, `cut the torn tail of ${plan.walPath}`, process.argv.join(" "));
+  try {
+    return await applyWalCutLocked(plan, options);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function applyWalCutLocked(plan: WalCutPlan, options: WalCutOptions): Promise<WalCutResult> {
   const fs = options.fs ?? nodeRepairFs;
   const engine = options.engine ?? (await createEngine());
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
