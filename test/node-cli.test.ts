@@ -78,6 +78,16 @@ describe("segscan scan <node root>", () => {
     expect(scan.stdout).toContain("WalUnsealed");
   });
 
+  it("a WAL torn tail that Iggy would refuse to boot on: the repair plan says its cut removes that refusal", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail-stale-copy"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.stdout).toMatch(/If iggy-server starts now:\n\s+refuse-boot metadata\/journal\.wal/);
+    const dry = await run(["repair", dir]);
+    expect(dry.stdout).toMatch(/this plan removes:\n\s+refuse-boot metadata\/journal\.wal/);
+    expect(dry.stdout).not.toMatch(/still to happen:[\s\S]*refuse-boot/);
+  });
+
   it("repair: dry run exits 4 and lists the WAL cut; --apply exits 1; scan then exits 0; restore brings every byte back", async () => {
     const dir = join(tempDir(), "node");
     await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail"]);

@@ -645,7 +645,14 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
   await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(report, { color, relativeTo: data })}\n`);
   const plan = planRepair(report);
-  await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${formatPlan(plan)}\n`);
+  // What `segscan repair` prints: the segment plan, then the node's (the WAL cut, offset evidence) and the forecast after it.
+  const walCut = nodeRepairPlan(report);
+  const offsetPlan = report.node === undefined ? null : planOffsetRepairs(report.node, { clampOffsets: false });
+  const nodeText =
+    (walCut === null ? "" : formatWalCutPlan(walCut)) +
+    (offsetPlan === null ? "" : formatOffsetPlan(offsetPlan)) +
+    (report.node === undefined ? "" : formatForecastAfterRepair(report.node, plan, walCut, offsetPlan));
+  await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${planText(plan, report)}${nodeText}\n`);
   const first = generated.faults[0]?.partition ?? data;
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";
   // `npx segscan` works as printed in the segscan project (npx runs the package's own bin) and

@@ -81,7 +81,8 @@ export function formatForecastAfterRepair(
   const rewritten = new Set((offsets?.steps ?? []).filter((s) => s.kind === "clamp-to-head" || s.kind === "move-aside").map((s) => s.path));
   const swept = new Set(plan.partitions.filter((p) => p.sweeps.length > 0).map((p) => p.path));
   const removes = (effect: NodeReport["bootForecast"][number]): boolean =>
-    (effect.effect === "truncate-wal-tail" && walCut !== null && effect.path === walCut.walPath) ||
+    // A cut is planned only when the torn tail is the WAL's one problem, so it also removes Iggy's refusal of those bytes.
+    ((effect.effect === "truncate-wal-tail" || effect.effect === "refuse-boot") && walCut !== null && effect.path === walCut.walPath) ||
     (effect.effect === "clamp-offset" && rewritten.has(effect.path)) ||
     (effect.effect === "sweep-scratch" && swept.has(effect.path));
   const line = (effect: NodeReport["bootForecast"][number]): string =>
