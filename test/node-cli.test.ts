@@ -88,6 +88,14 @@ describe("segscan scan <node root>", () => {
     expect(dry.stdout).not.toMatch(/still to happen:[\s\S]*refuse-boot/);
   });
 
+  it("repair --apply of a torn segment tail beside a refused WAL (a gap): exit 5, the node's refusal is not hidden by the repair", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--scenario", "torn-tail", "--node-fault", "wal-gap"]);
+    const apply = await run(["repair", dir, "--apply"]);
+    expect(apply.stdout).toContain("re-scan: all 1 repaired partition(s) are clean now");
+    expect(apply.code).toBe(5);
+  });
+
   it("repair: dry run exits 4 and lists the WAL cut; --apply exits 1; scan then exits 0; restore brings every byte back", async () => {
     const dir = join(tempDir(), "node");
     await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail"]);

@@ -1,4 +1,5 @@
 /** The command actions. Each returns its exit status (see ./exit.ts). */
+import { type Severity, worstSeverity } from "../node/types.js";
 import { mkdtemp, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -214,6 +215,12 @@ function problemsLeft(report: ScanReport): string {
 }
 
 /** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
+/** docs/node.md N0: a node severity as exit bits (warn and info alone exit 0). */
+function severityExitBits(severity: Severity): number {
+  if (severity === "failed") return EXIT.OPERATIONAL;
+  return severity === "refused" || severity === "repairable" ? EXIT.PROBLEMS : 0;
+}
+
 function planText(plan: RepairPlan, report: ScanReport): string {
   const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
   return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
@@ -360,6 +367,11 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (report.partitions.some((partition) => partition.verdict === "refused")) code |= EXIT.PROBLEMS;
     if (report.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
     if (after.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
+    // The node's own findings count too (docs/node.md N0): those a WAL cut removed do not, every other one does.
+    if (report.node !== undefined) {
+      code |= nodeExitBitsAfterCut(report);
+      if (walCut === null) code |= severityExitBits(worstSeverity((report.node.metadata.wal?.findings ?? []).map((f) => f.severity)));
+    }
 
     if (flags.json) {
       await out(
