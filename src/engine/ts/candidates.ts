@@ -82,26 +82,24 @@ function firstNonZero(bytes: Uint8Array, from: number, to: number): number {
   return to;
 }
 
-/** The same loop with skip-ahead (docs/recovery.md §3.5): identical result, far fewer decodes. */
-export function scanCandidatesSkipping(bytes: Uint8Array, request: CandidateScanRequest): CandidateScanResult {
-  const { toIndex, limitUnits } = request;
-  let spentUnits = request.spentUnits;
-  let candidate = request.fromIndex;
+/**
+ * The unit accounting of a skip-ahead loop, shared by the segment and WAL
+ * probes: `ruledOutUntil(c)` says how far candidates from c on fail without
+ * being examined (c itself when none is ruled out). Skipped candidates cost 1
+ * unit each, like examined ones, so the result equals `scanCandidatesOneByOne`.
+ */
+export function scanCandidatesSkippingWith(
+  range: CandidateRange,
+  ruledOutUntil: (candidate: number) => number,
+  passes: (candidate: number) => boolean,
+): { status: "passed" | "exhausted" | "done"; index: number; spentUnits: number } {
+  const { toIndex, limitUnits } = range;
+  let spentUnits = range.spentUnits;
+  let candidate = range.fromIndex;
   while (candidate < toIndex) {
-    let ruledOutUntil = candidate;
-    // A nonzero byte q in this candidate's reserved region rules out every
-    // candidate up to q - 52 (each still has q inside its own reserved region).
-    const reservedNonZero = lastNonZero(bytes, candidate + BATCH_RESERVED_START, candidate + BATCH_HEADER_BYTES);
-    if (reservedNonZero >= 0) {
-      ruledOutUntil = reservedNonZero - BATCH_RESERVED_START + 1;
-    } else {
-      // Reserved region zero: every candidate whose batch_length field lies in
-      // the zero run that starts at this candidate's field claims length 0.
-      const zeroRunEnd = firstNonZero(bytes, candidate + BATCH_LENGTH_AT, toIndex - 1 + LENGTH_FIELD_END);
-      ruledOutUntil = zeroRunEnd - LENGTH_FIELD_END + 1;
-    }
-    if (ruledOutUntil > candidate) {
-      const skipped = Math.min(ruledOutUntil, toIndex) - candidate;
+    const until = ruledOutUntil(candidate);
+    if (until > candidate) {
+      const skipped = Math.min(until, toIndex) - candidate;
       if (spentUnits + skipped > limitUnits) {
         // A budget already overspent on entry (an earlier segment ran it out) stops at the first candidate.
         const stoppedAt = candidate + Math.max(0, limitUnits - spentUnits);
@@ -112,11 +110,32 @@ export function scanCandidatesSkipping(bytes: Uint8Array, request: CandidateScan
       continue;
     }
     spentUnits += 1;
-    if (candidatePasses(bytes, candidate, request)) {
-      return { status: "passed", index: candidate, spentUnits };
-    }
+    if (passes(candidate)) return { status: "passed", index: candidate, spentUnits };
     if (spentUnits > limitUnits) return { status: "exhausted", index: candidate, spentUnits };
     candidate += 1;
   }
   return { status: "done", index: toIndex, spentUnits };
+}
+
+/**
+ * How far the segment probe rules candidates out (docs/recovery.md §3.5 skip-ahead):
+ * a nonzero byte q in this candidate's reserved region rules out every
+ * candidate up to q - 52 (each still has q inside its own reserved region);
+ * with the reserved region zero, every candidate whose batch_length field lies
+ * in the zero run that starts at this candidate's field claims length 0.
+ */
+function segmentRuledOutUntil(bytes: Uint8Array, candidate: number, toIndex: number): number {
+  const reservedNonZero = lastNonZero(bytes, candidate + BATCH_RESERVED_START, candidate + BATCH_HEADER_BYTES);
+  if (reservedNonZero >= 0) return reservedNonZero - BATCH_RESERVED_START + 1;
+  const zeroRunEnd = firstNonZero(bytes, candidate + BATCH_LENGTH_AT, toIndex - 1 + LENGTH_FIELD_END);
+  return zeroRunEnd - LENGTH_FIELD_END + 1;
+}
+
+/** The same loop with skip-ahead (docs/recovery.md §3.5): identical result, far fewer decodes. */
+export function scanCandidatesSkipping(bytes: Uint8Array, request: CandidateScanRequest): CandidateScanResult {
+  return scanCandidatesSkippingWith(
+    request,
+    (candidate) => segmentRuledOutUntil(bytes, candidate, request.toIndex),
+    (candidate) => candidatePasses(bytes, candidate, request),
+  );
 }

@@ -8,7 +8,7 @@
  */
 import { readU32, readU64 } from "../../format/bytes.js";
 import type { WalCandidateScanRequest, WalCandidateScanResult } from "../../engine/types.js";
-import { lastNonZero, scanCandidatesOneByOne } from "../../engine/ts/candidates.js";
+import { lastNonZero, scanCandidatesOneByOne, scanCandidatesSkippingWith } from "../../engine/ts/candidates.js";
 import {
   WAL_COMMAND_AT,
   WAL_COMMAND_PREPARE,
@@ -61,26 +61,9 @@ function ruledOutUntil(bytes: Uint8Array, candidate: number, request: WalCandida
 
 /** The loop with skip-ahead: identical result to the plain loop, far fewer examinations. */
 export function scanWalCandidatesSkipping(bytes: Uint8Array, request: WalCandidateScanRequest): WalCandidateScanResult {
-  const { toIndex, limitUnits } = request;
-  let spentUnits = request.spentUnits;
-  let candidate = request.fromIndex;
-  while (candidate < toIndex) {
-    const until = ruledOutUntil(bytes, candidate, request);
-    if (until > candidate) {
-      const skipped = Math.min(until, toIndex) - candidate;
-      if (spentUnits + skipped > limitUnits) {
-        // A budget already overspent on entry stops at the first candidate.
-        const stoppedAt = candidate + Math.max(0, limitUnits - spentUnits);
-        return { status: "exhausted", index: stoppedAt, spentUnits: Math.max(spentUnits, limitUnits) + 1 };
-      }
-      spentUnits += skipped;
-      candidate += skipped;
-      continue;
-    }
-    spentUnits += 1;
-    if (walCandidatePasses(bytes, candidate, request)) return { status: "passed", index: candidate, spentUnits };
-    if (spentUnits > limitUnits) return { status: "exhausted", index: candidate, spentUnits };
-    candidate += 1;
-  }
-  return { status: "done", index: toIndex, spentUnits };
+  return scanCandidatesSkippingWith(
+    request,
+    (candidate) => ruledOutUntil(bytes, candidate, request),
+    (candidate) => walCandidatePasses(bytes, candidate, request),
+  );
 }
