@@ -118,3 +118,41 @@ describe("the report schema", () => {
     expect(mutate((v) => (v.summary.partitions = 3))).toEqual(["$.summary.partitions: 3 but 2 partitions"]);
   });
 });
+
+describe("validateJsonReport on a minimal report", () => {
+  it("rejects wrong types, unknown keys and bad counts", () => {
+    const minimal = {
+      segscan: "1.0.0",
+      engine: "ts",
+      options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
+      partitions: [
+        {
+          path: "p",
+          verdict: "refused",
+          action: "tombstone",
+          refusal: { code: "Hole", message: "m", previousStart: "0", previousEnd: "9", nextStart: "20" },
+          error: null,
+          budget: { limitUnits: 10, spentUnits: 0 },
+          sweep: [],
+          segments: [],
+          ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
+        },
+      ],
+      summary: { partitions: 1, clean: 0, repairable: 0, refused: 1, failed: 0, bytesScanned: 0, elapsedMs: 1 },
+    };
+    expect(validateJsonReport(minimal)).toEqual([]);
+    const mutate = (edit: (value: typeof minimal) => void): string[] => {
+      const copy = structuredClone(minimal);
+      edit(copy);
+      return validateJsonReport(copy);
+    };
+    expect(mutate((v) => ((v.partitions[0]!.refusal as Record<string, unknown>).nextStart = 20))).toHaveLength(1);
+    expect(mutate((v) => ((v as Record<string, unknown>).ignored = []))).toHaveLength(1);
+    expect(mutate((v) => delete (v.partitions[0] as Record<string, unknown>).ignored)).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0]!.ignored[0]!.kind = "odd"))).toHaveLength(1);
+    expect(mutate((v) => ((v.partitions[0] as Record<string, unknown>).bytesScanned = 1))).toHaveLength(1);
+    expect(mutate((v) => (v.summary.refused = 0))).toHaveLength(1);
+    expect(mutate((v) => ((v.options as Record<string, unknown>).verify = "deep"))).toHaveLength(1);
+    expect(mutate((v) => ((v.partitions[0]!.refusal as Record<string, unknown>).code = "Nope"))).toHaveLength(1);
+  });
+});
