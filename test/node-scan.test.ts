@@ -5,7 +5,7 @@
  * valid against its TypeBox schema, and a clean node clean.
  */
 import { describe, expect, it } from "vitest";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
 import { NODE_FAULTS, writeNodeMetadata } from "../src/node/gen/node.js";
@@ -18,7 +18,7 @@ import { toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { scanExitCode } from "../src/cli/exit.js";
 import { worstSeverity } from "../src/node/types.js";
 import { allEngines } from "./helpers/engines.js";
-import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
+import { type ScanFs, nodeScanFs, withListing } from "../src/io/fs.js";
 import { tempDir } from "./helpers/node-wal.js";
 
 const engines = await allEngines();
@@ -238,5 +238,44 @@ describe("what a user can break gives a finding, never an exception", () => {
     const report = await scanNode(root, { engine: engines[0]! });
     expect(report.verdict).toBe("clean");
     expect(report.metadata.superblock?.state).toBe("empty");
+  });
+});
+
+describe("the node pass over partition dirs (issue 13)", () => {
+  it("answers absent optional files from one listing per partition: no stat of a path that does not exist", async () => {
+    const root = await node();
+    const attempted: string[] = [];
+    const counting: ScanFs = {
+      ...nodeScanFs,
+      stat: (path) => {
+        attempted.push(path);
+        return nodeScanFs.stat(path);
+      },
+      open: (path) => {
+        attempted.push(path);
+        return nodeScanFs.open(path);
+      },
+    };
+    const plain = await scanPath(root, { engine: engines[0]!, concurrency: 1 });
+    const listed = await scanPath(root, { engine: engines[0]!, concurrency: 1 }, counting);
+    expect(toJsonReport({ ...listed, summary: { ...listed.summary, elapsedMs: 0 } })).toEqual(
+      toJsonReport({ ...plain, summary: { ...plain.summary, elapsedMs: 0 } }),
+    );
+    const partitionDirs = listed.partitions.map((partition) => partition.path);
+    const probedAbsent = attempted.filter((path) => partitionDirs.some((dir) => path.startsWith(`${dir}/`)) && !existsSync(path));
+    expect(probedAbsent).toEqual([]);
+    // The files that do exist are still read: the clean node's purge.gen and offsets are in the node section.
+    expect(listed.node!.partitions.some((partition) => partition.purgeGeneration?.present === true)).toBe(true);
+    expect(attempted.some((path) => path.endsWith("purge.gen"))).toBe(true);
+  });
+
+  it("withListing: knownAbsent only for names the listing did not hold, and whatever lies under them", () => {
+    const fs = withListing(nodeScanFs, "/data/p/1", new Set(["purge.gen", "offsets"]));
+    expect(fs.knownAbsent!("/data/p/1/superblock.a")).toBe(true);
+    expect(fs.knownAbsent!("/data/p/1/purge.gen")).toBe(false);
+    expect(fs.knownAbsent!("/data/p/1/offsets/consumers")).toBe(false);
+    expect(fs.knownAbsent!("/data/p/1/nothing/deeper")).toBe(true);
+    expect(fs.knownAbsent!("/data/p/10/superblock.a")).toBe(false);
+    expect(fs.knownAbsent!("/data/p/1")).toBe(false);
   });
 });

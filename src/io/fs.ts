@@ -19,7 +19,7 @@ import {
   statSync,
 } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 
 /**
  * `isFile` and `isDirectory` describe what a symbolic link points at; an
@@ -74,6 +74,37 @@ export interface ScanFs {
   open(path: string): Promise<ReadableFile>;
   /** The canonical path (links resolved), to scan overlapping paths once; identity when absent. */
   realpath?(path: string): Promise<string>;
+  /**
+   * True only when a listing taken earlier in this scan shows `path` does not
+   * exist (see `withListing`), so a caller can skip a stat that would fail:
+   * a failing stat costs a syscall and an exception (issue 13: a node's pass
+   * over thousands of partitions probes ~8 optional files each). False means
+   * "unknown": stat it.
+   */
+  knownAbsent?(path: string): boolean;
+}
+
+/**
+ * `scanFs`, told that `directory` held exactly `names` when it was listed:
+ * `knownAbsent` answers for any path under a name the listing did not hold.
+ * Every other call goes to `scanFs` unchanged (a listed name is still stat'ed
+ * and read, so a file removed since the listing is reported as usual).
+ */
+export function withListing(scanFs: ScanFs, directory: string, names: ReadonlySet<string>): ScanFs {
+  const prefix = directory.endsWith(sep) ? directory : directory + sep;
+  return {
+    list: (path) => scanFs.list(path),
+    stat: (path) => scanFs.stat(path),
+    open: (path) => scanFs.open(path),
+    ...(scanFs.realpath === undefined ? {} : { realpath: (path: string) => scanFs.realpath!(path) }),
+    knownAbsent(path) {
+      if (scanFs.knownAbsent?.(path)) return true;
+      if (!path.startsWith(prefix)) return false;
+      const rest = path.slice(prefix.length);
+      const slash = rest.indexOf(sep);
+      return !names.has(slash < 0 ? rest : rest.slice(0, slash));
+    },
+  };
 }
 
 /** A listing entry as the scan sees it; `linkTarget` stats what a symbolic link points at (null when it dangles). */
@@ -91,8 +122,27 @@ function toEntry(
   return { name: entry.name, isFile: target?.isFile() ?? true, isDirectory: target?.isDirectory() ?? false, isSymbolicLink: true };
 }
 
-function toFileStat(info: { size: bigint; dev: bigint; ino: bigint; isFile(): boolean; isDirectory(): boolean }): FileStat {
+interface StatFields<T> {
+  size: T;
+  dev: T;
+  ino: T;
+  isFile(): boolean;
+  isDirectory(): boolean;
+}
+
+function toFileStat(info: StatFields<bigint | number>): FileStat {
   return { size: Number(info.size), isFile: info.isFile(), isDirectory: info.isDirectory(), fileId: `${info.dev}:${info.ino}` };
+}
+
+/**
+ * A number stat is several times cheaper than a bigint one (issue 13: a scan
+ * stats every segment file), and exact whenever every field is below 2^53;
+ * an inode or device number above that (possible on some filesystems) is
+ * rounded, which could merge two directories' identities, so such a file is
+ * stat'ed again with bigints.
+ */
+function exactEnough(info: StatFields<number>): boolean {
+  return Number.isSafeInteger(info.ino) && Number.isSafeInteger(info.dev) && Number.isSafeInteger(info.size);
 }
 
 export const nodeScanFs: ScanFs = {
@@ -110,7 +160,8 @@ export const nodeScanFs: ScanFs = {
     return entries.map((entry) => toEntry(entry, (path) => links.get(path) ?? null, directory));
   },
   async stat(path) {
-    return toFileStat(await settle((done) => statCallback(path, { bigint: true }, done)));
+    const info = await settle<StatFields<number>>((done) => statCallback(path, done));
+    return toFileStat(exactEnough(info) ? info : await settle<StatFields<bigint>>((done) => statCallback(path, { bigint: true }, done)));
   },
   realpath: (path) => realpath(path),
   // File calls go through the callback API on a plain descriptor: on Node 20 a
@@ -169,7 +220,8 @@ export const nodeBlockingScanFs: ScanFs = {
     return readdirSync(directory, { withFileTypes: true }).map((entry) => toEntry(entry, statOrNull, directory));
   },
   async stat(path) {
-    return toFileStat(statSync(path, { bigint: true }));
+    const info = statSync(path);
+    return toFileStat(exactEnough(info) ? info : statSync(path, { bigint: true }));
   },
   async realpath(path) {
     return realpathSync(path);

@@ -20,6 +20,7 @@ function isNotFound(cause: unknown): boolean {
  * A read error is never evidence: it comes back as `failed` with the cause.
  */
 export async function readSmallFile(scanFs: ScanFs, path: string, maxBytes: number): Promise<SmallFile> {
+  if (scanFs.knownAbsent?.(path)) return { kind: "absent" };
   let size: number;
   try {
     const info = await scanFs.stat(path);
@@ -54,6 +55,7 @@ export async function readSmallFile(scanFs: ScanFs, path: string, maxBytes: numb
 }
 
 export async function exists(scanFs: ScanFs, path: string): Promise<boolean> {
+  if (scanFs.knownAbsent?.(path)) return false;
   try {
     await scanFs.stat(path);
     return true;

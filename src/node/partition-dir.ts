@@ -129,6 +129,7 @@ export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeF
   const out: OffsetReport[] = [];
   for (const { kind, dir } of OFFSET_KINDS) {
     const directory = join(partitionDir, OFFSETS_DIR, dir);
+    if (scanFs.knownAbsent?.(directory)) continue;
     let entries: Awaited<ReturnType<ScanFs["list"]>>;
     try {
       const info = await scanFs.stat(directory);
@@ -324,13 +325,14 @@ export async function scanPurgeGeneration(
     findings,
   };
   let read: Awaited<ReturnType<typeof readLeading>> | null = null;
-  try {
-    await scanFs.stat(path);
-    read = await readLeading(scanFs, path, PURGE_GENERATION_BYTES);
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") read = { kind: "failed", message: `cannot stat ${path} (${describeCause(cause)})` };
-  }
+  if (!scanFs.knownAbsent?.(path))
+    try {
+      await scanFs.stat(path);
+      read = await readLeading(scanFs, path, PURGE_GENERATION_BYTES);
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") read = { kind: "failed", message: `cannot stat ${path} (${describeCause(cause)})` };
+    }
   if (read === null && expected === null) return null;
   if (read !== null && read.kind !== "read") {
     report.present = true;

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { resolveEngineOption } from "../recovery/options.js";
 import type { Engine } from "../engine/types.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
-import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
+import { type ScanFs, nodeBlockingScanFs, nodeScanFs, withListing } from "../io/fs.js";
 import { type ScanOptions, resolveScanOptions } from "../recovery/options.js";
 import type { PartitionReport } from "../report/types.js";
 import { exists } from "./files.js";
@@ -278,7 +278,8 @@ async function scanPartitionDirs(
       for (const partition of listing.dirs) {
         const path = join(partitionsDir, partition);
         seen.add(path);
-        const superblock = await scanSuperblock(path, scanFs, engine, "partition");
+        const partitionFs = await listedPartitionFs(scanFs, path);
+        const superblock = await scanSuperblock(path, partitionFs, engine, "partition");
         const findings: NodeFinding[] = [];
         const frontier = superblock.state === "present" ? (superblock.vsr?.offsetFrontier ?? 0n) : 0n;
         const proven = byPath.get(path);
@@ -303,10 +304,10 @@ async function scanPartitionDirs(
         const expected = topicEntry?.partitions.find((p) => p.id === ids[2]) ?? null;
         if (contents !== null && expected === null) orphans.push({ path, stream });
         const holdsMessages = proven?.segments.some((s) => s.messagesSize > 0) ?? false;
-        const purgeGeneration = await scanPurgeGeneration(scanFs, path, expected, contents !== null, holdsMessages);
+        const purgeGeneration = await scanPurgeGeneration(partitionFs, path, expected, contents !== null, holdsMessages);
         const offsets = await scanOffsets(
           {
-            scanFs,
+            scanFs: partitionFs,
             engine,
             partitionDir: path,
             head,
@@ -339,6 +340,20 @@ async function scanPartitionDirs(
   }
   crossCheck(report, contents, seen, orphans);
   return out;
+}
+
+/**
+ * The partition dir's files are probed for a dozen optional names (superblock
+ * slots and their leftovers, purge.gen, offsets dirs), most absent on most
+ * partitions: one listing answers every absent one without a failing stat. An
+ * unlistable dir keeps the plain stats, which report the failure per file.
+ */
+async function listedPartitionFs(scanFs: ScanFs, directory: string): Promise<ScanFs> {
+  try {
+    return withListing(scanFs, directory, new Set((await scanFs.list(directory)).map((entry) => entry.name)));
+  } catch {
+    return scanFs;
+  }
 }
 
 /** docs/node.md N6: partition dirs without metadata, metadata partitions without a dir, and where the WAL makes that inconclusive. */

@@ -1,6 +1,6 @@
 /**
- * A pool worker (docs/engines.md §7): one engine per worker, one partition load per
- * message. Reports cross back by structured clone, which keeps bigint.
+ * A pool worker (docs/engines.md §7): one engine per worker, a run of consecutive
+ * partitions per message, loaded one after another. Reports cross back by structured clone, which keeps bigint.
  */
 import { parentPort } from "node:worker_threads";
 import { createEngine } from "../engine/index.js";
@@ -12,8 +12,9 @@ import { loadPartition, openScanWindow } from "./partition.js";
 import type { ScanTarget } from "./targets.js";
 
 export interface WorkerRequest {
-  id: number;
-  target: ScanTarget;
+  /** Index of `targets[0]` in the pool's target list; the rest follow in order. */
+  firstId: number;
+  targets: ScanTarget[];
   engineKind: EngineKind;
   used: ScanOptionsUsed;
   /** The caller listens to progress: only then does the worker post progress messages (each costs a round trip of the main thread). */
@@ -22,7 +23,7 @@ export interface WorkerRequest {
 
 export type WorkerMessage =
   | { type: "progress"; id: number; bytesDone: number; bytesTotal: number }
-  | { type: "done"; id: number; report: PartitionReport }
+  | { type: "done"; firstId: number; reports: PartitionReport[] }
   | { type: "error"; id: number; message: string; stack?: string };
 
 let engine: Promise<Engine> | null = null;
@@ -51,30 +52,38 @@ parentPort?.on("message", (request: WorkerRequest) => {
 
 async function handle(request: WorkerRequest): Promise<void> {
   const post = (message: WorkerMessage): void => parentPort!.postMessage(message);
+  let id = request.firstId;
   try {
     engine ??= createEngine(request.engineKind);
     const loaded = await engine;
-    const report = await loadPartition(
-      request.target.path,
-      {
-        engine: loaded,
-        engineWindow: windowFor(loaded, request.used),
-        // A worker thread has nothing else to serve: blocking reads are the faster path.
-        scanFs: nodeBlockingScanFs,
-        options: {
-          used: request.used,
-          signal: undefined,
-          onProgress: request.progress
-            ? (event) => post({ type: "progress", id: request.id, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal })
-            : undefined,
-        },
-      },
-      request.target.singleLog,
-      request.target.entries,
-    );
-    post({ type: "done", id: request.id, report });
+    const reports: PartitionReport[] = [];
+    for (const target of request.targets) {
+      const targetId = id;
+      reports.push(
+        await loadPartition(
+          target.path,
+          {
+            engine: loaded,
+            engineWindow: windowFor(loaded, request.used),
+            // A worker thread has nothing else to serve: blocking reads are the faster path.
+            scanFs: nodeBlockingScanFs,
+            options: {
+              used: request.used,
+              signal: undefined,
+              onProgress: request.progress
+                ? (event) => post({ type: "progress", id: targetId, bytesDone: event.bytesDone, bytesTotal: event.bytesTotal })
+                : undefined,
+            },
+          },
+          target.singleLog,
+          target.entries,
+        ),
+      );
+      id++;
+    }
+    post({ type: "done", firstId: request.firstId, reports });
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
-    post({ type: "error", id: request.id, message: failure.message, ...(failure.stack ? { stack: failure.stack } : {}) });
+    post({ type: "error", id, message: failure.message, ...(failure.stack ? { stack: failure.stack } : {}) });
   }
 }
