@@ -14,7 +14,7 @@ import { createTsEngine } from "../src/engine/ts/engine.js";
 import type { Engine } from "../src/engine/types.js";
 import { describeCause } from "../src/io/errors.js";
 import { type ScanFs, NotRegularFileError, nodeScanFs } from "../src/io/fs.js";
-import { discover, scanPartition, scanPath } from "../src/recovery/scan.js";
+import { discover, discoverStream, scanIter, scanPartition, scanPath } from "../src/recovery/scan.js";
 import { type ScanOptions, maxConcurrency, resolveScanOptions } from "../src/recovery/options.js";
 import type { PartitionReport } from "../src/report/types.js";
 import { allEngines } from "./helpers/engines.js";
@@ -368,5 +368,71 @@ describe("describeCause (17.9)", () => {
     );
     expect(describeCause(Object.assign(new Error("weird"), { code: "EWEIRD" }))).toBe("weird (EWEIRD)");
     expect(describeCause(new Error("plain"))).toBe("plain");
+  });
+});
+
+describe("streamed discovery (issue 13)", () => {
+  /** One clean segment in `dir` (created). */
+  function partitionAt(dir: string, seed: number): string {
+    mkdirSync(dir, { recursive: true });
+    const chain = buildChain({ counts: [2], seed });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    return dir;
+  }
+
+  it("yields every target in exact path order, also where a name sorts below '/' (a, a-b, a/x)", async () => {
+    const root = tempDataDir();
+    const dirs = ["a", "a/x", "a-b", "a.c/y", "a0", "b", "b/c/d"].map((name, seed) => partitionAt(join(root, name), seed));
+    const sink = { skipped: [], roots: [] };
+    const streamed: string[] = [];
+    for await (const target of discoverStream([root], nodeScanFs, sink)) streamed.push(target.path);
+    const pathOrder = [...dirs].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    expect(streamed).toEqual(pathOrder);
+    expect((await discover([root], nodeScanFs)).targets.map((target) => target.path)).toEqual(pathOrder);
+    expect(sink.roots).toMatchObject([{ path: root, kind: "directory", targets: dirs.length }]);
+    // The reports follow the same order, on both engines.
+    expect((await scanEach(root, { concurrency: 1 })).map((partition) => partition.path)).toEqual(pathOrder);
+  });
+
+  it("hands over the first partition before the last directory is listed, and a scan loads it meanwhile", async () => {
+    const dataDir = tempDataDir();
+    for (let p = 1; p <= 24; p++) cleanPartition(dataDir, p);
+    const events: string[] = [];
+    const tracing: ScanFs = {
+      ...nodeScanFs,
+      async list(directory) {
+        events.push(`list ${directory}`);
+        return nodeScanFs.list(directory);
+      },
+      async open(path) {
+        events.push(`open ${path}`);
+        return nodeScanFs.open(path);
+      },
+    };
+    const first = await discoverStream([dataDir], tracing, { skipped: [], roots: [] }).next();
+    expect(first.value?.path).toBe(join(dataDir, "streams", "1", "topics", "1", "partitions", "1"));
+    expect(events.filter((event) => event.startsWith("list")).length).toBeLessThan(10);
+    events.length = 0;
+    const paths: string[] = [];
+    for await (const partition of scanIter(dataDir, { engine: engines[0]!, concurrency: 1 }, tracing)) paths.push(partition.path);
+    expect(paths).toHaveLength(24);
+    const firstOpen = events.findIndex((event) => event.startsWith("open"));
+    const lastList = events.map((event) => event.startsWith("list")).lastIndexOf(true);
+    expect(firstOpen).toBeGreaterThan(-1);
+    expect(firstOpen).toBeLessThan(lastList);
+  });
+
+  it("scanIter refuses a file that is not a .log before it scans anything", async () => {
+    const dataDir = tempDataDir();
+    cleanPartition(dataDir, 1);
+    const stray = join(dataDir, "notes.txt");
+    writeFileSync(stray, "x");
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const partition of scanIter([dataDir, stray], { engine: engines[0]!, concurrency: 1 })) seen.push(partition.path);
+      })(),
+    ).rejects.toThrow(TypeError);
+    expect(seen).toEqual([]);
   });
 });

@@ -46,6 +46,7 @@ import type { ScanReport } from "../report/types.js";
 import type { ScanStream } from "../recovery/scan.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";
+import { nodePartitionToJson } from "../node/json.js";
 import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
@@ -157,8 +158,40 @@ function ndjsonText(report: ScanReport): string {
  */
 async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
   const summary = await drain(stream, (partition) => out(JSON.stringify(partitionToJson(partition)) + "\n"));
-  await out(ndjsonLastLine(reportShell(stream, summary)));
+  await writeNdjsonLastLine(reportShell(stream, summary));
   return summary;
+}
+
+/** Characters of node partition entries written to stdout at once. */
+const LAST_LINE_CHUNK_CHARS = 64 * 1024;
+
+/**
+ * The same text as `ndjsonLastLine`, written piece by piece: on a node root
+ * the node section holds an entry per partition dir, and serialising the
+ * whole line at once (a JSON tree, then one string) set the scan's peak
+ * memory on a node of 50,000 partitions (issue 13). The rest of the line is
+ * serialised with an empty list there, and the entries are converted and
+ * written a chunk at a time in its place.
+ */
+async function writeNdjsonLastLine(report: ScanReport): Promise<void> {
+  const node = report.node;
+  if (node === undefined) {
+    await out(ndjsonLastLine(report));
+    return;
+  }
+  const shell = ndjsonLastLine({ ...report, node: { ...node, partitions: [] } });
+  const marker = `"partitions":[],"notDurable"`;
+  const at = shell.indexOf(marker, shell.indexOf(`"node":`));
+  if (at < 0) throw new Error("the node section's JSON shape changed: no empty partitions list to fill");
+  let chunk = shell.slice(0, at) + `"partitions":[`;
+  for (const [index, partition] of node.partitions.entries()) {
+    chunk += (index === 0 ? "" : ",") + JSON.stringify(nodePartitionToJson(partition));
+    if (chunk.length >= LAST_LINE_CHUNK_CHARS) {
+      await out(chunk);
+      chunk = "";
+    }
+  }
+  await out(chunk + shell.slice(at + `"partitions":[`.length));
 }
 
 /** The text report, written block by block: the same text `formatReport` makes of the whole report. */

@@ -4,7 +4,18 @@ import { type Command, Option } from "commander";
 import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import type { EngineKind } from "../engine/types.js";
 import { maxConcurrency, WORKERS_PER_CPU } from "../recovery/options.js";
-import { type Discovery, type ScanStream, discover, logBytesByTarget, scanDiscovered, streamDiscovered } from "../recovery/scan.js";
+import {
+  type DiscoveredTargets,
+  type Discovery,
+  type DiscoverySink,
+  type ScanStream,
+  type ScanTarget,
+  discover,
+  discoverStream,
+  logBytesByTarget,
+  scanDiscovered,
+  streamDiscovered,
+} from "../recovery/scan.js";
 import type { ScanOptions } from "../recovery/options.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { ScanReport } from "../report/types.js";
@@ -64,25 +75,66 @@ export function addScanFlags(command: Command): Command {
     .option("--no-progress", "never show the progress bar (it shows only on a TTY, for scans over 0.5 s)");
 }
 
-/** Finds the targets under each path; a path that is not a data dir, partition dir or `.log` is a usage error (exit 16). */
-async function discoverForCli(paths: readonly string[], signal: AbortSignal): Promise<Discovery> {
-  let discovery: Discovery;
+/** A discovery error for a path the CLI cannot take (a file that is no `.log`) is a usage error (exit 16). */
+async function asUsageError<T>(discovering: () => Promise<T>): Promise<T> {
   try {
-    discovery = await discover(paths, nodeBlockingScanFs, signal);
+    return await discovering();
   } catch (error) {
     if (error instanceof TypeError) throw new UsageError(`${error.message}; give a data dir, a partition dir or a .log file`);
     throw error;
   }
-  if (discovery.skipped.length > 0) {
-    warn(
-      `not followed (links to directories; scan their targets by their own paths): ${discovery.skipped.map((entry) => entry.path).join(", ")}`,
-    );
-  }
+}
+
+function warnSkipped(skipped: readonly { path: string }[]): void {
+  if (skipped.length === 0) return;
+  warn(`not followed (links to directories; scan their targets by their own paths): ${skipped.map((entry) => entry.path).join(", ")}`);
+}
+
+/** Finds the targets under each path; a path that is not a data dir, partition dir or `.log` is a usage error (exit 16). */
+async function discoverForCli(paths: readonly string[], signal: AbortSignal): Promise<Discovery> {
+  const discovery = await asUsageError(() => discover(paths, nodeBlockingScanFs, signal));
+  warnSkipped(discovery.skipped);
   for (const target of discovery.targets) {
     // Also on stderr, so it shows beside --json; the report lists it as a failed item (exit 8).
     if (target.failure !== undefined) warn(target.failure.message);
   }
-  for (const root of discovery.roots) {
+  checkRootsHoldPartitions(discovery.roots);
+  return discovery;
+}
+
+/**
+ * The streamed scan's discovery (issue 13: memory flat however many
+ * partitions): each path is first walked only up to its first target, to
+ * refuse a path holding no partition before anything is printed; then the
+ * targets are discovered as the scan goes, failures and links not followed
+ * warned about as they are found.
+ */
+async function discoverStreamForCli(paths: readonly string[], signal: AbortSignal): Promise<DiscoveredTargets> {
+  for (const path of paths) {
+    const sink: DiscoverySink = { skipped: [], roots: [] };
+    await asUsageError(async () => {
+      const first = discoverStream([path], nodeBlockingScanFs, sink, signal);
+      await first.next();
+      await first.return();
+    });
+    checkRootsHoldPartitions(sink.roots);
+  }
+  const sink: DiscoverySink = { skipped: [], roots: [] };
+  async function* warned(): AsyncGenerator<ScanTarget> {
+    let skippedWarned = 0;
+    for await (const target of discoverStream(paths, nodeBlockingScanFs, sink, signal)) {
+      warnSkipped(sink.skipped.slice(skippedWarned));
+      skippedWarned = sink.skipped.length;
+      if (target.failure !== undefined) warn(target.failure.message);
+      yield target;
+    }
+    warnSkipped(sink.skipped.slice(skippedWarned));
+  }
+  return { targets: warned(), skipped: sink.skipped };
+}
+
+function checkRootsHoldPartitions(roots: Discovery["roots"]): void {
+  for (const root of roots) {
     if (root.kind !== "directory" || root.targets > 0) continue;
     if (root.nodeRoot) {
       warn(
@@ -96,7 +148,6 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
       );
     }
   }
-  return discovery;
 }
 
 /**
@@ -129,7 +180,10 @@ export async function runScanStream<T>(
   signal: AbortSignal,
   consume: (stream: ScanStream) => Promise<T>,
 ): Promise<T> {
-  const { discovery, options, stop } = await prepareScan(paths, flags, engineExplicit, signal);
+  const discovery = await discoverStreamForCli(paths, signal);
+  const { options, stop } = await scanOptionsForCli(flags, engineExplicit, signal, (estimates) =>
+    estimateInBackground(paths, estimates, signal),
+  );
   try {
     return await consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs));
   } finally {
@@ -143,11 +197,8 @@ async function prepareScan(
   engineExplicit: boolean,
   signal: AbortSignal,
 ): Promise<{ discovery: Discovery; options: ScanOptions; stop: () => void }> {
-  const engine = await resolveEngine(flags.engine, engineExplicit);
   const discovery = await discoverForCli(paths, signal);
-  const wanted = progressWanted(process.stderr, flags);
-  const estimates = new Map<string, number>();
-  if (wanted) {
+  const { options, stop } = await scanOptionsForCli(flags, engineExplicit, signal, (estimates) => {
     // The bar's total and ETA are right from the start (one stat per file, no reads).
     void logBytesByTarget(discovery.targets, nodeScanFs, signal).then(
       (totals) => {
@@ -155,7 +206,33 @@ async function prepareScan(
       },
       () => undefined,
     );
-  }
+  });
+  return { discovery, options, stop };
+}
+
+/**
+ * The progress bar's estimates for a streamed scan: a second discovery runs
+ * beside the scan through the async filesystem, one stat per `.log` and no
+ * reads, so the total grows ahead of the scan. Only with the bar (a TTY).
+ */
+function estimateInBackground(paths: readonly string[], estimates: Map<string, number>, signal: AbortSignal): void {
+  void (async () => {
+    for await (const target of discoverStream(paths, nodeScanFs, { skipped: [], roots: [] }, signal)) {
+      for (const [path, bytes] of await logBytesByTarget([target], nodeScanFs, signal)) estimates.set(path, bytes);
+    }
+  })().catch(() => undefined);
+}
+
+async function scanOptionsForCli(
+  flags: ScanFlags,
+  engineExplicit: boolean,
+  signal: AbortSignal,
+  estimate: (estimates: Map<string, number>) => void,
+): Promise<{ options: ScanOptions; stop: () => void }> {
+  const engine = await resolveEngine(flags.engine, engineExplicit);
+  const wanted = progressWanted(process.stderr, flags);
+  const estimates = new Map<string, number>();
+  if (wanted) estimate(estimates);
   const progress = startProgress(process.stderr, wanted, estimates);
   const options: ScanOptions = {
     engine,
@@ -171,7 +248,7 @@ async function prepareScan(
     signal,
     ...(progress.onProgress ? { onProgress: progress.onProgress } : {}),
   };
-  return { discovery, options, stop: () => progress.stop() };
+  return { options, stop: () => progress.stop() };
 }
 
 export function engineWasExplicit(command: Command): boolean {

@@ -3,7 +3,7 @@
  * strings, positions and counts as numbers; library-only fields (the decoded
  * snapshot tree) left out. The shape is `NodeJsonSchema` (src/node/schema.ts).
  */
-import type { NodeFinding, NodeReport, SuperblockReport } from "./types.js";
+import type { NodeFinding, NodePartitionReport, NodeReport, SuperblockReport } from "./types.js";
 import type { JsonNode, JsonNodeFinding, JsonSuperblock } from "./schema.js";
 
 const u64 = (value: bigint): string => value.toString();
@@ -84,42 +84,7 @@ export function nodeToJson(node: NodeReport): JsonNode {
       superblock: superblock === null ? null : superblockToJson(superblock),
       findings: node.metadata.findings.map(findingToJson),
     },
-    partitions: node.partitions.map((partition) => ({
-      path: partition.path,
-      superblock: partition.superblock === null ? null : superblockToJson(partition.superblock),
-      head: {
-        lastProvenOffset: u64OrNull(partition.head.lastProvenOffset),
-        offsetFrontier: u64(partition.head.offsetFrontier),
-        head: u64OrNull(partition.head.head),
-        known: partition.head.known,
-        quarantined: partition.head.quarantined,
-      },
-      purgeGeneration:
-        partition.purgeGeneration === null
-          ? null
-          : {
-              path: partition.purgeGeneration.path,
-              present: partition.purgeGeneration.present,
-              size: partition.purgeGeneration.size,
-              generation: u64OrNull(partition.purgeGeneration.generation),
-              createdRevision: u64OrNull(partition.purgeGeneration.createdRevision),
-              expectedGeneration: u64OrNull(partition.purgeGeneration.expectedGeneration),
-              expectedRevision: u64OrNull(partition.purgeGeneration.expectedRevision),
-              findings: partition.purgeGeneration.findings.map(findingToJson),
-            },
-      offsets: partition.offsets.map((offset) => ({
-        kind: offset.kind,
-        id: offset.id,
-        path: offset.path,
-        size: offset.size,
-        offset: u64OrNull(offset.offset),
-        checksummed: offset.checksummed,
-        head: u64OrNull(offset.head),
-        findings: offset.findings.map(findingToJson),
-      })),
-      fenced: [...partition.fenced],
-      findings: partition.findings.map(findingToJson),
-    })),
+    partitions: node.partitions.map(nodePartitionToJson),
     notDurable: [...node.notDurable],
     crossCheck: {
       orphanDirs: [...node.crossCheck.orphanDirs],
@@ -127,5 +92,45 @@ export function nodeToJson(node: NodeReport): JsonNode {
       inconclusiveStreams: [...node.crossCheck.inconclusiveStreams],
     },
     bootForecast: node.bootForecast.map((entry) => ({ ...entry })),
+  };
+}
+
+/** One partition dir's entry of the node section (`node.partitions[i]`), as `nodeToJson` writes it. */
+export function nodePartitionToJson(partition: NodePartitionReport): JsonNode["partitions"][number] {
+  return {
+    path: partition.path,
+    superblock: partition.superblock === null ? null : superblockToJson(partition.superblock),
+    head: {
+      lastProvenOffset: u64OrNull(partition.head.lastProvenOffset),
+      offsetFrontier: u64(partition.head.offsetFrontier),
+      head: u64OrNull(partition.head.head),
+      known: partition.head.known,
+      quarantined: partition.head.quarantined,
+    },
+    purgeGeneration:
+      partition.purgeGeneration === null
+        ? null
+        : {
+            path: partition.purgeGeneration.path,
+            present: partition.purgeGeneration.present,
+            size: partition.purgeGeneration.size,
+            generation: u64OrNull(partition.purgeGeneration.generation),
+            createdRevision: u64OrNull(partition.purgeGeneration.createdRevision),
+            expectedGeneration: u64OrNull(partition.purgeGeneration.expectedGeneration),
+            expectedRevision: u64OrNull(partition.purgeGeneration.expectedRevision),
+            findings: partition.purgeGeneration.findings.map(findingToJson),
+          },
+    offsets: partition.offsets.map((offset) => ({
+      kind: offset.kind,
+      id: offset.id,
+      path: offset.path,
+      size: offset.size,
+      offset: u64OrNull(offset.offset),
+      checksummed: offset.checksummed,
+      head: u64OrNull(offset.head),
+      findings: offset.findings.map(findingToJson),
+    })),
+    fenced: [...partition.fenced],
+    findings: partition.findings.map(findingToJson),
   };
 }

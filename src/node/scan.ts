@@ -276,7 +276,9 @@ async function scanPartitionDirs(
       const partitionsDir = join(streamsDir, stream, "topics", topic, "partitions");
       const listing = await listNames(partitionsDir);
       for (const partition of listing.dirs) {
-        const path = join(partitionsDir, partition);
+        const joined = join(partitionsDir, partition);
+        // The proof's own string when there is one: on a node of many partitions a second copy of every path adds up.
+        const path = byPath.get(joined)?.path ?? joined;
         seen.add(path);
         const partitionFs = await listedPartitionFs(scanFs, path);
         const superblock = await scanSuperblock(path, partitionFs, engine, "partition");

@@ -11,12 +11,30 @@ import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from 
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
 import { failedTarget, loadPartition, openScanWindow } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
-import { type Discovery, type ScanTarget, discover, logBytesByTarget } from "./targets.js";
+import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
 import { type PartitionProof, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
 import type { NodeReport } from "../node/types.js";
 
-export { discover, discoverTargets, logBytesByTarget, type DiscoveredRoot, type Discovery, type ScanTarget } from "./targets.js";
+export {
+  discover,
+  discoverStream,
+  discoverTargets,
+  logBytesByTarget,
+  type DiscoveredRoot,
+  type Discovery,
+  type DiscoverySink,
+  type ScanTarget,
+} from "./targets.js";
+
+/** Targets as `discover` returns them, or as `discoverStream` finds them. */
+export type TargetSource = readonly ScanTarget[] | AsyncIterable<ScanTarget>;
+
+/** What `streamDiscovered` scans: a collected Discovery, or a stream whose `skipped` fills as it is walked. */
+export interface DiscoveredTargets {
+  targets: TargetSource;
+  skipped: readonly IgnoredEntry[];
+}
 
 export { SEGSCAN_VERSION } from "../version.js";
 
@@ -171,30 +189,52 @@ async function scanResolved(
  * Every target's report in target order: on the worker pool when it pays
  * (several workers asked for, the real filesystem, ≥ POOL_MIN_BYTES of logs),
  * else on this thread. The pool hands back its reports together (its memory
- * grows with the partition count); this thread's scan streams them.
+ * grows with the partition count); this thread's scan streams them. Targets
+ * that arrive as a stream are sampled first (POOL_SAMPLE_TARGETS): small
+ * partitions never go to the pool, so the rest keeps streaming.
  */
 async function* scanInOrder(
-  targets: readonly ScanTarget[],
+  source: TargetSource,
   engine: Engine,
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
 ): AsyncGenerator<PartitionReport, void, undefined> {
-  const { concurrency } = resolved;
+  const poolWanted = resolved.concurrency > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable();
+  if (!poolWanted) {
+    yield* loadInOrder(source, engine, resolved, scanFs);
+    return;
+  }
+  let targets: readonly ScanTarget[];
+  if (isTargetList(source)) {
+    targets = source;
+  } else {
+    const iterator = source[Symbol.asyncIterator]();
+    const sample: ScanTarget[] = [];
+    let exhausted = false;
+    while (sample.length < POOL_SAMPLE_TARGETS) {
+      const next = await iterator.next();
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      sample.push(next.value);
+    }
+    const readableSample = sample.filter((target) => target.failure === undefined);
+    const sampleBytes = sum(await logBytesByTarget(readableSample, scanFs, resolved.signal));
+    if (!exhausted && sampleBytes < readableSample.length * POOL_MIN_BYTES_PER_PARTITION) {
+      yield* loadInOrder(chain(sample, iterator), engine, resolved, scanFs);
+      return;
+    }
+    targets = exhausted ? sample : [...sample, ...(await collect(iterator))];
+  }
   const readable = targets.filter((target) => target.failure === undefined);
-  // Workers read through the real filesystem with their own engine: a caller's
-  // ScanFs (tests' fault injection) keeps the scan in this thread.
-  const pooled =
-    concurrency > 1 &&
-    readable.length > 1 &&
-    (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) &&
-    poolAvailable() &&
-    poolPays(sum(await logBytesByTarget(readable, scanFs, resolved.signal)), readable.length);
+  const pooled = readable.length > 1 && poolPays(sum(await logBytesByTarget(readable, scanFs, resolved.signal)), readable.length);
   if (!pooled) {
     yield* loadInOrder(targets, engine, resolved, scanFs);
     return;
   }
   const scanned = await scanOnPool(readable, {
-    concurrency,
+    concurrency: resolved.concurrency,
     engineKind: engine.kind,
     used: resolved.used,
     signal: resolved.signal,
@@ -203,6 +243,29 @@ async function* scanInOrder(
   // Failed listings keep their place in discovery order beside the scanned partitions.
   const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
   for (const target of targets) yield byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved });
+}
+
+/**
+ * Targets a streamed discovery hands over before the pool decision: if their
+ * logs average under POOL_MIN_BYTES_PER_PARTITION the scan stays on this
+ * thread and keeps streaming (a node of many small partitions); otherwise the
+ * rest is collected and the decision made on all of them, as for a list.
+ */
+export const POOL_SAMPLE_TARGETS = 256;
+
+function isTargetList(source: TargetSource): source is readonly ScanTarget[] {
+  return Array.isArray(source);
+}
+
+async function* chain(first: readonly ScanTarget[], rest: AsyncIterator<ScanTarget>): AsyncGenerator<ScanTarget> {
+  yield* first;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+async function collect(iterator: AsyncIterator<ScanTarget>): Promise<ScanTarget[]> {
+  const out: ScanTarget[] = [];
+  for (let next = await iterator.next(); !next.done; next = await iterator.next()) out.push(next.value);
+  return out;
 }
 
 /** Whether a scan of this much log data in this many partitions goes to the worker pool (when one is asked for). */
@@ -225,7 +288,7 @@ function sum(totals: ReadonlyMap<string, number>): number {
  * rejects the scan after the loads in flight have settled.
  */
 export async function* loadInOrder(
-  targets: readonly ScanTarget[],
+  source: TargetSource,
   engine: Engine,
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
@@ -245,18 +308,22 @@ export async function* loadInOrder(
     load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
     return load;
   };
-  let next = 0;
+  const targets = isTargetList(source) ? source[Symbol.iterator]() : source[Symbol.asyncIterator]();
+  let exhausted = false;
   try {
-    while (next < targets.length || pending.length > 0) {
-      while (pending.length < limit && next < targets.length) {
+    while (!exhausted || pending.length > 0) {
+      while (pending.length < limit && !exhausted) {
         if (resolved.signal?.aborted) throw abortError(resolved.signal);
-        pending.push(start(targets[next++]!));
+        const next = await targets.next();
+        if (next.done) exhausted = true;
+        else pending.push(start(next.value));
       }
-      yield await pending.shift()!;
+      if (pending.length > 0) yield await pending.shift()!;
     }
   } finally {
     await Promise.allSettled(pending);
     for (const engineWindow of idleWindows) engineWindow.close();
+    if (!exhausted) await targets.return?.();
   }
 }
 
@@ -304,7 +371,7 @@ export interface ScanStream {
  * it is done).
  */
 export async function streamTargets(
-  targets: readonly ScanTarget[],
+  targets: TargetSource,
   options: ScanOptions,
   scanFs?: ScanFs,
   skipped: readonly IgnoredEntry[] = [],
@@ -332,7 +399,7 @@ export async function streamTargets(
  */
 export async function streamDiscovered(
   paths: readonly string[],
-  discovery: Discovery,
+  discovery: DiscoveredTargets,
   options: ScanOptions,
   scanFs?: ScanFs,
 ): Promise<ScanStream> {
@@ -404,10 +471,27 @@ export async function* scanIter(
     throw new TypeError("scanIter: paths must be a path string or an array of path strings");
   }
   const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
-  const discovery = await discover(list, scanFs, resolved.signal);
-  const stream = await streamDiscovered(list, discovery, options, scanFs);
+  // Roots are checked before anything is scanned (a file that is no `.log` is a
+  // TypeError); the partitions under them are discovered as the scan goes.
+  for (const path of list) await checkRoot(path, scanFs);
+  const sink: DiscoverySink = { skipped: [], roots: [] };
+  const stream = await streamDiscovered(
+    list,
+    { targets: discoverStream(list, scanFs, sink, resolved.signal), skipped: sink.skipped },
+    options,
+    scanFs,
+  );
   const summary = yield* stream.partitions;
   return stream.node === undefined ? summary : { ...summary, node: stream.node };
+}
+
+/** A path given to a scan that is a file but not a `.log` is a caller error (TypeError), before anything is read; unreadable paths are the scan's failed items. */
+async function checkRoot(path: string, scanFs: ScanFs): Promise<void> {
+  const absolute = resolve(path);
+  const info = await scanFs.stat(absolute).catch(() => null);
+  if (info !== null && !info.isDirectory && !absolute.endsWith(LOG_SUFFIX)) {
+    throw new TypeError(`${absolute} is not a .log file, a partition directory or a data directory`);
+  }
 }
 
 export function assembleReport(engine: Engine, used: ScanReport["options"], partitions: PartitionReport[], elapsedMs: number): ScanReport {

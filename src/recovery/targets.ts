@@ -76,8 +76,6 @@ export interface Discovery {
   roots: DiscoveredRoot[];
 }
 
-const byPath = (a: ScanTarget, b: ScanTarget): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
-
 export function directoryLinkEntry(path: string): IgnoredEntry {
   return {
     path,
@@ -98,20 +96,60 @@ async function realPathOf(scanFs: ScanFs, path: string): Promise<string> {
   return scanFs.realpath ? scanFs.realpath(path) : path;
 }
 
+/** Where a streamed discovery reports what is not a target: links not followed, and each root as it is walked. */
+export interface DiscoverySink {
+  skipped: IgnoredEntry[];
+  roots: DiscoveredRoot[];
+}
+
 /**
  * Discovers the targets under each path. A path that cannot be read becomes a
  * failed target; a file that is not named `.log` is a caller error (TypeError).
+ * Collects `discoverStream`: the listings of the first DISCOVERY_LISTINGS_KEPT
+ * targets are kept for their loads.
  */
 export async function discover(paths: readonly string[], scanFs: ScanFs, signal?: AbortSignal): Promise<Discovery> {
   const discovery: Discovery = { targets: [], skipped: [], roots: [] };
-  let listingsKept = 0;
-  /** Real paths (or "dev:ino") of targets already taken, so overlapping paths scan each partition once. */
-  const taken = new Set<string>();
+  for await (const target of discoverStream(paths, scanFs, discovery, signal)) {
+    if (discovery.targets.length >= DISCOVERY_LISTINGS_KEPT) target.entries = undefined;
+    discovery.targets.push(target);
+  }
+  return discovery;
+}
+
+/** A directory as discovery listed it: its own target (when it is a partition or unlistable) and the children to descend into. */
+interface ListedDirectory {
+  target: ScanTarget | null;
+  children: string[];
+}
+
+/**
+ * Discovery as a stream (issue 13): each target is yielded as soon as it is
+ * found, in the order `discover` returns them (each root's in path order,
+ * roots in the order given), so a scan can load the first partition before
+ * the last directory is listed and memory does not grow with the node. What
+ * is kept while walking is the set of directories visited (by device and
+ * inode) and, given several paths, the targets already taken.
+ */
+export async function* discoverStream(
+  paths: readonly string[],
+  scanFs: ScanFs,
+  sink: DiscoverySink,
+  signal?: AbortSignal,
+): AsyncGenerator<ScanTarget, void, undefined> {
+  /** Real paths (or "dev:ino") of targets already taken, so overlapping paths scan each partition once; one path needs none (`visited` already does it). */
+  const taken = paths.length > 1 ? new Set<string>() : null;
+  const take = (key: string): boolean => {
+    if (taken === null) return true;
+    if (taken.has(key)) return false;
+    taken.add(key);
+    return true;
+  };
   for (const given of paths) {
     if (signal?.aborted) throw abortError(signal);
     const path = resolve(given);
     const root: DiscoveredRoot = { path, kind: "directory", nodeRoot: false, targets: 0 };
-    discovery.roots.push(root);
+    sink.roots.push(root);
     let info;
     let realPath;
     try {
@@ -120,10 +158,7 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
     } catch (cause) {
       root.kind = "unreadable";
       root.targets = 1;
-      if (!taken.has(path)) {
-        taken.add(path);
-        discovery.targets.push({ path, singleLog: false, failure: listFailure(path, cause, "stat") });
-      }
+      if (take(path)) yield { path, singleLog: false, failure: listFailure(path, cause, "stat") };
       continue;
     }
     if (!info.isDirectory) {
@@ -134,30 +169,29 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
       }
       root.kind = "log";
       root.targets = 1;
-      const key = `log:${realPath}`;
-      if (!taken.has(key)) {
-        taken.add(key);
-        discovery.targets.push({ path: realPath, singleLog: true });
-      }
+      if (take(`log:${realPath}`)) yield { path: realPath, singleLog: true };
       continue;
     }
-    const found: { target: ScanTarget; key: string }[] = [];
     // Per root, so a root inside an earlier one still counts its partitions.
     const visited = new Set<string>();
-    const visit = async (directory: string, depth: number): Promise<void> => {
+    const listDirectory = async (directory: string, depth: number): Promise<ListedDirectory & { key: string }> => {
       if (signal?.aborted) throw abortError(signal);
-      if (depth > MAX_DISCOVERY_DEPTH) return;
+      const nothing = { target: null, children: [], key: directory };
+      if (depth > MAX_DISCOVERY_DEPTH) return nothing;
       let entries;
       let key = directory;
       try {
         const fileId = (await scanFs.stat(directory)).fileId;
         if (fileId !== undefined) key = fileId;
-        if (visited.has(key)) return;
+        if (visited.has(key)) return nothing;
         visited.add(key);
         entries = await scanFs.list(directory);
       } catch (cause) {
-        found.push({ target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") }, key: directory });
-        return;
+        return {
+          target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") },
+          children: [],
+          key: directory,
+        };
       }
       const isNodeRoot = entries.some(
         (entry) => entry.isDirectory && !entry.isSymbolicLink && (NODE_ROOT_MARKERS as readonly string[]).includes(entry.name),
@@ -166,34 +200,53 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
       // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
       // file is reported by the partition load instead of being passed over.
       const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
-      if (isPartition) {
-        const kept = listingsKept < DISCOVERY_LISTINGS_KEPT ? entries : undefined;
-        if (kept !== undefined) listingsKept++;
-        found.push({ target: { path: directory, singleLog: false, ...(kept === undefined ? {} : { entries: kept }) }, key });
-      }
       const children: string[] = [];
       for (const entry of entries) {
         if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;
         if (isNodeRoot && entry.name !== NODE_STREAMS_DIRECTORY) continue;
         if (entry.isSymbolicLink) {
           // Inside a partition the partition's own listing reports it.
-          if (!isPartition) discovery.skipped.push(directoryLinkEntry(join(directory, entry.name)));
+          if (!isPartition) sink.skipped.push(directoryLinkEntry(join(directory, entry.name)));
           continue;
         }
         children.push(entry.name);
       }
-      for (const child of children.sort()) await visit(join(directory, child), depth + 1);
+      return { target: isPartition ? { path: directory, singleLog: false, entries } : null, children, key };
     };
-    await visit(realPath, 0);
-    root.targets = found.length;
-    found.sort((a, b) => byPath(a.target, b.target));
-    for (const { target, key } of found) {
-      if (taken.has(key)) continue;
-      taken.add(key);
-      discovery.targets.push(target);
-    }
+    const found = function* (listed: ListedDirectory & { key: string }): Generator<ScanTarget> {
+      if (listed.target === null) return;
+      // Counted before de-duplication: a root inside an earlier one still holds its partitions.
+      root.targets++;
+      if (take(listed.key)) yield listed.target;
+    };
+    /**
+     * The children of `directory` in exact path order: a child's own path
+     * (`dir/a`) and its subtree (`dir/a/…`) are two keys, `a` and `a/`, sorted
+     * as strings, so `dir/a` comes before a sibling `dir/a-b` (whose subtree,
+     * `a-b/`, sorts before `a/`). A child is listed at its first key and its
+     * listing held until its second, usually the very next one.
+     */
+    const descend = async function* (directory: string, children: readonly string[], depth: number): AsyncGenerator<ScanTarget> {
+      const keys = children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const held = new Map<string, ListedDirectory>();
+      for (const key of keys) {
+        if (!key.endsWith("/")) {
+          const listed = await listDirectory(join(directory, key), depth + 1);
+          yield* found(listed);
+          if (listed.children.length > 0) held.set(key, listed);
+          continue;
+        }
+        const name = key.slice(0, -1);
+        const listed = held.get(name);
+        if (listed === undefined) continue;
+        held.delete(name);
+        yield* descend(join(directory, name), listed.children, depth + 1);
+      }
+    };
+    const top = await listDirectory(realPath, 0);
+    yield* found(top);
+    yield* descend(realPath, top.children, 0);
   }
-  return discovery;
 }
 
 /**
