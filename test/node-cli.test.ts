@@ -70,6 +70,28 @@ describe("segscan scan <node root>", () => {
     expect(lines.at(-1).node).toEqual(json.node);
   });
 
+  it.each(["offset-ahead-of-torn-tail", "partition-frontier-ahead", "wal-torn-tail"])(
+    "--ndjson writes the node section's partition entries as the node pass makes them: the same last line as from the whole report (%s)",
+    async (fault) => {
+      const dir = join(tempDir(), "node");
+      await run(["gen", dir, "--size", "tiny", "--node-fault", fault]);
+      const streamed = await run(["scan", dir, "--ndjson"]);
+      // With --html the whole report is built first and its lines printed from it.
+      const whole = await run(["scan", dir, "--ndjson", "--html", join(tempDir(), "report.html")]);
+      expect(streamed.code).toBe(whole.code);
+      const lastLine = (stdout: string): string =>
+        stdout
+          .trimEnd()
+          .split("\n")
+          .at(-1)!
+          .replace(/"elapsedMs":\d+/, '"elapsedMs":0');
+      expect(lastLine(streamed.stdout)).toBe(lastLine(whole.stdout));
+      const node = JSON.parse(lastLine(streamed.stdout)).node;
+      expect(node.partitions.length).toBeGreaterThan(1);
+      expect(Object.keys(node).slice(0, 2)).toEqual(["path", "partitions"]);
+    },
+  );
+
   it("warn alone exits 0 (unsealed WAL entries)", async () => {
     const dir = join(tempDir(), "node");
     await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-unsealed"]);

@@ -43,7 +43,8 @@ import {
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../report/types.js";
-import type { ScanStream } from "../recovery/scan.js";
+import type { NodePartitionStream, ScanStream } from "../recovery/scan.js";
+import type { NodePartitionReport, NodeReport } from "../node/types.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";
 import { nodePartitionToJson } from "../node/json.js";
@@ -107,11 +108,20 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
   }
   // The text report and --ndjson print each partition as it completes and keep
   // only the summary, so their memory stays flat however many partitions there are.
+  const nodeWriter = new NdjsonNodeWriter();
   const end = await withCancellation((signal) =>
-    runScanStream(paths, flags, engineWasExplicit(command), signal, async (stream) => {
-      const summary = await (flags.ndjson ? printNdjson(stream) : printText(stream, paths));
-      return { summary, node: stream.node };
-    }),
+    runScanStream(
+      paths,
+      flags,
+      engineWasExplicit(command),
+      signal,
+      async (stream) => {
+        nodeWriter.header = stream;
+        const summary = await (flags.ndjson ? printNdjson(stream, nodeWriter) : printText(stream, paths));
+        return { summary, node: stream.node };
+      },
+      flags.ndjson ? nodeWriter : undefined,
+    ),
   );
   return scanExitCode(end);
 }
@@ -156,42 +166,63 @@ function ndjsonText(report: ScanReport): string {
  * line is that report without `partitions` (segscan, engine, options, summary,
  * and on a node root the node section, its metadata scanned before the partitions).
  */
-async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
+async function printNdjson(stream: ScanStream, nodeWriter: NdjsonNodeWriter): Promise<ScanReport["summary"]> {
   const summary = await drain(stream, (partition) => out(JSON.stringify(partitionToJson(partition)) + "\n"));
-  await writeNdjsonLastLine(reportShell(stream, summary));
+  await nodeWriter.finish(reportShell(stream, summary));
   return summary;
 }
 
 /** Characters of node partition entries written to stdout at once. */
 const LAST_LINE_CHUNK_CHARS = 64 * 1024;
 
+/** Where the node section's partition entries go in the last line: `"node":{"path":…,"partitions":[` (src/node/json.ts puts them first). */
+function nodePartitionsAt(lastLine: string): number {
+  const node = lastLine.lastIndexOf(`,"node":{"path":`);
+  const at = node < 0 ? -1 : lastLine.indexOf(`"partitions":[`, node);
+  if (at < 0) throw new Error("segscan: the node section's JSON has no partitions list after its path");
+  return at + `"partitions":[`.length;
+}
+
 /**
- * The same text as `ndjsonLastLine`, written piece by piece: on a node root
- * the node section holds an entry per partition dir, and serialising the
- * whole line at once (a JSON tree, then one string) set the scan's peak
- * memory on a node of 50,000 partitions (issue 13). The rest of the line is
- * serialised with an empty list there, and the entries are converted and
- * written a chunk at a time in its place.
+ * The `--ndjson` last line on a node root, written as it is made: the node
+ * section holds an entry per partition dir, so instead of keeping them all
+ * and serialising the line at once (which set the peak memory of a scan of
+ * 50,000 partitions, issue 13), the line's head goes out when the partitions
+ * are done, each entry as the node pass makes it, and the rest (verdict,
+ * metadata findings, forecast) at the end. The text is exactly the line
+ * `ndjsonLastLine` makes of the whole report.
  */
-async function writeNdjsonLastLine(report: ScanReport): Promise<void> {
-  const node = report.node;
-  if (node === undefined) {
-    await out(ndjsonLastLine(report));
-    return;
+class NdjsonNodeWriter implements NodePartitionStream {
+  private head: string | null = null;
+  private chunk = "";
+  private entries = 0;
+  header: ScanStream | null = null;
+
+  async begin(summary: ScanReport["summary"], node: NodeReport): Promise<void> {
+    const shell: ScanReport = { ...reportShell(this.header!, summary), node: { ...node, partitions: [] } };
+    const line = ndjsonLastLine(shell);
+    this.head = line.slice(0, nodePartitionsAt(line));
+    this.chunk = this.head;
   }
-  const shell = ndjsonLastLine({ ...report, node: { ...node, partitions: [] } });
-  const marker = `"partitions":[],"notDurable"`;
-  const at = shell.indexOf(marker, shell.indexOf(`"node":`));
-  if (at < 0) throw new Error("the node section's JSON shape changed: no empty partitions list to fill");
-  let chunk = shell.slice(0, at) + `"partitions":[`;
-  for (const [index, partition] of node.partitions.entries()) {
-    chunk += (index === 0 ? "" : ",") + JSON.stringify(nodePartitionToJson(partition));
-    if (chunk.length >= LAST_LINE_CHUNK_CHARS) {
-      await out(chunk);
-      chunk = "";
+
+  readonly emit = async (entry: NodePartitionReport): Promise<void> => {
+    this.chunk += (this.entries++ === 0 ? "" : ",") + JSON.stringify(nodePartitionToJson(entry));
+    if (this.chunk.length >= LAST_LINE_CHUNK_CHARS) {
+      await out(this.chunk);
+      this.chunk = "";
     }
+  };
+
+  async finish(report: ScanReport): Promise<void> {
+    if (this.head === null) {
+      await out(ndjsonLastLine(report));
+      return;
+    }
+    const line = ndjsonLastLine({ ...report, node: { ...report.node!, partitions: [] } });
+    const at = nodePartitionsAt(line);
+    if (line.slice(0, at) !== this.head) throw new Error("segscan: the last line's head changed after it was written");
+    await out(this.chunk + line.slice(at));
   }
-  await out(chunk + shell.slice(at + `"partitions":[`.length));
 }
 
 /** The text report, written block by block: the same text `formatReport` makes of the whole report. */

@@ -8,6 +8,7 @@ import {
   type DiscoveredTargets,
   type Discovery,
   type DiscoverySink,
+  type NodePartitionStream,
   type ScanStream,
   type ScanTarget,
   discover,
@@ -179,13 +180,14 @@ export async function runScanStream<T>(
   engineExplicit: boolean,
   signal: AbortSignal,
   consume: (stream: ScanStream) => Promise<T>,
+  nodePartitions?: NodePartitionStream,
 ): Promise<T> {
   const discovery = await discoverStreamForCli(paths, signal);
   const { options, stop } = await scanOptionsForCli(flags, engineExplicit, signal, (estimates) =>
     estimateInBackground(paths, estimates, signal),
   );
   try {
-    return await consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs));
+    return await consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs, nodePartitions));
   } finally {
     stop();
   }

@@ -133,40 +133,67 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
 
 export type { PartitionProof } from "./partition-dir.js";
 
-/** Partition dirs' superblocks (docs/node.md N3), the forecast and the verdict, given the partitions' reports. */
+/**
+ * Where the node section's partition-dir entries go. By default they are kept
+ * in `report.partitions`; a streaming writer (`scan --ndjson`) takes each as
+ * it is made instead, so a node of 100,000 partitions does not hold them all
+ * (issue 13). The forecast and the verdict are the same either way.
+ */
+export type NodePartitionEmitter = (entry: NodePartitionReport) => Promise<void>;
+
+/**
+ * Partition dirs' superblocks (docs/node.md N3), the forecast and the verdict,
+ * given the partitions' proofs (every scanned partition's, `readonly
+ * PartitionProof[]` or a map by path).
+ */
 export async function finishNode(
   report: NodeReport,
   options: ScanOptions,
   scanFs: ScanFs,
   engine: Engine,
-  partitionReports: readonly PartitionProof[],
+  partitionReports: readonly PartitionProof[] | ReadonlyMap<string, PartitionProof>,
   /** Scans a `.fenced.<n>` dir's segments read-only (`--include-fenced`, docs/node.md N6). */
   scanFenced?: (dir: string) => Promise<PartitionReport | null>,
+  emit?: NodePartitionEmitter,
 ): Promise<NodeReport> {
   if (options.signal?.aborted) throw abortError(options.signal);
+  const proofs = isProofList(partitionReports)
+    ? new Map(partitionReports.map((partition) => [partition.path, partition]))
+    : partitionReports;
   report.crossCheck = { orphanDirs: [], missingDirs: [], inconclusiveStreams: [] };
   report.metadata.findings = report.metadata.findings.filter((f) => !CROSS_CHECK_CODES.has(f.code));
-  report.partitions = await scanPartitionDirs(report, scanFs, engine, partitionReports);
-  if (scanFenced !== undefined) {
-    for (const partition of report.partitions) {
-      for (const finding of partition.findings.filter((f) => f.code === "FencedDir")) {
-        const fenced = await scanFenced(finding.path);
-        if (fenced === null) continue;
-        const ends = fenced.segments.map((s) => s.endOffset).filter((end): end is bigint => end !== null);
-        const last = ends.reduce<bigint | null>((max, end) => (max === null || end > max ? end : max), null);
-        finding.scannedVerdict = fenced.verdict;
-        finding.scannedSegments = fenced.segments.length;
-        finding.scannedLastOffset = last;
-        finding.message += `; scanned read-only (--include-fenced): ${fenced.verdict}, ${fenced.segments.length} segment${fenced.segments.length === 1 ? "" : "s"}${last === null ? "" : `, offsets up to ${last}`}${fenced.refusal ? ` (${fenced.refusal.code})` : ""}`;
-      }
-    }
-  }
-  report.bootForecast = forecast(report, partitionReports);
-  report.verdict = worstSeverity([
-    ...nodeFindings(report).map((finding) => finding.severity),
-    ...partitionReports.map((p) => p.verdict as Severity),
-  ]);
+  report.partitions = [];
+  const partitionEffects: BootForecastEntry[] = [];
+  const partitionSeverities = new Set<Severity>();
+  await scanPartitionDirs(report, scanFs, engine, proofs, async (entry) => {
+    if (scanFenced !== undefined) await scanFencedDirs(entry, scanFenced);
+    partitionEffects.push(...partitionForecast(entry, proofs.get(entry.path)));
+    for (const finding of partitionDirFindings(entry)) partitionSeverities.add(finding.severity);
+    if (emit === undefined) report.partitions.push(entry);
+    else await emit(entry);
+  });
+  report.bootForecast = forecast(report, partitionEffects);
+  for (const partition of proofs.values()) partitionSeverities.add(partition.verdict as Severity);
+  report.verdict = worstSeverity([...nodeFindings(report).map((finding) => finding.severity), ...partitionSeverities]);
   return report;
+}
+
+function isProofList(proofs: readonly PartitionProof[] | ReadonlyMap<string, PartitionProof>): proofs is readonly PartitionProof[] {
+  return Array.isArray(proofs);
+}
+
+/** `--include-fenced` (docs/node.md N6): each fenced dir of the entry scanned read-only, its result added to its finding. */
+async function scanFencedDirs(entry: NodePartitionReport, scanFenced: (dir: string) => Promise<PartitionReport | null>): Promise<void> {
+  for (const finding of entry.findings.filter((f) => f.code === "FencedDir")) {
+    const fenced = await scanFenced(finding.path);
+    if (fenced === null) continue;
+    const ends = fenced.segments.map((s) => s.endOffset).filter((end): end is bigint => end !== null);
+    const last = ends.reduce<bigint | null>((max, end) => (max === null || end > max ? end : max), null);
+    finding.scannedVerdict = fenced.verdict;
+    finding.scannedSegments = fenced.segments.length;
+    finding.scannedLastOffset = last;
+    finding.message += `; scanned read-only (--include-fenced): ${fenced.verdict}, ${fenced.segments.length} segment${fenced.segments.length === 1 ? "" : "s"}${last === null ? "" : `, offsets up to ${last}`}${fenced.refusal ? ` (${fenced.refusal.code})` : ""}`;
+  }
 }
 
 async function scanWalItem(
@@ -243,12 +270,10 @@ async function scanPartitionDirs(
   report: NodeReport,
   scanFs: ScanFs,
   engine: Engine,
-  partitionReports: readonly PartitionProof[],
-): Promise<NodePartitionReport[]> {
+  byPath: ReadonlyMap<string, PartitionProof>,
+  emit: NodePartitionEmitter,
+): Promise<void> {
   const root = report.path;
-  const out: NodePartitionReport[] = [];
-  // One lookup per partition dir: a node holds thousands of partitions.
-  const byPath = new Map(partitionReports.map((partition) => [partition.path, partition]));
   const listNames = async (directory: string): Promise<{ dirs: string[]; fenced: string[] }> => {
     try {
       const entries = (await scanFs.list(directory)).filter((entry) => entry.isDirectory);
@@ -328,7 +353,7 @@ async function scanPartitionDirs(
             message: `${dir} holds segments the server quarantined (fenced) from ${path}: evidence, never read by the server and never merged back; left alone`,
           });
         }
-        out.push({
+        await emit({
           path,
           superblock: superblock.state === "empty" && superblock.findings.length === 0 ? null : superblock,
           head,
@@ -341,7 +366,6 @@ async function scanPartitionDirs(
     }
   }
   crossCheck(report, contents, seen, orphans);
-  return out;
 }
 
 /**
@@ -428,18 +452,22 @@ export function nodeFindings(report: NodeReport): NodeFinding[] {
     ...(report.metadata.snapshot?.findings ?? []),
     ...(report.metadata.superblock?.findings ?? []),
     ...(report.metadata.wal?.findings ?? []),
-    ...report.partitions.flatMap((partition) => [
-      ...(partition.superblock?.findings ?? []),
-      ...(partition.purgeGeneration?.findings ?? []),
-      ...partition.offsets.flatMap((offset) => offset.findings),
-      ...partition.findings,
-    ]),
+    ...report.partitions.flatMap(partitionDirFindings),
+  ];
+}
+
+/** Every finding of one partition dir's entry. */
+function partitionDirFindings(partition: NodePartitionReport): NodeFinding[] {
+  return [
+    ...(partition.superblock?.findings ?? []),
+    ...(partition.purgeGeneration?.findings ?? []),
+    ...partition.offsets.flatMap((offset) => offset.findings),
+    ...partition.findings,
   ];
 }
 
 /** docs/node.md N8: what the next boot does with the bytes as they are; destructive effects first. */
-function forecast(report: NodeReport, partitionReports: readonly PartitionProof[]): BootForecastEntry[] {
-  const byPath = new Map(partitionReports.map((partition) => [partition.path, partition]));
+function forecast(report: NodeReport, partitionEffects: readonly BootForecastEntry[]): BootForecastEntry[] {
   const entries = report.bootForecast.filter(
     (entry) =>
       entry.effect === "truncate-wal-tail" ||
@@ -462,79 +490,83 @@ function forecast(report: NodeReport, partitionReports: readonly PartitionProof[
       });
     }
   }
-  for (const partition of report.partitions) {
-    if (partition.superblock?.findings.some((finding) => finding.code === "PartitionSuperblockUnreadable")) {
+  entries.push(...partitionEffects);
+  return entries.sort((a, b) => Number(b.destructive) - Number(a.destructive));
+}
+
+/** docs/node.md N8: what the next boot does to one partition dir, in the forecast's order (`forecast` sorts destructive first). */
+function partitionForecast(partition: NodePartitionReport, proven: PartitionProof | undefined): BootForecastEntry[] {
+  const entries: BootForecastEntry[] = [];
+  if (partition.superblock?.findings.some((finding) => finding.code === "PartitionSuperblockUnreadable")) {
+    entries.push({
+      effect: "tombstone-partition",
+      path: partition.path,
+      destructive: false,
+      detail: "the partition superblock does not verify: boot serves the node without this partition (its files stay)",
+    });
+    return entries;
+  }
+  if (partition.head.quarantined && proven?.refusal) {
+    entries.push({
+      effect: "quarantine-partition",
+      path: partition.path,
+      destructive: true,
+      detail: `${proven.refusal.code}: the server moves every segment into a sibling <partition>.fenced.<n>/ dir and rebuilds the partition empty; the data goes offline`,
+    });
+  }
+  for (const finding of partition.purgeGeneration?.findings ?? []) {
+    if (finding.code === "PurgeGenerationLost" || finding.code === "PurgePending") {
+      const holds = proven?.segments.some((s) => s.messagesSize > 0) ?? false;
       entries.push({
-        effect: "tombstone-partition",
+        effect: "re-purge-partition",
         path: partition.path,
-        destructive: false,
-        detail: "the partition superblock does not verify: boot serves the node without this partition (its files stay)",
+        destructive: holds || partition.offsets.length > 0,
+        detail: `${finding.code}: purge.gen reads generation ${finding.generation ?? 0} < the snapshot's ${finding.expectedGeneration}: the server purges the partition, wiping every segment and offset file`,
       });
-      continue;
-    }
-    const proven = byPath.get(partition.path);
-    if (partition.head.quarantined && proven?.refusal) {
+    } else if (finding.code === "PurgeGenerationReadFailure") {
       entries.push({
-        effect: "quarantine-partition",
-        path: partition.path,
-        destructive: true,
-        detail: `${proven.refusal.code}: the server moves every segment into a sibling <partition>.fenced.<n>/ dir and rebuilds the partition empty; the data goes offline`,
-      });
-    }
-    for (const finding of partition.purgeGeneration?.findings ?? []) {
-      if (finding.code === "PurgeGenerationLost" || finding.code === "PurgePending") {
-        const holds = proven?.segments.some((s) => s.messagesSize > 0) ?? false;
-        entries.push({
-          effect: "re-purge-partition",
-          path: partition.path,
-          destructive: holds || partition.offsets.length > 0,
-          detail: `${finding.code}: purge.gen reads generation ${finding.generation ?? 0} < the snapshot's ${finding.expectedGeneration}: the server purges the partition, wiping every segment and offset file`,
-        });
-      } else if (finding.code === "PurgeGenerationReadFailure") {
-        entries.push({
-          effect: "refuse-boot",
-          path: finding.path,
-          destructive: false,
-          detail: `${finding.code}: a real read error on purge.gen fails the boot`,
-        });
-      }
-    }
-    for (const finding of partition.findings) {
-      if (finding.code === "OffsetsDirUnreadable")
-        entries.push({
-          effect: "refuse-boot",
-          path: finding.path,
-          destructive: false,
-          detail: `${finding.code}: the server fails the boot on an offsets directory it cannot list`,
-        });
-    }
-    for (const offset of partition.offsets) {
-      for (const finding of offset.findings) {
-        if (finding.code === "OffsetCorrupt") {
-          entries.push({
-            effect: "unlink-offset-file",
-            path: offset.path,
-            destructive: true,
-            detail: `${offset.kind} ${offset.id}: the checksum fails, so the server deletes the file and the consumer restarts from offset 0`,
-          });
-        } else if (finding.code === "OffsetAheadOfHead" || finding.code === "OffsetOnEmptyPartition") {
-          entries.push({
-            effect: "clamp-offset",
-            path: offset.path,
-            destructive: false,
-            detail: `${offset.kind} ${offset.id}: stored ${offset.offset} is clamped in memory to ${offset.head ?? 0}; the file keeps ${offset.offset}${offset.head === null ? " and the consumer skips the first new message" : `, and a later restart can skip the re-minted ${offset.head + 1n}..${offset.offset}`}`,
-          });
-        }
-      }
-    }
-    if (proven !== undefined && proven.sweep.length > 0) {
-      entries.push({
-        effect: "sweep-scratch",
-        path: partition.path,
+        effect: "refuse-boot",
+        path: finding.path,
         destructive: false,
-        detail: `the server unlinks ${proven.sweep.length} scratch file${proven.sweep.length === 1 ? "" : "s"} (${proven.sweep.map((s) => s.kind).join(", ")}): never a durable source`,
+        detail: `${finding.code}: a real read error on purge.gen fails the boot`,
       });
     }
   }
-  return entries.sort((a, b) => Number(b.destructive) - Number(a.destructive));
+  for (const finding of partition.findings) {
+    if (finding.code === "OffsetsDirUnreadable")
+      entries.push({
+        effect: "refuse-boot",
+        path: finding.path,
+        destructive: false,
+        detail: `${finding.code}: the server fails the boot on an offsets directory it cannot list`,
+      });
+  }
+  for (const offset of partition.offsets) {
+    for (const finding of offset.findings) {
+      if (finding.code === "OffsetCorrupt") {
+        entries.push({
+          effect: "unlink-offset-file",
+          path: offset.path,
+          destructive: true,
+          detail: `${offset.kind} ${offset.id}: the checksum fails, so the server deletes the file and the consumer restarts from offset 0`,
+        });
+      } else if (finding.code === "OffsetAheadOfHead" || finding.code === "OffsetOnEmptyPartition") {
+        entries.push({
+          effect: "clamp-offset",
+          path: offset.path,
+          destructive: false,
+          detail: `${offset.kind} ${offset.id}: stored ${offset.offset} is clamped in memory to ${offset.head ?? 0}; the file keeps ${offset.offset}${offset.head === null ? " and the consumer skips the first new message" : `, and a later restart can skip the re-minted ${offset.head + 1n}..${offset.offset}`}`,
+        });
+      }
+    }
+  }
+  if (proven !== undefined && proven.sweep.length > 0) {
+    entries.push({
+      effect: "sweep-scratch",
+      path: partition.path,
+      destructive: false,
+      detail: `the server unlinks ${proven.sweep.length} scratch file${proven.sweep.length === 1 ? "" : "s"} (${proven.sweep.map((s) => s.kind).join(", ")}): never a durable source`,
+    });
+  }
+  return entries;
 }

@@ -7,13 +7,13 @@ import type { Engine, EngineWindow } from "../engine/types.js";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport, SegmentReport } from "../report/types.js";
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
 import { failedTarget, loadPartition, openScanWindow } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
-import { type PartitionProof, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
+import { type NodePartitionEmitter, type PartitionProof, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
 import type { NodeReport } from "../node/types.js";
 
 export {
@@ -402,6 +402,7 @@ export async function streamDiscovered(
   discovery: DiscoveredTargets,
   options: ScanOptions,
   scanFs?: ScanFs,
+  nodePartitions?: NodePartitionStream,
 ): Promise<ScanStream> {
   const resolved = resolveScanOptions(options);
   const fs = scanFs ?? defaultScanFs(resolved.io);
@@ -413,28 +414,59 @@ export async function streamDiscovered(
   const inner = await streamTargets(discovery.targets, withEngine, fs, discovery.skipped);
   const stream: ScanStream = { ...inner, partitions: withNode() };
   async function* withNode(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
-    const proofs: PartitionProof[] = [];
+    const proofs = new Map<string, PartitionProof>();
     for (let next = await inner.partitions.next(); ; next = await inner.partitions.next()) {
       if (next.done) {
-        stream.node = await finishNode(node, withEngine, fs, engine, proofs);
+        await nodePartitions?.begin(next.value, node);
+        stream.node = await finishNode(node, withEngine, fs, engine, proofs, undefined, nodePartitions?.emit);
         return next.value;
       }
-      proofs.push(partitionProof(next.value));
+      proofs.set(next.value.path, partitionProof(next.value));
       yield next.value;
     }
   }
   return stream;
 }
 
-/** What the node section needs of a partition's report (docs/node.md N3, N4, N8): a few fields, not the report. */
-function partitionProof(partition: PartitionReport): PartitionProof {
+/**
+ * A streamed node scan's partition-dir entries, handed over as the node pass
+ * makes them (`scan --ndjson` writes them straight out): `begin` once the
+ * partitions are done, with their summary and the node section so far, then
+ * `emit` per entry; `stream.node.partitions` stays empty.
+ */
+export interface NodePartitionStream {
+  begin(summary: ScanReport["summary"], node: NodeReport): Promise<void>;
+  emit: NodePartitionEmitter;
+}
+
+/**
+ * What the node section needs of a partition's report (docs/node.md N3, N4,
+ * N8): a few fields, and of its segments only those that decide the head
+ * (the highest proven end, the highest start), the planned cut (a torn tail
+ * with bytes past the proven prefix) and whether any holds messages. A
+ * streamed scan keeps one per partition until the node pass.
+ */
+export function partitionProof(partition: PartitionReport): PartitionProof {
+  const { segments } = partition;
+  const highestEnd = segments.reduce<SegmentReport | null>(
+    (best, segment) =>
+      segment.endOffset !== null && segment.walkedSize > 0 && (best === null || segment.endOffset > best.endOffset!) ? segment : best,
+    null,
+  );
+  const highestStart = segments.reduce<SegmentReport | null>(
+    (best, segment) => (best === null || segment.startOffset > best.startOffset ? segment : best),
+    null,
+  );
+  const cut = segments.find((segment) => segment.outcome === "torn-tail" && segment.walkedSize < segment.messagesSize);
+  const holding = segments.find((segment) => segment.messagesSize > 0);
+  const kept = [...new Set([highestEnd, highestStart, cut, holding])].filter((segment): segment is SegmentReport => segment != null);
   return {
     path: partition.path,
     verdict: partition.verdict,
     action: partition.action,
     sweep: partition.sweep,
     refusal: partition.refusal === null ? null : { code: partition.refusal.code },
-    segments: partition.segments.map(({ startOffset, endOffset, walkedSize, messagesSize, outcome }) => ({
+    segments: kept.map(({ startOffset, endOffset, walkedSize, messagesSize, outcome }) => ({
       startOffset,
       endOffset,
       walkedSize,
