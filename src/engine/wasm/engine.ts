@@ -169,7 +169,8 @@ export function readWalkResultAddress(k: Pick<Kernels, "walkResultAddress" | "wa
   const problems = [
     slots !== WALK_RESULT_SLOT.RESULT_SLOTS && `walk result area has ${slots} slots, the wrapper reads ${WALK_RESULT_SLOT.RESULT_SLOTS}`,
     address % 8 !== 0 && `walk result area at ${address} is not 8-byte aligned`,
-    address + slots * 8 > layout.heapBase && `walk result area [${address}, ${address + slots * 8}) runs past the heap base ${layout.heapBase}`,
+    address + slots * 8 > layout.heapBase &&
+      `walk result area [${address}, ${address + slots * 8}) runs past the heap base ${layout.heapBase}`,
   ].filter((problem): problem is string => typeof problem === "string");
   if (problems.length > 0) {
     throw new Error(`segscan.wasm has an unexpected memory layout (${problems.join("; ")}); rebuild it with \`npm run build:wasm\``);
