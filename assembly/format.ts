@@ -7,6 +7,8 @@
 // @ts-ignore: decorator
 @inline export const BATCH_BASE_OFFSET_AT: usize = 8;
 // @ts-ignore: decorator
+@inline export const BATCH_BASE_TIMESTAMP_AT: usize = 16;
+// @ts-ignore: decorator
 @inline export const BATCH_LENGTH_AT: usize = 32;
 // @ts-ignore: decorator
 @inline export const BATCH_CHECKSUM_AT: usize = 40;

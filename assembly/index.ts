@@ -10,3 +10,4 @@ export {
 export { findCandidate, firstNonZero } from "./probe";
 export { heapBase, heapAlignBytes, xxh3StateBytes, stateSlotBytes, readAheadPadBytes } from "./layout";
 export { walHeaderStatus, findWalCandidate } from "./wal";
+export { walkResident, walkResultAddress, walkResultSlots } from "./walk";

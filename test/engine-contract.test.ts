@@ -11,7 +11,7 @@ import { encodeBatch } from "../src/format/encode.js";
 import { writeU64 } from "../src/format/bytes.js";
 import { VerifyStatus } from "../src/format/records.js";
 import type { Engine, EngineWindow } from "../src/engine/types.js";
-import { createWasmEngine, readLayout } from "../src/engine/wasm/engine.js";
+import { WALK_RESULT_SLOT, createWasmEngine, readLayout, readWalkResultAddress } from "../src/engine/wasm/engine.js";
 import { allEngines } from "./helpers/engines.js";
 
 const engines = await allEngines();
@@ -85,6 +85,50 @@ describe("EngineWindow contract: both engines throw the same errors", () => {
     expect(onEveryEngine(putBatch(100), (w) => w.firstNonZero(0, WINDOW_BYTES))).toEqual({ result: 100 + batch.findIndex((b) => b !== 0) });
   });
 
+  it("walkResident: bad indexes and offsets are RangeErrors with the same message from both engines", () => {
+    const request = { fromIndex: 0, heldEndIndex: WINDOW_BYTES, fileEndIndex: WINDOW_BYTES, stopIndex: WINDOW_BYTES, expectedOffset: 7n };
+    for (const [bad, message] of [
+      [{ fromIndex: -1 }, "walkResident: fromIndex must be a non-negative integer, got -1"],
+      [{ fromIndex: 0.5 }, "walkResident: fromIndex must be a non-negative integer, got 0.5"],
+      [{ heldEndIndex: Number.NaN }, "walkResident: heldEndIndex must be a non-negative integer, got NaN"],
+      [{ fileEndIndex: -3 }, "walkResident: fileEndIndex must be a non-negative integer, got -3"],
+      [{ stopIndex: Number.POSITIVE_INFINITY }, "walkResident: stopIndex must be a non-negative integer, got Infinity"],
+      [{ heldEndIndex: WINDOW_BYTES + 1 }, `walkResident: heldEndIndex ${WINDOW_BYTES + 1} is past the ${WINDOW_BYTES}-byte window`],
+      [{ fromIndex: 200, heldEndIndex: 100 }, "walkResident: fromIndex 200 is past heldEndIndex 100"],
+      [{ expectedOffset: -1n }, "walkResident: expectedOffset must be a u64, got -1"],
+      [{ expectedOffset: 1n << 64n }, "walkResident: expectedOffset must be a u64, got 18446744073709551616"],
+    ] as const) {
+      expect(onEveryEngine(putBatch(0), (w) => w.walkResident({ ...request, ...bad }))).toEqual({ error: "RangeError", message });
+    }
+    // In range, the same walk: the batch at 100, then zeros (LengthBelowHeader) where it ends.
+    expect(onEveryEngine(putBatch(100), (w) => w.walkResident({ ...request, fromIndex: 100 }))).toEqual({
+      result: {
+        stopIndex: 100 + batch.length,
+        batches: 1,
+        messages: 1,
+        expectedOffset: 8n,
+        firstWithMessages: { index: 100, baseOffset: 7n, baseTimestamp: 1n, messageCount: 1 },
+        lastWithMessages: { index: 100, baseOffset: 7n, baseTimestamp: 1n, messageCount: 1 },
+      },
+    });
+    // stopIndex past the window and fromIndex == heldEndIndex are in range.
+    expect(onEveryEngine(putBatch(0), (w) => w.walkResident({ ...request, stopIndex: 2 ** 40 }))).toMatchObject({ result: { batches: 1 } });
+    expect(onEveryEngine(putBatch(0), (w) => w.walkResident({ ...request, fromIndex: WINDOW_BYTES }))).toMatchObject({
+      result: { stopIndex: WINDOW_BYTES, batches: 0 },
+    });
+  });
+
+  it("walkResident ends a streaming verification in progress (it verifies with the same state)", () => {
+    const request = { fromIndex: 0, heldEndIndex: WINDOW_BYTES, fileEndIndex: WINDOW_BYTES, stopIndex: WINDOW_BYTES, expectedOffset: 7n };
+    expect(
+      onEveryEngine(putBatch(0), (w) => {
+        w.verifyStart(0);
+        w.walkResident(request);
+        return w.verifyFeed(256, 10);
+      }),
+    ).toEqual({ error: "Error", message: "verifyFeed called without verifyStart" });
+  });
+
   it("a batch larger than the window (or below the header) cannot be verified in it", () => {
     // The batch is 3,000 + 48 + 256 bytes: a header at 1,000 claims bytes past the 4,096-byte window.
     const over = onEveryEngine(
@@ -148,6 +192,10 @@ describe("EngineWindow contract: both engines throw the same errors", () => {
       ["verifyFinish", (w: EngineWindow) => w.verifyFinish()],
       ["firstNonZero", (w: EngineWindow) => w.firstNonZero(0, 1)],
       [
+        "walkResident",
+        (w: EngineWindow) => w.walkResident({ fromIndex: 0, heldEndIndex: 0, fileEndIndex: 0, stopIndex: 0, expectedOffset: 0n }),
+      ],
+      [
         "scanCandidates",
         (w: EngineWindow) =>
           w.scanCandidates({
@@ -206,6 +254,27 @@ describe("the Wasm memory layout comes from assembly/ and is asserted at load", 
     ]) {
       expect(() => readLayout(exportsOf({ ...good, ...bad }))).toThrow(/unexpected memory layout.*build:wasm/);
     }
+  });
+
+  it("walkResident's result area is asserted at load: the slot count the wrapper reads, aligned, below the heap", () => {
+    const layout = { heapBase: 1024, heapAlignBytes: 64, xxh3StateBytes: 336, stateSlotBytes: 384, readAheadPadBytes: 256 };
+    const exportsOf = (address: number, slots: number) => ({ walkResultAddress: () => address, walkResultSlots: () => slots });
+    expect(readWalkResultAddress(exportsOf(512, WALK_RESULT_SLOT.RESULT_SLOTS), layout)).toBe(512);
+    for (const [address, slots] of [
+      [512, WALK_RESULT_SLOT.RESULT_SLOTS - 1],
+      [516, WALK_RESULT_SLOT.RESULT_SLOTS],
+      [1024 - 8, WALK_RESULT_SLOT.RESULT_SLOTS],
+    ] as const) {
+      expect(() => readWalkResultAddress(exportsOf(address, slots), layout)).toThrow(/unexpected memory layout.*build:wasm/);
+    }
+  });
+
+  it("assembly/walk.ts result slots match the wrapper's WALK_RESULT_SLOT", () => {
+    const source = readFileSync(new URL("../assembly/walk.ts", import.meta.url), "utf8");
+    const declared = [...source.matchAll(/export const WALK_(\w+): usize = (\d+);/g)];
+    const slots = WALK_RESULT_SLOT as Record<string, number>;
+    expect(declared.map(([, name]) => name).sort()).toEqual(Object.keys(slots).sort());
+    for (const [, name, value] of declared) expect({ name, value: Number(value) }).toEqual({ name, value: slots[name!] });
   });
 
   it("assembly/format.ts field positions match src/format/constants.ts", () => {

@@ -109,6 +109,48 @@ export interface WalCandidateScanResult {
 }
 
 /**
+ * The resident batch walk (docs/recovery.md §3.4): the common case of the recovery
+ * walk (src/recovery/walk.ts) in one call. All `…Index` values are window byte
+ * indexes; `expectedOffset` is a message offset.
+ */
+export interface ResidentWalkRequest {
+  /** Window index of the first batch to try. */
+  fromIndex: number;
+  /** Window index just past the bytes held (≤ capacityBytes, ≥ fromIndex). Nothing at or past it is read. */
+  heldEndIndex: number;
+  /** The file size as a window index: a batch walks only if `index + batch_length ≤ fileEndIndex`. */
+  fileEndIndex: number;
+  /** No batch that STARTS at or past this index is walked (the caller's next per-batch stop). */
+  stopIndex: number;
+  /** The offset the next batch must carry exactly (docs/recovery.md §3.4), a u64. */
+  expectedOffset: bigint;
+}
+
+/** A walked batch with message_count > 0. */
+export interface ResidentWalkBatch {
+  /** Window index of its header. */
+  index: number;
+  baseOffset: bigint;
+  baseTimestamp: bigint;
+  messageCount: number;
+}
+
+export interface ResidentWalkResult {
+  /** Window index of the first batch NOT walked: the caller continues there with its per-batch path. */
+  stopIndex: number;
+  /** Batches walked. */
+  batches: number;
+  /** Sum of their message_count. */
+  messages: number;
+  /** The offset the next batch must carry, after the walked batches. */
+  expectedOffset: bigint;
+  /** The first walked batch with message_count > 0. */
+  firstWithMessages: ResidentWalkBatch | null;
+  /** The last walked batch with message_count > 0. */
+  lastWithMessages: ResidentWalkBatch | null;
+}
+
+/**
  * A scan window. Both engines implement it through `CheckedEngineWindow`
  * (src/engine/window.ts), which enforces the contract below in one place: a
  * call outside it throws the same error from either engine — `RangeError` for
@@ -167,6 +209,18 @@ export interface EngineWindow {
   walHeaderStatus(index: number): number;
   /** The WAL probe's candidate loop (docs/node.md N1), same unit accounting as `scanCandidates`. */
   scanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult;
+  /**
+   * Walks batches from `fromIndex` while each one, at index i: starts before
+   * `stopIndex`; has its 256 header bytes held (i + 256 ≤ heldEndIndex); decodes
+   * (`headerStatus` Ok, so batch_length ≤ `limits.maxBatchBytes`); ends within both
+   * the file and the bytes held; verifies (`verifyInWindow` Ok); and carries
+   * base_offset == the expected offset. A batch with message_count > 0 moves the
+   * expected offset to base_offset + message_count; one whose sum would pass u64
+   * is not walked. Stops at the first batch that fails any of these (the caller's
+   * per-batch path decides what it is); never reads at or past `heldEndIndex`.
+   * Ends any streaming verification in progress.
+   */
+  walkResident(request: ResidentWalkRequest): ResidentWalkResult;
   /** Releases engine memory; any later call (but `close`) throws. */
   close(): void;
 }

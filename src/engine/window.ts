@@ -5,7 +5,7 @@
  * so a call outside the contract throws the same error type and message from
  * either engine, and a kernel never sees an index outside its window.
  */
-import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT } from "../format/constants.js";
+import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../format/constants.js";
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
 import type {
@@ -13,6 +13,8 @@ import type {
   CandidateScanResult,
   EngineWindow,
   KernelLimits,
+  ResidentWalkRequest,
+  ResidentWalkResult,
   WalCandidateScanRequest,
   WalCandidateScanResult,
 } from "./types.js";
@@ -49,6 +51,8 @@ export abstract class CheckedEngineWindow implements EngineWindow {
   protected abstract rawWalHeaderStatus(index: number): number;
   /** Called with `fromIndex < toIndex`, the range checked and bounded by the budget. */
   protected abstract rawScanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult;
+  /** Called with the indexes checked: integers, fromIndex ≤ heldEndIndex ≤ capacityBytes, expectedOffset a u64. */
+  protected abstract rawWalkResident(request: ResidentWalkRequest): ResidentWalkResult;
   protected abstract release(): void;
 
   view(): Uint8Array {
@@ -148,6 +152,34 @@ export abstract class CheckedEngineWindow implements EngineWindow {
     if (fileEndIndex < 0) throw new RangeError(`${operation}: fileEndIndex ${fileEndIndex} is before the window start`);
     const exhaustingIndex = fromIndex + Math.max(0, limitUnits - spentUnits);
     return Math.min(toIndex, exhaustingIndex + 1);
+  }
+
+  walkResident(request: ResidentWalkRequest): ResidentWalkResult {
+    const operation = "walkResident";
+    this.checkOpen(operation);
+    const { fromIndex, heldEndIndex, fileEndIndex, stopIndex, expectedOffset } = request;
+    for (const [name, value] of [
+      ["fromIndex", fromIndex],
+      ["heldEndIndex", heldEndIndex],
+      ["fileEndIndex", fileEndIndex],
+      ["stopIndex", stopIndex],
+    ] as const) {
+      if (!Number.isSafeInteger(value) || value < 0) {
+        throw new RangeError(`${operation}: ${name} must be a non-negative integer, got ${value}`);
+      }
+    }
+    if (heldEndIndex > this.capacityBytes) {
+      throw new RangeError(`${operation}: heldEndIndex ${heldEndIndex} is past the ${this.capacityBytes}-byte window`);
+    }
+    if (fromIndex > heldEndIndex) {
+      throw new RangeError(`${operation}: fromIndex ${fromIndex} is past heldEndIndex ${heldEndIndex}`);
+    }
+    if (typeof expectedOffset !== "bigint" || expectedOffset < 0n || expectedOffset > U64_MAX) {
+      throw new RangeError(`${operation}: expectedOffset must be a u64, got ${String(expectedOffset)}`);
+    }
+    // The kernel verifies with the streaming verifier's state.
+    this.streaming = null;
+    return this.rawWalkResident(request);
   }
 
   firstNonZero(index: number, lengthBytes: number): number {

@@ -157,6 +157,9 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
         if (batch.position === lastPosition) lastEntryProven = true;
         return matcher.onBatch(batch);
       },
+      // Bulk-walked batches skip onVerifiedBatch: stop at the next entry and at the last entry's batch.
+      nextStopPosition: (position) =>
+        Math.min(matcher.nextStopPosition(), !lastEntryProven && lastPosition >= position ? lastPosition : Number.POSITIVE_INFINITY),
     });
     const mismatches = await matcher.finish();
     // Tail-mode refusals first, so both modes refuse the same indexes (docs/recovery.md §3.2

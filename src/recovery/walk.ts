@@ -3,7 +3,8 @@
  * from a position, apply the continuity rule, and stop at the first position
  * that does not verify. Everything it proves is returned; nothing is decided here.
  */
-import { REBUILT_INDEX_STRIDE_BYTES } from "../format/constants.js";
+import { BATCH_HEADER_BYTES, REBUILT_INDEX_STRIDE_BYTES, U64_MAX } from "../format/constants.js";
+import type { ResidentWalkBatch } from "../engine/types.js";
 import type { IndexEntry } from "../format/records.js";
 import type { FileWindow } from "../io/window.js";
 import type { ForwardGap, RebuiltIndexEntry } from "../report/types.js";
@@ -43,6 +44,13 @@ export interface WalkOptions {
   untilPosition?: number;
   /** Deep mode: told of every verified batch start, to check index entries against them. */
   onVerifiedBatch?: (batch: ProvenBatch) => Promise<void> | void;
+  /**
+   * `onVerifiedBatch`'s owner: the first position at or after `position` whose
+   * batch it must be told of. Batches starting before it may be verified in
+   * bulk (the engine's resident walk) without a call. Without it, every
+   * verified batch is told of.
+   */
+  nextStopPosition?: (position: number) => number;
 }
 
 export async function walkBatches(window: FileWindow, options: WalkOptions): Promise<WalkResult> {
@@ -62,6 +70,16 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
   let position = options.fromPosition;
   const endPosition = Math.min(options.untilPosition ?? window.fileSize, window.fileSize);
   while (position < endPosition) {
+    position = walkResidentRun(window, position, bulkStopPosition(options, endPosition, position, lastIndexedPosition), result);
+    if (result.rebuiltIndex && lastIndexedPosition < 0 && result.firstWithMessages) {
+      // The bulk walk's stop keeps every later batch within the stride of this one (bulkStopPosition).
+      const first = result.firstWithMessages;
+      result.rebuiltIndex.push({ offset: first.baseOffset, timestamp: first.baseTimestamp, position: first.position });
+      lastIndexedPosition = first.position;
+    }
+    if (position >= endPosition) break;
+    // The batch the bulk walk left: a read, a gap, a discontinuity, an oversized or
+    // failing batch, or a position the caller must be told of.
     const check = verifyResidentBatch(window, position) ?? (await verifyBatchAt(window, position));
     if (!check.verified) break;
     const { header } = check;
@@ -98,6 +116,58 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
   return result;
 }
 
+/**
+ * Where the bulk walk from `position` must stop: the walk's end, the caller's next
+ * position of interest, and (when rebuilding, docs/recovery.md §3.3) the next position
+ * at which a batch with messages could need a rebuilt entry: one stride past the
+ * last entry, or one stride past `position` before the first (the first batch with
+ * messages the bulk walk finds gets the entry, and nothing before the stop lies a
+ * stride past it). A stop at or before `position` means: no bulk walk here.
+ */
+function bulkStopPosition(options: WalkOptions, endPosition: number, position: number, lastIndexedPosition: number): number {
+  let stop = endPosition;
+  if (options.onVerifiedBatch) stop = Math.min(stop, options.nextStopPosition?.(position) ?? position);
+  if (options.rebuildIndex) stop = Math.min(stop, (lastIndexedPosition < 0 ? position : lastIndexedPosition) + REBUILT_INDEX_STRIDE_BYTES);
+  return stop;
+}
+
+/**
+ * The engine's resident walk (EngineWindow.walkResident) from `position`, when its
+ * header is held: every batch it walks is one the per-batch loop of `walkBatches`
+ * would take whole (held, decodes within the cap, verifies, exactly the expected
+ * offset), folded into `result` the same way. Returns the position it stopped at.
+ */
+function walkResidentRun(window: FileWindow, position: number, stopPosition: number, result: WalkResult): number {
+  // A chain that ended at offset u64::MAX expects 2^64: no batch can carry it (the per-batch path says what it is).
+  if (stopPosition <= position || result.expectedOffset > U64_MAX) return position;
+  const fromIndex = window.residentOffset(position, BATCH_HEADER_BYTES);
+  if (fromIndex < 0) return position;
+  const heldEndIndex = window.end - window.start;
+  const walked = window.engineWindow.walkResident({
+    fromIndex,
+    heldEndIndex,
+    fileEndIndex: window.fileSize - window.start,
+    stopIndex: Math.min(stopPosition - window.start, heldEndIndex),
+    expectedOffset: result.expectedOffset,
+  });
+  if (walked.batches === 0) return position;
+  result.batchesVerified += walked.batches;
+  result.messageCount += walked.messages;
+  result.expectedOffset = walked.expectedOffset;
+  if (walked.firstWithMessages) result.firstWithMessages ??= provenAt(window, walked.firstWithMessages);
+  if (walked.lastWithMessages) result.lastWithMessages = provenAt(window, walked.lastWithMessages);
+  return window.start + walked.stopIndex;
+}
+
+function provenAt(window: FileWindow, batch: ResidentWalkBatch): ProvenBatch {
+  return {
+    position: window.start + batch.index,
+    baseOffset: batch.baseOffset,
+    baseTimestamp: batch.baseTimestamp,
+    messageCount: batch.messageCount,
+  };
+}
+
 /** The last offset a proven batch holds. */
 export function lastOffsetOf(batch: ProvenBatch): bigint {
   return batch.baseOffset + BigInt(batch.messageCount) - 1n;
@@ -124,6 +194,17 @@ export class IndexEntryMatcher {
   private async peek(): Promise<IndexEntry | null> {
     this.pending ??= await this.entries.next();
     return this.pending.done ? null : this.pending.value;
+  }
+
+  /**
+   * The first batch position this matcher must be told of: the next entry's
+   * (batches starting before it consume no entry), Infinity when no entry is
+   * left, 0 while the next entry is not read yet (every batch is wanted).
+   */
+  nextStopPosition(): number {
+    const next = this.pending;
+    if (next === null) return 0;
+    return next.done ? Number.POSITIVE_INFINITY : Number(next.value.position);
   }
 
   /** Synchronous unless the next entry must be read from the index file. */

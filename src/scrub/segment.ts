@@ -128,6 +128,7 @@ export async function verifySegmentForScrub(
       expectedOffset: segment.expectedOffset,
       rebuildIndex: false,
       onVerifiedBatch: (batch) => matcher.onBatch(batch),
+      nextStopPosition: () => matcher.nextStopPosition(),
     });
     await matcher.finish();
     stopPosition = walk.stopPosition;

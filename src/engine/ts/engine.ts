@@ -12,12 +12,15 @@ import type {
   Engine,
   Hasher,
   KernelLimits,
+  ResidentWalkRequest,
+  ResidentWalkResult,
   WalCandidateScanRequest,
   WalCandidateScanResult,
 } from "../types.js";
 import { CheckedEngineWindow } from "../window.js";
 import { scanCandidatesSkipping } from "./candidates.js";
 import { BatchVerifier } from "./verifier.js";
+import { walkResidentBatches } from "./walk.js";
 import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
 import { walHeaderStatus } from "../../node/wal/format.js";
 import { scanWalCandidatesSkipping } from "../../node/wal/candidates.js";
@@ -74,6 +77,10 @@ class TsWindow extends CheckedEngineWindow {
 
   protected rawScanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
     return scanWalCandidatesSkipping(this.windowBytes, request);
+  }
+
+  protected rawWalkResident(request: ResidentWalkRequest): ResidentWalkResult {
+    return walkResidentBatches(this.windowBytes, this.limits.maxBatchBytes, request, (index) => this.rawVerifyInWindow(index));
   }
 
   protected release(): void {

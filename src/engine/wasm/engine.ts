@@ -18,6 +18,8 @@
  *   staging instance's state slot only when another hasher used the slot last.
  * - u64 values cross as BigInt (i64), window indexes and unit counts as numbers; every
  *   crossing is per window, batch, chunk or candidate scan, never per byte.
+ * - `walkResident` walks many batches per call and writes its result to a small
+ *   static area (assembly/walk.ts), read through typed-array views made at open.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -31,6 +33,9 @@ import type {
   Engine,
   Hasher,
   KernelLimits,
+  ResidentWalkBatch,
+  ResidentWalkRequest,
+  ResidentWalkResult,
   WalCandidateScanRequest,
   WalCandidateScanResult,
 } from "../types.js";
@@ -75,7 +80,31 @@ interface Kernels {
   firstNonZero(p: number, limit: number): number;
   walHeaderStatus(p: number): number;
   findWalCandidate(c: number, end: number, fileEnd: number, minOp: bigint, structural: number): number;
+  walkResident(p: number, heldEnd: number, batchEnd: number, stopAt: number, expected: bigint): void;
+  walkResultAddress(): number;
+  walkResultSlots(): number;
 }
+
+/**
+ * The slots of walkResident's result area (assembly/walk.ts `WALK_…`, 8 bytes
+ * each; test/engine-contract.test.ts checks the two agree). Addresses and counts
+ * are f64, offsets and timestamps u64.
+ */
+export const WALK_RESULT_SLOT = {
+  STOP: 0,
+  BATCHES: 1,
+  MESSAGES: 2,
+  EXPECTED_OFFSET: 3,
+  FIRST_AT: 4,
+  FIRST_BASE_OFFSET: 5,
+  FIRST_BASE_TIMESTAMP: 6,
+  FIRST_MESSAGE_COUNT: 7,
+  LAST_AT: 8,
+  LAST_BASE_OFFSET: 9,
+  LAST_BASE_TIMESTAMP: 10,
+  LAST_MESSAGE_COUNT: 11,
+  RESULT_SLOTS: 12,
+} as const;
 
 const WASM_PAGE = 65536;
 /** Staging area for JS bytes: fits in L2 so the hash reads what the copy just wrote. */
@@ -127,6 +156,26 @@ export function readLayout(
     throw new Error(`segscan.wasm has an unexpected memory layout (${problems.join("; ")}); rebuild it with \`npm run build:wasm\``);
   }
   return layout;
+}
+
+/**
+ * Where walkResident writes its result, asserted once at load: the slot count
+ * this wrapper reads, 8-byte aligned, in the static data below heapBase (so the
+ * windows laid out above it never overlap it). Exported for tests.
+ */
+export function readWalkResultAddress(k: Pick<Kernels, "walkResultAddress" | "walkResultSlots">, layout: WasmLayout): number {
+  const address = k.walkResultAddress() >>> 0;
+  const slots = k.walkResultSlots();
+  const problems = [
+    slots !== WALK_RESULT_SLOT.RESULT_SLOTS && `walk result area has ${slots} slots, the wrapper reads ${WALK_RESULT_SLOT.RESULT_SLOTS}`,
+    address % 8 !== 0 && `walk result area at ${address} is not 8-byte aligned`,
+    address + slots * 8 > layout.heapBase &&
+      `walk result area [${address}, ${address + slots * 8}) runs past the heap base ${layout.heapBase}`,
+  ].filter((problem): problem is string => typeof problem === "string");
+  if (problems.length > 0) {
+    throw new Error(`segscan.wasm has an unexpected memory layout (${problems.join("; ")}); rebuild it with \`npm run build:wasm\``);
+  }
+  return address;
 }
 
 /** verifyFinish's code for "called before the whole blob was fed" (not a VerifyStatus). */
@@ -288,6 +337,9 @@ class WasmWindow extends CheckedEngineWindow {
   /** Address of window byte 0 in the instance's memory. */
   private readonly base: number;
   private readonly windowBytes: Uint8Array;
+  /** walkResident's result area, as numbers and as u64s (the same bytes). */
+  private readonly walkNumbers: Float64Array;
+  private readonly walkU64s: BigUint64Array;
 
   constructor(
     private readonly instances: InstancePool,
@@ -301,6 +353,8 @@ class WasmWindow extends CheckedEngineWindow {
     growTo(k.memory, this.base + capacityBytes + instances.layout.readAheadPadBytes);
     k.setMaxBatchBytes(limits.maxBatchBytes);
     this.windowBytes = new Uint8Array(k.memory.buffer, this.base, capacityBytes);
+    this.walkNumbers = new Float64Array(k.memory.buffer, instances.walkResultAddress, WALK_RESULT_SLOT.RESULT_SLOTS);
+    this.walkU64s = new BigUint64Array(k.memory.buffer, instances.walkResultAddress, WALK_RESULT_SLOT.RESULT_SLOTS);
     this.k = k;
     openWindowKernels.set(k.memory.buffer, k);
   }
@@ -378,6 +432,37 @@ class WasmWindow extends CheckedEngineWindow {
     return { status: "done", index: to, spentUnits: spent + (to - from) };
   }
 
+  protected rawWalkResident(request: ResidentWalkRequest): ResidentWalkResult {
+    const base = this.base;
+    const { fromIndex, heldEndIndex } = request;
+    // Bounded here so the kernel's addresses stay inside the bytes held.
+    const batchEnd = base + Math.min(request.fileEndIndex, heldEndIndex);
+    const stopAt = base + Math.min(request.stopIndex, heldEndIndex);
+    this.kernels().walkResident(base + fromIndex, base + heldEndIndex, batchEnd, stopAt, request.expectedOffset);
+    const numbers = this.walkNumbers;
+    const batches = numbers[WALK_RESULT_SLOT.BATCHES]!;
+    return {
+      stopIndex: numbers[WALK_RESULT_SLOT.STOP]! - base,
+      batches,
+      messages: numbers[WALK_RESULT_SLOT.MESSAGES]!,
+      expectedOffset: batches === 0 ? request.expectedOffset : this.walkU64s[WALK_RESULT_SLOT.EXPECTED_OFFSET]!,
+      firstWithMessages: this.walkedBatch(WALK_RESULT_SLOT.FIRST_AT),
+      lastWithMessages: this.walkedBatch(WALK_RESULT_SLOT.LAST_AT),
+    };
+  }
+
+  /** The four slots from `atSlot` (address, base offset, base timestamp, message count), or null (address -1). */
+  private walkedBatch(atSlot: number): ResidentWalkBatch | null {
+    const at = this.walkNumbers[atSlot]!;
+    if (at < 0) return null;
+    return {
+      index: at - this.base,
+      baseOffset: this.walkU64s[atSlot + 1]!,
+      baseTimestamp: this.walkU64s[atSlot + 2]!,
+      messageCount: this.walkNumbers[atSlot + 3]!,
+    };
+  }
+
   protected rawFirstNonZero(index: number, lengthBytes: number): number {
     // The kernel reads whole 64-byte blocks; the read-ahead pad keeps that inside memory.
     const at = this.base + index;
@@ -413,6 +498,8 @@ class InstancePool {
   constructor(
     private readonly module: WasmModule,
     readonly layout: WasmLayout,
+    /** Where walkResident writes its result (the same in every instance of the module). */
+    readonly walkResultAddress: number,
   ) {}
 
   take(): Kernels {
@@ -435,7 +522,7 @@ export async function createWasmEngine(): Promise<WasmEngine> {
   // Every instance of one module has the same layout: read and assert it once, at load.
   const layout = readLayout(stageKernels);
   const stage = new HashStage(stageKernels, layout);
-  const instances = new InstancePool(module, layout);
+  const instances = new InstancePool(module, layout, readWalkResultAddress(stageKernels, layout));
   return {
     kind: "wasm",
     xxh3_64: (bytes: Uint8Array) => stage.hash(bytes),
