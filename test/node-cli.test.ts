@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { validateJsonReport } from "../src/report/json.js";
+import { toJsonReport, validateJsonReport } from "../src/report/json.js";
+import { scanIter, scanPath } from "../src/recovery/scan.js";
 import { tempDir } from "./helpers/node-wal.js";
 
 const CLI = join(import.meta.dirname, "../dist/src/cli/main.js");
@@ -67,11 +68,14 @@ describe("segscan scan <node root>", () => {
       .map((line) => JSON.parse(line));
     expect(lines.slice(0, -1).map((partition) => partition.verdict)).toEqual(json.partitions.map(() => "clean"));
     expect(lines.at(-1).summary.repairable).toBe(0);
-    expect(lines.at(-1).node).toEqual(json.node);
+    // Each partition line carries its dir's node entry; the last line keeps the rest of the node section.
+    const partitionLines = lines.slice(0, -1);
+    expect(partitionLines.map((line) => line.node)).toEqual(json.node.partitions);
+    expect({ ...lines.at(-1).node, partitions: partitionLines.map((line) => line.node) }).toEqual(json.node);
   });
 
   it.each(["offset-ahead-of-torn-tail", "partition-frontier-ahead", "wal-torn-tail"])(
-    "--ndjson writes the node section's partition entries as the node pass makes them: the same last line as from the whole report (%s)",
+    "--ndjson puts each partition dir's node entry on its partition's line as the node pass makes it: the same lines as from the whole report (%s)",
     async (fault) => {
       const dir = join(tempDir(), "node");
       await run(["gen", dir, "--size", "tiny", "--node-fault", fault]);
@@ -79,18 +83,51 @@ describe("segscan scan <node root>", () => {
       // With --html the whole report is built first and its lines printed from it.
       const whole = await run(["scan", dir, "--ndjson", "--html", join(tempDir(), "report.html")]);
       expect(streamed.code).toBe(whole.code);
-      const lastLine = (stdout: string): string =>
-        stdout
-          .trimEnd()
-          .split("\n")
-          .at(-1)!
-          .replace(/"elapsedMs":\d+/, '"elapsedMs":0');
-      expect(lastLine(streamed.stdout)).toBe(lastLine(whole.stdout));
-      const node = JSON.parse(lastLine(streamed.stdout)).node;
-      expect(node.partitions.length).toBeGreaterThan(1);
-      expect(Object.keys(node).slice(0, 2)).toEqual(["path", "partitions"]);
+      const withoutTimes = (stdout: string): string => stdout.replace(/"elapsedMs":\d+/, '"elapsedMs":0');
+      expect(withoutTimes(streamed.stdout)).toBe(withoutTimes(whole.stdout));
+      const lines = streamed.stdout
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(lines.length).toBeGreaterThan(2);
+      for (const partition of lines.slice(0, -1)) expect(partition.node.path).toBe(partition.path);
+      expect(lines.at(-1).node.partitions).toEqual([]);
     },
   );
+
+  it("--ndjson: partition dirs no scan target covers (no .log, a topic of empty dirs) go to the last line; together the same node section as --json", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "offset-ahead"]);
+    const partitions = join(dir, "streams", "1", "topics", "1", "partitions");
+    mkdirSync(join(partitions, "0"), { recursive: true });
+    mkdirSync(join(partitions, "99"), { recursive: true });
+    mkdirSync(join(dir, "streams", "1", "topics", "0", "partitions", "5"), { recursive: true });
+    const ndjson = await run(["scan", dir, "--ndjson"]);
+    const json = JSON.parse((await run(["scan", dir, "--json"])).stdout);
+    expect(ndjson.code).toBe(4);
+    const lines = ndjson.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const last = lines.at(-1);
+    expect(last.node.partitions.map((entry: { path: string }) => entry.path)).toEqual([
+      join(dir, "streams", "1", "topics", "0", "partitions", "5"),
+      join(partitions, "0"),
+      join(partitions, "99"),
+    ]);
+    const byPath = (a: { path: string }, b: { path: string }): number => (a.path < b.path ? -1 : 1);
+    const combined = [...lines.slice(0, -1).map((line) => line.node), ...last.node.partitions].sort(byPath);
+    expect(combined).toEqual([...json.node.partitions].sort(byPath));
+    expect({ ...last.node, partitions: [] }).toEqual({ ...json.node, partitions: [] });
+    // The library's streamed scan keeps the whole section, in the same order as scanPath.
+    const iterator = scanIter(dir, { concurrency: 1 });
+    let next = await iterator.next();
+    while (!next.done) next = await iterator.next();
+    expect(toJsonReport({ ...(await scanPath(dir, { concurrency: 1 })), partitions: [] }).node).toEqual(
+      toJsonReport({ segscan: "", engine: "wasm", options: json.options, partitions: [], summary: next.value, node: next.value.node! })
+        .node,
+    );
+  });
 
   it("warn alone exits 0 (unsealed WAL entries)", async () => {
     const dir = join(tempDir(), "node");

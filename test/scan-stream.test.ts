@@ -210,12 +210,19 @@ describe("segscan scan --ndjson and the streamed text report (issue 13)", () => 
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toHaveLength(PARTITIONS + 1);
-    expect(lines.slice(0, -1)).toEqual(report.partitions);
+    // A node root: each partition line also carries its dir's entry of the node section.
+    const partitionLines = lines.slice(0, -1);
+    expect(partitionLines.map(({ node: _node, ...partition }) => partition)).toEqual(report.partitions);
+    expect(partitionLines.map((line) => line.node)).toEqual(report.node!.partitions);
     const last = lines.at(-1) as unknown as Omit<typeof report, "partitions">;
-    // A node root: the last line carries the --json report's node section too.
+    // The last line carries the rest of the --json report's node section (no dir is left without a partition here).
     expect(last.node?.path).toBe(dataDir);
+    expect(last.node?.partitions).toEqual([]);
     const { partitions: _partitions, ...rest } = report;
-    expect({ ...last, summary: withoutElapsed(last.summary) }).toEqual({ ...rest, summary: withoutElapsed(rest.summary) });
+    expect({ ...last, summary: withoutElapsed(last.summary), node: { ...last.node!, partitions: report.node!.partitions } }).toEqual({
+      ...rest,
+      summary: withoutElapsed(rest.summary),
+    });
   });
 
   it("the text report, printed partition by partition, is formatReport's text", async () => {

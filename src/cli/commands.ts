@@ -43,8 +43,8 @@ import {
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../report/types.js";
-import type { NodePartitionStream, ScanStream } from "../recovery/scan.js";
-import type { NodePartitionReport, NodeReport } from "../node/types.js";
+import type { ScanStream } from "../recovery/scan.js";
+import type { NodePartitionReport } from "../node/types.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";
 import { nodePartitionToJson } from "../node/json.js";
@@ -108,7 +108,6 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
   }
   // The text report and --ndjson print each partition as it completes and keep
   // only the summary, so their memory stays flat however many partitions there are.
-  const nodeWriter = new NdjsonNodeWriter();
   const end = await withCancellation((signal) =>
     runScanStream(
       paths,
@@ -116,11 +115,11 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
       engineWasExplicit(command),
       signal,
       async (stream) => {
-        nodeWriter.header = stream;
-        const summary = await (flags.ndjson ? printNdjson(stream, nodeWriter) : printText(stream, paths));
+        const summary = await (flags.ndjson ? printNdjson(stream) : printText(stream, paths));
         return { summary, node: stream.node };
       },
-      flags.ndjson ? nodeWriter : undefined,
+      // Each node entry goes out on its partition's line: none is kept (issue 13).
+      flags.ndjson ? "per-partition" : "keep",
     ),
   );
   return scanExitCode(end);
@@ -155,9 +154,20 @@ function ndjsonLastLine(report: ScanReport): string {
   return JSON.stringify(last) + "\n";
 }
 
-/** `--ndjson` text of a whole report (`scan --ndjson --html`): the same lines the stream prints. */
+/**
+ * `--ndjson` text of a whole report (`scan --ndjson --html`): the same lines
+ * the stream prints, so on a node root each partition dir's node entry moves
+ * onto its partition's line and the last line keeps the dirs no partition covered.
+ */
 function ndjsonText(report: ScanReport): string {
-  return report.partitions.map((partition) => JSON.stringify(partitionToJson(partition)) + "\n").join("") + ndjsonLastLine(report);
+  const entries = new Map((report.node?.partitions ?? []).map((entry) => [entry.path, entry]));
+  const lines = report.partitions.map((partition) => {
+    const entry = entries.get(partition.path);
+    entries.delete(partition.path);
+    return ndjsonPartitionLine(partition, entry);
+  });
+  const last = report.node === undefined ? report : { ...report, node: { ...report.node, partitions: [...entries.values()] } };
+  return lines.join("") + ndjsonLastLine(last);
 }
 
 /**
@@ -166,63 +176,16 @@ function ndjsonText(report: ScanReport): string {
  * line is that report without `partitions` (segscan, engine, options, summary,
  * and on a node root the node section, its metadata scanned before the partitions).
  */
-async function printNdjson(stream: ScanStream, nodeWriter: NdjsonNodeWriter): Promise<ScanReport["summary"]> {
-  const summary = await drain(stream, (partition) => out(JSON.stringify(partitionToJson(partition)) + "\n"));
-  await nodeWriter.finish(reportShell(stream, summary));
+async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
+  const summary = await drain(stream, (partition) => out(ndjsonPartitionLine(partition, stream.nodeEntryOf?.(partition))));
+  await out(ndjsonLastLine(reportShell(stream, summary)));
   return summary;
 }
 
-/** Characters of node partition entries written to stdout at once. */
-const LAST_LINE_CHUNK_CHARS = 64 * 1024;
-
-/** Where the node section's partition entries go in the last line: `"node":{"path":…,"partitions":[` (src/node/json.ts puts them first). */
-function nodePartitionsAt(lastLine: string): number {
-  const node = lastLine.lastIndexOf(`,"node":{"path":`);
-  const at = node < 0 ? -1 : lastLine.indexOf(`"partitions":[`, node);
-  if (at < 0) throw new Error("segscan: the node section's JSON has no partitions list after its path");
-  return at + `"partitions":[`.length;
-}
-
-/**
- * The `--ndjson` last line on a node root, written as it is made: the node
- * section holds an entry per partition dir, so instead of keeping them all
- * and serialising the line at once (which set the peak memory of a scan of
- * 50,000 partitions, issue 13), the line's head goes out when the partitions
- * are done, each entry as the node pass makes it, and the rest (verdict,
- * metadata findings, forecast) at the end. The text is exactly the line
- * `ndjsonLastLine` makes of the whole report.
- */
-class NdjsonNodeWriter implements NodePartitionStream {
-  private head: string | null = null;
-  private chunk = "";
-  private entries = 0;
-  header: ScanStream | null = null;
-
-  async begin(summary: ScanReport["summary"], node: NodeReport): Promise<void> {
-    const shell: ScanReport = { ...reportShell(this.header!, summary), node: { ...node, partitions: [] } };
-    const line = ndjsonLastLine(shell);
-    this.head = line.slice(0, nodePartitionsAt(line));
-    this.chunk = this.head;
-  }
-
-  readonly emit = async (entry: NodePartitionReport): Promise<void> => {
-    this.chunk += (this.entries++ === 0 ? "" : ",") + JSON.stringify(nodePartitionToJson(entry));
-    if (this.chunk.length >= LAST_LINE_CHUNK_CHARS) {
-      await out(this.chunk);
-      this.chunk = "";
-    }
-  };
-
-  async finish(report: ScanReport): Promise<void> {
-    if (this.head === null) {
-      await out(ndjsonLastLine(report));
-      return;
-    }
-    const line = ndjsonLastLine({ ...report, node: { ...report.node!, partitions: [] } });
-    const at = nodePartitionsAt(line);
-    if (line.slice(0, at) !== this.head) throw new Error("segscan: the last line's head changed after it was written");
-    await out(this.chunk + line.slice(at));
-  }
+/** One partition's `--ndjson` line; on a node root with its partition dir's node entry as `node` (docs/interfaces.md §9.3). */
+function ndjsonPartitionLine(partition: ScanReport["partitions"][number], nodeEntry: NodePartitionReport | undefined): string {
+  const json = partitionToJson(partition);
+  return JSON.stringify(nodeEntry === undefined ? json : { ...json, node: nodePartitionToJson(nodeEntry) }) + "\n";
 }
 
 /** The text report, written block by block: the same text `formatReport` makes of the whole report. */

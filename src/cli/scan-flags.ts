@@ -8,7 +8,6 @@ import {
   type DiscoveredTargets,
   type Discovery,
   type DiscoverySink,
-  type NodePartitionStream,
   type ScanStream,
   type ScanTarget,
   discover,
@@ -18,6 +17,7 @@ import {
   streamDiscovered,
 } from "../recovery/scan.js";
 import type { ScanOptions } from "../recovery/options.js";
+import type { NodeEntries } from "../node/scan.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { ScanReport } from "../report/types.js";
 import { resolveEngine, warn } from "./context.js";
@@ -180,14 +180,14 @@ export async function runScanStream<T>(
   engineExplicit: boolean,
   signal: AbortSignal,
   consume: (stream: ScanStream) => Promise<T>,
-  nodePartitions?: NodePartitionStream,
+  nodeEntries: NodeEntries = "keep",
 ): Promise<T> {
   const discovery = await discoverStreamForCli(paths, signal);
   const { options, stop } = await scanOptionsForCli(flags, engineExplicit, signal, (estimates) =>
     estimateInBackground(paths, estimates, signal),
   );
   try {
-    return await consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs, nodePartitions));
+    return await consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs, nodeEntries));
   } finally {
     stop();
   }

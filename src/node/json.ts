@@ -48,9 +48,6 @@ export function nodeToJson(node: NodeReport): JsonNode {
   const { wal, snapshot, superblock } = node.metadata;
   return {
     path: node.path,
-    // Right after the path: `scan --ndjson` streams these entries out before
-    // the verdict, metadata findings and forecast that follow are final.
-    partitions: node.partitions.map(nodePartitionToJson),
     verdict: node.verdict,
     metadata: {
       present: node.metadata.present,
@@ -87,6 +84,7 @@ export function nodeToJson(node: NodeReport): JsonNode {
       superblock: superblock === null ? null : superblockToJson(superblock),
       findings: node.metadata.findings.map(findingToJson),
     },
+    partitions: node.partitions.map(nodePartitionToJson),
     notDurable: [...node.notDurable],
     crossCheck: {
       orphanDirs: [...node.crossCheck.orphanDirs],

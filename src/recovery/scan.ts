@@ -7,14 +7,14 @@ import type { Engine, EngineWindow } from "../engine/types.js";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport, SegmentReport } from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../report/types.js";
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
 import { failedTarget, loadPartition, openScanWindow } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
-import { type NodePartitionEmitter, type PartitionProof, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
-import type { NodeReport } from "../node/types.js";
+import { type NodeEntries, NodePartitionPass, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
+import type { NodePartitionReport, NodeReport } from "../node/types.js";
 
 export {
   discover,
@@ -362,6 +362,13 @@ export interface ScanStream {
    * once `partitions` is done (it needs every partition's verdict).
    */
   node?: NodeReport;
+  /**
+   * With `nodeEntries: "per-partition"` on a node root: the partition's entry
+   * of the node section (docs/node.md N9), made when the partition was
+   * yielded; `node.partitions` then lists only the partition dirs no scan
+   * target covered.
+   */
+  nodeEntryOf?: (partition: PartitionReport) => NodePartitionReport | undefined;
 }
 
 /**
@@ -393,16 +400,18 @@ export async function streamTargets(
 /**
  * Streams what `discover` found under `paths`, as `scanDiscovered` scans it:
  * one node root (docs/node.md N0) gets its metadata scanned first and its node
- * section set on the stream once the partitions are done. For that section the
- * stream keeps, per partition, a PartitionProof (path, verdict, refusal code,
- * segment bounds), not its report.
+ * section set on the stream once the partitions are done. Each partition goes
+ * to the node pass as it is yielded (src/node/pass.ts), so nothing per
+ * partition is kept for the section but its entries ("keep"), or not even
+ * those ("per-partition").
  */
 export async function streamDiscovered(
   paths: readonly string[],
   discovery: DiscoveredTargets,
   options: ScanOptions,
   scanFs?: ScanFs,
-  nodePartitions?: NodePartitionStream,
+  /** docs/node.md N9: "per-partition" hands each partition dir's node entry out beside its report (`nodeEntryOf`) instead of keeping it. */
+  nodeEntries: NodeEntries = "keep",
 ): Promise<ScanStream> {
   const resolved = resolveScanOptions(options);
   const fs = scanFs ?? defaultScanFs(resolved.io);
@@ -412,68 +421,21 @@ export async function streamDiscovered(
   const withEngine = { ...options, engine };
   const node = await scanNodeMetadata(root, withEngine, fs, engine);
   const inner = await streamTargets(discovery.targets, withEngine, fs, discovery.skipped);
-  const stream: ScanStream = { ...inner, partitions: withNode() };
+  const entries = new WeakMap<PartitionReport, NodePartitionReport>();
+  const stream: ScanStream = { ...inner, partitions: withNode(), nodeEntryOf: (partition) => entries.get(partition) };
   async function* withNode(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
-    const proofs = new Map<string, PartitionProof>();
+    const pass = new NodePartitionPass(node, { scanFs: fs, engine, signal: resolved.signal, entries: nodeEntries });
     for (let next = await inner.partitions.next(); ; next = await inner.partitions.next()) {
       if (next.done) {
-        await nodePartitions?.begin(next.value, node);
-        stream.node = await finishNode(node, withEngine, fs, engine, proofs, undefined, nodePartitions?.emit);
+        stream.node = await pass.finish();
         return next.value;
       }
-      proofs.set(next.value.path, partitionProof(next.value));
+      const entry = await pass.add(next.value);
+      if (entry !== null) entries.set(next.value, entry);
       yield next.value;
     }
   }
   return stream;
-}
-
-/**
- * A streamed node scan's partition-dir entries, handed over as the node pass
- * makes them (`scan --ndjson` writes them straight out): `begin` once the
- * partitions are done, with their summary and the node section so far, then
- * `emit` per entry; `stream.node.partitions` stays empty.
- */
-export interface NodePartitionStream {
-  begin(summary: ScanReport["summary"], node: NodeReport): Promise<void>;
-  emit: NodePartitionEmitter;
-}
-
-/**
- * What the node section needs of a partition's report (docs/node.md N3, N4,
- * N8): a few fields, and of its segments only those that decide the head
- * (the highest proven end, the highest start), the planned cut (a torn tail
- * with bytes past the proven prefix) and whether any holds messages. A
- * streamed scan keeps one per partition until the node pass.
- */
-export function partitionProof(partition: PartitionReport): PartitionProof {
-  const { segments } = partition;
-  const highestEnd = segments.reduce<SegmentReport | null>(
-    (best, segment) =>
-      segment.endOffset !== null && segment.walkedSize > 0 && (best === null || segment.endOffset > best.endOffset!) ? segment : best,
-    null,
-  );
-  const highestStart = segments.reduce<SegmentReport | null>(
-    (best, segment) => (best === null || segment.startOffset > best.startOffset ? segment : best),
-    null,
-  );
-  const cut = segments.find((segment) => segment.outcome === "torn-tail" && segment.walkedSize < segment.messagesSize);
-  const holding = segments.find((segment) => segment.messagesSize > 0);
-  const kept = [...new Set([highestEnd, highestStart, cut, holding])].filter((segment): segment is SegmentReport => segment != null);
-  return {
-    path: partition.path,
-    verdict: partition.verdict,
-    action: partition.action,
-    sweep: partition.sweep,
-    refusal: partition.refusal === null ? null : { code: partition.refusal.code },
-    segments: kept.map(({ startOffset, endOffset, walkedSize, messagesSize, outcome }) => ({
-      startOffset,
-      endOffset,
-      walkedSize,
-      messagesSize,
-      outcome,
-    })),
-  };
 }
 
 /** `scanIter`'s return value: the summary, and the node section when the one path is a node root. */
