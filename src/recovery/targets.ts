@@ -96,6 +96,33 @@ async function realPathOf(scanFs: ScanFs, path: string): Promise<string> {
   return scanFs.realpath ? scanFs.realpath(path) : path;
 }
 
+/**
+ * The directories a walk has listed, by "dev:ino" (or path). One entry per
+ * directory of the node, so it is the one thing discovery keeps that grows
+ * with the partition count: inode numbers are kept as numbers per device
+ * (a small integer costs a set slot and no string), other keys as strings.
+ */
+class VisitedDirectories {
+  private readonly inodesByDevice = new Map<string, Set<number>>();
+  private readonly others = new Set<string>();
+
+  /** Adds `key`; false when it was already there. */
+  add(key: string): boolean {
+    const match = /^(\d+):(\d+)$/.exec(key);
+    const inode = match === null ? Number.NaN : Number(match[2]);
+    if (match === null || !Number.isSafeInteger(inode)) {
+      if (this.others.has(key)) return false;
+      this.others.add(key);
+      return true;
+    }
+    const inodes = this.inodesByDevice.get(match[1]!) ?? new Set<number>();
+    this.inodesByDevice.set(match[1]!, inodes);
+    if (inodes.has(inode)) return false;
+    inodes.add(inode);
+    return true;
+  }
+}
+
 /** Where a streamed discovery reports what is not a target: links not followed, and each root as it is walked. */
 export interface DiscoverySink {
   skipped: IgnoredEntry[];
@@ -173,7 +200,7 @@ export async function* discoverStream(
       continue;
     }
     // Per root, so a root inside an earlier one still counts its partitions.
-    const visited = new Set<string>();
+    const visited = new VisitedDirectories();
     const listDirectory = async (directory: string, depth: number): Promise<ListedDirectory & { key: string }> => {
       if (signal?.aborted) throw abortError(signal);
       const nothing = { target: null, children: [], key: directory };
@@ -183,8 +210,7 @@ export async function* discoverStream(
       try {
         const fileId = (await scanFs.stat(directory)).fileId;
         if (fileId !== undefined) key = fileId;
-        if (visited.has(key)) return nothing;
-        visited.add(key);
+        if (!visited.add(key)) return nothing;
         entries = await scanFs.list(directory);
       } catch (cause) {
         return {
