@@ -128,7 +128,7 @@ function readEveryFile(dir: string, buffer: Uint8Array): number {
 }
 
 /** Peak RSS (bytes) of `segscan scan --ndjson <dir>` in a child process, from GNU time; null without /usr/bin/time. */
-function childPeakRss(dir: string, deep: boolean): number | null {
+function childPeakRss(dir: string, deep: boolean, nodeOptions?: string): number | null {
   const time = "/usr/bin/time";
   if (!existsSync(time)) return null;
   const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
@@ -151,6 +151,7 @@ function childPeakRss(dir: string, deep: boolean): number | null {
       stdio: ["ignore", "ignore", "pipe"],
       encoding: "utf8",
       maxBuffer: 64 * 1024 * 1024,
+      env: nodeOptions === undefined ? process.env : { ...process.env, NODE_OPTIONS: nodeOptions },
     },
   );
   const match = /peak-rss-kib (\d+)/.exec(run.stderr ?? "");
@@ -176,6 +177,10 @@ export interface ScaleRow {
   deepCpuMs: number;
   peakRssTailBytes: number | null;
   peakRssDeepBytes: number | null;
+  /** Tail, with V8's young generation capped (NODE_OPTIONS=--max-semi-space-size=2): what the scan itself keeps, without V8 growing its nursery from 16 to 32 MiB on a long run. */
+  peakRssTailCappedBytes: number | null;
+  /** Deep, one thread, `io: "async"` (the library's default): reads on libuv's threadpool. */
+  deepAsyncMs: number;
 }
 
 const cpuMs = (): number => {
@@ -187,7 +192,7 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
   const dir = await ensureScaleTree(count, args.segmentBytes, (line) => console.error(line));
   const engine = await createEngine("wasm");
   const buffer = new Uint8Array(FLOOR_BUFFER_BYTES);
-  const wall = { floor: [] as number[], tail: [] as number[], deep: [] as number[], deepPool: [] as number[] };
+  const wall = { floor: [] as number[], tail: [] as number[], deep: [] as number[], deepPool: [] as number[], deepAsync: [] as number[] };
   const cpu = { floor: [] as number[], tail: [] as number[], deep: [] as number[] };
   const treeBytes = readEveryFile(dir, buffer); // also warms the page cache
   for (let round = 0; round < args.rounds; round++) {
@@ -196,16 +201,17 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
     readEveryFile(dir, buffer);
     wall.floor.push(performance.now() - startedAt);
     cpu.floor.push(cpuMs() - cpuAt);
-    for (const [name, verify, concurrency] of [
-      ["tail", "tail", 1],
-      ["deep", "full", 1],
-      ["deepPool", "full", 2],
+    for (const [name, verify, concurrency, io] of [
+      ["tail", "tail", 1, "blocking"],
+      ["deep", "full", 1, "blocking"],
+      ["deepPool", "full", 2, "blocking"],
+      ["deepAsync", "full", 1, "async"],
     ] as const) {
       startedAt = performance.now();
       cpuAt = cpuMs();
-      const report = await scanPath(dir, { engine, verify, concurrency, io: "blocking" });
+      const report = await scanPath(dir, { engine, verify, concurrency, io });
       wall[name].push(performance.now() - startedAt);
-      if (name !== "deepPool") cpu[name].push(cpuMs() - cpuAt);
+      if (name === "tail" || name === "deep") cpu[name].push(cpuMs() - cpuAt);
       if (report.summary.clean !== count)
         throw new Error(`bench scale: expected ${count} clean partitions, got ${JSON.stringify(report.summary)}`);
     }
@@ -223,6 +229,8 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
     deepCpuMs: median(cpu.deep),
     peakRssTailBytes: childPeakRss(dir, false),
     peakRssDeepBytes: childPeakRss(dir, true),
+    peakRssTailCappedBytes: childPeakRss(dir, false, "--max-semi-space-size=2"),
+    deepAsyncMs: median(wall.deepAsync),
   };
 }
 
@@ -242,13 +250,19 @@ async function main(): Promise<void> {
         `tail 1 thread ${row.tailMs.toFixed(0)} ms = ${ratio(row.floorMs, row.tailMs)} floor (cpu ${ratio(row.floorCpuMs, row.tailCpuMs)}); ` +
         `deep 1 thread ${row.deepMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepMs)} (cpu ${ratio(row.floorCpuMs, row.deepCpuMs)}); ` +
         `deep concurrency 2 ${row.deepPoolMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepPoolMs)}; ` +
-        `peak RSS of scan --ndjson: tail ${mib(row.peakRssTailBytes)}, deep ${mib(row.peakRssDeepBytes)}`,
+        `deep async io ${row.deepAsyncMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepAsyncMs)}; ` +
+        `peak RSS of scan --ndjson: tail ${mib(row.peakRssTailBytes)}, deep ${mib(row.peakRssDeepBytes)}, tail with a 2 MiB semi-space ${mib(row.peakRssTailCappedBytes)}`,
     );
   }
   if (rows.length > 1) {
     const rss = rows.map((row) => row.peakRssTailBytes).filter((bytes): bytes is number => bytes !== null);
     if (rss.length === rows.length)
       console.log(`peak RSS growth ${rows[0]!.partitions} → ${rows.at(-1)!.partitions} partitions (tail): ${mib(rss.at(-1)! - rss[0]!)}`);
+    const capped = rows.map((row) => row.peakRssTailCappedBytes).filter((bytes): bytes is number => bytes !== null);
+    if (capped.length === rows.length)
+      console.log(
+        `peak RSS growth ${rows[0]!.partitions} → ${rows.at(-1)!.partitions} partitions (tail, 2 MiB semi-space): ${mib(capped.at(-1)! - capped[0]!)}`,
+      );
   }
   console.log(machineLine(loadAtStart));
 }

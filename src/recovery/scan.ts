@@ -308,7 +308,7 @@ export async function* loadInOrder(
     load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
     return load;
   };
-  const targets = isTargetList(source) ? source[Symbol.iterator]() : source[Symbol.asyncIterator]();
+  const targets = isTargetList(source) ? source[Symbol.iterator]() : readAhead(source[Symbol.asyncIterator](), TARGETS_READ_AHEAD);
   let exhausted = false;
   try {
     while (!exhausted || pending.length > 0) {
@@ -325,6 +325,64 @@ export async function* loadInOrder(
     for (const engineWindow of idleWindows) engineWindow.close();
     if (!exhausted) await targets.return?.();
   }
+}
+
+/**
+ * Targets a streamed discovery is asked for ahead of the loads. Without it,
+ * discovery ran only when a load slot freed, so each partition's listing
+ * round trips (a stat and a listing through libuv's threadpool with async io)
+ * sat between one load and the next; a few ahead keep the slots fed while the
+ * loads run. A target holds its listing until loaded, so this stays small.
+ */
+export const TARGETS_READ_AHEAD = 16;
+
+/**
+ * Pulls from `source` in the background, up to `depth` items ahead of the
+ * consumer; items and a failure come out in the source's order. `return`
+ * stops the pulling and closes the source.
+ */
+function readAhead<T>(source: AsyncIterator<T>, depth: number): AsyncIterator<T> {
+  const buffered: T[] = [];
+  let finished = false;
+  let failed = false;
+  let failure: unknown;
+  let pump: Promise<void> | null = null;
+  const fill = (): Promise<void> => {
+    pump ??= (async () => {
+      try {
+        while (!finished && buffered.length < depth) {
+          const next = await source.next();
+          if (next.done) finished = true;
+          else buffered.push(next.value);
+        }
+      } catch (error) {
+        failed = true;
+        failure = error;
+        finished = true;
+      } finally {
+        pump = null;
+      }
+    })();
+    return pump;
+  };
+  return {
+    async next(): Promise<IteratorResult<T>> {
+      while (buffered.length === 0 && !finished) await fill();
+      if (buffered.length > 0) {
+        const value = buffered.shift()!;
+        if (!finished) void fill();
+        return { done: false, value };
+      }
+      if (failed) throw failure;
+      return { done: true, value: undefined };
+    },
+    async return(): Promise<IteratorResult<T>> {
+      finished = true;
+      await pump;
+      await source.return?.();
+      return { done: true, value: undefined };
+    },
+  };
 }
 
 /** Running totals of a streamed scan: all a streaming report keeps (its memory stays flat). */
