@@ -17,6 +17,7 @@ import { abortError } from "../io/errors.js";
 import { type ScanFs, withListing } from "../io/fs.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { PartitionReport } from "../report/types.js";
+import { partitionDirectoryNames } from "../recovery/partition.js";
 import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
 import { scanSuperblock } from "./superblock.js";
 import {
@@ -107,14 +108,14 @@ export class NodePartitionPass {
    * partition dir of the node's layout and the pass hands entries out per
    * partition; otherwise null (kept, or not a partition dir of the layout).
    */
-  async add(proof: PartitionProof): Promise<NodePartitionReport | null> {
+  async add(proof: PartitionProof, directoryNames?: ReadonlySet<string>): Promise<NodePartitionReport | null> {
     this.severities.add(proof.verdict as Severity);
     const parent = dirname(proof.path);
     const name = basename(proof.path);
     if (!(await this.enter(parent))) return null;
     const open = this.open!;
     if (!open.nameSet.has(name) || open.made.has(name)) return null;
-    const entry = await this.makeEntry(open, name, proof);
+    const entry = await this.makeEntry(open, name, proof, directoryNames);
     open.made.set(name, this.options.entries === "keep" ? entry : null);
     return this.options.entries === "keep" ? null : entry;
   }
@@ -204,14 +205,20 @@ export class NodePartitionPass {
     }
   }
 
-  private async makeEntry(open: OpenDir, partition: string, proven: PartitionProof | undefined): Promise<NodePartitionReport> {
+  private async makeEntry(
+    open: OpenDir,
+    partition: string,
+    proven: PartitionProof | undefined,
+    /** The names the partition's load listed in its dir, when it did. */
+    directoryNames?: ReadonlySet<string>,
+  ): Promise<NodePartitionReport> {
     const { scanFs, engine } = this.options;
     const { stream, topic, path: partitionsDir } = open.dir;
     const contents = this.contents;
     // The proof's own string when there is one: on a node of many partitions a second copy of every path adds up.
     const path = proven?.path ?? join(partitionsDir, partition);
     this.seen?.add(path);
-    const partitionFs = await listedPartitionFs(scanFs, path);
+    const partitionFs = directoryNames === undefined ? await listedPartitionFs(scanFs, path) : withListing(scanFs, path, directoryNames);
     const superblock = await scanSuperblock(path, partitionFs, engine, "partition");
     const findings: NodeFinding[] = [];
     const frontier = superblock.state === "present" ? (superblock.vsr?.offsetFrontier ?? 0n) : 0n;
@@ -285,7 +292,7 @@ export async function finishNode(
   if (options.signal?.aborted) throw abortError(options.signal);
   const pass = new NodePartitionPass(report, { scanFs, engine, signal: options.signal, entries: "keep", scanFenced });
   const inPathOrder = [...partitionReports].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  for (const proof of inPathOrder) await pass.add(proof);
+  for (const proof of inPathOrder) await pass.add(proof, partitionDirectoryNames.get(proof));
   return pass.finish();
 }
 

@@ -35,7 +35,15 @@ export function parseSegmentStem(stem: string): bigint | null {
   return value <= U64_MAX ? value : null;
 }
 
+/**
+ * Every name a partition load found in its directory, by its report: the
+ * node pass (src/node/pass.ts) answers the dir's absent optional files from
+ * it instead of listing the dir again (issue 13). Dropped with the report.
+ */
+export const partitionDirectoryNames = new WeakMap<object, ReadonlySet<string>>();
+
 interface Listing {
+  names?: ReadonlySet<string>;
   segments: SegmentFiles[];
   sweep: SweepCandidate[];
   ignored: IgnoredEntry[];
@@ -108,11 +116,11 @@ async function listPartition(scanFs: ScanFs, directory: string, listed?: readonl
       { cause },
     );
   }
-  const listing: Listing = { segments: [], sweep: [], ignored: [] };
+  const listing: Listing = { names: new Set(entries.map((entry) => entry.name)), segments: [], sweep: [], ignored: [] };
   // Every non-directory name counts for pairing, so a `.log` that is not a
   // regular file never turns its live `.index` into a sweepable orphan.
   const files = new Map(entries.filter((entry) => !entry.isDirectory).map((entry) => [entry.name, entry]));
-  const names = new Set(entries.map((entry) => entry.name));
+  const names = listing.names!;
   for (const entry of entries) {
     if (entry.isDirectory && entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
   }
@@ -241,6 +249,7 @@ export async function loadPartition(
   };
   try {
     const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path, entries);
+    if (listing.names !== undefined) partitionDirectoryNames.set(report, listing.names);
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
     if (listing.segments.length === 0) throw noSegments(path, listing.ignored);

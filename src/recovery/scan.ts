@@ -9,7 +9,7 @@ import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../report/types.js";
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
-import { failedTarget, loadPartition, openScanWindow } from "./partition.js";
+import { failedTarget, loadPartition, openScanWindow, partitionDirectoryNames } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
@@ -495,7 +495,7 @@ export async function streamDiscovered(
         stream.node = await pass.finish();
         return next.value;
       }
-      const entry = await pass.add(next.value);
+      const entry = await pass.add(next.value, partitionDirectoryNames.get(next.value));
       if (entry !== null) entries.set(next.value, entry);
       yield next.value;
     }
