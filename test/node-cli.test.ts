@@ -12,6 +12,13 @@ import { toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { scanIter, scanPath } from "../src/recovery/scan.js";
 import { tempDir } from "./helpers/node-wal.js";
 
+/** The JSON objects of `--ndjson` output, one per line. */
+// biome-ignore lint/suspicious/noExplicitAny: the test reads parsed JSON freely
+const parseLines = (stdout: string): any[] =>
+  stdout
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line));
 const CLI = join(import.meta.dirname, "../dist/src/cli/main.js");
 const run = async (args: string[]): Promise<{ code: number; stdout: string }> => {
   try {
@@ -62,10 +69,7 @@ describe("segscan scan <node root>", () => {
     const ndjson = await run(["scan", dir, "--ndjson"]);
     const json = JSON.parse((await run(["scan", dir, "--json"])).stdout);
     expect(ndjson.code).toBe(4);
-    const lines = ndjson.stdout
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line));
+    const lines = parseLines(ndjson.stdout);
     expect(lines.slice(0, -1).map((partition) => partition.verdict)).toEqual(json.partitions.map(() => "clean"));
     expect(lines.at(-1).summary.repairable).toBe(0);
     // Each partition line carries its dir's node entry; the last line keeps the rest of the node section.
@@ -85,10 +89,7 @@ describe("segscan scan <node root>", () => {
       expect(streamed.code).toBe(whole.code);
       const withoutTimes = (stdout: string): string => stdout.replace(/"elapsedMs":\d+/, '"elapsedMs":0');
       expect(withoutTimes(streamed.stdout)).toBe(withoutTimes(whole.stdout));
-      const lines = streamed.stdout
-        .trimEnd()
-        .split("\n")
-        .map((line) => JSON.parse(line));
+      const lines = parseLines(streamed.stdout);
       expect(lines.length).toBeGreaterThan(2);
       for (const partition of lines.slice(0, -1)) expect(partition.node.path).toBe(partition.path);
       expect(lines.at(-1).node.partitions).toEqual([]);
@@ -105,10 +106,7 @@ describe("segscan scan <node root>", () => {
     const ndjson = await run(["scan", dir, "--ndjson"]);
     const json = JSON.parse((await run(["scan", dir, "--json"])).stdout);
     expect(ndjson.code).toBe(4);
-    const lines = ndjson.stdout
-      .trimEnd()
-      .split("\n")
-      .map((line) => JSON.parse(line));
+    const lines = parseLines(ndjson.stdout);
     const last = lines.at(-1);
     expect(last.node.partitions.map((entry: { path: string }) => entry.path)).toEqual([
       join(dir, "streams", "1", "topics", "0", "partitions", "5"),

@@ -11,7 +11,7 @@
  * and finishes a dir (its partition dirs that no scan target covered) as soon
  * as the proofs have moved past it. Read-only: nothing here writes.
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, sep } from "node:path";
 import type { Engine } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, withListing } from "../io/fs.js";
@@ -134,7 +134,7 @@ export class NodePartitionPass {
   /** Makes `parent` the open dir when it is one of the layout's partitions dirs, finishing every dir before it; false when it is none. */
   private async enter(parent: string): Promise<boolean> {
     if (this.open?.dir.path === parent) return true;
-    if (!parent.startsWith(join(this.report.path, STREAMS_DIR)) || basename(parent) !== "partitions") return false;
+    if (!parent.startsWith(join(this.report.path, STREAMS_DIR) + sep) || basename(parent) !== "partitions") return false;
     for (let next = await this.peek(); next !== null && next.path <= parent; next = await this.peek()) {
       this.peeked = undefined;
       if (this.open !== null) await this.close(this.open);
