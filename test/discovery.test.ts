@@ -436,3 +436,63 @@ describe("streamed discovery (issue 13)", () => {
     expect(seen).toEqual([]);
   });
 });
+
+describe("a small partition's files are opened while it is listed (issue 13)", () => {
+  /** Counts stats and opens per file name, and closes of what was opened. */
+  function countingFs(failOpen?: (path: string) => boolean) {
+    const stats: string[] = [];
+    const opens: string[] = [];
+    let open = 0;
+    const fs: ScanFs = {
+      ...nodeScanFs,
+      async stat(path) {
+        stats.push(path);
+        return nodeScanFs.stat(path);
+      },
+      async open(path) {
+        opens.push(path);
+        if (failOpen?.(path)) throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: "EACCES" });
+        const file = await nodeScanFs.open(path);
+        open++;
+        return {
+          size: file.size,
+          read: (target, position) => file.read(target, position),
+          close: () => file.close().then(() => void open--),
+        };
+      },
+    };
+    return { fs, stats, opens, stillOpen: () => open };
+  }
+
+  it("one open per segment file, no stat of it, every handle closed; the report is the same as without", async () => {
+    const dir = tempPartition(1);
+    const chain = buildChain({ counts: [3, 2], seed: 5 });
+    writeSegment(dir, 0n, chain.log, indexAt(chain, [0, 1]));
+    const counting = countingFs();
+    const withCounting = await scanPath(dir, { engine: engines[0]!, concurrency: 1, verify: "full" }, counting.fs);
+    const plain = await scanPath(dir, { engine: engines[0]!, concurrency: 1, verify: "full" });
+    expect(withCounting.partitions).toEqual(plain.partitions);
+    const segmentFiles = (paths: string[]) => paths.filter((path) => /\.(log|index)$/.test(path)).map((path) => path.slice(dir.length + 1));
+    expect(segmentFiles(counting.stats)).toEqual([]);
+    expect(segmentFiles(counting.opens).sort()).toEqual(["00000000000000000000.index", "00000000000000000000.log"]);
+    expect(counting.stillOpen()).toBe(0);
+  });
+
+  it("an open that fails after others were opened fails the partition (OpenFailure) and closes every handle", async () => {
+    const dir = tempPartition(1);
+    for (const [start, seed] of [
+      [0n, 1],
+      [3n, 2],
+      [6n, 3],
+    ] as const) {
+      const chain = buildChain({ counts: [3], seed, startOffset: start });
+      writeSegment(dir, start, chain.log, indexAt(chain, [0]));
+    }
+    const counting = countingFs((path) => path.endsWith("00000000000000000003.index"));
+    const report = await scanPath(dir, { engine: engines[0]!, concurrency: 1 }, counting.fs);
+    expect(report.partitions[0]!.error).toMatchObject({ code: "OpenFailure" });
+    expect(report.partitions[0]!.error!.message).toContain("00000000000000000003.index");
+    expect(counting.opens.length).toBeGreaterThan(1);
+    expect(counting.stillOpen()).toBe(0);
+  });
+});

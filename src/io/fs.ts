@@ -35,6 +35,8 @@ export interface DirectoryEntry {
 }
 
 export interface ReadableFile {
+  /** The file's size when it was opened (from the `fstat` that checked it is a regular file), when the layer knows it. */
+  readonly size?: number;
   /** Reads up to `target.length` bytes at `position`; resolves to the count read (0 at end of file). */
   read(target: Uint8Array, position: number): Promise<number>;
   close(): Promise<void>;
@@ -170,18 +172,19 @@ export const nodeScanFs: ScanFs = {
   // closes what it opened in a `finally`.
   async open(path) {
     const fd = await settle<number>((done) => open(path, OPEN_FLAGS, done));
-    let regular: boolean;
+    let info: { isFile(): boolean; size: number };
     try {
-      regular = (await settle<{ isFile(): boolean }>((done) => fstat(fd, done))).isFile();
+      info = await settle<{ isFile(): boolean; size: number }>((done) => fstat(fd, done));
     } catch (error) {
       await settle<void>((done) => close(fd, done));
       throw error;
     }
-    if (!regular) {
+    if (!info.isFile()) {
       await settle<void>((done) => close(fd, done));
       throw new NotRegularFileError(path);
     }
     return {
+      size: info.size,
       read: (target, position) => settle<number>((done) => read(fd, target, 0, target.length, position, done)),
       close: () => settle<void>((done) => close(fd, done)),
     };
@@ -228,18 +231,19 @@ export const nodeBlockingScanFs: ScanFs = {
   },
   async open(path) {
     const fd = openSync(path, OPEN_FLAGS);
-    let regular: boolean;
+    let info: { isFile(): boolean; size: number };
     try {
-      regular = fstatSync(fd).isFile();
+      info = fstatSync(fd);
     } catch (error) {
       closeSync(fd);
       throw error;
     }
-    if (!regular) {
+    if (!info.isFile()) {
       closeSync(fd);
       throw new NotRegularFileError(path);
     }
     return {
+      size: info.size,
       async read(target, position) {
         return readSync(fd, target, 0, target.length, position);
       },
@@ -249,3 +253,23 @@ export const nodeBlockingScanFs: ScanFs = {
     };
   },
 };
+
+/**
+ * `scanFs`, with files already open: the first `open` of one of their paths
+ * returns that handle (and forgets it), every other call goes to `scanFs`.
+ * The caller closes whatever is still in `opened` when it is done.
+ */
+export function withOpenFiles(scanFs: ScanFs, opened: Map<string, ReadableFile>): ScanFs {
+  return {
+    list: (path) => scanFs.list(path),
+    stat: (path) => scanFs.stat(path),
+    async open(path) {
+      const file = opened.get(path);
+      if (file === undefined) return scanFs.open(path);
+      opened.delete(path);
+      return file;
+    },
+    ...(scanFs.realpath === undefined ? {} : { realpath: (path: string) => scanFs.realpath!(path) }),
+    ...(scanFs.knownAbsent === undefined ? {} : { knownAbsent: (path: string) => scanFs.knownAbsent!(path) }),
+  };
+}

@@ -7,7 +7,7 @@ import { basename, dirname, join } from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import { type DirectoryEntry, NotRegularFileError, type ScanFs } from "../io/fs.js";
+import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
 import { decideAction } from "../policy/policy.js";
 import type {
   IgnoredEntry,
@@ -79,6 +79,40 @@ async function statRegular(scanFs: ScanFs, path: string): Promise<number> {
   return info.size;
 }
 
+/**
+ * A partition of at most this many segments has its files opened while it is
+ * listed: the `fstat` that checks each is a regular file also gives its size,
+ * which saves a `stat` per file (issue 13: two of the dozen calls a small
+ * partition costs, each a threadpool round trip with async io). The files stay
+ * open until their segment is recovered, so a load holds at most twice this
+ * many descriptors; a larger partition stats its files and opens each in turn.
+ */
+export const PREOPEN_MAX_SEGMENTS = 4;
+
+/** Opens a listed segment file for its recovery; anything but a regular file fails the partition before any read. */
+async function openListed(scanFs: ScanFs, path: string): Promise<ReadableFile> {
+  try {
+    return await scanFs.open(path);
+  } catch (cause) {
+    if (cause instanceof NotRegularFileError) throw notRegular(path);
+    throw new ScanFailure("OpenFailure", path, `cannot open ${path}: ${describeCause(cause)}; nothing was changed`, {
+      cause,
+    });
+  }
+}
+
+/** A listed file's size: from opening it when `opened` is given (the handle is kept there), else from a stat. */
+async function listedSize(scanFs: ScanFs, path: string, opened: Map<string, ReadableFile> | null): Promise<number> {
+  if (opened === null) return statRegular(scanFs, path);
+  const file = await openListed(scanFs, path);
+  if (file.size === undefined) {
+    await file.close();
+    return statRegular(scanFs, path);
+  }
+  opened.set(path, file);
+  return file.size;
+}
+
 /** docs/interfaces.md §9.2: one `.log` scanned alone, its `.index` beside it, its start offset from its name. */
 async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> {
   const stem = basename(logPath).slice(0, -LOG_SUFFIX.length);
@@ -104,7 +138,12 @@ async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> 
 }
 
 /** docs/recovery.md §4 step 1: one listing (discovery's, when given); segments by `.log` stem, sweep candidates, and files that are not ours. */
-async function listPartition(scanFs: ScanFs, directory: string, listed?: readonly DirectoryEntry[]): Promise<Listing> {
+async function listPartition(
+  scanFs: ScanFs,
+  directory: string,
+  listed: readonly DirectoryEntry[] | undefined,
+  opened: Map<string, ReadableFile>,
+): Promise<Listing> {
   let entries;
   try {
     entries = listed ?? (await scanFs.list(directory));
@@ -124,6 +163,10 @@ async function listPartition(scanFs: ScanFs, directory: string, listed?: readonl
   for (const entry of entries) {
     if (entry.isDirectory && entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
   }
+  const segmentFiles = entries.filter((entry) => entry.name.endsWith(LOG_SUFFIX) || entry.name.endsWith(INDEX_SUFFIX));
+  // Opened while listing only when every segment file lists as a regular file:
+  // a FIFO or device among them fails the partition before anything is opened (docs/recovery.md §3.6).
+  const preopen = segmentFiles.length <= 2 * PREOPEN_MAX_SEGMENTS && segmentFiles.every((entry) => entry.isFile) ? opened : null;
   for (const name of [...files.keys()].sort()) {
     const path = join(directory, name);
     const regular = files.get(name)!.isFile;
@@ -150,9 +193,9 @@ async function listPartition(scanFs: ScanFs, directory: string, listed?: readonl
         startOffset,
         logPath: path,
         indexPath,
-        logSize: await statRegular(scanFs, path),
+        logSize: await listedSize(scanFs, path, preopen),
         // A directory named like the index is no "missing index": it fails the partition like a FIFO would.
-        indexSize: names.has(stem + INDEX_SUFFIX) ? await statRegular(scanFs, indexPath) : 0,
+        indexSize: names.has(stem + INDEX_SUFFIX) ? await listedSize(scanFs, indexPath, preopen) : 0,
       });
     }
   }
@@ -242,13 +285,16 @@ export async function loadPartition(
     singleSegment: singleLog,
   };
   const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
+  // Files opened while listing, each handed to the first open of its path (withOpenFiles); the rest closed below.
+  const opened = new Map<string, ReadableFile>();
+  const scanFs = withOpenFiles(context.scanFs, opened);
   let bytesTotal = 0;
   const onRead = (bytesRead: number): void => {
     report.bytesScanned += bytesRead;
     context.options.onProgress?.({ path, bytesDone: Math.min(report.bytesScanned, bytesTotal), bytesTotal });
   };
   try {
-    const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path, entries);
+    const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path, entries, opened);
     if (listing.names !== undefined) partitionDirectoryNames.set(report, listing.names);
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
@@ -257,7 +303,7 @@ export async function loadPartition(
     for (const files of listing.segments) {
       report.segments.push(
         await recoverSegment(files, {
-          scanFs: context.scanFs,
+          scanFs,
           engineWindow,
           budget,
           verify: used.verify,
@@ -279,6 +325,7 @@ export async function loadPartition(
     }
   } finally {
     if (engineWindow !== context.engineWindow) engineWindow.close();
+    for (const file of opened.values()) await file.close().catch(() => undefined);
   }
   report.budget.spentUnits = budget.spentUnits;
   report.verdict = classify(report);
