@@ -191,7 +191,11 @@ const ACCESS: Record<number, OpenWriter["access"] | undefined> = { 1: "O_WRONLY"
  * counted in `unreadableProcesses`, not inspected. Elsewhere nothing is
  * checked (`checked: false`).
  */
-export async function findWriters(dir: string, procRoot = "/proc"): Promise<WriterCheck> {
+export async function findWriters(
+  dir: string,
+  procRoot = "/proc",
+  watched: (file: string) => boolean = isSegmentFile,
+): Promise<WriterCheck> {
   if (process.platform !== "linux") return { checked: false, writers: [], unreadableProcesses: 0 };
   let realDir: string;
   try {
@@ -222,7 +226,7 @@ export async function findWriters(dir: string, procRoot = "/proc"): Promise<Writ
       } catch {
         continue; // closed meanwhile
       }
-      if (path.dirname(target) !== realDir || !SEGMENT_FILE.test(target)) continue;
+      if (path.dirname(target) !== realDir || !watched(target)) continue;
       let info: string;
       try {
         info = await fsp.readFile(path.join(procRoot, pid, "fdinfo", fd), "utf8");
@@ -237,13 +241,20 @@ export async function findWriters(dir: string, procRoot = "/proc"): Promise<Writ
   return { checked: true, writers, unreadableProcesses };
 }
 
-/** Throws `WriterOpenError` when another process writes a segment file of `dir`; returns what was checked. */
-export async function refuseWriters(dir: string, what: string): Promise<WriterCheck> {
-  const check = await findWriters(dir);
+function isSegmentFile(file: string): boolean {
+  return SEGMENT_FILE.test(file);
+}
+
+/**
+ * Throws `WriterOpenError` when another process writes a segment file of `dir`
+ * (or, given `watched`, any file it accepts, e.g. the metadata WAL); returns what was checked.
+ */
+export async function refuseWriters(dir: string, what: string, watched?: (file: string) => boolean): Promise<WriterCheck> {
+  const check = await findWriters(dir, "/proc", watched);
   if (check.writers.length > 0) {
     const list = check.writers.map((w) => `pid ${w.pid} has ${w.file} open ${w.access}`).join("; ");
     throw new WriterOpenError(
-      `refusing to ${what}: another process has its segment files open for writing (${list}); nothing was changed. ` +
+      `refusing to ${what}: another process has ${watched === undefined ? "its segment files" : "it"} open for writing (${list}); nothing was changed. ` +
         "Stop iggy-server (or whatever writes there) before repairing or restoring",
       dir,
       check.writers,

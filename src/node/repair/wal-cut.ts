@@ -7,7 +7,7 @@
  * makes `restore(<root>/metadata)` return every byte. Nothing else in
  * `metadata/` is ever changed.
  */
-import { acquireLock } from "../../repair/lock.js";
+import { acquireLock, refuseWriters } from "../../repair/lock.js";
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { createEngine } from "../../engine/index.js";
@@ -62,6 +62,13 @@ export interface WalCutOptions {
   windowBytes?: number;
   probeBudgetUnits?: number;
   chunkBytes?: number;
+  /**
+   * Refuse (WriterOpenError, nothing changed) while another process has the
+   * WAL open for writing (Linux /proc, as for segment repairs, docs/repair.md).
+   * Defaults to on for the real filesystem and off for an injected `fs` (the
+   * crash tests apply thousands of times).
+   */
+  checkWriters?: boolean;
 }
 
 export interface WalCutResult {
@@ -82,6 +89,10 @@ export async function applyWalCut(plan: WalCutPlan, options: WalCutOptions = {})
   // One writer at a time, as for segment repairs (docs/repair.md): the lock file lives in `metadata.segscan/`.
   const lock = await acquireLock(plan.preserveDir, `cut the torn tail of ${plan.walPath}`, process.argv.join(" "));
   try {
+    if (options.checkWriters ?? options.fs === undefined) {
+      const walName = path.basename(plan.walPath);
+      await refuseWriters(path.dirname(plan.walPath), `cut the torn tail of ${plan.walPath}`, (file) => path.basename(file) === walName);
+    }
     return await applyWalCutLocked(plan, options);
   } finally {
     await lock.release();
