@@ -395,7 +395,10 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (report.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
     if (after.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
     // The node's own findings count too (docs/node.md N0): those a WAL cut removed do not, every other one does.
-    if (report.node !== undefined) {
+    // Offsets rewritten in this run change the offset findings: then the node is scanned again to say what is left.
+    if (report.node !== undefined && offsetPlan !== null && offsetPlan.steps.length > 0) {
+      code |= await nodeExitBitsNow(report.node.path, engine);
+    } else if (report.node !== undefined) {
       code |= nodeExitBitsAfterCut(report);
       if (walCut === null) code |= severityExitBits(worstSeverity((report.node.metadata.wal?.findings ?? []).map((f) => f.severity)));
     }
