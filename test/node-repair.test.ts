@@ -4,6 +4,7 @@
  * scan + plan + apply again, converges to the uncrashed end state and restore
  * still returns the original; a stale plan changes nothing.
  */
+import { holdOpen } from "./helpers/holder.js";
 import { describe, expect, it } from "vitest";
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +14,6 @@ import { scanNode } from "../src/node/scan.js";
 import { applyWalCut, planWalCut } from "../src/node/repair/wal-cut.js";
 import { InjectedFault, StalePlanError, createFaultyFs, nodeRepairFs, restore } from "../src/repair/index.js";
 import { LockHeldError, WriterOpenError } from "../src/repair/lock.js";
-import { spawn } from "node:child_process";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { tempDir } from "./helpers/node-wal.js";
 
@@ -124,24 +124,10 @@ describe("refusals", () => {
 });
 
 describe.runIf(process.platform === "linux")("the WAL cut and a process writing the WAL (Linux /proc)", () => {
-  /** A child process holding `file` open with `flags`; resolves once it has it open. */
-  async function holder(file: string, flags: string): Promise<{ pid: number; stop(): void }> {
-    const child = spawn(
-      process.execPath,
-      ["-e", `require("fs").openSync(${JSON.stringify(file)}, "${flags}"); console.log("open"); setInterval(() => {}, 1000);`],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.once("data", () => resolve());
-      child.once("exit", (code) => reject(new Error(`holder exited ${code}`)));
-    });
-    return { pid: child.pid!, stop: () => child.kill() };
-  }
-
   it("refuses while another process has journal.wal open for writing, changing nothing; a reader does not stop it", async () => {
     const { root, wal, original } = await tornNode();
     const before = metadataFiles(root);
-    const writer = await holder(wal, "r+");
+    const writer = await holdOpen(wal, "r+");
     try {
       const error = await applyWalCut(planWalCut(await scanNode(root, { engine }))!, { engine }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WriterOpenError);
@@ -151,7 +137,7 @@ describe.runIf(process.platform === "linux")("the WAL cut and a process writing 
     } finally {
       writer.stop();
     }
-    const reader = await holder(wal, "r");
+    const reader = await holdOpen(wal, "r");
     try {
       await applyWalCut(planWalCut(await scanNode(root, { engine }))!, { engine });
       expect((await scanNode(root, { engine })).verdict).toBe("clean");

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { holdOpen } from "./helpers/holder.js";
 import { describe, expect, it } from "vitest";
 import {
   InjectedFault,
@@ -111,27 +112,11 @@ describe("the lock at process exit", () => {
 });
 
 describe.runIf(process.platform === "linux")("other writers (Linux /proc)", () => {
-  /** A child process holding `file` open with `flags`; resolves once it has it open. */
-  async function holder(file: string, flags: string): Promise<{ pid: number; stop(): void }> {
-    const child = spawn(
-      process.execPath,
-      ["-e", `require("fs").openSync(${JSON.stringify(file)}, "${flags}"); console.log("open"); setInterval(() => {}, 1000);`],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.once("data", () => resolve());
-      child.once("exit", (code) => reject(new Error(`holder exited ${code}`)));
-    });
-    return { pid: child.pid!, stop: () => child.kill() };
-  }
-
   it("a process with the .log open for writing refuses apply, naming the pid and file; a reader does not", async () => {
     const { dir } = buildScenario(garbageTail);
     const before = snapshot(dir);
     const log = logOf(dir);
-    const writer = await holder(log, "r+");
+    const writer = await holdOpen(log, "r+");
     try {
       const check = await findWriters(dir);
       expect(check.checked).toBe(true);
@@ -146,7 +131,7 @@ describe.runIf(process.platform === "linux")("other writers (Linux /proc)", () =
     } finally {
       writer.stop();
     }
-    const reader = await holder(log, "r");
+    const reader = await holdOpen(log, "r");
     try {
       const result = await applyRepair(planRepair(await scan(dir, garbageTail)), { engine, chunkBytes: CHUNK_BYTES });
       expect(result.writerCheck.checked).toBe(true);
