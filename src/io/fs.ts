@@ -94,11 +94,7 @@ export interface ScanFs {
  */
 export function withListing(scanFs: ScanFs, directory: string, names: ReadonlySet<string>): ScanFs {
   const prefix = directory.endsWith(sep) ? directory : directory + sep;
-  return {
-    list: (path) => scanFs.list(path),
-    stat: (path) => scanFs.stat(path),
-    open: (path) => scanFs.open(path),
-    ...(scanFs.realpath === undefined ? {} : { realpath: (path: string) => scanFs.realpath!(path) }),
+  return overlay(scanFs, {
     knownAbsent(path) {
       if (scanFs.knownAbsent?.(path)) return true;
       if (!path.startsWith(prefix)) return false;
@@ -106,6 +102,18 @@ export function withListing(scanFs: ScanFs, directory: string, names: ReadonlySe
       const slash = rest.indexOf(sep);
       return !names.has(slash < 0 ? rest : rest.slice(0, slash));
     },
+  });
+}
+
+/** `scanFs` with some of its calls replaced; every other call goes to `scanFs` (bound, so a class instance works too). */
+function overlay(scanFs: ScanFs, replaced: Partial<ScanFs>): ScanFs {
+  return {
+    list: (path) => scanFs.list(path),
+    stat: (path) => scanFs.stat(path),
+    open: (path) => scanFs.open(path),
+    ...(scanFs.realpath === undefined ? {} : { realpath: (path: string) => scanFs.realpath!(path) }),
+    ...(scanFs.knownAbsent === undefined ? {} : { knownAbsent: (path: string) => scanFs.knownAbsent!(path) }),
+    ...replaced,
   };
 }
 
@@ -260,16 +268,12 @@ export const nodeBlockingScanFs: ScanFs = {
  * The caller closes whatever is still in `opened` when it is done.
  */
 export function withOpenFiles(scanFs: ScanFs, opened: Map<string, ReadableFile>): ScanFs {
-  return {
-    list: (path) => scanFs.list(path),
-    stat: (path) => scanFs.stat(path),
+  return overlay(scanFs, {
     async open(path) {
       const file = opened.get(path);
       if (file === undefined) return scanFs.open(path);
       opened.delete(path);
       return file;
     },
-    ...(scanFs.realpath === undefined ? {} : { realpath: (path: string) => scanFs.realpath!(path) }),
-    ...(scanFs.knownAbsent === undefined ? {} : { knownAbsent: (path: string) => scanFs.knownAbsent!(path) }),
-  };
+  });
 }

@@ -81,8 +81,8 @@ const byPathKey = (a: string, b: string): number => {
 };
 
 export class NodePartitionPass {
-  private readonly dirs: AsyncIterator<PartitionsDir>;
-  private peeked: PartitionsDir | null | undefined = undefined;
+  /** The partitions dirs not reached yet, in path order (one per topic, listed on first use). */
+  private dirs: PartitionsDir[] | null = null;
   private open: OpenDir | null = null;
   private readonly contents: NonNullable<NodeReport["metadata"]["snapshot"]>["contents"] | null;
   /** Partition dirs seen, for the snapshot's missing dirs (N6): kept only when a snapshot decoded. */
@@ -100,7 +100,6 @@ export class NodePartitionPass {
     report.partitions = [];
     this.contents = report.metadata.snapshot?.contents ?? null;
     this.seen = this.contents === null ? null : new Set();
-    this.dirs = this.walk();
   }
 
   /**
@@ -124,7 +123,7 @@ export class NodePartitionPass {
   async finish(): Promise<NodeReport> {
     if (this.open !== null) await this.close(this.open);
     this.open = null;
-    for (let next = await this.next(); next !== null; next = await this.next()) await this.close(await this.list(next));
+    for (const dir of (await this.pendingDirs()).splice(0)) await this.close(await this.list(dir));
     crossCheck(this.report, this.contents, this.seen, this.orphans);
     this.report.bootForecast = forecast(this.report, this.partitionEffects);
     this.report.verdict = worstSeverity([...nodeFindings(this.report).map((finding) => finding.severity), ...this.severities]);
@@ -135,8 +134,9 @@ export class NodePartitionPass {
   private async enter(parent: string): Promise<boolean> {
     if (this.open?.dir.path === parent) return true;
     if (!parent.startsWith(join(this.report.path, STREAMS_DIR) + sep) || basename(parent) !== "partitions") return false;
-    for (let next = await this.peek(); next !== null && next.path <= parent; next = await this.peek()) {
-      this.peeked = undefined;
+    const dirs = await this.pendingDirs();
+    while (dirs.length > 0 && dirs[0]!.path <= parent) {
+      const next = dirs.shift()!;
       if (this.open !== null) await this.close(this.open);
       this.open = null;
       if (next.path === parent) {
@@ -148,27 +148,18 @@ export class NodePartitionPass {
     return false;
   }
 
-  private async peek(): Promise<PartitionsDir | null> {
-    if (this.peeked === undefined) {
-      const next = await this.dirs.next();
-      this.peeked = next.done ? null : next.value;
-    }
-    return this.peeked;
-  }
-
-  private async next(): Promise<PartitionsDir | null> {
-    const next = await this.peek();
-    this.peeked = undefined;
-    return next;
-  }
-
-  private async *walk(): AsyncGenerator<PartitionsDir> {
-    const streamsDir = join(this.report.path, STREAMS_DIR);
-    for (const stream of (await this.listNames(streamsDir)).dirs.sort(byPathKey)) {
-      for (const topic of (await this.listNames(join(streamsDir, stream, "topics"))).dirs.sort(byPathKey)) {
-        yield { path: join(streamsDir, stream, "topics", topic, "partitions"), stream, topic };
+  private async pendingDirs(): Promise<PartitionsDir[]> {
+    if (this.dirs === null) {
+      const dirs: PartitionsDir[] = [];
+      const streamsDir = join(this.report.path, STREAMS_DIR);
+      for (const stream of (await this.listNames(streamsDir)).dirs.sort(byPathKey)) {
+        for (const topic of (await this.listNames(join(streamsDir, stream, "topics"))).dirs.sort(byPathKey)) {
+          dirs.push({ path: join(streamsDir, stream, "topics", topic, "partitions"), stream, topic });
+        }
       }
+      this.dirs = dirs;
     }
+    return this.dirs;
   }
 
   private async listNames(directory: string): Promise<{ dirs: string[]; fenced: string[] }> {

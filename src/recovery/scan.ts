@@ -189,9 +189,9 @@ async function scanResolved(
  * Every target's report in target order: on the worker pool when it pays
  * (several workers asked for, the real filesystem, ≥ POOL_MIN_BYTES of logs),
  * else on this thread. The pool hands back its reports together (its memory
- * grows with the partition count); this thread's scan streams them. Targets
- * that arrive as a stream are sampled first (POOL_SAMPLE_TARGETS): small
- * partitions never go to the pool, so the rest keeps streaming.
+ * grows with the partition count); this thread's scan streams them. The
+ * first POOL_SAMPLE_TARGETS targets are sampled: small partitions never go to
+ * the pool, so the rest keeps streaming.
  */
 async function* scanInOrder(
   source: TargetSource,
@@ -204,38 +204,29 @@ async function* scanInOrder(
     yield* loadInOrder(source, engine, resolved, scanFs);
     return;
   }
-  let targets: readonly ScanTarget[];
-  if (isTargetList(source)) {
-    targets = source;
-  } else {
-    const iterator = source[Symbol.asyncIterator]();
-    const sample: ScanTarget[] = [];
-    let exhausted = false;
-    while (sample.length < POOL_SAMPLE_TARGETS) {
-      const next = await iterator.next();
-      if (next.done) {
-        exhausted = true;
-        break;
-      }
-      sample.push(next.value);
-    }
-    const readableSample = sample.filter((target) => target.failure === undefined);
-    const sampleBytes = sum(await logBytesByTarget(readableSample, scanFs, resolved.signal));
-    if (!exhausted && sampleBytes < readableSample.length * POOL_MIN_BYTES_PER_PARTITION) {
-      yield* loadInOrder(chain(sample, iterator), engine, resolved, scanFs);
-      return;
-    }
-    targets = exhausted ? sample : [...sample, ...(await collect(iterator))];
+  // The first POOL_SAMPLE_TARGETS decide a node of small partitions without a
+  // stat of every log (that pass cost a tenth of such a scan), and a streamed
+  // discovery keeps streaming.
+  const iterator = isTargetList(source) ? chain(source, null) : source[Symbol.asyncIterator]();
+  const sample: ScanTarget[] = [];
+  let exhausted = false;
+  while (!exhausted && sample.length < POOL_SAMPLE_TARGETS) {
+    const next = await iterator.next();
+    if (next.done) exhausted = true;
+    else sample.push(next.value);
   }
+  const readableSample = sample.filter((target) => target.failure === undefined);
+  const sampleBytes = sum(await logBytesByTarget(readableSample, scanFs, resolved.signal));
+  if (!exhausted && sampleBytes < readableSample.length * POOL_MIN_BYTES_PER_PARTITION) {
+    yield* loadInOrder(chain(sample, iterator), engine, resolved, scanFs);
+    return;
+  }
+  const rest = exhausted ? [] : await collect(iterator);
+  const targets = [...sample, ...rest];
   const readable = targets.filter((target) => target.failure === undefined);
-  // The first POOL_SAMPLE_TARGETS decide a large list of small partitions
-  // without a stat of every log (that pass cost a tenth of such a scan).
-  const sample = readable.slice(0, POOL_SAMPLE_TARGETS);
-  const smallSample =
-    sample.length < readable.length &&
-    sum(await logBytesByTarget(sample, scanFs, resolved.signal)) < sample.length * POOL_MIN_BYTES_PER_PARTITION;
-  const pooled =
-    !smallSample && readable.length > 1 && poolPays(sum(await logBytesByTarget(readable, scanFs, resolved.signal)), readable.length);
+  const readableRest = rest.filter((target) => target.failure === undefined);
+  const logBytes = sampleBytes + sum(await logBytesByTarget(readableRest, scanFs, resolved.signal));
+  const pooled = readable.length > 1 && poolPays(logBytes, readable.length);
   if (!pooled) {
     yield* loadInOrder(targets, engine, resolved, scanFs);
     return;
@@ -253,10 +244,10 @@ async function* scanInOrder(
 }
 
 /**
- * Targets a streamed discovery hands over before the pool decision: if their
- * logs average under POOL_MIN_BYTES_PER_PARTITION the scan stays on this
- * thread and keeps streaming (a node of many small partitions); otherwise the
- * rest is collected and the decision made on all of them, as for a list.
+ * Targets sampled before the pool decision: if their logs average under
+ * POOL_MIN_BYTES_PER_PARTITION the scan stays on this thread and keeps
+ * streaming (a node of many small partitions); otherwise the rest is
+ * collected and the decision made on all of them.
  */
 export const POOL_SAMPLE_TARGETS = 256;
 
@@ -264,8 +255,10 @@ function isTargetList(source: TargetSource): source is readonly ScanTarget[] {
   return Array.isArray(source);
 }
 
-async function* chain(first: readonly ScanTarget[], rest: AsyncIterator<ScanTarget>): AsyncGenerator<ScanTarget> {
+/** `first`, then whatever `rest` still holds. */
+async function* chain(first: readonly ScanTarget[], rest: AsyncIterator<ScanTarget> | null): AsyncGenerator<ScanTarget> {
   yield* first;
+  if (rest === null) return;
   for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
