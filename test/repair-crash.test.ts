@@ -22,6 +22,7 @@ import {
   restoreNoSync,
   scan,
   snapshot,
+  powerCutDuringApply,
 } from "./helpers/repair-scenarios.js";
 import { createDurabilityModelFs } from "./helpers/repair-durability.js";
 
@@ -56,11 +57,7 @@ describe.each(REPAIRABLE)("power cut during apply (unsynced writes lost): $name"
       const label = `k=${k} (${ref.applyLog[k - 1]})`;
       const { dir } = buildScenario(scenario);
       const before = snapshot(dir);
-      const model = createDurabilityModelFs(dirname(dir));
-      await expect(repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })), label).rejects.toBeInstanceOf(
-        InjectedFault,
-      );
-      model.crash();
+      await powerCutDuringApply(dir, scenario, k);
 
       await repairNoSync(dir, scenario);
       expect(snapshot(dir), label).toEqual(ref.end);
@@ -74,7 +71,12 @@ describe.each(REPAIRABLE)("power cut during apply (unsynced writes lost): $name"
 describe("repeated crashes", () => {
   const scenario = REPAIRABLE.find((s) => s.name.startsWith("three segments"))!;
 
-  it("any sequence of crashed applies, then a whole one, converges; restore undoes every run", async () => {
+  /**
+   * Any sequence of crashed applies (`crashOnce` runs one, crashing at step
+   * `k`), then a whole apply, ends where an uncrashed apply ends, and restore
+   * undoes every run.
+   */
+  async function convergesAfterCrashes(crashOnce: (dir: string, crash: { k: number; torn: number }) => Promise<void>): Promise<void> {
     const ref = await crashReference(scenario);
     await fc.assert(
       fc.asyncProperty(
@@ -85,14 +87,7 @@ describe("repeated crashes", () => {
         async (crashes) => {
           const { dir } = buildScenario(scenario);
           const before = snapshot(dir);
-          for (const crash of crashes) {
-            // A later crash point may lie past the end of a run that has less left to do: that run just finishes.
-            await repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn })).catch(
-              (error: unknown) => {
-                if (!(error instanceof InjectedFault)) throw error;
-              },
-            );
-          }
+          for (const crash of crashes) await crashOnce(dir, crash);
           await repairNoSync(dir, scenario);
           expect(snapshot(dir)).toEqual(ref.end);
           await restoreNoSync(dir);
@@ -101,41 +96,29 @@ describe("repeated crashes", () => {
       ),
       { numRuns: 40 },
     );
+  }
+
+  /** Runs one apply that may crash; true when it did. */
+  const crashedApply = (dir: string, fs: Parameters<typeof repairNoSync>[2]): Promise<boolean> =>
+    repairNoSync(dir, scenario, fs).then(
+      () => false,
+      (error: unknown) => {
+        if (!(error instanceof InjectedFault)) throw error;
+        return true;
+      },
+    );
+
+  it("any sequence of crashed applies, then a whole one, converges; restore undoes every run", async () => {
+    // A later crash point may lie past the end of a run that has less left to do: that run just finishes.
+    await convergesAfterCrashes(async (dir, crash) => {
+      await crashedApply(dir, createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn }));
+    });
   });
 
   it("any sequence of power cuts (unsynced writes lost), then a whole apply, converges; restore undoes every run", async () => {
-    const ref = await crashReference(scenario);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), {
-          minLength: 1,
-          maxLength: 4,
-        }),
-        async (crashes) => {
-          const { dir } = buildScenario(scenario);
-          const before = snapshot(dir);
-          for (const crash of crashes) {
-            const model = createDurabilityModelFs(dirname(dir));
-            const crashed = await repairNoSync(
-              dir,
-              scenario,
-              createFaultyFs(model, { failAt: crash.k, tornWriteFraction: crash.torn }),
-            ).then(
-              () => false,
-              (error: unknown) => {
-                if (!(error instanceof InjectedFault)) throw error;
-                return true;
-              },
-            );
-            if (crashed) model.crash();
-          }
-          await repairNoSync(dir, scenario);
-          expect(snapshot(dir)).toEqual(ref.end);
-          await restoreNoSync(dir);
-          expect(snapshot(dir)).toEqual(before);
-        },
-      ),
-      { numRuns: 40 },
-    );
+    await convergesAfterCrashes(async (dir, crash) => {
+      const model = createDurabilityModelFs(dirname(dir));
+      if (await crashedApply(dir, createFaultyFs(model, { failAt: crash.k, tornWriteFraction: crash.torn }))) model.crash();
+    });
   });
 });

@@ -1,13 +1,14 @@
 /** Repairable (and unrepairable) partitions on disk, snapshots, and the scan → plan → apply pipeline, for the repair tests. */
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { createTsEngine } from "../../src/engine/ts/engine.js";
 import type { Engine } from "../../src/engine/types.js";
 import { encodeIndex, segmentStem } from "../../src/format/encode.js";
 import { scanPartition } from "../../src/recovery/scan.js";
 import type { ScanOptions } from "../../src/recovery/options.js";
 import type { ScanReport } from "../../src/report/types.js";
-import { applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../../src/repair/index.js";
+import { InjectedFault, applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../../src/repair/index.js";
+import { createDurabilityModelFs } from "./repair-durability.js";
 import type { ApplyResult, RepairFs, RestoreResult } from "../../src/repair/index.js";
 import { buildChain, concat, indexAt, randomBytes, tempPartition, writeSegment } from "./fixtures.js";
 
@@ -214,4 +215,19 @@ export async function crashReference(scenario: Scenario): Promise<CrashReference
   const restoring = createFaultyFs(noSyncFs);
   await restoreNoSync(dir, restoring);
   return { end, applySteps: counting.steps, applyLog: counting.log, restoreSteps: restoring.steps };
+}
+
+/**
+ * A power cut at step `k` of an apply on `dir`: the apply stops there
+ * (InjectedFault), then every write that was not fsynced is lost
+ * (test/helpers/repair-durability.ts).
+ */
+export async function powerCutDuringApply(dir: string, scenario: Scenario, k: number): Promise<void> {
+  const model = createDurabilityModelFs(dirname(dir));
+  const failure = await repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  if (!(failure instanceof InjectedFault)) throw new Error(`step ${k}: the apply did not stop at the injected fault (${String(failure)})`);
+  model.crash();
 }
