@@ -1,5 +1,5 @@
 /** The command actions. Each returns its exit status (see ./exit.ts). */
-import { type Severity, worstSeverity } from "../node/types.js";
+import { worstSeverity } from "../node/types.js";
 import { mkdtemp, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -50,7 +50,7 @@ import { isNodeRoot } from "../node/scan.js";
 import { nodePartitionToJson } from "../node/json.js";
 import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
-import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
+import { EXIT, OperationalError, UsageError, scanExitCode, severityExitBits } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
 import { writeHtmlReport } from "./report-html.js";
 import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
@@ -59,8 +59,8 @@ import {
   applyNodeOffsets,
   formatForecastAfterRepair,
   formatWalCutPlan,
-  nodeExitBitsAfterCut,
-  nodeExitBitsNow,
+  nodeSeverityAfterCut,
+  nodeSeverityNow,
   nodeRepairPlan,
 } from "../node/repair/cli.js";
 import { formatOffsetPlan, planOffsetRepairs } from "../node/repair/offsets.js";
@@ -242,12 +242,6 @@ function problemsLeft(report: ScanReport): string {
 }
 
 /** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
-/** docs/node.md N0: a node severity as exit bits (warn and info alone exit 0). */
-function severityExitBits(severity: Severity): number {
-  if (severity === "failed") return EXIT.OPERATIONAL;
-  return severity === "refused" || severity === "repairable" ? EXIT.PROBLEMS : 0;
-}
-
 function planText(plan: RepairPlan, report: ScanReport): string {
   const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
   return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
@@ -304,11 +298,14 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     const report = await runScan(paths, flags, explicit, signal);
     const plan: RepairPlan = planRepair(report);
     const walCut = nodeRepairPlan(report);
+    // One engine for the whole command (a wasm fallback warns once).
+    let enginePromise: ReturnType<typeof resolveEngine> | undefined;
+    const commandEngine = (): ReturnType<typeof resolveEngine> => (enginePromise ??= resolveEngine(flags.engine, explicit));
     const color = useColor();
     const c = colors(color);
     // A .log given alone: refused (dry run too) when its partition is refused as a whole or it is not the tail.
     if (plan.partitions.some((partition) => partition.singleSegment)) {
-      const options = planScanOptions(plan, await resolveEngine(flags.engine, explicit), signal);
+      const options = planScanOptions(plan, await commandEngine(), signal);
       for (const partition of plan.partitions.filter((p) => p.singleSegment)) {
         try {
           await refuseLoneSegment(partition, options);
@@ -325,7 +322,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (offsetPlan !== null && !flags.json) await out(formatOffsetPlan(offsetPlan));
     if (report.node !== undefined && !flags.json) await out(formatForecastAfterRepair(report.node, plan, walCut, offsetPlan));
     if (walCut !== null && flags.apply) {
-      const applied = await applyNodeRepair(walCut, await resolveEngine(flags.engine, explicit));
+      const applied = await applyNodeRepair(walCut, await commandEngine());
       if (!flags.json) await out(applied.text);
       if (plan.partitions.length === 0 && (offsetPlan?.steps.length ?? 0) === 0) {
         if (flags.json) {
@@ -333,11 +330,11 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
             `${stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null, nodeRepair: { walCut, offsets: offsetPlan, walCutApplied: applied.result } })}\n`,
           );
         }
-        return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | nodeExitBitsAfterCut(report);
+        return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | severityExitBits(nodeSeverityAfterCut(report));
       }
     }
     if (offsetPlan !== null && offsetPlan.steps.length > 0 && flags.apply) {
-      const engine = await resolveEngine(flags.engine, explicit);
+      const engine = await commandEngine();
       const applied = await applyNodeOffsets(offsetPlan, engine);
       if (!flags.json) await out(applied.text);
       if (plan.partitions.length === 0) {
@@ -347,7 +344,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
           );
         }
         const changed = applied.changed || walCut !== null ? EXIT.REPAIRED : 0;
-        return changed | scanExitCode({ ...report, node: undefined }) | (await nodeExitBitsNow(report.node!.path, engine));
+        return changed | scanExitCode({ ...report, node: undefined }) | severityExitBits(await nodeSeverityNow(report.node!.path, engine));
       }
     }
     if (!flags.apply || plan.partitions.length === 0) {
@@ -370,7 +367,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     }
 
     if (!flags.json) await out(planText(plan, report) + "\napplying…\n");
-    const engine = await resolveEngine(flags.engine, explicit);
+    const engine = await commandEngine();
     let result: ApplyResult;
     try {
       // A cancel is reported by applyRepair itself: what was repaired, what the journal holds (docs/repair.md §6.2).
@@ -397,9 +394,9 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     // The node's own findings count too (docs/node.md N0): those a WAL cut removed do not, every other one does.
     // Offsets rewritten in this run change the offset findings: then the node is scanned again to say what is left.
     if (report.node !== undefined && offsetPlan !== null && offsetPlan.steps.length > 0) {
-      code |= await nodeExitBitsNow(report.node.path, engine);
+      code |= severityExitBits(await nodeSeverityNow(report.node.path, engine));
     } else if (report.node !== undefined) {
-      code |= nodeExitBitsAfterCut(report);
+      code |= severityExitBits(nodeSeverityAfterCut(report));
       if (walCut === null) code |= severityExitBits(worstSeverity((report.node.metadata.wal?.findings ?? []).map((f) => f.severity)));
     }
 

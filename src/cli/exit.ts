@@ -4,6 +4,7 @@
  * clean now, others were refused and left as they are).
  */
 import type { ScanReport } from "../report/types.js";
+import type { Severity } from "../node/types.js";
 
 export const EXIT = {
   /** Every partition is clean. */
@@ -25,11 +26,14 @@ export function scanExitCode(report: Pick<ScanReport, "summary" | "node">): numb
   // From the summary's counts, so a streamed scan (which keeps no partitions) gets the same code.
   const { failed, repairable, refused } = report.summary;
   let code: number = EXIT.CLEAN | (failed > 0 ? EXIT.OPERATIONAL : 0) | (repairable + refused > 0 ? EXIT.PROBLEMS : 0);
-  // docs/node.md N0: the node verdict; warn and info alone exit 0.
-  const node = report.node?.verdict;
-  if (node === "failed") code |= EXIT.OPERATIONAL;
-  else if (node === "refused" || node === "repairable") code |= EXIT.PROBLEMS;
+  if (report.node !== undefined) code |= severityExitBits(report.node.verdict);
   return code;
+}
+
+/** docs/node.md N0: a node severity (or verdict) as exit bits; warn and info alone exit 0. */
+export function severityExitBits(severity: Severity): number {
+  if (severity === "failed") return EXIT.OPERATIONAL;
+  return severity === "refused" || severity === "repairable" ? EXIT.PROBLEMS : 0;
 }
 
 /** A usage error: bad flag values or arguments (exit 16). */

@@ -4,6 +4,7 @@
  */
 import {
   BATCH_BASE_OFFSET_AT,
+  SEGMENT_NAME_DIGITS,
   BATCH_BASE_TIMESTAMP_AT,
   BATCH_CHECKSUM_AT,
   BATCH_CHECKSUM_PREFIX_BYTES,
@@ -110,5 +111,5 @@ export function encodeIndex(entries: readonly IndexEntry[]): Uint8Array {
 
 /** Segment file stem: the start offset zero-padded to 20 digits (docs/format.md §1.1). */
 export function segmentStem(startOffset: bigint): string {
-  return startOffset.toString().padStart(20, "0");
+  return startOffset.toString().padStart(SEGMENT_NAME_DIGITS, "0");
 }

@@ -4,7 +4,7 @@
  * partition as `failed` (docs/recovery.md §3.6); refusals never stop the other segments.
  */
 import { basename, dirname, join } from "node:path";
-import { INDEX_SUFFIX, LOG_SUFFIX, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
+import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_NAME_DIGITS, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
@@ -24,9 +24,7 @@ import { refuse } from "./refusals.js";
 import { type SegmentFiles, recoverSegment } from "./segment.js";
 import { directoryLinkEntry } from "./targets.js";
 
-/** Iggy names a segment `{start_offset:020}` (docs/format.md §1.1): exactly this many decimal digits. */
-export const SEGMENT_STEM_DIGITS = 20;
-const SEGMENT_STEM_PATTERN = new RegExp(`^[0-9]{${SEGMENT_STEM_DIGITS}}$`);
+const SEGMENT_STEM_PATTERN = new RegExp(`^[0-9]{${SEGMENT_NAME_DIGITS}}$`);
 
 /** The start offset a segment file's stem names, or null unless it is exactly Iggy's 20-digit form of a u64. */
 export function parseSegmentStem(stem: string): bigint | null {
@@ -53,7 +51,7 @@ function badNameEntry(path: string): IgnoredEntry {
   return {
     path,
     kind: "bad-segment-name",
-    message: `${basename(path)} is not named like a segment (its start offset as exactly ${SEGMENT_STEM_DIGITS} decimal digits, e.g. 00000000000000000000.log), so it was not read; never touched`,
+    message: `${basename(path)} is not named like a segment (its start offset as exactly ${SEGMENT_NAME_DIGITS} decimal digits, e.g. 00000000000000000000.log), so it was not read; never touched`,
   };
 }
 
@@ -94,7 +92,7 @@ async function openListed(scanFs: ScanFs, path: string): Promise<ReadableFile> {
   try {
     return await scanFs.open(path);
   } catch (cause) {
-    if (cause instanceof NotRegularFileError) throw notRegular(path);
+    // A file that is no regular file (NotRegularFileError) becomes NotRegularFile in loadPartition.
     throw new ScanFailure("OpenFailure", path, `cannot open ${path}: ${describeCause(cause)}; nothing was changed`, {
       cause,
     });
@@ -211,7 +209,7 @@ function noSegments(path: string, ignored: readonly IgnoredEntry[]): ScanFailure
     names.length === 0
       ? "it holds no segment file"
       : `its .log file${names.length === 1 ? "" : "s"} ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not named like a segment ` +
-        `(the start offset as exactly ${SEGMENT_STEM_DIGITS} decimal digits), so ${names.length === 1 ? "it was" : "they were"} ignored`;
+        `(the start offset as exactly ${SEGMENT_NAME_DIGITS} decimal digits), so ${names.length === 1 ? "it was" : "they were"} ignored`;
   return new ScanFailure("NoSegments", path, `${path} holds no segment: ${why}; nothing was read as a segment and nothing was changed`);
 }
 
@@ -256,6 +254,8 @@ export interface LoadContext {
    * it the load opens (and closes) its own.
    */
   engineWindow?: EngineWindow;
+  /** Record the directory's names in `partitionDirectoryNames` (a node root's scan: the node pass reads them). */
+  keepDirectoryNames?: boolean;
 }
 
 /**
@@ -295,7 +295,7 @@ export async function loadPartition(
   };
   try {
     const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path, entries, opened);
-    if (listing.names !== undefined) partitionDirectoryNames.set(report, listing.names);
+    if (context.keepDirectoryNames && listing.names !== undefined) partitionDirectoryNames.set(report, listing.names);
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
     if (listing.segments.length === 0) throw noSegments(path, listing.ignored);

@@ -97,7 +97,8 @@ export async function scanPartition(directory: string, options: ScanOptions = {}
         "to scan a data dir (or any directory above partitions), call scanPath",
     );
   }
-  return scanResolved([{ path, singleLog: false }], resolved, fs, [], options.engine);
+  // The load takes this listing instead of listing the directory again.
+  return scanResolved([{ path, singleLog: false, entries: entries ?? undefined }], resolved, fs, [], options.engine);
 }
 
 function defaultScanFs(io: "async" | "blocking"): ScanFs {
@@ -140,7 +141,7 @@ export async function scanDiscovered(
   const engine = await resolveEngineOption(options.engine);
   const withEngine = { ...options, engine };
   const node = await scanNodeMetadata(root, withEngine, fs, engine);
-  const report = await scanResolved(discovery.targets, resolved, fs, discovery.skipped, engine);
+  const report = await scanResolved(discovery.targets, resolved, fs, discovery.skipped, engine, true);
   // docs/node.md N6: fenced dirs are scanned (read-only, never repaired) only on request.
   const scanFenced = options.includeFenced
     ? async (dir: string) =>
@@ -158,28 +159,18 @@ export async function scanDiscovered(
   return report;
 }
 
-/** Scans targets found by `discover` (the CLI discovers first, to check its paths). */
-export async function scanTargets(
-  targets: readonly ScanTarget[],
-  options: ScanOptions,
-  scanFs?: ScanFs,
-  skipped: readonly IgnoredEntry[] = [],
-): Promise<ScanReport> {
-  const resolved = resolveScanOptions(options);
-  return scanResolved(targets, resolved, scanFs ?? defaultScanFs(resolved.io), skipped, options.engine);
-}
-
 async function scanResolved(
   targets: readonly ScanTarget[],
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
   skipped: readonly IgnoredEntry[],
   engineOption?: ScanOptions["engine"],
+  keepDirectoryNames = false,
 ): Promise<ScanReport> {
   const startedAt = performance.now();
   const engine: Engine = await resolveEngineOption(engineOption);
   const partitions: PartitionReport[] = [];
-  for await (const partition of scanInOrder(targets, engine, resolved, scanFs)) partitions.push(partition);
+  for await (const partition of scanInOrder(targets, engine, resolved, scanFs, keepDirectoryNames)) partitions.push(partition);
   const report = assembleReport(engine, resolved.used, partitions, performance.now() - startedAt);
   if (skipped.length > 0) report.skipped = [...skipped];
   return report;
@@ -198,10 +189,12 @@ async function* scanInOrder(
   engine: Engine,
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
+  /** For the node pass (partitionDirectoryNames): only a node root's scan keeps them. */
+  keepDirectoryNames = false,
 ): AsyncGenerator<PartitionReport, void, undefined> {
   const poolWanted = resolved.concurrency > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable();
   if (!poolWanted) {
-    yield* loadInOrder(source, engine, resolved, scanFs);
+    yield* loadInOrder(source, engine, resolved, scanFs, keepDirectoryNames);
     return;
   }
   // The first POOL_SAMPLE_TARGETS decide a node of small partitions without a
@@ -216,9 +209,14 @@ async function* scanInOrder(
     else sample.push(next.value);
   }
   const readableSample = sample.filter((target) => target.failure === undefined);
+  // One partition (or none) never goes to the pool: no stats to decide it.
+  if (exhausted && readableSample.length <= 1) {
+    yield* loadInOrder(sample, engine, resolved, scanFs, keepDirectoryNames);
+    return;
+  }
   const sampleBytes = sum(await logBytesByTarget(readableSample, scanFs, resolved.signal));
   if (!exhausted && sampleBytes < readableSample.length * POOL_MIN_BYTES_PER_PARTITION) {
-    yield* loadInOrder(chain(sample, iterator), engine, resolved, scanFs);
+    yield* loadInOrder(chain(sample, iterator), engine, resolved, scanFs, keepDirectoryNames);
     return;
   }
   const rest = exhausted ? [] : await collect(iterator);
@@ -228,7 +226,7 @@ async function* scanInOrder(
   const logBytes = sampleBytes + sum(await logBytesByTarget(readableRest, scanFs, resolved.signal));
   const pooled = readable.length > 1 && poolPays(logBytes, readable.length);
   if (!pooled) {
-    yield* loadInOrder(targets, engine, resolved, scanFs);
+    yield* loadInOrder(targets, engine, resolved, scanFs, keepDirectoryNames);
     return;
   }
   const scanned = await scanOnPool(readable, {
@@ -292,6 +290,7 @@ export async function* loadInOrder(
   engine: Engine,
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
+  keepDirectoryNames = false,
 ): AsyncGenerator<PartitionReport, void, undefined> {
   const limit = partitionsInFlight(resolved);
   const idleWindows: EngineWindow[] = [];
@@ -302,9 +301,12 @@ export async function* loadInOrder(
     // The listing is used once: a target scanned again is listed afresh.
     const entries = target.entries;
     target.entries = undefined;
-    const load = loadPartition(target.path, { engine, scanFs, options: resolved, engineWindow }, target.singleLog, entries).finally(() =>
-      idleWindows.push(engineWindow),
-    );
+    const load = loadPartition(
+      target.path,
+      { engine, scanFs, options: resolved, engineWindow, keepDirectoryNames },
+      target.singleLog,
+      entries,
+    ).finally(() => idleWindows.push(engineWindow));
     load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
     return load;
   };
@@ -440,13 +442,14 @@ export async function streamTargets(
   options: ScanOptions,
   scanFs?: ScanFs,
   skipped: readonly IgnoredEntry[] = [],
+  keepDirectoryNames = false,
 ): Promise<ScanStream> {
   const resolved = resolveScanOptions(options);
   const engine = await resolveEngineOption(options.engine);
   const fs = scanFs ?? defaultScanFs(resolved.io);
   async function* partitions(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
     const counter = new SummaryCounter();
-    for await (const partition of scanInOrder(targets, engine, resolved, fs)) {
+    for await (const partition of scanInOrder(targets, engine, resolved, fs, keepDirectoryNames)) {
       counter.add(partition);
       yield partition;
     }
@@ -478,7 +481,7 @@ export async function streamDiscovered(
   const engine = await resolveEngineOption(options.engine);
   const withEngine = { ...options, engine };
   const node = await scanNodeMetadata(root, withEngine, fs, engine);
-  const inner = await streamTargets(discovery.targets, withEngine, fs, discovery.skipped);
+  const inner = await streamTargets(discovery.targets, withEngine, fs, discovery.skipped, true);
   const entries = new WeakMap<PartitionReport, NodePartitionReport>();
   const stream: ScanStream = { ...inner, partitions: withNode(), nodeEntryOf: (partition) => entries.get(partition) };
   async function* withNode(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {

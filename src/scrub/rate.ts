@@ -33,8 +33,6 @@ export class TokenBucket {
   private tokens: number;
   private lastRefillMs: number;
   readonly burstBytes: number;
-  /** Milliseconds spent waiting for tokens, for the pass statistics. */
-  waitedMs = 0;
 
   constructor(
     readonly bytesPerSecond: number,
@@ -62,7 +60,6 @@ export class TokenBucket {
     this.tokens -= bytes;
     if (this.tokens >= 0 || signal?.aborted) return;
     const waitMs = (-this.tokens * 1000) / this.bytesPerSecond;
-    this.waitedMs += waitMs;
     await this.clock.sleep(waitMs, signal);
   }
 }

@@ -13,7 +13,7 @@ import { xxh3_64 } from "../hash/xxh3.js";
 import type { Engine } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, INDEX_SUFFIX, LOG_SUFFIX, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
-import { type ScanFs, nodeScanFs } from "../io/fs.js";
+import { type DirectoryEntry, type ScanFs, nodeScanFs } from "../io/fs.js";
 import { parseSegmentStem } from "../recovery/partition.js";
 import { discoverTargets } from "../recovery/targets.js";
 import {
@@ -118,8 +118,8 @@ interface SegmentEntry {
 }
 
 /** A partition's segments in offset order; the last is the active one. */
-async function listSegments(scanFs: ScanFs, directory: string): Promise<SegmentEntry[]> {
-  const entries = await scanFs.list(directory);
+async function listSegments(scanFs: ScanFs, directory: string, listed?: readonly DirectoryEntry[]): Promise<SegmentEntry[]> {
+  const entries = listed ?? (await scanFs.list(directory));
   const segments: SegmentEntry[] = [];
   for (const entry of entries) {
     if (!entry.isFile || !entry.name.endsWith(LOG_SUFFIX)) continue;
@@ -242,7 +242,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     for (const target of targets) {
       const directory = target.singleLog ? dirname(target.path) : target.path;
       try {
-        const segments = await listSegments(scanFs, directory);
+        // Discovery's own listing of the partition, when it kept one (docs/scrub.md: one listing per pass).
+        const segments = await listSegments(scanFs, directory, target.singleLog ? undefined : target.entries);
         plannedSegments.push(...(target.singleLog ? segments.filter((segment) => segment.logPath === target.path) : segments));
       } catch (cause) {
         yield unreadable(
@@ -252,14 +253,13 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
         );
       }
     }
-    let segmentsDone = 0;
     for (const segment of plannedSegments) {
       if (signal?.aborted) throw abortError(signal);
       seen.add(segment.logPath);
       const progress = (): void =>
         options.onProgress?.({
           path: segment.logPath,
-          segmentsDone,
+          segmentsDone: summary.segmentsVerified + summary.segmentsSkipped,
           segmentsTotal: plannedSegments.length,
           bytesRead: reads.meter.bytesRead,
         });
@@ -291,7 +291,6 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       const plan = planSegment(segment, identity, prior, reverifyDue);
       if (plan.kind === "skip") {
         summary.segmentsSkipped++;
-        segmentsDone++;
         progress();
         yield {
           type: "segment-skipped",
@@ -385,7 +384,6 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
         // what is still wrong (or, for a settling segment, sees it whole).
         delete state.segments[segment.logPath];
       }
-      segmentsDone++;
       progress();
       const event: SegmentVerifiedEvent = {
         type: "segment-verified",

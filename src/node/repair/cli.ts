@@ -5,7 +5,7 @@ import { scanPath } from "../../recovery/scan.js";
 import type { RepairPlan } from "../../repair/plan.js";
 import type { ScanReport } from "../../report/types.js";
 import { nodeFindings } from "../scan.js";
-import { type NodeReport, worstSeverity } from "../types.js";
+import { type NodeReport, type Severity, worstSeverity } from "../types.js";
 import { type AppliedOffsetStep, type OffsetRepairPlan, applyOffsetRepairs } from "./offsets.js";
 import { applyWalCut, planWalCut, type WalCutPlan, type WalCutResult } from "./wal-cut.js";
 
@@ -26,16 +26,15 @@ export async function applyNodeRepair(plan: WalCutPlan, engine: Engine): Promise
   };
 }
 
-/** Exit bits the node still earns once its WAL tail is cut: every other node finding (docs/node.md N0). */
-export function nodeExitBitsAfterCut(report: ScanReport): number {
-  if (report.node === undefined) return 0;
+/** The worst node finding left once its WAL tail is cut: every other node finding (docs/node.md N0). */
+export function nodeSeverityAfterCut(report: ScanReport): Severity {
+  if (report.node === undefined) return "info";
   const wal = new Set(report.node.metadata.wal?.findings ?? []);
-  const worst = worstSeverity(
+  return worstSeverity(
     nodeFindings(report.node)
       .filter((finding) => !wal.has(finding))
       .map((finding) => finding.severity),
   );
-  return worst === "failed" ? 8 : worst === "refused" || worst === "repairable" ? 4 : 0;
 }
 
 /** Applies the offset steps (docs/node.md N7) and says what was done and how to undo it. */
@@ -60,11 +59,9 @@ export async function applyNodeOffsets(
 }
 
 /** Exit bits of the node as it is now (a fresh scan of the root): docs/node.md N0. */
-export async function nodeExitBitsNow(root: string, engine: Engine): Promise<number> {
+export async function nodeSeverityNow(root: string, engine: Engine): Promise<Severity> {
   const report = await scanPath(root, { engine });
-  if (report.node === undefined) return 0;
-  const worst = worstSeverity(nodeFindings(report.node).map((finding) => finding.severity));
-  return worst === "failed" ? 8 : worst === "refused" || worst === "repairable" ? 4 : 0;
+  return report.node === undefined ? "info" : worstSeverity(nodeFindings(report.node).map((finding) => finding.severity));
 }
 
 /**
