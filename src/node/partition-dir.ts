@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { Engine } from "../engine/types.js";
 import { describeCause } from "../io/errors.js";
-import type { ScanFs } from "../io/fs.js";
+import type { FileStat, ScanFs } from "../io/fs.js";
 import type { PartitionReport, SegmentReport } from "../report/types.js";
 import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, SnapshotPartition } from "./types.js";
 
@@ -71,9 +71,11 @@ async function readLeading(
   scanFs: ScanFs,
   path: string,
   limit: number,
+  /** The file's stat when the caller already took it (then it is not taken again). */
+  stated?: FileStat,
 ): Promise<{ kind: "read"; size: number; bytes: Uint8Array } | { kind: "failed"; message: string } | { kind: "not-file" }> {
   try {
-    const info = await scanFs.stat(path);
+    const info = stated ?? (await scanFs.stat(path));
     if (!info.isFile) return { kind: "not-file" };
     const want = Math.min(info.size, limit);
     const bytes = new Uint8Array(want);
@@ -327,8 +329,7 @@ export async function scanPurgeGeneration(
   let read: Awaited<ReturnType<typeof readLeading>> | null = null;
   if (!scanFs.knownAbsent?.(path))
     try {
-      await scanFs.stat(path);
-      read = await readLeading(scanFs, path, PURGE_GENERATION_BYTES);
+      read = await readLeading(scanFs, path, PURGE_GENERATION_BYTES, await scanFs.stat(path));
     } catch (cause) {
       const code = (cause as NodeJS.ErrnoException).code;
       if (code !== "ENOENT" && code !== "ENOTDIR") read = { kind: "failed", message: `cannot stat ${path} (${describeCause(cause)})` };

@@ -18,6 +18,7 @@ import { type ScanFs, withListing } from "../io/fs.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { PartitionReport } from "../report/types.js";
 import { partitionDirectoryNames } from "../recovery/partition.js";
+import { OWN_DIRECTORY_PATTERN } from "../recovery/targets.js";
 import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
 import { scanSuperblock } from "./superblock.js";
 import {
@@ -30,8 +31,6 @@ import {
 } from "./types.js";
 
 export const STREAMS_DIR = "streams";
-/** Directories segscan itself or Iggy's quarantine creates beside a partition: not partitions. */
-const NOT_PARTITION_DIR = /\.(segscan|fenced\.\d+)$/;
 /** Findings `finishNode` adds to the metadata findings (recomputed on every call). */
 const CROSS_CHECK_CODES = new Set(["OrphanPartitionDir", "MissingPartitionDir", "CrossCheckInconclusive"]);
 /** docs/node.md N6: WAL operations after the snapshot that create, delete or purge streams, topics, partitions or groups. */
@@ -167,7 +166,7 @@ export class NodePartitionPass {
     try {
       const entries = (await this.options.scanFs.list(directory)).filter((entry) => entry.isDirectory);
       return {
-        dirs: entries.filter((entry) => !NOT_PARTITION_DIR.test(entry.name)).map((entry) => entry.name),
+        dirs: entries.filter((entry) => !OWN_DIRECTORY_PATTERN.test(entry.name)).map((entry) => entry.name),
         fenced: entries
           .filter((entry) => FENCED_DIR.test(entry.name))
           .map((entry) => entry.name)
@@ -260,7 +259,7 @@ export class NodePartitionPass {
       findings,
     };
     if (this.options.scanFenced !== undefined) await scanFencedDirs(entry, this.options.scanFenced);
-    this.partitionEffects.push(...partitionForecast(entry, proven));
+    this.partitionEffects.push(...partitionForecast(entry, proven, holdsMessages));
     for (const finding of partitionDirFindings(entry)) this.severities.add(finding.severity);
     return entry;
   }
@@ -428,7 +427,11 @@ function forecast(report: NodeReport, partitionEffects: readonly BootForecastEnt
 }
 
 /** docs/node.md N8: what the next boot does to one partition dir, in the forecast's order (`forecast` sorts destructive first). */
-function partitionForecast(partition: NodePartitionReport, proven: PartitionProof | undefined): BootForecastEntry[] {
+function partitionForecast(
+  partition: NodePartitionReport,
+  proven: PartitionProof | undefined,
+  holdsMessages: boolean,
+): BootForecastEntry[] {
   const entries: BootForecastEntry[] = [];
   if (partition.superblock?.findings.some((finding) => finding.code === "PartitionSuperblockUnreadable")) {
     entries.push({
@@ -449,11 +452,10 @@ function partitionForecast(partition: NodePartitionReport, proven: PartitionProo
   }
   for (const finding of partition.purgeGeneration?.findings ?? []) {
     if (finding.code === "PurgeGenerationLost" || finding.code === "PurgePending") {
-      const holds = proven?.segments.some((s) => s.messagesSize > 0) ?? false;
       entries.push({
         effect: "re-purge-partition",
         path: partition.path,
-        destructive: holds || partition.offsets.length > 0,
+        destructive: holdsMessages || partition.offsets.length > 0,
         detail: `${finding.code}: purge.gen reads generation ${finding.generation ?? 0} < the snapshot's ${finding.expectedGeneration}: the server purges the partition, wiping every segment and offset file`,
       });
     } else if (finding.code === "PurgeGenerationReadFailure") {

@@ -14,7 +14,7 @@ import type { DirectoryEntry, ScanFs } from "../io/fs.js";
 import type { IgnoredEntry, ScanError } from "../report/types.js";
 
 /** Directories segscan itself creates beside a partition: never scanned as partitions. */
-const OWN_DIRECTORY_PATTERN = /\.(segscan|fenced\.\d+)$/;
+export const OWN_DIRECTORY_PATTERN = /\.(segscan|fenced\.\d+)$/;
 
 /**
  * A directory holding one of these is an Iggy node root (`system.path`,

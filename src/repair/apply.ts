@@ -52,7 +52,6 @@
  *
  * An aborted `signal` stops between steps, which is the same as a crash.
  */
-import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
@@ -61,7 +60,17 @@ import type { ScanOptions } from "../recovery/options.js";
 import { scanPartition, scanPath } from "../recovery/scan.js";
 import type { PartitionReport } from "../report/types.js";
 import { PreserveError, RepairError, StalePlanError, TargetRefusedError } from "./errors.js";
-import { DEFAULT_CHUNK_BYTES, copyRangeToFile, digestRange, freeName, hex64, preserveRange, withFile, writeExactly } from "./files.js";
+import {
+  DEFAULT_CHUNK_BYTES,
+  copyRangeToFile,
+  digestRange,
+  freeName,
+  hex64,
+  newRunId,
+  preserveRange,
+  withFile,
+  writeExactly,
+} from "./files.js";
 import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, readJournal } from "./journal.js";
@@ -361,10 +370,6 @@ export async function refuseLoneSegment(partition: PartitionPlan, options: ScanO
       { path: log },
     );
   }
-}
-
-function newRunId(): string {
-  return `${new Date().toISOString().replace(/[:.]/g, "")}-${randomBytes(4).toString("hex")}`;
 }
 
 interface Replacement {

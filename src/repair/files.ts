@@ -3,6 +3,7 @@
  * comparison goes through one bounded buffer, so preserving a 1 GiB residue
  * costs the chunk size in memory, never the residue's size.
  */
+import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
 import { isAllZero } from "../format/bytes.js";
@@ -11,6 +12,11 @@ import type { RepairFile, RepairFs } from "./fs-layer.js";
 
 /** Default chunk of every streamed copy, hash and comparison. */
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+
+/** A repair run's id: its start time and 4 random bytes (journal and preserve-dir names). */
+export function newRunId(): string {
+  return `${new Date().toISOString().replace(/[:.]/g, "")}-${randomBytes(4).toString("hex")}`;
+}
 
 /** XXH3-64 as the journal writes it: 16 lower-case hex digits. */
 export function hex64(value: bigint): string {

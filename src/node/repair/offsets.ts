@@ -17,12 +17,11 @@
  * offsets dir. A move journals a `move-aside` intent, renames, and fsyncs both
  * dirs. Never touched: `purge.gen`, a superblock, the snapshot.
  */
-import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { createEngine } from "../../engine/index.js";
 import type { Engine } from "../../engine/types.js";
 import { StalePlanError } from "../../repair/errors.js";
-import { DEFAULT_CHUNK_BYTES, freeName, hex64, preserveRange, withFile, writeExactly } from "../../repair/files.js";
+import { DEFAULT_CHUNK_BYTES, freeName, hex64, newRunId, preserveRange, withFile, writeExactly } from "../../repair/files.js";
 import { type RepairFs, nodeRepairFs } from "../../repair/fs-layer.js";
 import { JOURNAL_NAME, JournalWriter } from "../../repair/journal.js";
 import { type HeldLock, acquireLock } from "../../repair/lock.js";
@@ -225,7 +224,7 @@ async function applyLocked(plan: OffsetRepairPlan, fs: RepairFs, engine: Engine,
   for (const step of plan.steps) byPartition.set(step.partitionDir, [...(byPartition.get(step.partitionDir) ?? []), step]);
   for (const [partitionDir, steps] of byPartition) {
     const preserveDir = preserveDirOf(partitionDir);
-    const run = `${new Date().toISOString().replace(/[:.]/g, "")}-${randomBytes(4).toString("hex")}`;
+    const run = newRunId();
     await fs.mkdir(preserveDir);
     await fs.syncDir(path.dirname(preserveDir));
     const journal = await JournalWriter.open(fs, preserveDir, run);

@@ -8,14 +8,13 @@
  * `metadata/` is ever changed.
  */
 import { acquireLock, refuseWriters } from "../../repair/lock.js";
-import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { createEngine } from "../../engine/index.js";
 import type { Engine } from "../../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../../format/constants.js";
 import { nodeScanFs } from "../../io/fs.js";
 import { PreserveError, StalePlanError } from "../../repair/errors.js";
-import { DEFAULT_CHUNK_BYTES, digestRange, preserveRange, withFile } from "../../repair/files.js";
+import { DEFAULT_CHUNK_BYTES, digestRange, newRunId, preserveRange, withFile } from "../../repair/files.js";
 import { nodeRepairFs, type RepairFs } from "../../repair/fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, type JournalResidue } from "../../repair/journal.js";
 import { preserveDirOf } from "../../repair/plan.js";
@@ -130,7 +129,7 @@ async function applyWalCutLocked(plan: WalCutPlan, options: WalCutOptions): Prom
       `size ${stat?.size ?? "absent"}`,
     );
   }
-  const run = `${new Date().toISOString().replace(/[:.]/g, "")}-${randomBytes(4).toString("hex")}`;
+  const run = newRunId();
   await fs.mkdir(preserveDir);
   await fs.syncDir(path.dirname(preserveDir));
   const journal = await JournalWriter.open(fs, preserveDir, run);

@@ -64,16 +64,6 @@ export enum WalHeaderStatus {
   UpperBytesNonZero = 6,
 }
 
-export const WAL_HEADER_STATUS_NAMES: Record<WalHeaderStatus, string> = {
-  [WalHeaderStatus.Ok]: "Ok",
-  [WalHeaderStatus.CommandNotPrepare]: "CommandNotPrepare",
-  [WalHeaderStatus.OperationInvalid]: "OperationInvalid",
-  [WalHeaderStatus.SizeBelowHeader]: "SizeBelowHeader",
-  [WalHeaderStatus.SizeOverCap]: "SizeOverCap",
-  [WalHeaderStatus.ReservedNonZero]: "ReservedNonZero",
-  [WalHeaderStatus.UpperBytesNonZero]: "UpperBytesNonZero",
-};
-
 function zeroRange(bytes: Uint8Array, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (bytes[i] !== 0) return false;
   return true;

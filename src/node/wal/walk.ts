@@ -8,15 +8,8 @@ import type { Engine } from "../../engine/types.js";
 import type { FileWindow } from "../../io/window.js";
 import type { WalProbeVerdict } from "../types.js";
 import { readU32 } from "../../format/bytes.js";
-import {
-  WAL_HEADER_BYTES,
-  WAL_SIZE_AT,
-  WAL_HEADER_STATUS_NAMES,
-  WalHeaderStatus,
-  identityInput,
-  readWalHeader,
-  type WalHeader,
-} from "./format.js";
+import { hex64 } from "../../repair/files.js";
+import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "./format.js";
 
 /** A verified entry, as the op-order checks and the report need it. */
 export interface WalEntry {
@@ -71,7 +64,7 @@ export class WalReader {
     const status = kernels.walHeaderStatus(index) as WalHeaderStatus;
     const tolerated = rule === "iggy" && (status === WalHeaderStatus.ReservedNonZero || status === WalHeaderStatus.UpperBytesNonZero);
     if (status !== WalHeaderStatus.Ok && !tolerated) {
-      return fail({ kind: "structural", reason: `header gate: ${WAL_HEADER_STATUS_NAMES[status]}`, gateStatus: status });
+      return fail({ kind: "structural", reason: `header gate: ${WalHeaderStatus[status]}`, gateStatus: status });
     }
     const header = readWalHeader(kernels.view(), index);
     if (header.size > window.fileSize - position) {
@@ -83,7 +76,7 @@ export class WalReader {
       if (identity !== header.checksum) {
         return fail({
           kind: "seal",
-          reason: `identity checksum mismatch (stored 0x${hex(header.checksum)}, computed 0x${hex(identity)})`,
+          reason: `identity checksum mismatch (stored 0x${hex64(header.checksum)}, computed 0x${hex64(identity)})`,
           entryEnd,
         });
       }
@@ -91,7 +84,7 @@ export class WalReader {
     if (prev !== null && prev.op + 1n === header.op && prev.checksum !== 0n && header.parent !== prev.checksum) {
       return fail({
         kind: "seal",
-        reason: `parent chain break: parent 0x${hex(header.parent)} is not op ${prev.op}'s checksum 0x${hex(prev.checksum)}`,
+        reason: `parent chain break: parent 0x${hex64(header.parent)} is not op ${prev.op}'s checksum 0x${hex64(prev.checksum)}`,
         entryEnd,
       });
     }
@@ -100,7 +93,7 @@ export class WalReader {
       if (body !== header.checksumBody) {
         return fail({
           kind: "seal",
-          reason: `body checksum mismatch (stored 0x${hex(header.checksumBody)}, computed 0x${hex(body)})`,
+          reason: `body checksum mismatch (stored 0x${hex64(header.checksumBody)}, computed 0x${hex64(body)})`,
           entryEnd,
         });
       }
@@ -143,10 +136,6 @@ export async function hashEntry(reader: WalReader, position: number, size: numbe
 
 function fail(failure: EntryFailure): EntryCheck {
   return { verified: false, failure };
-}
-
-export function hex(value: bigint): string {
-  return value.toString(16).padStart(16, "0");
 }
 
 function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatus): WalEntry {
