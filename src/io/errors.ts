@@ -5,9 +5,19 @@ import { getSystemErrorMap } from "node:util";
  * What stopped a partition: read failures are never evidence about its bytes (docs/recovery.md §3.6).
  * `NoSegments`: a directory holding `.log` files none of which is a segment;
  * `NotRegularFile`: a segment-named `.log` (or its `.index`) that is a FIFO,
- * socket or device, never opened (a FIFO's open would block).
+ * socket or device, never opened (a FIFO's open would block). The JSON schema's
+ * list of codes is this one (src/report/schema.ts).
  */
-export type ScanErrorCode = "ReadFailure" | "OpenFailure" | "StorageSizeMismatch" | "ListFailure" | "NoSegments" | "NotRegularFile";
+export const SCAN_ERROR_CODES = [
+  "ReadFailure",
+  "OpenFailure",
+  "StorageSizeMismatch",
+  "ListFailure",
+  "NoSegments",
+  "NotRegularFile",
+] as const;
+
+export type ScanErrorCode = (typeof SCAN_ERROR_CODES)[number];
 
 /** A ScanFailure as the report carries it (re-exported by `report/types.ts`). */
 export interface ScanError {

@@ -8,6 +8,9 @@
  */
 import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
 import { NodeJsonSchema } from "../node/schema.js";
+import { SCAN_ERROR_CODES } from "../io/errors.js";
+
+export { SCAN_ERROR_CODES } from "../io/errors.js";
 
 /** u64 values are decimal strings in JSON (they exceed JavaScript's safe integers). */
 const U64_PATTERN = "^(0|[1-9][0-9]*)$";
@@ -102,16 +105,6 @@ export const SegmentSchema = closed({
   refusal: Type.Union([RefusalSchema, Type.Null()]),
   warnings: Type.Array(SegmentWarningSchema),
 });
-
-/** docs/recovery.md §3.6 read failures, and the two listing errors (a dir with no segment, a segment name that is not a regular file). */
-export const SCAN_ERROR_CODES = [
-  "ReadFailure",
-  "OpenFailure",
-  "StorageSizeMismatch",
-  "ListFailure",
-  "NoSegments",
-  "NotRegularFile",
-] as const;
 
 export const ScanErrorSchema = closed({
   code: Type.Union(SCAN_ERROR_CODES.map((code) => Type.Literal(code))),

@@ -13,6 +13,7 @@
  * segment `warnings`, partition `ignored`, top-level `node.bootForecast`.
  */
 import { gzipSync } from "node:zlib";
+import { formatBytes, formatCount } from "../format.js";
 import type { JsonScanReport } from "../json.js";
 import { HTML_REPORT_SCRIPT } from "./client.js";
 import { HTML_REPORT_CSS } from "./style.js";
@@ -72,21 +73,6 @@ function escapeHtml(value: unknown): string {
   );
 }
 
-function count(value: number | string): string {
-  return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
-
-function bytesText(value: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = value;
-  let unit = 0;
-  while (v >= 1024 && unit < units.length - 1) {
-    v /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${v} B` : `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[unit]}`;
-}
-
 /** JSON that is safe inside a <script> element: `<` cannot close it (it only occurs inside strings). */
 function scriptSafeJson(value: unknown): string {
   return JSON.stringify(value)
@@ -100,12 +86,12 @@ const VERDICTS = ["clean", "repairable", "refused", "failed"] as const;
 function countsTable(report: HtmlReportInput): string {
   const rows = VERDICTS.map(
     (verdict) =>
-      `<tr><th scope="row"><span class="badge ${verdict}">${verdict}</span></th><td class="num">${count(report.summary[verdict])}</td></tr>`,
+      `<tr><th scope="row"><span class="badge ${verdict}">${verdict}</span></th><td class="num">${formatCount(report.summary[verdict])}</td></tr>`,
   );
   return (
     `<table class="counts"><caption class="sr-only">Partitions by verdict</caption>` +
     `<thead><tr><th scope="col">verdict</th><th scope="col">partitions</th></tr></thead><tbody>${rows.join("")}` +
-    `<tr><th scope="row">total</th><td class="num">${count(report.summary.partitions)}</td></tr></tbody></table>`
+    `<tr><th scope="row">total</th><td class="num">${formatCount(report.summary.partitions)}</td></tr></tbody></table>`
   );
 }
 
@@ -158,7 +144,7 @@ function bootForecast(report: HtmlReportInput): string {
   );
   return (
     `<h2>Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
-    `${count(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${count(destructive)} destructive.</p>` +
+    `${formatCount(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${formatCount(destructive)} destructive.</p>` +
     `<table class="forecast"><thead><tr><th scope="col">effect</th><th scope="col">path</th><th scope="col">data</th>` +
     `<th scope="col">detail</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
   );
@@ -241,19 +227,19 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
     summary.partitions === 0
       ? "No partitions were found (no directory held a .log file)."
       : problems === 0
-        ? `All ${count(summary.partitions)} partitions are clean.`
-        : `${count(problems)} of ${count(summary.partitions)} partitions need attention: ` +
-          `${count(summary.repairable)} repairable, ${count(summary.refused)} refused, ${count(summary.failed)} failed.`;
+        ? `All ${formatCount(summary.partitions)} partitions are clean.`
+        : `${formatCount(problems)} of ${formatCount(summary.partitions)} partitions need attention: ` +
+          `${formatCount(summary.repairable)} repairable, ${formatCount(summary.refused)} refused, ${formatCount(summary.failed)} failed.`;
   const facts = [
     ["segscan", report.segscan],
     ["engine", report.engine],
-    ["bytes scanned", `${count(summary.bytesScanned)} (${bytesText(summary.bytesScanned)})`],
-    ["elapsed", `${count(Math.round(summary.elapsedMs))} ms`],
+    ["bytes scanned", `${formatCount(summary.bytesScanned)} (${formatBytes(summary.bytesScanned)})`],
+    ["elapsed", `${formatCount(Math.round(summary.elapsedMs))} ms`],
     ["verify", opts.verify],
-    ["replicas", count(opts.replicaCount)],
-    ["probe budget", `${count(opts.probeBudgetUnits)} units`],
-    ["window", `${count(opts.windowBytes)} bytes`],
-    ...(opts.maxBatchBytes === undefined ? [] : [["max batch (override)", `${count(opts.maxBatchBytes)} bytes`]]),
+    ["replicas", formatCount(opts.replicaCount)],
+    ["probe budget", `${formatCount(opts.probeBudgetUnits)} units`],
+    ["window", `${formatCount(opts.windowBytes)} bytes`],
+    ...(opts.maxBatchBytes === undefined ? [] : [["max batch (override)", `${formatCount(opts.maxBatchBytes)} bytes`]]),
   ]
     .map(([name, value]) => `<li><b>${escapeHtml(name)}</b> ${escapeHtml(value)}</li>`)
     .join("");
