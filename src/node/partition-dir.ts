@@ -14,6 +14,15 @@ import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, S
 export const OFFSET_RECORD_BYTES = 16;
 /** docs/node.md N4: the legacy record, the bare u64 offset. */
 export const LEGACY_OFFSET_RECORD_BYTES = 8;
+
+/** docs/node.md N4: the offset record, u64 LE offset + u64 LE XXH3-64 of those 8 bytes (`hash`: an engine's, or the TS one). */
+export function encodeOffsetRecord(offset: bigint, hash: (bytes: Uint8Array) => bigint): Uint8Array {
+  const bytes = new Uint8Array(OFFSET_RECORD_BYTES);
+  const view = new DataView(bytes.buffer);
+  view.setBigUint64(0, offset, true);
+  view.setBigUint64(8, hash(bytes.subarray(0, 8)), true);
+  return bytes;
+}
 /** docs/node.md N5: generation + created_revision, u64 LE each. */
 export const PURGE_GENERATION_BYTES = 16;
 export const PURGE_GENERATION_FILE = "purge.gen";

@@ -13,6 +13,7 @@ import type { PartitionLayout } from "../../gen/types.js";
 import type { Severity } from "../types.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
 import { WAL_HEADER_BYTES } from "../wal/format.js";
+import { encodeOffsetRecord as encodeRecord } from "../partition-dir.js";
 import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "./snapshot.js";
 import { buildWal, concat, encodePrepare } from "./wal.js";
 import { Prng } from "../../gen/prng.js";
@@ -119,13 +120,9 @@ function rebuildWal(parts: NodeParts, tweak: (op: bigint) => Partial<Parameters<
   parts.walEntries = entries;
 }
 
-/** docs/node.md N4: the 16-byte offset record (u64 LE offset + u64 LE XXH3-64 of it). */
+/** docs/node.md N4: the offset record, hashed with the TypeScript XXH3. */
 export function encodeOffsetRecord(offset: bigint): Uint8Array {
-  const bytes = new Uint8Array(16);
-  const view = new DataView(bytes.buffer);
-  view.setBigUint64(0, offset, true);
-  view.setBigUint64(8, xxh3_64(bytes.subarray(0, 8)), true);
-  return bytes;
+  return encodeRecord(offset, xxh3_64);
 }
 
 /** docs/node.md N5: `purge.gen` (generation, created_revision; u64 LE each). */

@@ -27,6 +27,7 @@ import { JOURNAL_NAME, JournalWriter } from "../../repair/journal.js";
 import { type HeldLock, acquireLock } from "../../repair/lock.js";
 import { preserveDirOf } from "../../repair/plan.js";
 import type { NodeReport } from "../types.js";
+import { encodeOffsetRecord } from "../partition-dir.js";
 
 export type OffsetRepairKind = "evidence-copy" | "clamp-to-head" | "complete-record" | "move-aside";
 
@@ -143,15 +144,6 @@ export function formatOffsetPlan(plan: OffsetRepairPlan): string {
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
-/** docs/node.md N4: u64 LE offset + u64 LE XXH3-64 of those 8 bytes. */
-export function offsetRecord(engine: Engine, offset: bigint): Uint8Array {
-  const bytes = new Uint8Array(16);
-  const view = new DataView(bytes.buffer);
-  view.setBigUint64(0, offset, true);
-  view.setBigUint64(8, engine.xxh3_64(bytes.subarray(0, 8)), true);
-  return bytes;
-}
-
 export interface OffsetRepairOptions {
   fs?: RepairFs;
   engine?: Engine;
@@ -266,7 +258,7 @@ async function applyLocked(plan: OffsetRepairPlan, fs: RepairFs, engine: Engine,
           applied.push({ kind: step.kind, path: step.path, preserved: copy.file, journalPath });
           continue;
         }
-        const record = offsetRecord(engine, step.toOffset!);
+        const record = encodeOffsetRecord(step.toOffset!, (bytes) => engine.xxh3_64(bytes));
         const staging = `${step.path}.staging`;
         const seq = await journal.append({
           kind: "intent",

@@ -226,7 +226,7 @@ async function opOrderFindings(
     }
     byOp.set(entry.op, entry);
   }
-  const replay = [...byOp.values()].filter((entry) => entry.op > S).sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
+  const replay = replayOrder(entries, S);
   if (options.snapshotOpKnown !== false && replay.length > 0 && replay[0]!.op !== S + 1n) {
     findings.push(
       finding(
@@ -238,11 +238,12 @@ async function opOrderFindings(
       ),
     );
   }
-  for (let i = 1; i < replay.length; i++) {
-    const prev = replay[i - 1]!;
-    const entry = replay[i]!;
-    const lost = replay.length - i;
-    if (entry.op !== prev.op + 1n) {
+  const stop = firstReplayBreak(replay);
+  if (stop !== null) {
+    const prev = replay[stop.index - 1]!;
+    const entry = replay[stop.index]!;
+    const lost = replay.length - stop.index;
+    if (stop.kind === "gap") {
       findings.push(
         finding(
           "refused",
@@ -252,9 +253,7 @@ async function opOrderFindings(
           { missingOp: prev.op + 1n, nextOp: entry.op, opsAfter: lost },
         ),
       );
-      break;
-    }
-    if (prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum) {
+    } else {
       findings.push(
         finding(
           "refused",
@@ -264,7 +263,6 @@ async function opOrderFindings(
           { op: entry.op, position: entry.position, previousPosition: prev.position, opsAfter: lost },
         ),
       );
-      break;
     }
   }
   const foreignGroup = entries.filter((entry) => entry.group !== WAL_METADATA_GROUP);
@@ -320,22 +318,12 @@ async function iggyDecision(reader: WalReader, walk: WalWalk, snapshotOp: bigint
     Object.assign(decision, cut);
     if (decision.scan === "refuse") return decision;
   }
-  // Replay: op-sorted entries above S, the later copy of a duplicate winning.
-  const byOp = new Map<bigint, WalEntry>();
-  for (const entry of iggyWalk.entries) byOp.set(entry.op, entry);
-  const replay = [...byOp.values()].filter((entry) => entry.op > snapshotOp).sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
-  let replayed = replay.length;
-  for (let i = 1; i < replay.length; i++) {
-    const prev = replay[i - 1]!;
-    const entry = replay[i]!;
-    const gap = entry.op !== prev.op + 1n;
-    const broken = prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum;
-    if (gap || broken) {
-      decision.truncateFromOp = entry.op;
-      decision.opsLost = replay.length - i;
-      replayed = i;
-      break;
-    }
+  const replay = replayOrder(iggyWalk.entries, snapshotOp);
+  const stop = firstReplayBreak(replay);
+  const replayed = stop === null ? replay.length : stop.index;
+  if (stop !== null) {
+    decision.truncateFromOp = replay[stop.index]!.op;
+    decision.opsLost = replay.length - stop.index;
   }
   const badReserved = replay.slice(0, replayed).find((entry) => entry.gateStatus === WalHeaderStatus.ReservedNonZero);
   if (badReserved !== undefined) {
@@ -397,4 +385,26 @@ function forecastOf(path: string, iggy: IggyWalDecision, residue: WalResidue | n
     forecast.push({ effect: "truncate-wal-tail", path, destructive: !provenTorn, detail: iggy.reason });
   }
   return forecast;
+}
+
+/** docs/node.md N1 replay order: the entries above `snapshotOp` sorted by op, the later copy (in file order) of a duplicate winning. */
+function replayOrder(entries: readonly WalEntry[], snapshotOp: bigint): WalEntry[] {
+  const byOp = new Map<bigint, WalEntry>();
+  for (const entry of entries) byOp.set(entry.op, entry);
+  return [...byOp.values()].filter((entry) => entry.op > snapshotOp).sort((a, b) => (a.op < b.op ? -1 : a.op > b.op ? 1 : 0));
+}
+
+/**
+ * Where replay stops (docs/node.md N1): the index of the first entry that is
+ * not the next op (a gap) or does not chain to the one before it (both
+ * checksums known, parent differs). Null when replay runs to the end.
+ */
+function firstReplayBreak(replay: readonly WalEntry[]): { index: number; kind: "gap" | "chain" } | null {
+  for (let index = 1; index < replay.length; index++) {
+    const prev = replay[index - 1]!;
+    const entry = replay[index]!;
+    if (entry.op !== prev.op + 1n) return { index, kind: "gap" };
+    if (prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum) return { index, kind: "chain" };
+  }
+  return null;
 }
