@@ -97,24 +97,14 @@ const MAX_DECODED_USER_HEADERS_BYTES = 1024 * 1024;
 /** Copies `[position, position + lengthBytes)` out of the window, a window-load at a time. */
 async function copyBytes(window: FileWindow, position: number, lengthBytes: number): Promise<Uint8Array> {
   const out = new Uint8Array(lengthBytes);
-  for (let done = 0; done < lengthBytes; ) {
-    const chunkBytes = Math.min(window.capacityBytes, lengthBytes - done);
-    const offset = await window.ensure(position + done, chunkBytes);
-    out.set(window.engineWindow.view().subarray(offset, offset + chunkBytes), done);
-    done += chunkBytes;
-  }
+  await window.forEachChunk(position, lengthBytes, (chunk, doneBytes) => out.set(chunk, doneBytes));
   return out;
 }
 
 /** Hashes `[from, to)` through the window (frames larger than the window stream). */
 async function hashRange(window: FileWindow, engine: Engine, from: number, to: number): Promise<bigint> {
   const hasher = engine.createHasher();
-  for (let at = from; at < to; ) {
-    const chunkBytes = Math.min(window.capacityBytes, to - at);
-    const offset = await window.ensure(at, chunkBytes);
-    hasher.update(window.engineWindow.view().subarray(offset, offset + chunkBytes));
-    at += chunkBytes;
-  }
+  await window.forEachChunk(from, to - from, (chunk) => hasher.update(chunk));
   return hasher.digest();
 }
 

@@ -11,7 +11,7 @@ import type { ReadableFile } from "./fs.js";
 /** What a positional read needs: `ReadableFile.read` (0 at end of file). */
 export type PositionalRead = Pick<ReadableFile, "read">;
 
-export interface ReadContext {
+interface ReadContext {
   path: string;
   /** The file's size when the reader took it (named in the StorageSizeMismatch message). */
   sizeAtStart: number;

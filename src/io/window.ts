@@ -65,6 +65,20 @@ export class FileWindow {
   }
 
   /**
+   * Hands `[position, position + lengthBytes)` to `visit` a window-load at a
+   * time, in order, so a range larger than the window streams through it.
+   * `doneBytes` is how much of the range came before this chunk.
+   */
+  async forEachChunk(position: number, lengthBytes: number, visit: (chunk: Uint8Array, doneBytes: number) => void): Promise<void> {
+    for (let doneBytes = 0; doneBytes < lengthBytes; ) {
+      const chunkBytes = Math.min(this.capacityBytes, lengthBytes - doneBytes);
+      const index = await this.ensure(position + doneBytes, chunkBytes);
+      visit(this.engineWindow.view().subarray(index, index + chunkBytes), doneBytes);
+      doneBytes += chunkBytes;
+    }
+  }
+
+  /**
    * Reads as much as fits from `position` on. Bytes from `position` that are
    * already resident (the head of a batch split by the window end) move to the
    * front instead of being read again.

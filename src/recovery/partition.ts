@@ -85,7 +85,7 @@ async function statRegular(scanFs: ScanFs, path: string): Promise<number> {
  * open until their segment is recovered, so a load holds at most twice this
  * many descriptors; a larger partition stats its files and opens each in turn.
  */
-export const PREOPEN_MAX_SEGMENTS = 4;
+const PREOPEN_MAX_SEGMENTS = 4;
 
 /** Opens a listed segment file for its recovery; anything but a regular file fails the partition before any read. */
 async function openListed(scanFs: ScanFs, path: string): Promise<ReadableFile> {

@@ -19,7 +19,7 @@ export const WORKER_URL = new URL("./worker.js", import.meta.url);
  * its next partition at once instead of after a round trip to this thread
  * (that round trip dominated a pool scan of many small partitions).
  */
-export const REQUESTS_PER_WORKER = 2;
+const REQUESTS_PER_WORKER = 2;
 
 /**
  * Most partitions in one request. A request and its reports cost a round
@@ -36,7 +36,7 @@ export const MAX_PARTITIONS_PER_REQUEST = 64;
  * a share small enough that every worker still gets ~4 more requests (so
  * none idles while another finishes a long run), at most the cap, at least 1.
  */
-export function partitionsPerRequest(remaining: number, workers: number): number {
+function partitionsPerRequest(remaining: number, workers: number): number {
   return Math.max(1, Math.min(MAX_PARTITIONS_PER_REQUEST, Math.floor(remaining / (workers * REQUESTS_PER_WORKER * 2))));
 }
 

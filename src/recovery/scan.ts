@@ -69,10 +69,10 @@ export const PARTITIONS_IN_FLIGHT = 8;
  * so a large `windowBytes` lowers the count (down to 1) and a scan's window
  * memory stays ≤ max(this, windowBytes).
  */
-export const IN_FLIGHT_WINDOW_BUDGET_BYTES = 8 * 1024 * 1024;
+const IN_FLIGHT_WINDOW_BUDGET_BYTES = 8 * 1024 * 1024;
 
 /** Loads in flight for these options: 1 with blocking io (every call blocks, nothing to overlap). */
-export function partitionsInFlight(resolved: Pick<ResolvedScanOptions, "io" | "used">): number {
+function partitionsInFlight(resolved: Pick<ResolvedScanOptions, "io" | "used">): number {
   if (resolved.io === "blocking") return 1;
   return Math.max(1, Math.min(PARTITIONS_IN_FLIGHT, Math.floor(IN_FLIGHT_WINDOW_BUDGET_BYTES / resolved.used.windowBytes)));
 }
@@ -285,7 +285,7 @@ function sum(totals: ReadonlyMap<string, number>): number {
  * partition (loadPartition reports it); anything else (an abort, a bug)
  * rejects the scan after the loads in flight have settled.
  */
-export async function* loadInOrder(
+async function* loadInOrder(
   source: TargetSource,
   engine: Engine,
   resolved: ResolvedScanOptions,
@@ -336,7 +336,7 @@ export async function* loadInOrder(
  * sat between one load and the next; a few ahead keep the slots fed while the
  * loads run. A target holds its listing until loaded, so this stays small.
  */
-export const TARGETS_READ_AHEAD = 16;
+const TARGETS_READ_AHEAD = 16;
 
 /**
  * Pulls from `source` in the background, up to `depth` items ahead of the
@@ -388,7 +388,7 @@ function readAhead<T>(source: AsyncIterator<T>, depth: number): AsyncIterator<T>
 }
 
 /** Running totals of a streamed scan: all a streaming report keeps (its memory stays flat). */
-export class SummaryCounter {
+class SummaryCounter {
   private readonly startedAt = performance.now();
   readonly summary: ScanReport["summary"] = {
     partitions: 0,
@@ -437,7 +437,7 @@ export interface ScanStream {
  * themselves (the worker pool, used as in `scanPath`, holds its reports until
  * it is done).
  */
-export async function streamTargets(
+async function streamTargets(
   targets: TargetSource,
   options: ScanOptions,
   scanFs?: ScanFs,

@@ -40,7 +40,7 @@ export const MAX_DISCOVERY_DEPTH = 64;
  * scan's memory with the node (issue 13: ≤ 16 MiB from 1,000 to 50,000
  * partitions); the partitions past this many are listed again by their load.
  */
-export const DISCOVERY_LISTINGS_KEPT = 4096;
+const DISCOVERY_LISTINGS_KEPT = 4096;
 
 export interface ScanTarget {
   /** A partition directory, or one `.log` file scanned as a partition of one segment. */

@@ -40,7 +40,7 @@ export function candidatePasses(bytes: Uint8Array, at: number, request: Candidat
 }
 
 /** The unit accounting every candidate loop shares (docs/recovery.md §3.5), one candidate at a time. */
-export interface CandidateRange {
+interface CandidateRange {
   fromIndex: number;
   toIndex: number;
   spentUnits: number;

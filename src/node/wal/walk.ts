@@ -111,26 +111,15 @@ export class WalReader {
       return this.engine.xxh3_64(window.engineWindow.view().subarray(index + WAL_HEADER_BYTES, index + size));
     }
     const hasher = this.engine.createHasher();
-    for (let fed = 0; fed < bodyBytes; ) {
-      const chunk = Math.min(window.capacityBytes, bodyBytes - fed);
-      const index = await window.ensure(bodyStart + fed, chunk);
-      hasher.update(window.engineWindow.view().subarray(index, index + chunk));
-      fed += chunk;
-    }
+    await window.forEachChunk(bodyStart, bodyBytes, (chunk) => hasher.update(chunk));
     return hasher.digest();
   }
 }
 
 /** XXH3-64 of the whole entry's bytes (to tell identical duplicates from different ones). */
 export async function hashEntry(reader: WalReader, position: number, size: number): Promise<bigint> {
-  const window = reader.window;
   const hasher = reader.engine.createHasher();
-  for (let fed = 0; fed < size; ) {
-    const chunk = Math.min(window.capacityBytes, size - fed);
-    const index = await window.ensure(position + fed, chunk);
-    hasher.update(window.engineWindow.view().subarray(index, index + chunk));
-    fed += chunk;
-  }
+  await reader.window.forEachChunk(position, size, (chunk) => hasher.update(chunk));
   return hasher.digest();
 }
 
