@@ -4,11 +4,12 @@
  * any chosen mutating step (docs/repair.md §6.2: a crash at any point, followed by scan
  * and repair again, converges with nothing lost).
  *
- * The interface is deliberately small. Its one `unlink` removes only
- * segscan's own partial temporaries (a `.tmp` copy that failed before it was
- * complete, e.g. on a full disk): repair never deletes a file it did not
- * create, it only moves files aside (rename) or cuts proven torn tails after
- * preserving them.
+ * The interface is deliberately small. Its `unlink` and `rmdir` remove only
+ * segscan's own files: a partial `.tmp` copy (e.g. on a full disk), its lock
+ * file, an empty preserve dir made only for the lock. Repair never deletes a
+ * file it did not create; it only moves files aside (rename) or cuts proven
+ * torn tails after preserving them. The lock goes through this layer too, so
+ * the crash models see it.
  */
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
@@ -19,12 +20,20 @@ export interface RepairStat {
   size: number;
   isFile: boolean;
   isDirectory: boolean;
+  /** True for a symbolic link (stat is lstat: a link is seen as the link, never followed). */
+  isSymbolicLink?: boolean;
   /** The filesystem's device id, when the layer knows it (used to refuse a cross-filesystem move up front). */
   dev?: number;
+  /** Last modification time in ms, when the layer knows it (the plan records it; the preflight compares). */
+  mtimeMs?: number;
 }
 
-/** How a file is opened: read only, read-write in place, create-or-truncate, or append (create if missing). */
-export type OpenMode = "r" | "r+" | "w" | "a";
+/**
+ * How a file is opened: read only, read-write in place, create-or-truncate,
+ * append (create if missing), or exclusive create (`wx`: EEXIST when the file
+ * exists; the lock file, docs/repair.md §6.2 rule 2).
+ */
+export type OpenMode = "r" | "r+" | "w" | "a" | "wx";
 
 export interface RepairFile {
   /** Positioned read; returns the bytes read (0 at end of file). */
@@ -48,16 +57,32 @@ export interface RepairFs {
   rename(from: string, to: string): Promise<void>;
   /** fsync a directory, making renames and creations in it durable. */
   syncDir(dirPath: string): Promise<void>;
-  /** Removes a file segscan created itself and never completed (a partial `.tmp` copy); a missing file is fine. */
+  /** Removes a file segscan created itself (a partial `.tmp` copy, its own lock file); a missing file is fine. */
   unlink(filePath: string): Promise<void>;
+  /** Removes an EMPTY directory segscan created itself (a preserve dir made only for a lock); fails when not empty. */
+  rmdir(dirPath: string): Promise<void>;
 }
 
 function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === "ENOENT";
 }
 
-function toStat(stats: { size: number; dev: number; isFile(): boolean; isDirectory(): boolean }): RepairStat {
-  return { size: stats.size, isFile: stats.isFile(), isDirectory: stats.isDirectory(), dev: stats.dev };
+function toStat(stats: {
+  size: number;
+  dev: number;
+  mtimeMs: number;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}): RepairStat {
+  return {
+    size: stats.size,
+    isFile: stats.isFile(),
+    isDirectory: stats.isDirectory(),
+    isSymbolicLink: stats.isSymbolicLink(),
+    dev: stats.dev,
+    mtimeMs: stats.mtimeMs,
+  };
 }
 
 /** The real thing, on `node:fs/promises`. */
@@ -111,6 +136,7 @@ export const nodeRepairFs: RepairFs = {
       if (!isNotFound(error)) throw error;
     }
   },
+  rmdir: (dirPath) => fsp.rmdir(dirPath),
 };
 
 /** Thrown by the fault-injecting layer in place of the step it was told to fail, and for every call after it. */
@@ -244,6 +270,10 @@ export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): Fau
       if (step("unlink", path.basename(filePath))) fail("unlink", filePath);
       return inner.unlink(filePath);
     },
+    async rmdir(dirPath) {
+      if (step("rmdir", dirPath)) fail("rmdir", dirPath);
+      return inner.rmdir(dirPath);
+    },
   };
   return layer;
 }
@@ -269,6 +299,7 @@ const OPEN_WORDS: Record<OpenMode, string> = {
   r: "open for reading",
   "r+": "open for writing",
   w: "create",
+  wx: "create (exclusively)",
   a: "open for appending",
 };
 
@@ -310,5 +341,6 @@ export function describedFs(inner: RepairFs): RepairFs {
     rename: (from, to) => wrap(`move ${from} to`, to, () => inner.rename(from, to)),
     syncDir: (dirPath) => wrap("fsync the directory", dirPath, () => inner.syncDir(dirPath)),
     unlink: (filePath) => wrap("remove", filePath, () => inner.unlink(filePath)),
+    rmdir: (dirPath) => wrap("remove the empty directory", dirPath, () => inner.rmdir(dirPath)),
   };
 }

@@ -114,6 +114,11 @@ export function createDurabilityModelFs(root: string): DurabilityModelFs {
       await nodeRepairFs.unlink(filePath);
       entriesOf(dirname(filePath)).delete(basename(filePath));
     },
+    async rmdir(dirPath) {
+      await nodeRepairFs.rmdir(dirPath);
+      entriesOf(dirname(dirPath)).delete(basename(dirPath));
+      current.delete(dirPath);
+    },
     crash() {
       for (const name of readdirSync(root)) rmSync(join(root, name), { recursive: true, force: true });
       const write = (dir: string): void => {

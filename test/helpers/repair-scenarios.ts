@@ -1,5 +1,5 @@
 /** Repairable (and unrepairable) partitions on disk, snapshots, and the scan → plan → apply pipeline, for the repair tests. */
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { createTsEngine } from "../../src/engine/ts/engine.js";
 import type { Engine } from "../../src/engine/types.js";
@@ -166,9 +166,17 @@ export async function scan(dir: string, scenario?: Scenario): Promise<ScanReport
   return scanPartition(dir, { ...(scenario?.scanOptions ?? {}), engine });
 }
 
+/**
+ * What an operator does after a crashed run (docs/repair.md §6.2 rule 2): the
+ * killed run's lock is stale — its pid is gone — so it is removed by hand.
+ */
+export function clearStaleLock(dir: string): void {
+  rmSync(join(`${dir}.segscan`, "lock"), { force: true });
+}
+
 /** scan → plan → apply, as an operator's `repair --apply` would. */
 export async function repair(dir: string, scenario?: Scenario, fs?: RepairFs): Promise<ApplyResult> {
-  const plan = planRepair(await scan(dir, scenario));
+  const plan = await planRepair(await scan(dir, scenario));
   // The /proc walk for other writers is tested on its own (repair-lock.test.ts); the loops apply thousands of times.
   return applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false, ...(fs ? { fs } : {}) });
 }
@@ -188,12 +196,18 @@ export const noSyncFs: RepairFs = {
   syncDir: async () => {},
 };
 
-/** scan → plan → apply for the crash loops: on `noSyncFs`, or on a fault-injecting layer above it. */
+/**
+ * scan → plan → apply for the crash loops: on `noSyncFs`, or on a
+ * fault-injecting layer above it. A run after a crash first clears the killed
+ * run's stale lock, as the operator would.
+ */
 export function repairNoSync(dir: string, scenario: Scenario, fs: RepairFs = noSyncFs): Promise<ApplyResult> {
+  clearStaleLock(dir);
   return repair(dir, scenario, fs);
 }
 
 export function restoreNoSync(dir: string, fs: RepairFs = noSyncFs): Promise<RestoreResult> {
+  clearStaleLock(dir);
   return restore(dir, { engine, fs, chunkBytes: CHUNK_BYTES, checkWriters: false });
 }
 
@@ -230,4 +244,5 @@ export async function powerCutDuringApply(dir: string, scenario: Scenario, k: nu
   );
   if (!(failure instanceof InjectedFault)) throw new Error(`step ${k}: the apply did not stop at the injected fault (${String(failure)})`);
   model.crash();
+  clearStaleLock(dir);
 }
