@@ -6,16 +6,25 @@
  * the snapshot are never changed. The "done when" of the issue end to end
  * through the CLI.
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
-import { applyOffsetRepairs, planOffsetRepairs } from "../src/node/repair/offsets.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { scanPath } from "../src/recovery/scan.js";
-import { InjectedFault, StalePlanError, applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
+import {
+  InjectedFault,
+  type PlanStep,
+  type RepairPlan,
+  StalePlanError,
+  applyRepair,
+  createFaultyFs,
+  nodeRepairFs,
+  planRepair,
+  restore,
+} from "../src/repair/index.js";
 import { runCli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/node-wal.js";
 
@@ -45,13 +54,34 @@ function files(root: string): Record<string, string> {
   return out;
 }
 
+/** The node's one plan (docs/repair.md §6.2), with its offset steps and left-alone findings picked out. */
 async function planFor(root: string, clampOffsets = true) {
   const report = await scanPath(root, { engine, concurrency: 1 });
-  return planOffsetRepairs(report.node!, { clampOffsets });
+  const plan = await planRepair(report, { clampOffsets });
+  const steps = plan.targets.flatMap((target) =>
+    target.steps.filter((step) => step.role === "offset").map((step) => ({ ...step, name: relative(target.dir, step.file) })),
+  );
+  const left = (why: string) => plan.leftAlone.filter((item) => item.why === why);
+  return { plan, report, steps, optIn: left("opt-in"), heldBack: left("held-back") };
 }
 
+/** What an offset step does, in one word (clamp, complete, move-aside, evidence-copy). */
+function change(step: PlanStep): string {
+  if (step.kind !== "replace") return step.kind;
+  return step.reason === "offset-ahead-of-head" ? "clamp-to-head" : "complete-record";
+}
+
+const applyPlan = (plan: RepairPlan, fs = nodeRepairFs) => applyRepair(plan, { fs, engine, checkWriters: false });
+
+/** scan → plan (with --clamp-offsets) → apply; a crashed earlier run's stale locks are cleared first, as an operator would. */
 async function repairOffsets(root: string, fs = nodeRepairFs): Promise<void> {
-  await applyOffsetRepairs(await planFor(root), { fs, engine });
+  for (const partition of [P1, P2]) rmSync(join(root, `${partition}.segscan`, "lock"), { force: true });
+  await applyPlan((await planFor(root)).plan, fs);
+}
+
+function restorePartition(root: string, partition: string) {
+  rmSync(join(root, `${partition}.segscan`, "lock"), { force: true });
+  return restore(join(root, partition), { engine, checkWriters: false });
 }
 
 const NEVER_CHANGED = (name: string): boolean =>
@@ -67,16 +97,16 @@ describe("planning", () => {
     expect(ahead.steps).toEqual([]);
     expect(ahead.optIn).toEqual([expect.objectContaining({ code: "OffsetAheadOfHead" })]);
     const corrupt = await planFor(await node("offset-corrupt"), false);
-    expect(corrupt.steps.map((s) => s.kind)).toEqual(["evidence-copy"]);
+    expect(corrupt.steps.map(change)).toEqual(["evidence-copy"]);
   });
 
   it("with --clamp-offsets each finding gets its step", async () => {
-    expect((await planFor(await node("offset-ahead"))).steps.map((s) => [s.kind, s.name])).toEqual([
+    expect((await planFor(await node("offset-ahead"))).steps.map((s) => [change(s), s.name])).toEqual([
       ["clamp-to-head", "offsets/consumers/7"],
     ]);
-    expect((await planFor(await node("offset-checksum-torn"))).steps.map((s) => s.kind)).toEqual(["complete-record"]);
+    expect((await planFor(await node("offset-checksum-torn"))).steps.map(change)).toEqual(["complete-record"]);
     // The empty partition's consumer and group offsets both move.
-    expect((await planFor(await node("offset-empty-partition"))).steps.map((s) => [s.kind, s.name])).toEqual([
+    expect((await planFor(await node("offset-empty-partition"))).steps.map((s) => [change(s), s.name])).toEqual([
       ["move-aside", "offsets/consumers/7"],
       ["move-aside", "offsets/groups/1"],
     ]);
@@ -102,7 +132,7 @@ describe.each([
       expect(readdirSync(join(root, `${partition}.segscan`))).toContain("offsets-consumers-7.evidence");
     } else {
       expect(codes).not.toContain(code);
-      await restore(join(root, partition), { engine });
+      await restorePartition(root, partition);
       expect(files(root)).toEqual(before);
     }
   });
@@ -126,7 +156,7 @@ describe.each([
         if (code === "OffsetCorrupt") {
           expect(readdirSync(join(root, `${partition}.segscan`)), label).toContain("offsets-consumers-7.evidence");
         } else {
-          await restore(join(root, partition), { engine });
+          await restorePartition(root, partition);
           expect(files(root), label).toEqual(before);
         }
       }
@@ -151,7 +181,7 @@ describe("refusals", () => {
     const { writeFileSync } = await import("node:fs");
     writeFileSync(path, Buffer.alloc(16, 1));
     const before = files(root);
-    await expect(applyOffsetRepairs(plan, { engine })).rejects.toBeInstanceOf(StalePlanError);
+    await expect(applyPlan(plan.plan)).rejects.toBeInstanceOf(StalePlanError);
     expect(files(root)).toEqual(before);
   });
 });
@@ -162,14 +192,14 @@ describe("the partition lock", () => {
     const root = await node("offset-ahead");
     const plan = await planFor(root);
     const before = files(root);
-    const held = await acquireLock(`${join(root, P1)}.segscan`, "test", "test");
+    const held = await acquireLock(nodeRepairFs, `${join(root, P1)}.segscan`, "test", "test");
     try {
-      await expect(applyOffsetRepairs(plan, { engine })).rejects.toBeInstanceOf(LockHeldError);
+      await expect(applyPlan(plan.plan)).rejects.toBeInstanceOf(LockHeldError);
     } finally {
       await held.release();
     }
     expect(files(root)).toEqual(before);
-    await applyOffsetRepairs(plan, { engine });
+    await applyPlan(plan.plan);
     expect(files(root)).not.toEqual(before);
   });
 });
@@ -178,20 +208,30 @@ describe("a torn tail under a committed consumer offset (library)", () => {
   it("segment repair + clamp: the node scans clean of both findings; restore of the partition returns every byte", async () => {
     const root = await node("offset-ahead-of-torn-tail");
     const before = files(root);
-    const report = await scanPath(root, { engine, concurrency: 1 });
-    const plan = planOffsetRepairs(report.node!, { clampOffsets: true });
-    // Consumer 7 and group 1 both committed through 231, above the cut.
-    expect(plan.steps).toEqual([
-      expect.objectContaining({ kind: "clamp-to-head", name: "offsets/consumers/7", fromOffset: 231n }),
-      expect.objectContaining({ kind: "clamp-to-head", name: "offsets/groups/1", fromOffset: 231n }),
+    const { plan, report, steps } = await planFor(root);
+    // Consumer 7 and group 1 both committed through 231, above the cut; one plan cuts the tail and clamps both.
+    expect(steps).toEqual([
+      expect.objectContaining({
+        kind: "replace",
+        reason: "offset-ahead-of-head",
+        name: "offsets/consumers/7",
+        consumer: expect.objectContaining({ storedOffset: "231" }),
+      }),
+      expect.objectContaining({
+        kind: "replace",
+        reason: "offset-ahead-of-head",
+        name: "offsets/groups/1",
+        consumer: expect.objectContaining({ storedOffset: "231" }),
+      }),
     ]);
-    expect(plan.steps[0]!.toOffset).toBe(report.node!.partitions.find((p) => p.path === join(root, P1))!.head.head);
-    await applyRepair(planRepair(report), { engine, checkWriters: false });
-    await applyOffsetRepairs(plan, { engine });
+    const head = report.node!.partitions.find((p) => p.path === join(root, P1))!.head.head;
+    expect(steps[0]!.kind === "replace" && steps[0]!.content).toEqual({ type: "offset-record", offset: String(head) });
+    expect(plan.targets.find((t) => t.path === join(root, P1))!.steps.map((s) => s.kind)).toEqual(["truncate", "replace", "replace"]);
+    await applyPlan(plan);
     const after = await scanPath(root, { engine, concurrency: 1 });
     expect(after.node!.verdict).toBe("clean");
     expect(after.partitions.every((p) => p.verdict === "clean")).toBe(true);
-    await restore(join(root, P1), { engine });
+    await restorePartition(root, P1);
     expect(files(root)).toEqual(before);
   });
 });
@@ -213,16 +253,19 @@ describe("done when (CLI)", () => {
 
     const dry = await runCli(["repair", root]);
     expect(dry.stdout).toContain("OffsetAheadOfHead");
-    expect(dry.stdout).toContain("left alone (repair --clamp-offsets rewrites it");
+    expect(dry.stdout).toMatch(/left alone:\n\s+OffsetAheadOfHead at .*: repair --clamp-offsets rewrites it/);
     expect(files(root)).toEqual(before);
     const planned = await runCli(["repair", root, "--clamp-offsets"]);
     expect(planned.stdout).toContain("CHANGES WHAT THIS CONSUMER READS NEXT");
     expect(planned.stdout).toMatch(/this plan removes:\n\s+clamp-offset streams\/1\/topics\/1\/partitions\/1\/offsets\/consumers\/7/);
 
     const jsonPlan = JSON.parse((await runCli(["repair", root, "--clamp-offsets", "--json"])).stdout);
-    expect(jsonPlan.nodeRepair.offsets.steps.map((s: { kind: string; fromOffset: string }) => [s.kind, s.fromOffset])).toEqual([
-      ["clamp-to-head", "231"],
-      ["clamp-to-head", "231"],
+    const offsetSteps = (jsonPlan.plan as RepairPlan).targets.flatMap((t) => t.steps).filter((s) => s.role === "offset");
+    expect(
+      offsetSteps.map((s) => [s.kind === "replace" ? s.reason : s.kind, s.kind === "truncate" ? null : s.consumer?.storedOffset]),
+    ).toEqual([
+      ["offset-ahead-of-head", "231"],
+      ["offset-ahead-of-head", "231"],
     ]);
     expect(files(root)).toEqual(before);
     const applied = await runCli(["repair", root, "--clamp-offsets", "--apply"]);

@@ -6,13 +6,24 @@
  */
 import { holdOpen } from "./helpers/holder.js";
 import { describe, expect, it } from "vitest";
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
 import { scanNode } from "../src/node/scan.js";
-import { applyWalCut, planWalCut } from "../src/node/repair/wal-cut.js";
-import { InjectedFault, StalePlanError, createFaultyFs, nodeRepairFs, restore } from "../src/repair/index.js";
+import { scanPath } from "../src/recovery/scan.js";
+import {
+  InjectedFault,
+  type PlanTarget,
+  type RepairFs,
+  type RepairPlan,
+  StalePlanError,
+  applyRepair,
+  createFaultyFs,
+  nodeRepairFs,
+  planRepair,
+  restore,
+} from "../src/repair/index.js";
 import { LockHeldError, WriterOpenError } from "../src/repair/lock.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { tempDir } from "./helpers/node-wal.js";
@@ -27,11 +38,27 @@ async function tornNode(fault = "wal-torn-tail"): Promise<{ root: string; wal: s
   return { root, wal, original: readFileSync(wal) };
 }
 
+/** The node's one plan (docs/repair.md §6.2); its metadata target is the WAL cut. */
+async function planNode(root: string): Promise<RepairPlan> {
+  return planRepair(await scanPath(root, { engine, concurrency: 1 }));
+}
+
+const walTarget = (plan: RepairPlan): PlanTarget | undefined => plan.targets.find((target) => target.kind === "metadata");
+
+const applyPlan = (plan: RepairPlan, fs: RepairFs = nodeRepairFs, checkWriters = false) => applyRepair(plan, { fs, engine, checkWriters });
+
+/** scan → plan → apply of the whole node; a crashed earlier run's stale lock is cleared first, as an operator would. */
 async function repair(root: string, fs = nodeRepairFs): Promise<boolean> {
-  const plan = planWalCut(await scanNode(root, { engine }));
-  if (plan === null) return false;
-  await applyWalCut(plan, { fs, engine });
+  rmSync(join(root, "metadata.segscan", "lock"), { force: true });
+  const plan = await planNode(root);
+  if (walTarget(plan) === undefined) return false;
+  await applyPlan(plan, fs);
   return true;
+}
+
+function restoreMetadata(root: string) {
+  rmSync(join(root, "metadata.segscan", "lock"), { force: true });
+  return restore(join(root, "metadata"), { engine, checkWriters: false });
 }
 
 /** Every file under metadata/ (not the preserve dir), by name. */
@@ -49,10 +76,12 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
     const { root, wal, original } = await tornNode(fault);
     const before = await scanNode(root, { engine });
     expect(before.verdict).toBe("repairable");
-    const plan = planWalCut(before)!;
-    const result = await applyWalCut(plan, { engine });
-    expect(readFileSync(wal).length).toBe(plan.toSize);
-    expect(result.preserved === null).toBe(fault === "wal-zero-tail");
+    const plan = await planNode(root);
+    const cut = walTarget(plan)!.steps[0]!;
+    expect(cut).toMatchObject({ kind: "truncate", role: "wal", file: wal });
+    const result = await applyPlan(plan);
+    expect(readFileSync(wal).length).toBe(cut.kind === "truncate" ? cut.toSize : -1);
+    expect(result.targets[0]!.steps[0]!.preserved === null).toBe(fault === "wal-zero-tail");
     expect((await scanNode(root, { engine })).verdict).toBe("clean");
     const restored = await restore(join(root, "metadata"), { engine });
     expect(restored.restored).toBe(true);
@@ -76,7 +105,7 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
         await repair(root);
         expect(metadataFiles(root), label).toEqual(end);
         expect((await scanNode(root, { engine })).verdict, label).toBe("clean");
-        await restore(join(root, "metadata"), { engine });
+        await restoreMetadata(root);
         expect(metadataFiles(root), label).toEqual(before);
         expect(Buffer.compare(readFileSync(wal), original), label).toBe(0);
       }
@@ -87,20 +116,22 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
 describe("refusals", () => {
   it("a held lock in metadata.segscan/ refuses the cut (one writer at a time) and nothing changes", async () => {
     const { root, wal, original } = await tornNode();
-    const plan = planWalCut(await scanNode(root, { engine }))!;
-    mkdirSync(plan.preserveDir, { recursive: true });
+    const plan = await planNode(root);
+    const preserveDir = walTarget(plan)!.preserveDir;
+    expect(preserveDir).toBe(join(root, "metadata.segscan"));
+    mkdirSync(preserveDir, { recursive: true });
     const lockInfo = { pid: 999_999, host: "elsewhere", started: new Date().toISOString(), command: "segscan repair" };
-    writeFileSync(join(plan.preserveDir, "lock"), `${JSON.stringify(lockInfo)}\n`);
-    await expect(applyWalCut(plan, { engine })).rejects.toBeInstanceOf(LockHeldError);
+    writeFileSync(join(preserveDir, "lock"), `${JSON.stringify(lockInfo)}\n`);
+    await expect(applyPlan(plan)).rejects.toBeInstanceOf(LockHeldError);
     expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
   });
 
   it("a plan whose WAL changed since the scan is refused and nothing changes", async () => {
     const { root, wal } = await tornNode();
-    const plan = planWalCut(await scanNode(root, { engine }))!;
+    const plan = await planNode(root);
     appendFileSync(wal, new Uint8Array(10));
     const changed = readFileSync(wal);
-    await expect(applyWalCut(plan, { engine })).rejects.toBeInstanceOf(StalePlanError);
+    await expect(applyPlan(plan)).rejects.toBeInstanceOf(StalePlanError);
     expect(Buffer.compare(readFileSync(wal), changed)).toBe(0);
   });
 
@@ -109,7 +140,7 @@ describe("refusals", () => {
       const root = tempDir();
       const generated = await generateDataDir(root, { size: "tiny", seed: 3 });
       await writeNodeMetadata(root, generated.partitions, fault === undefined ? {} : { fault });
-      expect(planWalCut(await scanNode(root, { engine }))).toBeNull();
+      expect(walTarget(await planNode(root))).toBeUndefined();
     }
   });
 
@@ -119,7 +150,9 @@ describe("refusals", () => {
     writeFileSync(wal, Buffer.concat([bytes, Buffer.alloc(300)]));
     const node = await scanNode(root, { engine });
     expect(node.metadata.wal!.findings.map((f) => f.code).sort()).toEqual(["WalGap", "WalTornTail"]);
-    expect(planWalCut(node)).toBeNull();
+    const plan = await planNode(root);
+    expect(walTarget(plan)).toBeUndefined();
+    expect(plan.leftAlone).toContainEqual(expect.objectContaining({ path: wal, code: "WalTornTail", why: "not-repairable" }));
   });
 });
 
@@ -129,7 +162,7 @@ describe.runIf(process.platform === "linux")("the WAL cut and a process writing 
     const before = metadataFiles(root);
     const writer = await holdOpen(wal, "r+");
     try {
-      const error = await applyWalCut(planWalCut(await scanNode(root, { engine }))!, { engine }).catch((e: unknown) => e);
+      const error = await applyPlan(await planNode(root), nodeRepairFs, true).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WriterOpenError);
       expect((error as Error).message).toContain(`pid ${writer.pid} has ${wal} open O_RDWR`);
       expect(metadataFiles(root)).toEqual(before);
@@ -139,7 +172,7 @@ describe.runIf(process.platform === "linux")("the WAL cut and a process writing 
     }
     const reader = await holdOpen(wal, "r");
     try {
-      await applyWalCut(planWalCut(await scanNode(root, { engine }))!, { engine });
+      await applyPlan(await planNode(root), nodeRepairFs, true);
       expect((await scanNode(root, { engine })).verdict).toBe("clean");
     } finally {
       reader.stop();

@@ -86,14 +86,15 @@ export async function preflight(plan: RepairPlan, ctx: PreflightContext): Promis
     for (const target of plan.targets) {
       ctx.scanOptions.signal?.throwIfAborted();
       await checkJournal(target, ctx.fs);
-      for (const step of target.steps) await checkObserved(target, step, ctx.fs);
       await checkCrossFilesystem(target, ctx.fs);
     }
+    // The re-scans first: what the files say now is the most useful reason; then the plan's own observations.
     for (const target of plan.targets) {
       ctx.scanOptions.signal?.throwIfAborted();
       if (target.kind === "partition") await checkPartition(target, ctx);
-      else await checkMetadata(target, plan, ctx);
+      else await checkMetadata(target, ctx);
       for (const step of target.steps) if (step.role === "offset") await checkOffset(step, ctx.fs);
+      for (const step of target.steps) await checkObserved(target, step, ctx.fs);
     }
   } catch (error) {
     throw nothingChanged(error);
@@ -188,7 +189,7 @@ async function checkPartition(target: PlanTarget, ctx: PreflightContext): Promis
   }
 }
 
-async function checkMetadata(target: PlanTarget, plan: RepairPlan, ctx: PreflightContext): Promise<void> {
+async function checkMetadata(target: PlanTarget, ctx: PreflightContext): Promise<void> {
   const root = path.dirname(target.dir);
   const fresh = await scanNodeMetadata(root, ctx.scanOptions, nodeScanFs, ctx.engine);
   const replanned: PlanTarget[] = [];
@@ -210,7 +211,6 @@ async function checkMetadata(target: PlanTarget, plan: RepairPlan, ctx: Prefligh
       diff,
     );
   }
-  void plan;
 }
 
 /** An offset step's file must still hold the offset the plan read (first 16 bytes; the file may be huge, docs/node.md N4). */

@@ -82,7 +82,7 @@ export interface ApplyResult {
 /** Where a run stands, for the error message of a step that fails (docs/repair.md §6.2). */
 interface Progress {
   done: AppliedTarget[];
-  current: { target: PlanTarget; finished: string[]; changed: boolean; journalPath: string } | null;
+  current: { target: PlanTarget; finished: string[]; changed: boolean; inFlight: boolean; journalPath: string } | null;
 }
 
 /**
@@ -144,7 +144,7 @@ async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progre
   const { fs } = ctx;
   const run = newRunId();
   const journalPath = path.join(target.preserveDir, JOURNAL_NAME);
-  const current = { target, finished: [] as string[], changed: false, journalPath };
+  const current = { target, finished: [] as string[], changed: false, inFlight: false, journalPath };
   progress.current = current;
   ctx.signal?.throwIfAborted();
   await fs.mkdir(target.preserveDir);
@@ -175,11 +175,17 @@ async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progre
     for (const step of prepared) {
       ctx.signal?.throwIfAborted();
       let seq: number | null = null;
-      const result = await step.execute(async (op) => {
-        seq = await journal.append({ kind: "intent", op });
-        current.changed = true;
-      });
+      current.inFlight = true;
+      const result = await step.execute(
+        async (op) => {
+          seq = await journal.append({ kind: "intent", op });
+        },
+        () => {
+          current.changed = true;
+        },
+      );
       if (seq !== null) await journal.append({ kind: "done" }, seq);
+      current.inFlight = false;
       applied.steps.push(result);
       current.finished.push(result.summary);
     }
@@ -206,7 +212,7 @@ function describeProgress(plan: RepairPlan, progress: Progress): string {
       const notDone = target.steps.length - current.finished.length;
       parts.push(
         `${target.path} is part-way repaired: ${current.finished.length === 0 ? "no step finished" : `done: ${current.finished.join("; ")}`}; ` +
-          `${notDone} step${notDone === 1 ? "" : "s"} not done (the one that stopped may have taken effect); the journal ${current.journalPath} records every step begun`,
+          `${notDone} step${notDone === 1 ? "" : "s"} not done${current.inFlight ? " (the first of them was under way and may have partly taken effect; its journaled intent lets restore or a new repair finish either way)" : ""}; the journal ${current.journalPath} records every step begun`,
       );
     } else {
       parts.push(`nothing in ${target.dir} was changed (its preserve dir ${target.preserveDir} holds only copies)`);

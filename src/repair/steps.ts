@@ -54,15 +54,19 @@ export interface AppliedStep {
   summary: string;
   /** The preserved copy inside the preserve dir (null: nothing copied, e.g. a zero residue recorded by length). */
   preserved: string | null;
+  /** The journal intent the step ran under (null for an evidence copy, which changes nothing). */
+  op: JournalOp | null;
 }
 
 export interface PreparedStep {
   /**
    * Re-checks the file, calls `intent(op)` (the runner journals it, fsynced)
-   * right before the change, makes the change durable, and says what was done.
-   * An evidence copy calls no intent: it changes nothing.
+   * right before the change, calls `touching()` right before the first call
+   * that may change the target dir (so a failure before it is known to have
+   * changed nothing), makes the change durable, and says what was done. An
+   * evidence copy calls neither: it changes nothing.
    */
-  execute(intent: (op: JournalOp) => Promise<void>): Promise<AppliedStep>;
+  execute(intent: (op: JournalOp) => Promise<void>, touching: () => void): Promise<AppliedStep>;
 }
 
 /** The name a journal records for a file of the target: its path under the target dir, `/`-separated. */
@@ -138,8 +142,9 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
     bytes: step.toSize - proofFrom,
     xxh3: (await digestRange(fs, engine, step.file, proofFrom, step.toSize - proofFrom, chunkBytes, ctx.signal)).xxh3,
   };
+  const op: JournalOp = { type: "truncate-log", segment: step.segment ?? "0", log: name, fromSize: step.fromSize, toSize: step.toSize, residue, proof };
   return {
-    async execute(intent) {
+    async execute(intent, touching) {
       await withFile(fs, step.file, "r+", async (file) => {
         // The size is checked on the handle that cuts, before the intent, so an intent always describes the file it cuts.
         const size = (await file.stat()).size;
@@ -150,15 +155,8 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
             `size ${size}`,
           );
         }
-        await intent({
-          type: "truncate-log",
-          segment: step.segment ?? "0",
-          log: name,
-          fromSize: step.fromSize,
-          toSize: step.toSize,
-          residue,
-          proof,
-        });
+        await intent(op);
+        touching();
         await file.truncate(step.toSize);
         await file.sync();
       });
@@ -169,6 +167,7 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
         file: step.file,
         summary: `cut ${step.file}: ${step.fromSize} → ${step.toSize} bytes (${where})`,
         preserved: residue.file,
+        op,
       };
     },
   };
@@ -225,8 +224,9 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
       ? { type: "replace-file", file: name, staging: `${name}.staging`, old: old!, new: image }
       : { type: "replace-index", segment: step.segment ?? "0", index: name, staging: `${name}.staging`, old, new: image };
   return {
-    async execute(intent) {
+    async execute(intent, touching) {
       await intent(op);
+      touching(); // the staging file is created in the target dir
       if ("bytes" in content) {
         await withFile(fs, staging, "w", async (file) => {
           await writeExactly(file, content.bytes, content.bytes.length, 0, staging);
@@ -251,6 +251,7 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
         file: step.file,
         summary: `wrote ${step.file}: ${image.size} bytes, new ${what}${old === null ? "" : `; the old file is kept as ${old.file}`}`,
         preserved: old?.file ?? null,
+        op,
       };
     },
   };
@@ -281,10 +282,12 @@ async function prepareMoveAside(step: MoveAsideStep, ctx: StepContext): Promise<
     throw new StalePlanError(`refusing to move ${step.file} aside: it is gone or not a regular file`, { path: step.file }, "move missing");
   }
   return {
-    async execute(intent) {
+    async execute(intent, touching) {
       const to = await freeName(fs, target.preserveDir, preserveBaseOf(target, step.file));
-      await intent({ type: "move-aside", kind: step.reason, name, to, size: stat.size });
+      const op: JournalOp = { type: "move-aside", kind: step.reason, name, to, size: stat.size };
+      await intent(op);
       await renameInto(fs, step.file, path.join(target.preserveDir, to));
+      touching(); // a rename that failed moved nothing
       await fs.syncDir(target.preserveDir);
       await fs.syncDir(path.dirname(step.file));
       return {
@@ -293,6 +296,7 @@ async function prepareMoveAside(step: MoveAsideStep, ctx: StepContext): Promise<
         file: step.file,
         summary: `moved ${step.file} → ${path.join(target.preserveDir, to)} (${step.reason})`,
         preserved: to,
+        op,
       };
     },
   };
@@ -329,6 +333,7 @@ async function prepareEvidence(step: EvidenceCopyStep, ctx: StepContext): Promis
         file: step.file,
         summary: `copied ${step.file}${partial} into the preserve dir as ${copy.file} (evidence; the file is left in place)`,
         preserved: copy.file,
+        op: null,
       };
     },
   };

@@ -246,3 +246,18 @@ export async function powerCutDuringApply(dir: string, scenario: Scenario, k: nu
   model.crash();
   clearStaleLock(dir);
 }
+
+/** The steps of an apply result by kind, with what their journal intents recorded (for the repair tests). */
+export function appliedSteps(result: ApplyResult, targetIndex = 0) {
+  const target = result.targets[targetIndex]!;
+  const cuts = target.steps.flatMap((step) =>
+    step.op?.type === "truncate-log" ? [{ logPath: step.file, fromSize: step.op.fromSize, toSize: step.op.toSize, residue: step.op.residue }] : [],
+  );
+  const swept = target.steps.flatMap((step) =>
+    step.op?.type === "move-aside" ? [{ from: step.file, to: join(target.preserveDir, step.op.to) }] : [],
+  );
+  const replaced = target.steps.flatMap((step) =>
+    step.op?.type === "replace-index" || step.op?.type === "replace-file" ? [{ file: step.file, oldFile: step.op.old?.file ?? null }] : [],
+  );
+  return { target, cuts, swept, replaced };
+}
