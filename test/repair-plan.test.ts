@@ -198,7 +198,12 @@ describe("planRepair", () => {
     });
     const p = planPartitionTarget(partition({ segments: [withIndex] })).steps;
     // The residue the probe saw starts past zero-message batches; the cut starts at 0, so the bytes are copied, not assumed zero.
-    expect(ofKind(p, "truncate")[0]).toMatchObject({ fromSize: 1000, toSize: 0, reason: "empty", residue: { bytes: 1000, allZero: false } });
+    expect(ofKind(p, "truncate")[0]).toMatchObject({
+      fromSize: 1000,
+      toSize: 0,
+      reason: "empty",
+      residue: { bytes: 1000, allZero: false },
+    });
     expect(ofKind(p, "replace")).toEqual([
       expect.objectContaining({ file: `${DIR}/00000000000000000005.index`, fromSize: 7, content: { type: "keep-prefix", bytes: 0 } }),
     ]);

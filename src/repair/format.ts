@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
 import { JOURNAL_NAME } from "./journal.js";
-import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan } from "./plan.js";
+import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan } from "./plan-types.js";
 import type { ApplyResult } from "./runner.js";
 
 function plural(n: number, word: string): string {

@@ -22,7 +22,7 @@ import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
 import type { BootForecastEntry, NodeReport, OffsetReport } from "../node/types.js";
 import { worstSeverity } from "../node/types.js";
 import type { RepairFs } from "./fs-layer.js";
-import type { ConsumerRef, ForecastEffect, LeftAlone, PlanStep, PlanTarget, RepairPlan } from "./plan.js";
+import type { ConsumerRef, ForecastEffect, LeftAlone, PlanStep, PlanTarget, RepairPlan } from "./plan-types.js";
 
 /**
  * How many leading bytes of a corrupt offset file the evidence copy keeps. An

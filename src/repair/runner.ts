@@ -34,7 +34,7 @@ import { describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter } from "./journal.js";
 import { type HeldLock, acquireLocks, releaseLocks } from "./lock.js";
-import type { PlanTarget, RepairPlan } from "./plan.js";
+import type { PlanTarget, RepairPlan } from "./plan-types.js";
 import { type PartitionScanner, defaultScanner, planScanOptions, preflight } from "./preflight.js";
 import { type AppliedStep, type PreparedStep, prepareStep } from "./steps.js";
 

@@ -26,7 +26,7 @@ import { copyRangeToFile, digestRange, freeName, hex64, preserveRange, preserveR
 import type { RepairFs } from "./fs-layer.js";
 import { RepairIoError } from "./fs-layer.js";
 import type { JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecordBody, JournalResidue } from "./journal.js";
-import type { EvidenceCopyStep, MoveAsideStep, PlanStep, PlanTarget, ReplaceStep, TruncateStep } from "./plan.js";
+import type { EvidenceCopyStep, MoveAsideStep, PlanStep, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
 
 /**
  * How many bytes before a cut point the journal's proof hashes (docs/repair.md
@@ -142,7 +142,15 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
     bytes: step.toSize - proofFrom,
     xxh3: (await digestRange(fs, engine, step.file, proofFrom, step.toSize - proofFrom, chunkBytes, ctx.signal)).xxh3,
   };
-  const op: JournalOp = { type: "truncate-log", segment: step.segment ?? "0", log: name, fromSize: step.fromSize, toSize: step.toSize, residue, proof };
+  const op: JournalOp = {
+    type: "truncate-log",
+    segment: step.segment ?? "0",
+    log: name,
+    fromSize: step.fromSize,
+    toSize: step.toSize,
+    residue,
+    proof,
+  };
   return {
     async execute(intent, touching) {
       await withFile(fs, step.file, "r+", async (file) => {

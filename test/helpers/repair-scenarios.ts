@@ -251,7 +251,9 @@ export async function powerCutDuringApply(dir: string, scenario: Scenario, k: nu
 export function appliedSteps(result: ApplyResult, targetIndex = 0) {
   const target = result.targets[targetIndex]!;
   const cuts = target.steps.flatMap((step) =>
-    step.op?.type === "truncate-log" ? [{ logPath: step.file, fromSize: step.op.fromSize, toSize: step.op.toSize, residue: step.op.residue }] : [],
+    step.op?.type === "truncate-log"
+      ? [{ logPath: step.file, fromSize: step.op.fromSize, toSize: step.op.toSize, residue: step.op.residue }]
+      : [],
   );
   const swept = target.steps.flatMap((step) =>
     step.op?.type === "move-aside" ? [{ from: step.file, to: join(target.preserveDir, step.op.to) }] : [],
