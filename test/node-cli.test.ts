@@ -211,6 +211,21 @@ describe("segscan scan <node root>", () => {
     expect((await run(["scan", torn])).stdout).toMatch(/WalTornTail .*was never fsynced and never acknowledged/);
   });
 
+  it("an unsealed snapshot (its magic damaged) whose superblock lags: warn, its op reported, the server boots (exit 0)", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "snapshot-magic-damaged"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.code).toBe(0);
+    expect(scan.stdout).toContain("snapshot   op 40, 1 streams, 1 topics, 2 partitions, unsealed");
+    expect(scan.stdout).toContain("checkpoint op 30 (lags the snapshot's op 40");
+    expect(scan.stdout).toMatch(/warn +SnapshotUnsealed metadata\/snapshot\.bin: .*The 20 bytes after its msgpack value are ignored/);
+    expect(scan.stdout).toContain("(iggy: boots)");
+    expect(scan.stdout).not.toContain("If iggy-server starts now");
+    const parsed = JSON.parse((await run(["scan", dir, "--json"])).stdout);
+    expect(parsed.node.metadata.snapshot).toMatchObject({ sealed: false, sequenceNumber: "40" });
+    expect(parsed.node.bootForecast).toEqual([]);
+  });
+
   it("an unknown node fault is a usage error", async () => {
     expect((await run(["gen", join(tempDir(), "x"), "--node-fault", "nope"])).code).toBe(16);
   });

@@ -14,6 +14,7 @@ import type { Severity } from "../types.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
 import { WAL_HEADER_BYTES } from "../wal/format.js";
 import { encodeOffsetRecord as encodeRecord } from "../partition-dir.js";
+import { SNAPSHOT_TRAILER_BYTES } from "../snapshot.js";
 import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "./snapshot.js";
 import { buildWal, concat, encodePrepare } from "./wal.js";
 import { Prng } from "../../gen/prng.js";
@@ -301,6 +302,15 @@ const NODE_FAULTS_LIST: NodeFault[] = [
       const payload = encodeSnapshotPayload(parts.snapshotSpec);
       parts.snapshot = payload;
       pairedSlots(parts, xxh3_64(payload));
+    },
+  },
+  {
+    name: "snapshot-magic-damaged",
+    description: "a byte of snapshot.bin's trailer magic flipped (read as unsealed), while the superblock lags at checkpoint op 30",
+    expected: { severity: "warn", code: "SnapshotUnsealed" },
+    inject: (parts) => {
+      flip(parts.snapshot!, parts.snapshot!.length - SNAPSHOT_TRAILER_BYTES);
+      pairedSlots(parts, 0n, { checkpointOp: SAMPLE_SNAPSHOT_OP - 10n });
     },
   },
   {
