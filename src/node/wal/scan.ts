@@ -202,13 +202,15 @@ function residueFinding(
       },
     );
   }
+  const evidence = tornEvidence(residue, context.failure, context.commitMax);
+  // "Nothing lost" only where the bytes prove the entry never acknowledged (docs/node.md N1.1).
+  const nothingLost = context.loss === null && (evidence.kind === "zero-filled" || evidence.kind === "short-entry");
   const iggyNote =
     iggy.scan === "refuse"
-      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot with nothing lost.`
+      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot${nothingLost ? " with nothing lost" : ", the cut bytes preserved"}.`
       : iggy.scan === "truncate-tail" && iggy.position === damagePosition
         ? " Iggy's own boot would make the same cut, silently."
         : "";
-  const evidence = tornEvidence(residue, context.failure, context.commitMax);
   const acknowledged =
     context.loss === null
       ? evidence.claim
