@@ -119,19 +119,9 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
 
   const iggy = await iggyDecision(reader, walk, options.snapshotOp);
   const loss = committedOpsLoss(maxOp, options);
-  // docs/node.md N1.1: on a solo node a residue below commit_max is no never-acknowledged tail; the loss finding says what it is.
-  const tornReplaced = loss !== null && loss.solo && residue?.probe === "no-survivor";
-  if (residue !== null && !tornReplaced) {
-    findings.push(
-      residueFinding(path, residue, budget, iggy, { failure: walk.failure!, loss, commitMax: options.committed?.commitMax ?? null }),
-    );
-  }
-  if (loss !== null) {
-    const how = residue === null ? walEndText(size, loss) : residueLossText(residue, tornReplaced);
-    const residueFields: Record<string, NodeFinding[string]> =
-      residue === null ? {} : { damagePosition: residue.damagePosition, residueBytes: residue.bytes };
-    findings.push(committedOpsLostFinding(path, loss, how, iggy.scan === "refuse", residueFields));
-  }
+  findings.push(
+    ...residueAndLossFindings(path, { size, walk, residue, budget, iggy, loss, commitMax: options.committed?.commitMax ?? null }),
+  );
   findings.push(...(await opOrderFindings(reader, path, entries, options)));
 
   const unsealed = {
@@ -168,6 +158,39 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
   };
   const tornTailReported = findings.some((finding) => finding.code === "WalTornTail");
   return { report, forecast: forecastOf(path, iggy, residue, tornTailReported, loss) };
+}
+
+/**
+ * The residue's finding and the committed-ops loss (docs/node.md N1.1). On a
+ * solo node a residue without survivor below commit_max is no never-acknowledged
+ * tail: the loss finding takes its place and says what the bytes are.
+ */
+function residueAndLossFindings(
+  path: string,
+  scan: {
+    size: number;
+    walk: WalWalk;
+    residue: WalResidue | null;
+    budget: { limitUnits: number; spentUnits: number };
+    iggy: IggyWalDecision;
+    loss: CommittedOpsLoss | null;
+    commitMax: bigint | null;
+  },
+): NodeFinding[] {
+  const { residue, loss, iggy } = scan;
+  const findings: NodeFinding[] = [];
+  const tornReplaced = loss !== null && loss.solo && residue?.probe === "no-survivor";
+  if (residue !== null && !tornReplaced) {
+    if (scan.walk.failure === null) throw new Error(`${path}: a residue at byte ${residue.damagePosition} without the walk's failure`);
+    findings.push(residueFinding(path, residue, scan.budget, iggy, { failure: scan.walk.failure, loss, commitMax: scan.commitMax }));
+  }
+  if (loss !== null) {
+    const how = residue === null ? walEndText(scan.size, loss) : residueLossText(residue, tornReplaced);
+    const residueFields: Record<string, NodeFinding[string]> =
+      residue === null ? {} : { damagePosition: residue.damagePosition, residueBytes: residue.bytes };
+    findings.push(committedOpsLostFinding(path, loss, how, iggy.scan === "refuse", residueFields));
+  }
+  return findings;
 }
 
 function residueFinding(
