@@ -170,6 +170,62 @@ describe("segscan scan <node root>", () => {
     expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
   });
 
+  it("committed ops lost (docs/node.md N1.1): an emptied WAL under commit_max 55 is refused, exit 4, and the forecast says the boot runs without ops 41..55", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-emptied"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.code).toBe(4);
+    expect(scan.stdout).toContain("WAL        no entries, 0/0 bytes proven  refused  (iggy: boots, warns and runs without ops 41..55)");
+    expect(scan.stdout).toMatch(/refused +WalCommittedOpsLost metadata\/journal\.wal: ops 41\.\.55 were committed/);
+    expect(scan.stdout).toMatch(
+      /If iggy-server starts now:\n\s+DESTRUCTIVE run-without-committed-ops metadata\/journal\.wal: .*runs without ops 41\.\.55/,
+    );
+    const parsed = JSON.parse((await run(["scan", dir, "--json"])).stdout);
+    expect(validateJsonReport(parsed)).toEqual([]);
+    expect(parsed.node.metadata.wal.findings).toEqual([
+      expect.objectContaining({ severity: "refused", code: "WalCommittedOpsLost", provenOp: "40", commitMax: "55", replicaCount: 1 }),
+    ]);
+  });
+
+  it("a torn entry at commit_max on a solo node: no WAL cut in the repair plan, and the loss is still to happen after it", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-committed-torn"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.stdout).not.toContain("WalTornTail");
+    expect(scan.stdout).toContain("not a never-acknowledged torn tail");
+    const dry = await run(["repair", dir]);
+    expect(dry.stdout).not.toContain("metadata: cut");
+    expect(dry.stdout).toMatch(/still to happen:[\s\S]*DESTRUCTIVE run-without-committed-ops/);
+  });
+
+  it("torn-tail words follow the bytes: a complete entry whose body fails is not called never acknowledged", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail-stale-copy"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.stdout).toMatch(
+      /repairable +WalTornTail metadata\/journal\.wal: .*cannot be told from corruption of an acknowledged entry/,
+    );
+    expect(scan.stdout).not.toContain("never fsynced");
+    const torn = join(tempDir(), "torn");
+    await run(["gen", torn, "--size", "tiny", "--node-fault", "wal-torn-tail"]);
+    expect((await run(["scan", torn])).stdout).toMatch(/WalTornTail .*was never fsynced and never acknowledged/);
+  });
+
+  it("an unsealed snapshot (its magic damaged) whose superblock lags: warn, its op reported, the server boots (exit 0)", async () => {
+    const dir = join(tempDir(), "node");
+    await run(["gen", dir, "--size", "tiny", "--node-fault", "snapshot-magic-damaged"]);
+    const scan = await run(["scan", dir]);
+    expect(scan.code).toBe(0);
+    expect(scan.stdout).toContain("snapshot   op 40, 1 streams, 1 topics, 2 partitions, unsealed");
+    expect(scan.stdout).toContain("checkpoint op 30 (lags the snapshot's op 40");
+    expect(scan.stdout).toMatch(/warn +SnapshotUnsealed metadata\/snapshot\.bin: .*The 20 bytes after its msgpack value are ignored/);
+    expect(scan.stdout).toContain("(iggy: boots)");
+    expect(scan.stdout).not.toContain("If iggy-server starts now");
+    const parsed = JSON.parse((await run(["scan", dir, "--json"])).stdout);
+    expect(parsed.node.metadata.snapshot).toMatchObject({ sealed: false, sequenceNumber: "40" });
+    expect(parsed.node.bootForecast).toEqual([]);
+  });
+
   it("an unknown node fault is a usage error", async () => {
     expect((await run(["gen", join(tempDir(), "x"), "--node-fault", "nope"])).code).toBe(16);
   });

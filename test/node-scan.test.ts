@@ -184,8 +184,17 @@ describe("what a user can break gives a finding, never an exception", () => {
       },
       "SnapshotReadFailure",
     ],
-    ["journal.wal of garbage", (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(1000).fill(0xab)), "WalTornTail"],
-    ["journal.wal of 100 bytes", (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(100).fill(6)), "WalTornTail"],
+    // commit_max 55 is above the snapshot's op 40: a WAL that proves no op is a committed-op loss (docs/node.md N1.1), not a torn tail.
+    [
+      "journal.wal of garbage",
+      (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(1000).fill(0xab)),
+      "WalCommittedOpsLost",
+    ],
+    [
+      "journal.wal of 100 bytes",
+      (root) => writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(100).fill(6)),
+      "WalCommittedOpsLost",
+    ],
     [
       "journal.wal is a directory",
       (root) => {

@@ -27,6 +27,24 @@ function paint(severity: Severity, text: string, c: Colors): string {
   }
 }
 
+/** docs/node.md N1.1: a boot that goes on (it only warns) without the committed ops the WAL no longer proves. */
+function withoutCommittedOps(wal: NonNullable<NodeReport["metadata"]["wal"]>): string {
+  const lost = wal.findings.find((finding) => finding.code === "WalCommittedOpsLost");
+  if (lost === undefined || wal.iggy.scan === "refuse" || typeof lost.provenOp !== "bigint") return "";
+  const first = lost.provenOp + 1n;
+  return `, warns and runs without ${first === lost.commitMax ? `op ${first}` : `ops ${first}..${lost.commitMax}`}`;
+}
+
+/** docs/node.md N3 pairing, as the superblock line states it. */
+function pairingText(superblock: NonNullable<NodeReport["metadata"]["superblock"]>, snapshot: NodeReport["metadata"]["snapshot"]): string {
+  if (superblock.findings.some((f) => f.code.startsWith("Checkpoint"))) return "";
+  const snapshotOp = snapshot?.sequenceNumber ?? null;
+  if (superblock.vsr !== null && snapshotOp !== null && superblock.vsr.checkpointOp < snapshotOp) {
+    return ` (lags the snapshot's op ${snapshotOp}: accepted, a newer snapshot is complete)`;
+  }
+  return " (pairs with the snapshot)";
+}
+
 export function formatNode(node: NodeReport, options: { color?: boolean } = {}): string {
   const c = pc.createColors(options.color ?? false);
   const rel = (path: string): string => relative(node.path, path) || ".";
@@ -44,7 +62,9 @@ export function formatNode(node: NodeReport, options: { color?: boolean } = {}):
         : wal.iggy.scan === "truncate-tail"
           ? `cuts at byte ${wal.iggy.position}`
           : "refuses to boot";
-    lines.push(`  WAL        ${ops}, ${wal.walkedSize}/${wal.size} bytes proven  ${paint(verdict, verdict, c)}  (iggy: ${iggy})`);
+    lines.push(
+      `  WAL        ${ops}, ${wal.walkedSize}/${wal.size} bytes proven  ${paint(verdict, verdict, c)}  (iggy: ${iggy}${withoutCommittedOps(wal)})`,
+    );
   }
   if (snapshot !== null) {
     lines.push(
@@ -57,7 +77,7 @@ export function formatNode(node: NodeReport, options: { color?: boolean } = {}):
     const vsr = superblock.vsr;
     lines.push(
       vsr !== null
-        ? `  superblock sequence ${superblock.sequence}, view ${vsr.view}, log_view ${vsr.logView}, commit_max ${vsr.commitMax}, checkpoint op ${vsr.checkpointOp}${superblock.findings.some((f) => f.code.startsWith("Checkpoint")) ? "" : " (pairs with the snapshot)"}`
+        ? `  superblock sequence ${superblock.sequence}, view ${vsr.view}, log_view ${vsr.logView}, commit_max ${vsr.commitMax}, checkpoint op ${vsr.checkpointOp}${pairingText(superblock, snapshot)}`
         : `  superblock ${superblock.state}`,
     );
   }

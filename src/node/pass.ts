@@ -404,6 +404,7 @@ function forecast(report: NodeReport, partitionEffects: readonly BootForecastEnt
     (entry) =>
       entry.effect === "truncate-wal-tail" ||
       entry.effect === "truncate-wal-from-op" ||
+      entry.effect === "run-without-committed-ops" ||
       (entry.effect === "refuse-boot" && entry.path === report.metadata.wal?.path),
   );
   const refusing = [...(report.metadata.snapshot?.findings ?? []), ...(report.metadata.superblock?.findings ?? [])].filter(

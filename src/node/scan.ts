@@ -14,7 +14,7 @@ import { exists } from "./files.js";
 import { scanSnapshot } from "./snapshot.js";
 import { pairingFindings, scanSuperblock } from "./superblock.js";
 import type { NodeReport } from "./types.js";
-import { scanWal } from "./wal/scan.js";
+import { committedOpsForecast, committedOpsLoss, committedOpsLostFinding, scanWal } from "./wal/scan.js";
 
 export const METADATA_DIR = "metadata";
 /** docs/node.md N0: listed, never judged (not durable state). */
@@ -90,6 +90,7 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
       snapshotOp: snapshot.sequenceNumber ?? 0n,
       snapshotOpKnown: !snapshot.present || snapshot.sequenceNumber !== null,
       superblockCluster: superblock.vsr?.cluster ?? null,
+      committed: superblock.vsr === null ? null : { commitMax: superblock.vsr.commitMax, replicaCount: superblock.vsr.replicaCount },
       signal,
       onProgress: resolved.onProgress,
     });
@@ -151,6 +152,12 @@ async function scanWalItem(
         path: walPath,
         message: `${walPath} does not exist: the server creates an empty WAL at boot (nothing to replay)`,
       });
+      // docs/node.md N1.1: an absent WAL proves no op after the snapshot's.
+      const loss = committedOpsLoss(null, options);
+      if (loss !== null) {
+        report.metadata.findings.push(committedOpsLostFinding(walPath, loss, "journal.wal does not exist", false));
+        report.bootForecast.push(committedOpsForecast(walPath, loss));
+      }
     } else {
       report.metadata.findings.push({
         severity: "failed",

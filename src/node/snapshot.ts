@@ -2,13 +2,18 @@
  * `metadata/snapshot.bin` (docs/node.md N2): the 20-byte trailer (magic
  * `50 4E 53 49` + u128 zero-extended XXH3-64 of the payload), the format
  * version gate, and a msgpack decode (positional arrays) of the fields part 2
- * needs. A malformed payload is a `refused` finding, never an exception.
+ * needs. The payload decodes as Iggy's `rmp_serde::from_slice` does: the first
+ * msgpack value, trailing bytes ignored. A structural pass measures that value
+ * first (src/node/msgpack-measure.ts), so a length bomb is refused before any
+ * JS object is built. A malformed payload is a `refused` finding, never an
+ * exception.
  */
-import { decode } from "@msgpack/msgpack";
+import { decodeMulti } from "@msgpack/msgpack";
 import { readU32, readU64 } from "../format/bytes.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
 import { readSmallFile } from "./files.js";
+import { type MsgpackExtent, measureMsgpackValue } from "./msgpack-measure.js";
 import type { NodeFinding, SnapshotContents, SnapshotReport, SnapshotTopic } from "./types.js";
 
 export const SNAPSHOT_TRAILER_BYTES = 20;
@@ -16,12 +21,44 @@ export const SNAPSHOT_TRAILER_BYTES = 20;
 export const SNAPSHOT_MAGIC = 0x49534e50;
 /** Iggy's SNAPSHOT_FORMAT_VERSION: anything else fails its load. */
 export const SNAPSHOT_FORMAT_VERSION = 3;
+/** `MetadataSnapshot` is a positional array of 7 fields: version, created_at, sequence_number, users, streams, client_table, writer_release. */
+export const SNAPSHOT_ROOT_FIELDS = 7;
 /**
  * The decode needs the whole payload in memory. A metadata snapshot holds
  * names and ids, not messages: 256 MiB is far beyond any real one, and a
  * larger file is reported `failed` (not judged) rather than allocated.
  */
 export const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
+/**
+ * Deepest container nesting decoded. Iggy's format nests about 13 levels
+ * (root → streams → items → (id, stream) → topics → (id, topic) → consumer
+ * groups → (id, group) → members → …); deeper is no MetadataSnapshot, and the
+ * cap leaves room for the format to grow.
+ */
+export const MAX_SNAPSHOT_NESTING_DEPTH = 64;
+/**
+ * What one decoded value costs on the V8 heap, measured with
+ * `@msgpack/msgpack` 3.x on 64-bit Node: an array or object about 40–64 bytes
+ * plus 8 per element slot (a slot is counted with its element); a scalar its
+ * 8-byte slot plus up to 24 when boxed (a bigint, a string header, a heap
+ * number). String and binary data cost their bytes on top.
+ */
+export const DECODED_CONTAINER_BYTES = 64;
+export const DECODED_SCALAR_BYTES = 32;
+/**
+ * The largest tree segscan builds from a snapshot, by the estimate above.
+ * A real snapshot costs about 256 estimated bytes per partition, so this is
+ * about a million partitions, far beyond any node; it keeps a scan inside
+ * Node's default heap however the payload's bytes are arranged (20 MB of
+ * empty maps would build about 1.3 GB). Above it the snapshot is `failed`
+ * `SnapshotTooLarge` (not judged), like a file above MAX_SNAPSHOT_BYTES.
+ */
+export const MAX_SNAPSHOT_DECODED_BYTES = 256 * 1024 * 1024;
+
+/** The estimated heap a decode of `extent` builds (docs/node.md N2 decode bounds). */
+export function estimatedDecodedBytes(extent: MsgpackExtent): number {
+  return extent.containers * DECODED_CONTAINER_BYTES + extent.scalars * DECODED_SCALAR_BYTES + extent.rawBytes;
+}
 
 class SnapshotShapeError extends Error {}
 
@@ -49,21 +86,71 @@ function keyed(value: unknown, what: string): unknown[] {
   return array(value, what).map((pair, i) => array(pair, `${what}[${i}]`, 2)[1]);
 }
 
-/** Decodes the payload's tree (docs/node.md N2): streams → topics → partitions, group ids, messages_count. */
-export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents {
-  const root = array(
-    decode(payload, {
-      useBigInt64: true,
-      // Each element takes at least one byte: a garbage length header can never allocate more than the payload.
-      maxArrayLength: payload.length,
-      maxMapLength: payload.length,
-      maxStrLength: payload.length,
-      maxBinLength: payload.length,
-      maxExtLength: payload.length,
-    }),
-    "MetadataSnapshot",
-    7,
-  );
+/** A payload whose first value segscan will not build (docs/node.md N2 decode bounds): `failed`, not judged. */
+class SnapshotDecodeLimitError extends Error {
+  constructor(
+    message: string,
+    readonly estimatedBytes: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Measures the payload's first msgpack value without building it and refuses
+ * what no MetadataSnapshot can be (a broken structure, nesting past
+ * MAX_SNAPSHOT_NESTING_DEPTH, a root that is not an array of at least 7 values
+ * led by the version integer) before the library allocates anything; a tree
+ * above MAX_SNAPSHOT_DECODED_BYTES is not built at all.
+ */
+function measurePayload(payload: Uint8Array): MsgpackExtent {
+  const measured = measureMsgpackValue(payload, MAX_SNAPSHOT_NESTING_DEPTH);
+  if (!measured.ok) throw new SnapshotShapeError(`msgpack structure: ${measured.reason}`);
+  const { extent } = measured;
+  const { root } = extent;
+  if (root.kind !== "array" || root.length < SNAPSHOT_ROOT_FIELDS || root.firstKind !== "integer") {
+    const first = root.firstKind === null ? "" : ` led by ${article(root.firstKind)}`;
+    const found = root.kind === "array" ? `an array of ${root.length} values${first}` : article(root.kind);
+    throw new SnapshotShapeError(
+      `its first msgpack value is ${found}, not a MetadataSnapshot (an array of ${SNAPSHOT_ROOT_FIELDS} fields led by the version integer); nothing was built from it`,
+    );
+  }
+  const estimatedBytes = estimatedDecodedBytes(extent);
+  if (estimatedBytes > MAX_SNAPSHOT_DECODED_BYTES) {
+    throw new SnapshotDecodeLimitError(
+      `its first msgpack value would build ${extent.containers} arrays and maps and ${extent.scalars} other values (about ${mebibytes(estimatedBytes)} MiB of heap), more than segscan builds (${mebibytes(MAX_SNAPSHOT_DECODED_BYTES)} MiB, MAX_SNAPSHOT_DECODED_BYTES)`,
+      estimatedBytes,
+    );
+  }
+  return extent;
+}
+
+function article(kind: string): string {
+  return `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
+}
+
+function mebibytes(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(0);
+}
+
+/**
+ * Decodes the payload's tree (docs/node.md N2): streams → topics → partitions,
+ * group ids, messages_count. Like Iggy's `rmp_serde::from_slice`, only the
+ * first msgpack value is read; `trailingBytes` counts what follows it.
+ */
+export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents & { trailingBytes: number } {
+  const extent = measurePayload(payload);
+  const first = decodeMulti(payload, {
+    useBigInt64: true,
+    // Each element takes at least one byte: a garbage length header can never allocate more than the payload.
+    maxArrayLength: payload.length,
+    maxMapLength: payload.length,
+    maxStrLength: payload.length,
+    maxBinLength: payload.length,
+    maxExtLength: payload.length,
+  }).next();
+  if (first.done === true) throw new SnapshotShapeError("the payload holds no msgpack value");
+  const root = array(first.value, "MetadataSnapshot", SNAPSHOT_ROOT_FIELDS);
   const version = small(root[0], "version");
   if (version !== SNAPSHOT_FORMAT_VERSION) throw new SnapshotShapeError(`format version ${version}, expected ${SNAPSHOT_FORMAT_VERSION}`);
   const sequenceNumber = integer(root[2], "sequence_number");
@@ -97,7 +184,7 @@ export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents {
       streams.push({ id: streamId, topics });
     });
   }
-  return { version, sequenceNumber, streams };
+  return { version, sequenceNumber, streams, trailingBytes: payload.length - extent.endPosition };
 }
 
 function corrupt(path: string, detail: string): NodeFinding {
@@ -160,16 +247,13 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
       return report;
     }
   } else {
+    // docs/node.md N2: no magic, whatever destroyed it: the whole file is the payload, as Iggy reads it.
     report.checksum = engine.xxh3_64(bytes);
-    report.findings.push({
-      severity: "warn",
-      code: "SnapshotUnsealed",
-      path,
-      message: `${path} has no trailer (a pre-trailer snapshot): the server accepts it unverified; only a superblock pairing at the same op can prove its bytes`,
-    });
   }
+  let trailingBytes = 0;
   try {
-    const contents = decodeSnapshotPayload(payload);
+    const { trailingBytes: trailing, ...contents } = decodeSnapshotPayload(payload);
+    trailingBytes = trailing;
     report.contents = contents;
     report.sequenceNumber = contents.sequenceNumber;
     report.streams = contents.streams.length;
@@ -179,8 +263,37 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
       0,
     );
   } catch (error) {
+    if (error instanceof SnapshotDecodeLimitError) {
+      report.findings.push({
+        severity: "failed",
+        code: "SnapshotTooLarge",
+        path,
+        message: `${path}: ${error.message}; it was not judged`,
+        size: bytes.length,
+        estimatedDecodedBytes: error.estimatedBytes,
+        limitDecodedBytes: MAX_SNAPSHOT_DECODED_BYTES,
+      });
+      return report;
+    }
     const detail = error instanceof Error ? error.message : String(error);
     report.findings.push(corrupt(path, `the payload does not decode as a format-${SNAPSHOT_FORMAT_VERSION} metadata snapshot (${detail})`));
+    return report;
   }
+  if (!report.sealed) report.findings.push(unsealedFinding(path, bytes.length, trailingBytes));
   return report;
+}
+
+/** docs/node.md N2: no trailer magic; Iggy decodes the first value of the whole file and boots on it. */
+function unsealedFinding(path: string, size: number, trailingBytes: number): NodeFinding {
+  const trailing =
+    trailingBytes === 0
+      ? ""
+      : ` The ${trailingBytes} bytes after its msgpack value are ignored, by the server as by segscan (a damaged magic leaves the ${SNAPSHOT_TRAILER_BYTES}-byte trailer there).`;
+  return {
+    severity: "warn",
+    code: "SnapshotUnsealed",
+    path,
+    message: `${path} has no trailer magic in its last ${SNAPSHOT_TRAILER_BYTES} bytes (a pre-trailer snapshot, or a damaged magic): the whole ${size}-byte file is the payload, and the server accepts it unverified, with a warning; only a superblock pairing at the same op can prove its bytes.${trailing}`,
+    trailingBytes,
+  };
 }

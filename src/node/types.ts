@@ -33,6 +33,8 @@ export interface WalResidue {
   /** Why the entry at damagePosition did not verify. */
   reason: string;
   probe: WalProbeVerdict;
+  /** Every residue byte is zero: space the file grew into and never wrote (docs/node.md N1.1). */
+  allZero: boolean;
   survivorPosition: number | null;
   /** The candidate where the budget ran out (budget-exhausted only). */
   stoppedAt: number | null;
@@ -140,6 +142,7 @@ export interface BootForecastEntry {
     | "refuse-boot"
     | "truncate-wal-tail"
     | "truncate-wal-from-op"
+    | "run-without-committed-ops"
     | "unlink-offset-file"
     | "clamp-offset"
     | "re-purge-partition"

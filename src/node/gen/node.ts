@@ -14,6 +14,7 @@ import type { Severity } from "../types.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
 import { WAL_HEADER_BYTES } from "../wal/format.js";
 import { encodeOffsetRecord as encodeRecord } from "../partition-dir.js";
+import { SNAPSHOT_TRAILER_BYTES } from "../snapshot.js";
 import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "./snapshot.js";
 import { buildWal, concat, encodePrepare } from "./wal.js";
 import { Prng } from "../../gen/prng.js";
@@ -64,6 +65,7 @@ function superblock(
     logView?: number;
     offsetFrontier?: bigint;
     cluster?: bigint;
+    replicaCount?: number;
   },
   legacy = false,
 ): Uint8Array {
@@ -73,7 +75,7 @@ function superblock(
       {
         cluster: fields.cluster ?? SAMPLE_CLUSTER_ID,
         replicaId: 0,
-        replicaCount: 1,
+        replicaCount: fields.replicaCount ?? 1,
         view: fields.view ?? 0,
         logView: fields.logView ?? 0,
         commitMax: fields.commitMax,
@@ -168,20 +170,50 @@ function purgePath(parts: NodeParts, index: number): string {
 const NODE_FAULTS_LIST: NodeFault[] = [
   {
     name: "wal-torn-tail",
-    description: "the last WAL entry is cut short (a crash mid-append)",
+    description: "the last WAL entry (op 55, above the superblock's commit_max 54) is cut short: a crash mid-append",
     expected: { severity: "repairable", code: "WalTornTail" },
     inject: (parts) => {
-      const last = parts.walEntries.pop()!;
-      parts.walEntries.push(last.subarray(0, WAL_HEADER_BYTES + Math.floor((last.length - WAL_HEADER_BYTES) / 2)));
+      tearLastEntry(parts, WAL_HEADER_BYTES + Math.floor((parts.walEntries.at(-1)!.length - WAL_HEADER_BYTES) / 2));
+      commitBelowTornOp(parts);
     },
   },
   {
     name: "wal-torn-tail-stale-copy",
-    description: "the last WAL entry cut short, then a stale copy of an older entry's bytes (recycled blocks)",
+    description: "the last WAL entry (op 55, above commit_max 54) cut short, then a stale copy of an older entry's bytes (recycled blocks)",
     expected: { severity: "repairable", code: "WalTornTail" },
     inject: (parts) => {
-      const last = parts.walEntries.pop()!;
-      parts.walEntries.push(last.subarray(0, WAL_HEADER_BYTES + 3), parts.walEntries[2]!.slice());
+      tearLastEntry(parts, WAL_HEADER_BYTES + 3);
+      parts.walEntries.push(parts.walEntries[2]!.slice());
+      commitBelowTornOp(parts);
+    },
+  },
+  {
+    name: "wal-committed-torn",
+    description: "the last WAL entry is cut short, but its op 55 is at the superblock's commit_max 55: committed, so it was fsynced once",
+    expected: { severity: "refused", code: "WalCommittedOpsLost" },
+    inject: (parts) => tearLastEntry(parts, WAL_HEADER_BYTES + 3),
+  },
+  {
+    name: "wal-committed-lost",
+    description: "the WAL's last 4 entries are gone (cut at an entry boundary) while commit_max is 55: ops 52..55 committed and lost",
+    expected: { severity: "refused", code: "WalCommittedOpsLost" },
+    inject: (parts) => void parts.walEntries.splice(-4),
+  },
+  {
+    name: "wal-emptied",
+    description: "journal.wal is empty while commit_max is 55 above the snapshot's op 40",
+    expected: { severity: "refused", code: "WalCommittedOpsLost" },
+    inject: (parts) => {
+      parts.walEntries = [];
+    },
+  },
+  {
+    name: "wal-committed-lost-cluster",
+    description: "the WAL's last 4 entries are gone on a replica of a 3-replica cluster (the peers re-supply ops 52..55)",
+    expected: { severity: "warn", code: "WalCommittedOpsLost" },
+    inject: (parts) => {
+      parts.walEntries.splice(-4);
+      pairedSlots(parts, snapshotChecksum(parts), { replicaCount: 3 });
     },
   },
   {
@@ -270,6 +302,15 @@ const NODE_FAULTS_LIST: NodeFault[] = [
       const payload = encodeSnapshotPayload(parts.snapshotSpec);
       parts.snapshot = payload;
       pairedSlots(parts, xxh3_64(payload));
+    },
+  },
+  {
+    name: "snapshot-magic-damaged",
+    description: "a byte of snapshot.bin's trailer magic flipped (read as unsealed), while the superblock lags at checkpoint op 30",
+    expected: { severity: "warn", code: "SnapshotUnsealed" },
+    inject: (parts) => {
+      flip(parts.snapshot!, parts.snapshot!.length - SNAPSHOT_TRAILER_BYTES);
+      pairedSlots(parts, 0n, { checkpointOp: SAMPLE_SNAPSHOT_OP - 10n });
     },
   },
   {
@@ -614,6 +655,17 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     },
   },
 ];
+
+/** Cuts the last WAL entry to its first `keptBytes` bytes (a torn append). */
+function tearLastEntry(parts: NodeParts, keptBytes: number): void {
+  const last = parts.walEntries.pop()!;
+  parts.walEntries.push(last.subarray(0, keptBytes));
+}
+
+/** The superblock last recorded commit_max one below the torn last op (docs/node.md N1.1: that op may never have committed). */
+function commitBelowTornOp(parts: NodeParts): void {
+  pairedSlots(parts, snapshotChecksum(parts), { commitMax: lastOp() - 1n });
+}
 
 function snapshotChecksum(parts: NodeParts): bigint {
   return xxh3_64(parts.snapshot!.subarray(0, parts.snapshot!.length - 20));

@@ -10,7 +10,28 @@ import { FileWindow } from "../../io/window.js";
 import { U64_MAX } from "../../format/constants.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../types.js";
 import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "./format.js";
-import { type EntryFailure, type WalEntry, type WalWalk, WalReader, findStructuralEntry, hashEntry, probeWal, walkWal } from "./walk.js";
+import {
+  type EntryFailure,
+  type WalEntry,
+  type WalWalk,
+  WalReader,
+  findStructuralEntry,
+  hashEntry,
+  probeWal,
+  rangeIsZero,
+  walkWal,
+} from "./walk.js";
+
+/** The metadata superblock's account of committed ops (docs/node.md N1.1). */
+export interface CommittedOps {
+  /** `commit_max` C: a lower bound of the committed ops; each was fsynced in the WAL before it committed. */
+  commitMax: bigint;
+  /** `replica_count`: 1 is a solo node, where no peer can re-supply a lost op. */
+  replicaCount: number;
+}
+
+/** docs/node.md N1.1: a node of at most this many replicas has no peer to re-supply a committed op. */
+const SOLO_REPLICA_COUNT = 1;
 
 export interface WalScanOptions {
   engine: Engine;
@@ -28,6 +49,12 @@ export interface WalScanOptions {
   snapshotOpKnown?: boolean;
   /** The metadata superblock's cluster id, when one decodes. */
   superblockCluster: bigint | null;
+  /**
+   * The superblock's `commit_max` and `replica_count` (docs/node.md N1.1).
+   * Null or absent when no superblock decodes (an empty one has C = 0): the
+   * committed-ops check is then not made.
+   */
+  committed?: CommittedOps | null;
   signal?: AbortSignal | undefined;
   onRead?: ((bytes: number) => void) | undefined;
 }
@@ -83,6 +110,7 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
       bytes: size - damagePosition,
       reason: walk.failure.reason,
       probe: probe.verdict,
+      allZero: await rangeIsZero(reader, damagePosition, size - damagePosition),
       survivorPosition: probe.survivorPosition,
       stoppedAt: probe.stoppedAt,
       spentUnits: budget.spentUnits,
@@ -90,7 +118,10 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
   }
 
   const iggy = await iggyDecision(reader, walk, options.snapshotOp);
-  if (residue !== null) findings.push(residueFinding(path, residue, budget, iggy));
+  const loss = committedOpsLoss(maxOp, options);
+  findings.push(
+    ...residueAndLossFindings(path, { size, walk, residue, budget, iggy, loss, commitMax: options.committed?.commitMax ?? null }),
+  );
   findings.push(...(await opOrderFindings(reader, path, entries, options)));
 
   const unsealed = {
@@ -125,7 +156,41 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
     findings,
     operations: entries.map((entry) => ({ op: entry.op, operation: entry.operation })),
   };
-  return { report, forecast: forecastOf(path, iggy, residue) };
+  const tornTailReported = findings.some((finding) => finding.code === "WalTornTail");
+  return { report, forecast: forecastOf(path, iggy, residue, tornTailReported, loss) };
+}
+
+/**
+ * The residue's finding and the committed-ops loss (docs/node.md N1.1). On a
+ * solo node a residue without survivor below commit_max is no never-acknowledged
+ * tail: the loss finding takes its place and says what the bytes are.
+ */
+function residueAndLossFindings(
+  path: string,
+  scan: {
+    size: number;
+    walk: WalWalk;
+    residue: WalResidue | null;
+    budget: { limitUnits: number; spentUnits: number };
+    iggy: IggyWalDecision;
+    loss: CommittedOpsLoss | null;
+    commitMax: bigint | null;
+  },
+): NodeFinding[] {
+  const { residue, loss, iggy } = scan;
+  const findings: NodeFinding[] = [];
+  const tornReplaced = loss !== null && loss.solo && residue?.probe === "no-survivor";
+  if (residue !== null && !tornReplaced) {
+    if (scan.walk.failure === null) throw new Error(`${path}: a residue at byte ${residue.damagePosition} without the walk's failure`);
+    findings.push(residueFinding(path, residue, scan.budget, iggy, { failure: scan.walk.failure, loss, commitMax: scan.commitMax }));
+  }
+  if (loss !== null) {
+    const how = residue === null ? walEndText(scan.size, loss) : residueLossText(residue, tornReplaced);
+    const residueFields: Record<string, NodeFinding[string]> =
+      residue === null ? {} : { damagePosition: residue.damagePosition, residueBytes: residue.bytes };
+    findings.push(committedOpsLostFinding(path, loss, how, iggy.scan === "refuse", residueFields));
+  }
+  return findings;
 }
 
 function residueFinding(
@@ -133,6 +198,7 @@ function residueFinding(
   residue: WalResidue,
   budget: { limitUnits: number; spentUnits: number },
   iggy: IggyWalDecision,
+  context: { failure: EntryFailure; loss: CommittedOpsLoss | null; commitMax: bigint | null },
 ): NodeFinding {
   const { damagePosition } = residue;
   if (residue.probe === "survivor") {
@@ -159,19 +225,168 @@ function residueFinding(
       },
     );
   }
+  const evidence = tornEvidence(residue, context.failure, context.commitMax);
+  // "Nothing lost" only where the bytes prove the entry never acknowledged (docs/node.md N1.1).
+  const nothingLost = context.loss === null && (evidence.kind === "zero-filled" || evidence.kind === "short-entry");
   const iggyNote =
     iggy.scan === "refuse"
-      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot with nothing lost.`
+      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot${nothingLost ? " with nothing lost" : ", the cut bytes preserved"}.`
       : iggy.scan === "truncate-tail" && iggy.position === damagePosition
         ? " Iggy's own boot would make the same cut, silently."
         : "";
+  const acknowledged =
+    context.loss === null
+      ? evidence.claim
+      : `but ${opRange(context.loss)} committed (commit_max ${context.loss.commitMax}), so these bytes may hold one of them: they are not a never-acknowledged tail, and ${peers(context.loss)} re-supply those ops`;
   return finding(
     "repairable",
     "WalTornTail",
     path,
-    `the last ${residue.bytes} bytes from byte ${damagePosition} are a torn tail (${residue.reason}; no verified entry with a higher op follows): never fsynced, so never acknowledged; repair cuts them after preserving them.${iggyNote}`,
-    { damagePosition, residueBytes: residue.bytes },
+    `the last ${residue.bytes} bytes from byte ${damagePosition} are a torn tail (no verified entry with a higher op follows): ${evidence.found}; ${acknowledged}; repair cuts them after preserving them.${iggyNote}`,
+    { damagePosition, residueBytes: residue.bytes, tornEvidence: evidence.kind },
   );
+}
+
+/**
+ * docs/node.md N1.1: what the residue's bytes prove about the entry that did
+ * not verify. Only a short entry or a zero-filled residue proves the append
+ * never completed (so it was never fsynced, never acknowledged); any other
+ * failure cannot be told from corruption of an acknowledged entry.
+ */
+function tornEvidence(
+  residue: WalResidue,
+  failure: EntryFailure,
+  commitMax: bigint | null,
+): { kind: "zero-filled" | "short-entry" | "complete-entry" | "unverifiable"; found: string; claim: string } {
+  const neverFsynced = "the append never completed, so it was never fsynced and never acknowledged";
+  const indistinguishable = "a torn write cannot be told from corruption of an acknowledged entry";
+  if (residue.allZero) {
+    return {
+      kind: "zero-filled",
+      found: `all ${residue.bytes} bytes are zero`,
+      claim: "space the file grew into and never wrote, so nothing there was fsynced or acknowledged",
+    };
+  }
+  if (failure.kind === "short") return { kind: "short-entry", found: failure.reason, claim: neverFsynced };
+  if (failure.kind === "structural" && failure.runsPastEnd !== undefined) {
+    const { op, claimedBytes, remainingBytes } = failure.runsPastEnd;
+    return {
+      kind: "short-entry",
+      found: `the entry for op ${op} claims ${claimedBytes} bytes and only ${remainingBytes} remain`,
+      claim: neverFsynced,
+    };
+  }
+  if (failure.kind === "seal" && failure.check === "body") {
+    const bound =
+      commitMax !== null && failure.op > commitMax
+        ? ` (op ${failure.op} is above the superblock's commit_max ${commitMax}, but commit_max is only a lower bound)`
+        : "";
+    return {
+      kind: "complete-entry",
+      found: `the entry for op ${failure.op} is complete (its header verifies and its length fits) but its body does not: ${failure.reason}`,
+      claim: `${indistinguishable}${bound}`,
+    };
+  }
+  return { kind: "unverifiable", found: `the entry there does not verify (${failure.reason})`, claim: indistinguishable };
+}
+
+/** docs/node.md N1.1: the committed ops this WAL no longer proves. */
+export interface CommittedOpsLoss {
+  /** V: the highest op the walk proves, or the snapshot op S when that is higher (ops up to S live in the snapshot). */
+  provenOp: bigint;
+  /** C: the superblock's commit_max. */
+  commitMax: bigint;
+  replicaCount: number;
+  /** No peer can re-supply the ops (replica_count 1). */
+  solo: boolean;
+}
+
+/**
+ * docs/node.md N1.1: V < C means ops V+1..C were committed (each fsynced in
+ * the WAL first) and the WAL no longer proves them. Null when V ≥ C, when no
+ * superblock gives C, or when the snapshot's op is unknown (it does not
+ * decode: SnapshotCorrupt already refuses, and V cannot be bounded below).
+ */
+export function committedOpsLoss(
+  walkMaxOp: bigint | null,
+  options: Pick<WalScanOptions, "snapshotOp" | "snapshotOpKnown" | "committed">,
+): CommittedOpsLoss | null {
+  const committed = options.committed ?? null;
+  if (committed === null) return null;
+  const provenOp = walkMaxOp !== null && walkMaxOp > options.snapshotOp ? walkMaxOp : options.snapshotOp;
+  if (provenOp >= committed.commitMax || options.snapshotOpKnown === false) return null;
+  return {
+    provenOp,
+    commitMax: committed.commitMax,
+    replicaCount: committed.replicaCount,
+    solo: committed.replicaCount <= SOLO_REPLICA_COUNT,
+  };
+}
+
+function peers(loss: CommittedOpsLoss): string {
+  const count = loss.replicaCount - 1;
+  return count === 1 ? "the other replica" : `the other ${count} replicas`;
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function opRange(loss: CommittedOpsLoss): string {
+  const first = loss.provenOp + 1n;
+  return first === loss.commitMax ? `op ${first} was` : `ops ${first}..${loss.commitMax} were`;
+}
+
+/** How a WAL that walked to its end falls short of C. */
+function walEndText(size: number, loss: CommittedOpsLoss): string {
+  return size === 0 ? "the WAL is empty" : `the WAL ends after op ${loss.provenOp} (cut or short)`;
+}
+
+function residueLossText(residue: WalResidue, tornReplaced: boolean): string {
+  if (!tornReplaced) {
+    return `the entry at byte ${residue.damagePosition} does not verify (${residue.reason}), and the walk proves nothing after it`;
+  }
+  return `the ${residue.bytes} bytes from byte ${residue.damagePosition} do not verify (${residue.reason}) and may be the damaged remains of a committed op, so they are not a never-acknowledged torn tail and are not cut`;
+}
+
+/**
+ * docs/node.md N1.1 `WalCommittedOpsLost`: refused on a solo node, warn when
+ * peers re-supply the ops. `how` says how the WAL falls short; `iggyRefuses`:
+ * the boot fails on this WAL anyway (otherwise it only warns and runs on).
+ */
+export function committedOpsLostFinding(
+  path: string,
+  loss: CommittedOpsLoss,
+  how: string,
+  iggyRefuses: boolean,
+  fields: Record<string, NodeFinding[string]> = {},
+): NodeFinding {
+  const lost = `${opRange(loss)} committed (the superblock's commit_max is ${loss.commitMax}, and Iggy fsyncs each entry before its op can commit) but this WAL proves ops only up to ${loss.provenOp}: ${how}`;
+  const solo = iggyRefuses
+    ? "On this single-replica node no peer can re-supply them, and the server refuses to boot on this WAL in any case"
+    : "On this single-replica node no peer can re-supply them: they were acknowledged, and the server's boot only warns and runs without them, so the metadata changes they made silently disappear and new ops take their numbers. Restore metadata/ from a backup first, or accept the loss";
+  const cluster = `${capitalized(peers(loss))} of this ${loss.replicaCount}-replica cluster hold them and re-supply them; ${iggyRefuses ? "the server refuses to boot on this WAL in any case" : "the server's boot only warns and runs without them meanwhile"}`;
+  const message = `${lost}. ${loss.solo ? solo : cluster}`;
+  return finding(loss.solo ? "refused" : "warn", "WalCommittedOpsLost", path, message, {
+    provenOp: loss.provenOp,
+    commitMax: loss.commitMax,
+    replicaCount: loss.replicaCount,
+    ...fields,
+  });
+}
+
+/** docs/node.md N8: the boot runs on without ops V+1..C (it only warns, F§2.3.5). */
+export function committedOpsForecast(path: string, loss: CommittedOpsLoss): BootForecastEntry {
+  const first = loss.provenOp + 1n;
+  const ops = first === loss.commitMax ? `op ${first}` : `ops ${first}..${loss.commitMax}`;
+  return {
+    effect: "run-without-committed-ops",
+    path,
+    destructive: loss.solo,
+    detail: loss.solo
+      ? `the server warns that commit_max ${loss.commitMax} is above the last op the WAL holds (${loss.provenOp}) and runs without ${ops}: their acknowledged metadata changes are gone, and new ops take their numbers`
+      : `the server warns that commit_max ${loss.commitMax} is above the last op the WAL holds (${loss.provenOp}) and runs without ${ops} until the cluster re-supplies them`,
+  };
 }
 
 /** docs/node.md N1 op-order checks over the verified entries, S = the snapshot's op. */
@@ -366,7 +581,13 @@ async function truncateOrFail(
   return { scan: "truncate-tail", position, reason: `cuts ${trailing} bytes at byte ${position} (${failure.reason})` };
 }
 
-function forecastOf(path: string, iggy: IggyWalDecision, residue: WalResidue | null): BootForecastEntry[] {
+function forecastOf(
+  path: string,
+  iggy: IggyWalDecision,
+  residue: WalResidue | null,
+  tornTailReported: boolean,
+  loss: CommittedOpsLoss | null,
+): BootForecastEntry[] {
   const forecast: BootForecastEntry[] = [];
   if (iggy.scan === "refuse") {
     forecast.push({ effect: "refuse-boot", path, destructive: false, detail: `the metadata WAL scan refuses: ${iggy.reason}` });
@@ -381,9 +602,11 @@ function forecastOf(path: string, iggy: IggyWalDecision, residue: WalResidue | n
     });
   }
   if (iggy.scan === "truncate-tail") {
-    const provenTorn = residue !== null && residue.probe === "no-survivor" && residue.damagePosition === iggy.position;
+    // Harmless only where segscan itself calls those bytes a torn tail (not where they may hold a committed op, N1.1).
+    const provenTorn = tornTailReported && residue !== null && residue.damagePosition === iggy.position;
     forecast.push({ effect: "truncate-wal-tail", path, destructive: !provenTorn, detail: iggy.reason });
   }
+  if (loss !== null) forecast.push(committedOpsForecast(path, loss));
   return forecast;
 }
 

@@ -7,7 +7,7 @@
 import type { Engine } from "../../engine/types.js";
 import type { FileWindow } from "../../io/window.js";
 import type { WalProbeVerdict } from "../types.js";
-import { readU32 } from "../../format/bytes.js";
+import { isAllZero, readU32 } from "../../format/bytes.js";
 import { hex64 } from "../../repair/files.js";
 import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "./format.js";
 
@@ -34,8 +34,23 @@ export interface WalEntry {
  */
 export type EntryFailure =
   | { kind: "short"; reason: string }
-  | { kind: "structural"; reason: string; gateStatus?: WalHeaderStatus }
-  | { kind: "seal"; reason: string; entryEnd: number };
+  | {
+      kind: "structural";
+      reason: string;
+      /** The header gate's verdict when the gate failed; absent when the header passed it and the entry runs past the file's end. */
+      gateStatus?: WalHeaderStatus;
+      /** The header passed the gate but claims more bytes than remain: a short entry (docs/node.md N1.1). */
+      runsPastEnd?: { op: bigint; claimedBytes: number; remainingBytes: number };
+    }
+  | {
+      kind: "seal";
+      reason: string;
+      entryEnd: number;
+      /** Which check failed: the header's identity checksum, the parent chain, or the body checksum (docs/node.md N1.1 words). */
+      check: "identity" | "chain" | "body";
+      /** The op the header claims (the gate passed, so the field is in place; unproven when the identity check failed). */
+      op: bigint;
+    };
 
 export type EntryCheck = { verified: true; entry: WalEntry } | { verified: false; failure: EntryFailure };
 
@@ -67,8 +82,13 @@ export class WalReader {
       return fail({ kind: "structural", reason: `header gate: ${WalHeaderStatus[status]}`, gateStatus: status });
     }
     const header = readWalHeader(kernels.view(), index);
-    if (header.size > window.fileSize - position) {
-      return fail({ kind: "structural", reason: `entry claims ${header.size} bytes but only ${window.fileSize - position} remain` });
+    const remainingBytes = window.fileSize - position;
+    if (header.size > remainingBytes) {
+      return fail({
+        kind: "structural",
+        reason: `entry claims ${header.size} bytes but only ${remainingBytes} remain`,
+        runsPastEnd: { op: header.op, claimedBytes: header.size, remainingBytes },
+      });
     }
     const entryEnd = position + header.size;
     if (header.checksum !== 0n) {
@@ -78,6 +98,8 @@ export class WalReader {
           kind: "seal",
           reason: `identity checksum mismatch (stored 0x${hex64(header.checksum)}, computed 0x${hex64(identity)})`,
           entryEnd,
+          check: "identity",
+          op: header.op,
         });
       }
     }
@@ -86,6 +108,8 @@ export class WalReader {
         kind: "seal",
         reason: `parent chain break: parent 0x${hex64(header.parent)} is not op ${prev.op}'s checksum 0x${hex64(prev.checksum)}`,
         entryEnd,
+        check: "chain",
+        op: header.op,
       });
     }
     if (header.checksumBody !== 0n) {
@@ -95,6 +119,8 @@ export class WalReader {
           kind: "seal",
           reason: `body checksum mismatch (stored 0x${hex64(header.checksumBody)}, computed 0x${hex64(body)})`,
           entryEnd,
+          check: "body",
+          op: header.op,
         });
       }
     }
@@ -121,6 +147,21 @@ export async function hashEntry(reader: WalReader, position: number, size: numbe
   const hasher = reader.engine.createHasher();
   await reader.window.forEachChunk(position, size, (chunk) => hasher.update(chunk));
   return hasher.digest();
+}
+
+/**
+ * Whether `[from, from + lengthBytes)` is all zero: space the file grew into
+ * and never wrote (docs/node.md N1.1). Stops at the first non-zero chunk.
+ */
+export async function rangeIsZero(reader: WalReader, from: number, lengthBytes: number): Promise<boolean> {
+  const window = reader.window;
+  for (let doneBytes = 0; doneBytes < lengthBytes; ) {
+    const chunkBytes = Math.min(window.capacityBytes, lengthBytes - doneBytes);
+    const index = await window.ensure(from + doneBytes, chunkBytes);
+    if (!isAllZero(window.engineWindow.view().subarray(index, index + chunkBytes))) return false;
+    doneBytes += chunkBytes;
+  }
+  return true;
 }
 
 function fail(failure: EntryFailure): EntryCheck {

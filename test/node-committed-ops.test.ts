@@ -1,0 +1,183 @@
+/**
+ * docs/node.md N1.1: the superblock's commit_max C is a lower bound of the
+ * committed ops, and Iggy fsyncs each entry before its op can commit, so the
+ * WAL must prove every op up to C. A WAL that proves less (emptied, absent,
+ * cut, torn) is `refused` `WalCommittedOpsLost` on a solo node and `warn` on
+ * a cluster, takes precedence over `WalTornTail`, and the forecast says the
+ * boot only warns and runs without those ops. The torn-tail words follow what
+ * the bytes prove. On both engines.
+ */
+import { describe, expect, it } from "vitest";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { generateDataDir } from "../src/gen/generate.js";
+import { writeNodeMetadata } from "../src/node/gen/node.js";
+import { scanNode, nodeFindings } from "../src/node/scan.js";
+import { planWalCut } from "../src/node/repair/wal-cut.js";
+import { classifySlot, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
+import type { NodeReport, VsrState } from "../src/node/types.js";
+import { createTsEngine } from "../src/engine/ts/engine.js";
+import { allEngines } from "./helpers/engines.js";
+import { tempDir } from "./helpers/node-wal.js";
+
+const engines = await allEngines();
+const ts = createTsEngine();
+
+async function node(fault?: string): Promise<string> {
+  const root = tempDir();
+  const generated = await generateDataDir(root, { size: "tiny", seed: 11 });
+  await writeNodeMetadata(root, generated.partitions, fault === undefined ? {} : { fault });
+  return root;
+}
+
+/** Rewrites the newest metadata superblock slot (B, sequence 2 in the generated node) with some VsrState fields changed. */
+function rewriteSuperblock(root: string, changes: Partial<VsrState>): void {
+  const path = join(root, "metadata/superblock.b");
+  const slot = classifySlot(readFileSync(path), ts);
+  if (slot.kind !== "valid") throw new Error(`superblock.b is ${slot.kind}`);
+  const decoded = decodeVsrState(slot.payload);
+  if ("error" in decoded) throw new Error(decoded.error);
+  writeFileSync(path, encodeSuperblockRecord(slot.sequence, encodeVsrState({ ...decoded.state, ...changes }), ts));
+}
+
+function walCodes(report: NodeReport): string[] {
+  return report.metadata.wal!.findings.map((finding) => finding.code);
+}
+
+function lossOf(report: NodeReport) {
+  return nodeFindings(report).find((finding) => finding.code === "WalCommittedOpsLost");
+}
+
+describe("a WAL that proves fewer ops than commit_max (docs/node.md N1.1)", () => {
+  it("an emptied journal.wal with commit_max 55 above the snapshot's op 40 on a solo node: refused, ops 41..55 named; the boot only warns", async () => {
+    const root = await node();
+    writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(0));
+    for (const engine of engines) {
+      const report = await scanNode(root, { engine });
+      expect(walCodes(report)).toEqual(["WalCommittedOpsLost"]);
+      expect(lossOf(report)).toMatchObject({ severity: "refused", provenOp: 40n, commitMax: 55n, replicaCount: 1 });
+      expect(lossOf(report)!.message).toContain("ops 41..55 were committed");
+      expect(lossOf(report)!.message).toContain("only warns and runs without them");
+      expect(report.verdict).toBe("refused");
+      expect(report.metadata.wal!.iggy.scan).toBe("boot");
+      expect(report.bootForecast).toEqual([
+        expect.objectContaining({ effect: "run-without-committed-ops", destructive: true, path: join(root, "metadata/journal.wal") }),
+      ]);
+      expect(report.bootForecast[0]!.detail).toContain("runs without ops 41..55");
+    }
+  });
+
+  it("an absent journal.wal: WalAbsent beside the loss, which the forecast names", async () => {
+    const root = await node();
+    rmSync(join(root, "metadata/journal.wal"));
+    const report = await scanNode(root, { engine: engines[0]! });
+    expect(report.metadata.wal).toBeNull();
+    expect(report.metadata.findings.map((finding) => [finding.code, finding.severity])).toEqual([
+      ["WalAbsent", "info"],
+      ["WalCommittedOpsLost", "refused"],
+    ]);
+    expect(lossOf(report)).toMatchObject({ provenOp: 40n, commitMax: 55n });
+    expect(report.bootForecast.map((entry) => entry.effect)).toEqual(["run-without-committed-ops"]);
+  });
+
+  it("the last 4 entries cut away at an entry boundary: the WAL walks clean but proves only op 51", async () => {
+    const report = await scanNode(await node("wal-committed-lost"), { engine: engines[0]! });
+    expect(walCodes(report)).toEqual(["WalCommittedOpsLost"]);
+    expect(lossOf(report)).toMatchObject({ severity: "refused", provenOp: 51n, commitMax: 55n });
+  });
+
+  it("on a 3-replica cluster the same loss is warn (the peers re-supply the ops), and the forecast is not destructive", async () => {
+    const root = await node("wal-committed-lost");
+    rewriteSuperblock(root, { replicaCount: 3 });
+    const report = await scanNode(root, { engine: engines[0]! });
+    expect(lossOf(report)).toMatchObject({ severity: "warn", provenOp: 51n, commitMax: 55n, replicaCount: 3 });
+    expect(lossOf(report)!.message).toMatch(/the other 2 replicas of this 3-replica cluster hold them/i);
+    expect(report.verdict).toBe("warn");
+    expect(report.bootForecast).toEqual([expect.objectContaining({ effect: "run-without-committed-ops", destructive: false })]);
+  });
+
+  it("an empty superblock (C = 0), or commit_max at the WAL's last op, is no loss", async () => {
+    const root = await node();
+    expect(lossOf(await scanNode(root, { engine: engines[0]! }))).toBeUndefined();
+    rmSync(join(root, "metadata/superblock.a"));
+    rmSync(join(root, "metadata/superblock.b"));
+    writeFileSync(join(root, "metadata/journal.wal"), new Uint8Array(0));
+    expect(lossOf(await scanNode(root, { engine: engines[0]! }))).toBeUndefined();
+  });
+
+  it("ops up to the snapshot's op live in the snapshot: a stale WAL below S with commit_max = S is no loss", async () => {
+    const root = await node();
+    rewriteSuperblock(root, { commitMax: 40n });
+    const wal = join(root, "metadata/journal.wal");
+    writeFileSync(wal, new Uint8Array(0));
+    expect(lossOf(await scanNode(root, { engine: engines[0]! }))).toBeUndefined();
+  });
+});
+
+describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
+  it("a torn entry at or below commit_max on a solo node: WalCommittedOpsLost instead of WalTornTail, and no cut is planned", async () => {
+    const root = await node("wal-committed-torn");
+    for (const engine of engines) {
+      const report = await scanNode(root, { engine });
+      expect(walCodes(report)).toEqual(["WalCommittedOpsLost"]);
+      const loss = lossOf(report)!;
+      expect(loss).toMatchObject({ severity: "refused", provenOp: 54n, commitMax: 55n, damagePosition: report.metadata.wal!.walkedSize });
+      expect(loss.message).toContain("not a never-acknowledged torn tail");
+      expect(loss.message).not.toContain("never fsynced");
+      expect(report.metadata.wal!.residue).toMatchObject({ probe: "no-survivor" });
+      expect(planWalCut(report)).toBeNull();
+      // Iggy cuts those bytes unpreserved: destructive, since they may hold a committed op.
+      expect(report.bootForecast).toEqual([
+        expect.objectContaining({ effect: "truncate-wal-tail", destructive: true }),
+        expect.objectContaining({ effect: "run-without-committed-ops", destructive: true }),
+      ]);
+    }
+  });
+
+  it("the same torn entry on a 3-replica cluster: WalTornTail stays repairable (no never-acknowledged claim) beside a warn loss; the cut is planned", async () => {
+    const root = await node("wal-committed-torn");
+    rewriteSuperblock(root, { replicaCount: 3 });
+    const report = await scanNode(root, { engine: engines[0]! });
+    expect(report.metadata.wal!.findings.map((finding) => [finding.code, finding.severity])).toEqual([
+      ["WalTornTail", "repairable"],
+      ["WalCommittedOpsLost", "warn"],
+    ]);
+    const torn = report.metadata.wal!.findings[0]!;
+    expect(torn.message).toContain("op 55 was committed");
+    expect(torn.message).not.toContain("never fsynced");
+    expect(planWalCut(report)).not.toBeNull();
+  });
+
+  it("a short entry above commit_max was never fsynced, so never acknowledged", async () => {
+    const report = await scanNode(await node("wal-torn-tail"), { engine: engines[0]! });
+    expect(walCodes(report)).toEqual(["WalTornTail"]);
+    const torn = report.metadata.wal!.findings[0]!;
+    expect(torn).toMatchObject({ severity: "repairable", tornEvidence: "short-entry" });
+    expect(torn.message).toMatch(/the entry for op 55 claims \d+ bytes and only \d+ remain/);
+    expect(torn.message).toContain("never fsynced and never acknowledged");
+    expect(planWalCut(report)).not.toBeNull();
+  });
+
+  it("a zero-filled residue was never written", async () => {
+    const report = await scanNode(await node("wal-zero-tail"), { engine: engines[0]! });
+    const torn = report.metadata.wal!.findings[0]!;
+    expect(torn).toMatchObject({ code: "WalTornTail", tornEvidence: "zero-filled" });
+    expect(torn.message).toContain("never wrote, so nothing there was fsynced or acknowledged");
+    expect(report.metadata.wal!.residue).toMatchObject({ allZero: true });
+  });
+
+  it("a complete entry whose body checksum fails cannot be told from corruption of an acknowledged entry: said so, and the cut is still planned", async () => {
+    const report = await scanNode(await node("wal-torn-tail-stale-copy"), { engine: engines[0]! });
+    expect(walCodes(report)).toEqual(["WalTornTail"]);
+    const torn = report.metadata.wal!.findings[0]!;
+    expect(torn).toMatchObject({ severity: "repairable", tornEvidence: "complete-entry" });
+    expect(torn.message).toContain("the entry for op 55 is complete (its header verifies and its length fits)");
+    expect(torn.message).toContain("cannot be told from corruption of an acknowledged entry");
+    expect(torn.message).toContain("commit_max is only a lower bound");
+    // Iggy refuses these bytes; the cut lets it boot, but "nothing lost" is not what the bytes prove.
+    expect(torn.message).toContain("lets the server boot, the cut bytes preserved");
+    expect(torn.message).not.toContain("never fsynced");
+    expect(report.metadata.wal!.residue).toMatchObject({ allZero: false });
+    expect(planWalCut(report)).not.toBeNull();
+  });
+});
