@@ -23,8 +23,13 @@ export interface RepairStat {
   dev?: number;
 }
 
-/** How a file is opened: read only, read-write in place, create-or-truncate, or append (create if missing). */
-export type OpenMode = "r" | "r+" | "w" | "a";
+/**
+ * How a file is opened: read only, read-write in place, create-or-truncate,
+ * append (create if missing), or exclusive create (`wx`, `O_CREAT | O_EXCL`:
+ * fails with EEXIST when the path exists; the run's lock file, docs/repair.md
+ * rule 2).
+ */
+export type OpenMode = "r" | "r+" | "w" | "a" | "wx";
 
 export interface RepairFile {
   /** Positioned read; returns the bytes read (0 at end of file). */
@@ -270,6 +275,7 @@ const OPEN_WORDS: Record<OpenMode, string> = {
   "r+": "open for writing",
   w: "create",
   a: "open for appending",
+  wx: "create exclusively",
 };
 
 /**
