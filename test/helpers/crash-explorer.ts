@@ -4,14 +4,23 @@
  * crash models, then recovers and checks that the result converges to the
  * uncrashed one and that restore returns every original byte.
  *
+ *   await exploreCrashes({
+ *     build: () => ({ root, ... }),          // the tree, built once
+ *     observe: (tree) => snapshot(tree.dir), // what must converge
+ *     act: (fs, tree) => applyPlan(plan, { fs }),
+ *     recover: (tree) => scanPlanApply(tree),
+ *     verify, restore,                       // optional checks
+ *   });
+ *
  * At each k the act runs on `createFaultyFs` over the durability model
  * (helpers/repair-durability.ts), which fails step k (a failing write is also
  * tried torn, half its bytes written). The model then yields one crash state
- * per persistence choice:
+ * per persistence choice (`defaultChoices`):
  * - "all": every write reached the page cache: the PROCESS crash;
- * - "none": only what was fsynced survives: the power cut of the old model;
- * - `SEEDED_MIXES` seeded mixes: for every file and directory some prefix of
- *   its unsynced operations persisted (ALICE / CrashMonkey style).
+ * - "none": only what was fsynced survives;
+ * - every combination of whole prefixes of the unsynced ops of each file and
+ *   directory, when there are at most `EXHAUSTIVE_LIMIT` of them;
+ * - `SEEDED_MIXES` seeded mixes (random prefixes, writes possibly torn).
  * One more crash point, k = steps + 1, is a power cut right after the act
  * returned: whatever it reported done must already be durable, so the
  * observed state must equal the uncrashed end state before any recovery.
@@ -23,8 +32,8 @@
  * runs, and `restore` (when given) must bring back the state before the act.
  * Crash states are deduplicated by content across the whole exploration:
  * recovery is a function of the bytes on disk, so a state already recovered
- * from is not recovered from again (at most k, "none" leaves what the
- * previous k's "none" left).
+ * from is not recovered from again (most k's "none" leaves what the previous
+ * k's "none" left).
  *
  * The tree is built once; before every run it is written back from memory,
  * which keeps each (k, choice) to one recovery and its checks.
@@ -36,6 +45,7 @@ import { InjectedFault, LOCK_NAME, createFaultyFs } from "../../src/repair/index
 import type { RepairFs } from "../../src/repair/index.js";
 import {
   type DurabilityModelFs,
+  type PendingTarget,
   type PersistenceChoice,
   type RenameHalves,
   createDurabilityModelFs,
@@ -46,21 +56,49 @@ import {
 } from "./repair-durability.js";
 
 /**
- * Seeded random persistence mixes per crash point, beyond "none" and "all".
- * CI time: every distinct crash state costs one recovery plus its checks
- * (a scan, an apply, a restore: tens of milliseconds), and the crash files
- * explore a few hundred crash points; 3 mixes keep each file within
- * seconds on a shared 2-core runner while still reaching the in-between
- * states (most crash points have only a handful of unsynced ops, so 3 mixes
- * plus the two extremes cover most of their prefix combinations; duplicates
- * are skipped). The property tests of repeated crashes draw further seeds.
+ * A crash point whose pending ops allow at most this many combinations of
+ * whole prefixes (the product over its files and directories of ops + 1) is
+ * explored exhaustively (CrashMonkey style: every combination, so a bad one
+ * cannot hide behind an unlucky seed). Most crash points have a handful of
+ * unsynced ops in two or three places; the larger ones (a residue copied in
+ * many chunks before its fsync) get "none", "all" and the seeded mixes.
+ * CI time: each DISTINCT crash state costs one recovery and its checks, and
+ * duplicates are skipped, so the bound limits the worst crash point, not the
+ * typical one.
+ */
+export const EXHAUSTIVE_LIMIT = 32;
+
+/**
+ * Seeded random persistence mixes per crash point, beyond the exhaustive
+ * combinations (or "none" and "all" where there are too many). They also
+ * tear writes (part of a write's bytes persisted), which the combinations do
+ * not. CI time: every distinct crash state costs one recovery plus its
+ * checks (a scan, an apply, a restore: tens of milliseconds) and the crash
+ * files explore a few hundred crash points; 3 mixes keep each file within
+ * tens of seconds on a shared 2-core runner. Sixteen mixes found nothing 3
+ * did not, on today's code; the property tests of repeated crashes draw
+ * further seeds.
  */
 export const SEEDED_MIXES = 3;
 
-/** The crash points' persistence choices: all (the process crash), none, then `SEEDED_MIXES` seeds derived from k. */
-export function defaultChoices(k: number, torn: number): PersistenceChoice[] {
+/**
+ * The persistence choices at crash point k: "all" (the process crash),
+ * "none", every combination of whole prefixes when there are at most
+ * `EXHAUSTIVE_LIMIT`, and `SEEDED_MIXES` seeds derived from k.
+ */
+export function defaultChoices(k: number, torn: number, pending: readonly PendingTarget[]): PersistenceChoice[] {
   const seeds = Array.from({ length: SEEDED_MIXES }, (_, i) => ({ seed: k * 1009 + i * 31 + (torn > 0 ? 17 : 0) }));
-  return ["all", "none", ...seeds];
+  const sizes = pending.map((target) => target.ops.length + 1);
+  if (sizes.reduce((product, size) => product * size, 1) > EXHAUSTIVE_LIMIT) return ["all", "none", ...seeds];
+  const combinations: PersistenceChoice[] = [];
+  const odometer = sizes.map(() => 0);
+  for (;;) {
+    combinations.push({ prefixes: [...odometer] });
+    let digit = 0;
+    while (digit < sizes.length && ++odometer[digit]! === sizes[digit]) odometer[digit++] = 0;
+    if (digit === sizes.length) break;
+  }
+  return ["all", "none", ...combinations, ...seeds];
 }
 
 /** Relative path → hex of every file (or "<dir>"): what the checks compare. */
@@ -94,8 +132,8 @@ export interface CrashExploration<T extends CrashTree> {
   verify?(tree: T, context: VerifyContext): Promise<void> | void;
   /** After `recover` (and `verify`): undo everything; the observed state must then equal the state before the act. */
   restore?(tree: T): Promise<unknown>;
-  /** Persistence choices at crash point k (default `defaultChoices`). */
-  choices?(k: number, torn: number): PersistenceChoice[];
+  /** Persistence choices at crash point k, given what is pending there (default `defaultChoices`). */
+  choices?(k: number, torn: number, pending: readonly PendingTarget[]): PersistenceChoice[];
   /** Torn fractions tried when step k is a write (default [0, 0.5]). */
   tornFractions?: readonly number[];
   /**
@@ -231,7 +269,7 @@ export async function exploreCrashes<T extends CrashTree>(spec: CrashExploration
       } else if (!(failure instanceof InjectedFault)) {
         throw new Error(`${at}: the act did not stop at the injected fault (${String(failure)})`);
       }
-      for (const choice of choicesAt(k, torn)) {
+      for (const choice of choicesAt(k, torn, model.pending())) {
         const state = model.crashState(choice);
         const fingerprint = treeFingerprint(state.tree);
         if (seen.has(fingerprint) && !afterReturn) {

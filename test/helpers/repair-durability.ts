@@ -90,11 +90,18 @@ export interface PendingTarget {
  * first p ops and the first `floor(f × length)` bytes of op p + 1 when that
  * op is a write. A seeded mix tears the next write so with probability 1/2.
  */
-export type PersistenceChoice = "none" | "all" | { seed: number } | ((target: PendingTarget) => number);
+export type PersistenceChoice =
+  | "none"
+  | "all"
+  | { seed: number }
+  /** One prefix length per pending target, in `pending()` order (missing: 0). */
+  | { prefixes: readonly number[] }
+  | ((target: PendingTarget) => number);
 
 export function describeChoice(choice: PersistenceChoice): string {
   if (typeof choice === "string") return choice;
   if (typeof choice === "function") return "explicit";
+  if ("prefixes" in choice) return `prefixes [${choice.prefixes.join(",")}]`;
   return `seed ${choice.seed}`;
 }
 
@@ -297,11 +304,14 @@ export function createDurabilityModelFs(root: string, options: DurabilityModelOp
   };
 
   const crashState = (choice: PersistenceChoice = "none"): CrashState => {
-    const random = typeof choice === "object" ? seededRandom(choice.seed) : null;
+    const random = typeof choice === "object" && "seed" in choice ? seededRandom(choice.seed) : null;
+    const explicit = typeof choice === "object" && "prefixes" in choice ? choice.prefixes : null;
     const prefix = new Map<number, number>();
+    let index = 0;
     for (const inode of inodes) {
       const count = inode.pending.length;
       if (count === 0) continue;
+      const given = explicit?.[index++] ?? 0;
       const ops = inode.kind === "file" ? inode.pending.map(describeData) : inode.pending.map(describeEntry);
       const target: PendingTarget = { kind: inode.kind, path: inode.path, ops };
       if (choice === "all") prefix.set(inode.id, count);
@@ -310,6 +320,7 @@ export function createDurabilityModelFs(root: string, options: DurabilityModelOp
         const tear = inode.kind === "file" && whole < count && random() < 0.5 ? random() : 0;
         prefix.set(inode.id, whole + tear);
       } else if (typeof choice === "function") prefix.set(inode.id, Math.max(0, Math.min(count, choice(target))));
+      else if (explicit !== null) prefix.set(inode.id, Math.max(0, Math.min(count, given)));
       else prefix.set(inode.id, 0);
     }
     if (renames === "link-first") {
