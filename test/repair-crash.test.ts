@@ -2,69 +2,79 @@
  * docs/repair.md §6.2 crash safety: a crash at any mutating step of apply, followed by
  * scan + plan + apply again, converges to the same end state as an uncrashed
  * apply, nothing is lost, and restore still returns the original bytes.
- * The matrix runs twice: once where a crash only stops the process (every
- * write reached the file), and once on the durability model
- * (helpers/repair-durability.ts) where a crash LOSES every write not yet
- * fsynced, file data and directory entries alike, so a missing or misplaced
- * fsync fails it.
+ * Every crash point is explored by helpers/crash-explorer.ts in both crash
+ * models: the process crash (every write reached the file, a failing write
+ * possibly torn) and the power cut of the durability model
+ * (helpers/repair-durability.ts), where any prefix of each file's and each
+ * directory's unsynced operations may have persisted, so a missing or
+ * misplaced fsync fails it.
  * (Crashes during restore, and restore right after a crash: repair-crash-restore.test.ts.)
  */
 import { dirname } from "node:path";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InjectedFault, createFaultyFs } from "../src/repair/index.js";
+import type { RepairFs } from "../src/repair/index.js";
+import { type CrashExploration, crashOnce, exploreCrashes } from "./helpers/crash-explorer.js";
+import type { RenameHalves } from "./helpers/repair-durability.js";
 import {
+  type PartitionTree,
   REPAIRABLE,
+  type Scenario,
   buildScenario,
   crashReference,
   noSyncFs,
+  partitionTree,
   repairNoSync,
   restoreNoSync,
   scan,
   snapshot,
-  powerCutDuringApply,
 } from "./helpers/repair-scenarios.js";
-import { createDurabilityModelFs } from "./helpers/repair-durability.js";
+
+/** Apply crashed at every step; recovery: scan + plan + apply again; then the scan is clean and restore returns every byte. */
+function crashedApply(scenario: Scenario, renames: RenameHalves): CrashExploration<PartitionTree> {
+  return {
+    build: () => partitionTree(scenario),
+    observe: (tree) => snapshot(tree.dir),
+    act: (fs, tree) => repairNoSync(tree.dir, scenario, fs),
+    recover: (tree) => repairNoSync(tree.dir, scenario),
+    async verify(tree, { label }) {
+      expect((await scan(tree.dir, scenario)).partitions[0]!.verdict, label).toBe("clean");
+    },
+    restore: (tree) => restoreNoSync(tree.dir),
+    renames,
+  };
+}
 
 describe.each(REPAIRABLE)("crash during apply: $name", (scenario) => {
-  it("a crash at every step k, then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
-    const ref = await crashReference(scenario);
-    expect(ref.applySteps).toBeGreaterThan(5);
-    for (let k = 1; k <= ref.applySteps; k++) {
-      // A failing write may also be torn: half its bytes reach the file.
-      for (const tornWriteFraction of ref.applyLog[k - 1]!.startsWith("write") ? [0, 0.5] : [0]) {
-        const label = `k=${k} (${ref.applyLog[k - 1]}) torn=${tornWriteFraction}`;
-        const { dir } = buildScenario(scenario);
-        const before = snapshot(dir);
-        await expect(repairNoSync(dir, scenario, createFaultyFs(noSyncFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(
-          InjectedFault,
-        );
+  // See "known bug" below: a rename between directories is explored with "link-first" halves until the runner stops losing it.
+  const renames: RenameHalves = scenario.movesAcrossDirectories ? "link-first" : "independent";
 
-        await repairNoSync(dir, scenario);
-        expect(snapshot(dir), label).toEqual(ref.end);
-        expect((await scan(dir, scenario)).partitions[0]!.verdict, label).toBe("clean");
-        await restoreNoSync(dir);
-        expect(snapshot(dir), label).toEqual(before);
-      }
-    }
+  it(`a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops, rename halves ${renames}), then scan + plan + apply again: the uncrashed end state; restore returns every byte`, async () => {
+    const report = await exploreCrashes(crashedApply(scenario, renames));
+    expect(report.steps).toBeGreaterThan(5);
+    // More crash states than crash points: the partial persistence choices reach states "none" and "all" do not.
+    expect(report.states).toBeGreaterThan(report.runs);
   });
 });
 
-describe.each(REPAIRABLE)("power cut during apply (unsynced writes lost): $name", (scenario) => {
-  it("a crash at every step k keeps only what was fsynced; scan + plan + apply converges; restore returns every byte", async () => {
-    const ref = await crashReference(scenario);
-    for (let k = 1; k <= ref.applySteps; k++) {
-      const label = `k=${k} (${ref.applyLog[k - 1]})`;
-      const { dir } = buildScenario(scenario);
-      const before = snapshot(dir);
-      await powerCutDuringApply(dir, scenario, k);
-
-      await repairNoSync(dir, scenario);
-      expect(snapshot(dir), label).toEqual(ref.end);
-      expect((await scan(dir, scenario)).partitions[0]!.verdict, label).toBe("clean");
-      await restoreNoSync(dir);
-      expect(snapshot(dir), label).toEqual(before);
-    }
+/**
+ * KNOWN BUG (issue 21; for the step-runner rewrite): a sweep moves a file
+ * from the partition dir into `<p>.segscan/` with one rename, then fsyncs the
+ * preserve dir, then the partition dir. A power cut before the first of those
+ * fsyncs that persists the rename's unlink in the partition dir but not its
+ * link in the preserve dir loses the file under both names: e.g. "staging
+ * and orphan index sweep", k=10 (`syncDir 1.segscan`), prefixes [1,0]
+ * (dir 1: 1/1, dir 1.segscan: 0/1): `…index.staging` is gone, and restore
+ * stops with RestoreConflictError "is neither in … nor at …" (likewise
+ * k=17 for the orphan `…9999.index`). No fsync order closes that window; a
+ * move that links into the target, fsyncs it, and only then unlinks the
+ * source does. Re-enable (`it`) once the runner's moves never lose a file
+ * under independent rename halves.
+ */
+describe.each(REPAIRABLE.filter((scenario) => scenario.movesAcrossDirectories))("known bug, crash during apply: $name", (scenario) => {
+  it.fails("with independent rename halves a swept file can vanish under both names (see the comment)", async () => {
+    await exploreCrashes(crashedApply(scenario, "independent"));
   });
 });
 
@@ -76,49 +86,51 @@ describe("repeated crashes", () => {
    * `k`), then a whole apply, ends where an uncrashed apply ends, and restore
    * undoes every run.
    */
-  async function convergesAfterCrashes(crashOnce: (dir: string, crash: { k: number; torn: number }) => Promise<void>): Promise<void> {
+  async function convergesAfterCrashes<C extends { k: number; torn: number }>(
+    crash: fc.Arbitrary<C>,
+    crashOnce: (dir: string, crash: C) => Promise<void>,
+  ): Promise<void> {
     const ref = await crashReference(scenario);
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(fc.record({ k: fc.integer({ min: 1, max: ref.applySteps }), torn: fc.constantFrom(0, 0.3, 0.9) }), {
-          minLength: 1,
-          maxLength: 4,
-        }),
-        async (crashes) => {
-          const { dir } = buildScenario(scenario);
-          const before = snapshot(dir);
-          for (const crash of crashes) await crashOnce(dir, crash);
-          await repairNoSync(dir, scenario);
-          expect(snapshot(dir)).toEqual(ref.end);
-          await restoreNoSync(dir);
-          expect(snapshot(dir)).toEqual(before);
-        },
-      ),
+      fc.asyncProperty(fc.array(crash, { minLength: 1, maxLength: 4 }), async (crashes) => {
+        const { dir } = buildScenario(scenario);
+        const before = snapshot(dir);
+        for (const one of crashes) await crashOnce(dir, one);
+        await repairNoSync(dir, scenario);
+        expect(snapshot(dir)).toEqual(ref.end);
+        await restoreNoSync(dir);
+        expect(snapshot(dir)).toEqual(before);
+      }),
       { numRuns: 40 },
     );
   }
 
-  /** Runs one apply that may crash; true when it did. */
-  const crashedApply = (dir: string, fs: Parameters<typeof repairNoSync>[2]): Promise<boolean> =>
-    repairNoSync(dir, scenario, fs).then(
-      () => false,
-      (error: unknown) => {
-        if (!(error instanceof InjectedFault)) throw error;
-        return true;
+  it("any sequence of crashed applies, then a whole one, converges; restore undoes every run", async () => {
+    const steps = (await crashReference(scenario)).applySteps;
+    // A later crash point may lie past the end of a run that has less left to do: that run just finishes.
+    await convergesAfterCrashes(
+      fc.record({ k: fc.integer({ min: 1, max: steps }), torn: fc.constantFrom(0, 0.3, 0.9) }),
+      async (dir, crash) => {
+        const fs: RepairFs = createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn });
+        await repairNoSync(dir, scenario, fs).catch((error: unknown) => {
+          if (!(error instanceof InjectedFault)) throw error;
+        });
       },
     );
-
-  it("any sequence of crashed applies, then a whole one, converges; restore undoes every run", async () => {
-    // A later crash point may lie past the end of a run that has less left to do: that run just finishes.
-    await convergesAfterCrashes(async (dir, crash) => {
-      await crashedApply(dir, createFaultyFs(noSyncFs, { failAt: crash.k, tornWriteFraction: crash.torn }));
-    });
   });
 
-  it("any sequence of power cuts (unsynced writes lost), then a whole apply, converges; restore undoes every run", async () => {
-    await convergesAfterCrashes(async (dir, crash) => {
-      const model = createDurabilityModelFs(dirname(dir));
-      if (await crashedApply(dir, createFaultyFs(model, { failAt: crash.k, tornWriteFraction: crash.torn }))) model.crash();
-    });
+  it("any sequence of power cuts (any prefix of the unsynced ops persisted), then a whole apply, converges; restore undoes every run", async () => {
+    const steps = (await crashReference(scenario)).applySteps;
+    await convergesAfterCrashes(
+      fc.record({
+        k: fc.integer({ min: 1, max: steps }),
+        torn: fc.constantFrom(0, 0.3, 0.9),
+        choice: fc.oneof(fc.constantFrom("none" as const, "all" as const), fc.record({ seed: fc.nat() })),
+      }),
+      async (dir, crash) => {
+        // This scenario sweeps a staging file: "link-first" halves, see the known bug above.
+        await crashOnce(dirname(dir), (fs) => repairNoSync(dir, scenario, fs), crash, "link-first");
+      },
+    );
   });
 });
