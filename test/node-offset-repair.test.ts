@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
-import { applyOffsetRepairs, planOffsetRepairs } from "../src/node/repair/offsets.js";
+import { type OffsetRepairPlan, applyOffsetRepairs, planOffsetRepairs } from "../src/node/repair/offsets.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { scanPath } from "../src/recovery/scan.js";
 import { StalePlanError, applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
@@ -65,19 +65,33 @@ function restorePartition(root: string, partition: string, fs: RepairFs = noSync
   return restore(join(root, partition), { engine, fs, checkWriters: false });
 }
 
+interface OffsetTree {
+  root: string;
+  /** Planned once: every run starts from the same bytes (the scan is the recovery's, not the act's). */
+  plan: OffsetRepairPlan;
+}
+
 /** A node with `fault` for a crash exploration: the model's root is the data dir (partitions and preserve dirs under it). */
 function offsetTree(fault: string) {
   return {
-    build: async () => ({ root: await node(fault) }),
-    observe: (tree: { root: string }) => files(tree.root),
+    build: async (): Promise<OffsetTree> => {
+      const root = await node(fault);
+      return { root, plan: await planFor(root) };
+    },
+    observe: (tree: OffsetTree) => files(tree.root),
   };
 }
 
+/** The planned offset repairs, on `fs`. */
+async function applyPlanned(tree: OffsetTree, fs: RepairFs): Promise<void> {
+  await applyOffsetRepairs(tree.plan, { fs, engine });
+}
+
 /** The offset repair crashed at every step; recovery: restore right away; then the repair still converges. */
-function restoreAfterCrashedOffsetRepair(fault: string, partition: string, renames: RenameHalves): CrashExploration<{ root: string }> {
+function restoreAfterCrashedOffsetRepair(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
   return {
     ...offsetTree(fault),
-    act: (fs, tree) => repairOffsets(tree.root, fs),
+    act: (fs, tree) => applyPlanned(tree, fs),
     recover: (tree) => restorePartition(tree.root, partition),
     async verify(tree, { label, actEnd }) {
       await repairOffsets(tree.root);
@@ -88,7 +102,7 @@ function restoreAfterCrashedOffsetRepair(fault: string, partition: string, renam
 }
 
 /** Restore of an applied offset repair crashed at every step; recovery: restore again; one more restore is a no-op. */
-function crashedOffsetRestore(fault: string, partition: string, renames: RenameHalves): CrashExploration<{ root: string }> {
+function crashedOffsetRestore(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
   const tree = offsetTree(fault);
   return {
     ...tree,
@@ -107,10 +121,10 @@ function crashedOffsetRestore(fault: string, partition: string, renames: RenameH
 }
 
 /** The offset repair crashed at every step; recovery: apply again; restore returns every byte (evidence only: the copy is kept). */
-function crashedOffsetRepair(fault: string, partition: string, code: string, renames: RenameHalves): CrashExploration<{ root: string }> {
+function crashedOffsetRepair(fault: string, partition: string, code: string, renames: RenameHalves): CrashExploration<OffsetTree> {
   return {
     ...offsetTree(fault),
-    act: (fs, tree) => repairOffsets(tree.root, fs),
+    act: (fs, tree) => applyPlanned(tree, fs),
     recover: (tree) => repairOffsets(tree.root),
     verify(tree, { label }) {
       if (code === "OffsetCorrupt")

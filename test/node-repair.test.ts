@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
 import { scanNode } from "../src/node/scan.js";
-import { applyWalCut, planWalCut } from "../src/node/repair/wal-cut.js";
+import { type WalCutPlan, applyWalCut, planWalCut } from "../src/node/repair/wal-cut.js";
 import { StalePlanError, restore } from "../src/repair/index.js";
 import type { RepairFs } from "../src/repair/index.js";
 import { exploreCrashes } from "./helpers/crash-explorer.js";
@@ -45,11 +45,20 @@ function restoreMetadata(root: string, fs: RepairFs = noSyncFs) {
   return restore(join(root, "metadata"), { engine, fs, checkWriters: false });
 }
 
+interface WalTree {
+  root: string;
+  /** Planned once: every run starts from the same bytes (the scan is the recovery's, not the act's). */
+  plan: WalCutPlan;
+}
+
 /** A torn node for a crash exploration: the model's root is the data dir (metadata/ and metadata.segscan/ both under it). */
 function walTree(fault: string) {
   return {
-    build: async () => ({ root: (await tornNode(fault)).root }),
-    observe: (tree: { root: string }) => metadataFiles(tree.root),
+    build: async (): Promise<WalTree> => {
+      const { root } = await tornNode(fault);
+      return { root, plan: planWalCut(await scanNode(root, { engine }))! };
+    },
+    observe: (tree: WalTree) => metadataFiles(tree.root),
   };
 }
 
@@ -81,7 +90,7 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
   it("a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops), then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
     const report = await exploreCrashes({
       ...walTree(fault),
-      act: (fs, tree) => repairNoSync(tree.root, fs),
+      act: (fs, tree) => applyWalCut(tree.plan, { fs, engine }),
       recover: (tree) => repairNoSync(tree.root),
       async verify(tree, { label }) {
         expect((await scanNode(tree.root, { engine })).verdict, label).toBe("clean");
@@ -95,7 +104,7 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
   it("a crash at every step k of the cut, then restore right away: every original byte; then the cut still converges", async () => {
     await exploreCrashes({
       ...walTree(fault),
-      act: (fs, tree) => repairNoSync(tree.root, fs),
+      act: (fs, tree) => applyWalCut(tree.plan, { fs, engine }),
       recover: (tree) => restoreMetadata(tree.root),
       async verify(tree, { label, actEnd }) {
         await repairNoSync(tree.root);

@@ -11,20 +11,23 @@ import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.
 import type { RenameHalves } from "./helpers/repair-durability.js";
 import {
   type PartitionTree,
+  type PlannedTree,
   REPAIRABLE,
   type Scenario,
+  applyPlan,
   partitionTree,
+  plannedPartitionTree,
   repairNoSync,
   restoreNoSync,
   snapshot,
 } from "./helpers/repair-scenarios.js";
 
 /** Apply crashed at every step; recovery: restore right away (the original bytes); then repair still converges. */
-function restoreAfterCrashedApply(scenario: Scenario, renames: RenameHalves): CrashExploration<PartitionTree> {
+function restoreAfterCrashedApply(scenario: Scenario, renames: RenameHalves): CrashExploration<PlannedTree> {
   return {
-    build: () => partitionTree(scenario),
+    build: () => plannedPartitionTree(scenario),
     observe: (tree) => snapshot(tree.dir),
-    act: (fs, tree) => repairNoSync(tree.dir, scenario, fs),
+    act: (fs, tree) => applyPlan(tree.plan, fs),
     recover: (tree) => restoreNoSync(tree.dir),
     async verify(tree, { label, actEnd }) {
       await repairNoSync(tree.dir, scenario);

@@ -18,13 +18,14 @@ import type { RepairFs } from "../src/repair/index.js";
 import { type CrashExploration, crashOnce, exploreCrashes } from "./helpers/crash-explorer.js";
 import type { RenameHalves } from "./helpers/repair-durability.js";
 import {
-  type PartitionTree,
+  type PlannedTree,
   REPAIRABLE,
   type Scenario,
   buildScenario,
   crashReference,
+  applyPlan,
   noSyncFs,
-  partitionTree,
+  plannedPartitionTree,
   repairNoSync,
   restoreNoSync,
   scan,
@@ -32,11 +33,11 @@ import {
 } from "./helpers/repair-scenarios.js";
 
 /** Apply crashed at every step; recovery: scan + plan + apply again; then the scan is clean and restore returns every byte. */
-function crashedApply(scenario: Scenario, renames: RenameHalves): CrashExploration<PartitionTree> {
+function crashedApply(scenario: Scenario, renames: RenameHalves): CrashExploration<PlannedTree> {
   return {
-    build: () => partitionTree(scenario),
+    build: () => plannedPartitionTree(scenario),
     observe: (tree) => snapshot(tree.dir),
-    act: (fs, tree) => repairNoSync(tree.dir, scenario, fs),
+    act: (fs, tree) => applyPlan(tree.plan, fs),
     recover: (tree) => repairNoSync(tree.dir, scenario),
     async verify(tree, { label }) {
       expect((await scan(tree.dir, scenario)).partitions[0]!.verdict, label).toBe("clean");

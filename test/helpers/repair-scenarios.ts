@@ -8,7 +8,7 @@ import { scanPartition } from "../../src/recovery/scan.js";
 import type { ScanOptions } from "../../src/recovery/options.js";
 import type { ScanReport } from "../../src/report/types.js";
 import { applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../../src/repair/index.js";
-import type { ApplyResult, RepairFs, RestoreResult } from "../../src/repair/index.js";
+import type { ApplyResult, RepairFs, RepairPlan, RestoreResult } from "../../src/repair/index.js";
 import { buildChain, concat, indexAt, randomBytes, tempPartition, writeSegment } from "./fixtures.js";
 
 export const engine: Engine = createTsEngine();
@@ -163,6 +163,16 @@ export function partitionTree(scenario: Scenario): PartitionTree {
   return { root: dirname(dir), dir };
 }
 
+export interface PlannedTree extends PartitionTree {
+  plan: RepairPlan;
+}
+
+/** `partitionTree` with its plan, made once: every run of the act starts from the same bytes. */
+export async function plannedPartitionTree(scenario: Scenario): Promise<PlannedTree> {
+  const tree = partitionTree(scenario);
+  return { ...tree, plan: planRepair(await scan(tree.dir, scenario)) };
+}
+
 /** Every file under `root` (recursively), relative name → bytes as hex; directories as "<dir>". */
 export function snapshot(root: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -188,7 +198,11 @@ export async function scan(dir: string, scenario?: Scenario): Promise<ScanReport
 
 /** scan → plan → apply, as an operator's `repair --apply` would. */
 export async function repair(dir: string, scenario?: Scenario, fs?: RepairFs): Promise<ApplyResult> {
-  const plan = planRepair(await scan(dir, scenario));
+  return applyPlan(planRepair(await scan(dir, scenario)), fs);
+}
+
+/** Applies a plan (apply re-scans first and refuses a stale one). */
+export function applyPlan(plan: RepairPlan, fs?: RepairFs): Promise<ApplyResult> {
   // The /proc walk for other writers is tested on its own (repair-lock.test.ts); the loops apply thousands of times.
   return applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false, ...(fs ? { fs } : {}) });
 }
