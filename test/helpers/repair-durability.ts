@@ -7,6 +7,8 @@
  * - A file's data is durable as of its last `sync()`. The data operations
  *   issued since (writes, truncates, the truncate of an `open(…, "w")`), in
  *   issue order, are its pending ops.
+ * - Opening with "w", "a" or "wx" creates a missing file ("wx", exclusive
+ *   create, fails with EEXIST on an existing path, as the lock file needs).
  * - A directory's entries are durable as of its last `syncDir()`. The entry
  *   operations since (a file created by `open`, `mkdir`, `unlink`, and each
  *   half of a rename) are its pending ops. A rename between two directories
@@ -32,8 +34,8 @@
  * default choice, "none", is the old model (only what was synced survives);
  * "all" is a process crash (every write reached the page cache). The model
  * keeps its pre-crash state, so `crash` may be called again with another
- * choice (each call rewrites the whole tree), but every mutating call after a
- * crash throws: the process is dead. Real fsyncs are not issued (the model,
+ * choice (each call makes the tree that state), but every mutating call after
+ * a crash throws: the process is dead. Real fsyncs are not issued (the model,
  * not the kernel, decides what survives), which also keeps the crash loops
  * fast. Files written around the model (not through this `RepairFs`) are not
  * in its state and vanish at a crash.
