@@ -2,11 +2,13 @@
  * docs/node.md N4, N7: the offset repairs — evidence copy, rewrite to H,
  * complete a torn record, move aside — planned (rewrites only with
  * --clamp-offsets), applied through the journal, converging after a crash at
- * every step, and undone byte for byte by restore. purge.gen, superblocks and
+ * every step (process crash, and power cuts of the durability model keeping
+ * any prefix of the unsynced ops: helpers/crash-explorer.ts), and undone byte
+ * for byte by restore, also right after a crash and after a crashed restore. purge.gen, superblocks and
  * the snapshot are never changed. The "done when" of the issue end to end
  * through the CLI.
  */
-import { readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
@@ -14,17 +16,11 @@ import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { scanPath } from "../src/recovery/scan.js";
-import {
-  InjectedFault,
-  type PlanStep,
-  type RepairPlan,
-  StalePlanError,
-  applyRepair,
-  createFaultyFs,
-  nodeRepairFs,
-  planRepair,
-  restore,
-} from "../src/repair/index.js";
+import { type PlanStep, type RepairPlan, StalePlanError, applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
+import type { RepairFs } from "../src/repair/index.js";
+import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.js";
+import type { RenameHalves } from "./helpers/repair-durability.js";
+import { noSyncFs } from "./helpers/repair-scenarios.js";
 import { runCli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/node-wal.js";
 
@@ -65,23 +61,91 @@ async function planFor(root: string, clampOffsets = true) {
   return { plan, report, steps, optIn: left("opt-in"), heldBack: left("held-back") };
 }
 
-/** What an offset step does, in one word (clamp, complete, move-aside, evidence-copy). */
+/** What an offset step does, in one word (clamp-to-head, complete-record, move-aside, evidence-copy). */
 function change(step: PlanStep): string {
   if (step.kind !== "replace") return step.kind;
   return step.reason === "offset-ahead-of-head" ? "clamp-to-head" : "complete-record";
 }
 
-const applyPlan = (plan: RepairPlan, fs = nodeRepairFs) => applyRepair(plan, { fs, engine, checkWriters: false });
+const applyPlan = (plan: RepairPlan, fs: RepairFs = nodeRepairFs) => applyRepair(plan, { fs, engine, checkWriters: false });
 
-/** scan → plan (with --clamp-offsets) → apply; a crashed earlier run's stale locks are cleared first, as an operator would. */
-async function repairOffsets(root: string, fs = nodeRepairFs): Promise<void> {
-  for (const partition of [P1, P2]) rmSync(join(root, `${partition}.segscan`, "lock"), { force: true });
+/** Scan, plan (--clamp-offsets) and apply; on `noSyncFs` unless told (the crash loops decide durability through the model). */
+async function repairOffsets(root: string, fs: RepairFs = noSyncFs): Promise<void> {
   await applyPlan((await planFor(root)).plan, fs);
 }
 
-function restorePartition(root: string, partition: string) {
-  rmSync(join(root, `${partition}.segscan`, "lock"), { force: true });
-  return restore(join(root, partition), { engine, checkWriters: false });
+function restorePartition(root: string, partition: string, fs: RepairFs = noSyncFs) {
+  return restore(join(root, partition), { engine, fs, checkWriters: false });
+}
+
+interface OffsetTree {
+  root: string;
+  /** Planned once: every run starts from the same bytes (the scan is the recovery's, not the act's). */
+  plan: RepairPlan;
+}
+
+/** A node with `fault` for a crash exploration: the model's root is the data dir (partitions and preserve dirs under it). */
+function offsetTree(fault: string) {
+  return {
+    build: async (): Promise<OffsetTree> => {
+      const root = await node(fault);
+      return { root, plan: (await planFor(root)).plan };
+    },
+    observe: (tree: OffsetTree) => files(tree.root),
+  };
+}
+
+/** The planned offset repairs, on `fs`. */
+async function applyPlanned(tree: OffsetTree, fs: RepairFs): Promise<void> {
+  await applyPlan(tree.plan, fs);
+}
+
+/** The offset repair crashed at every step; recovery: restore right away; then the repair still converges. */
+function restoreAfterCrashedOffsetRepair(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
+  return {
+    ...offsetTree(fault),
+    act: (fs, tree) => applyPlanned(tree, fs),
+    recover: (tree) => restorePartition(tree.root, partition),
+    async verify(tree, { label, actEnd }) {
+      await repairOffsets(tree.root);
+      expect(files(tree.root), `${label}: the repair after the restore`).toEqual(actEnd);
+    },
+    renames,
+  };
+}
+
+/** Restore of an applied offset repair crashed at every step; recovery: restore again; one more restore is a no-op. */
+function crashedOffsetRestore(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
+  const tree = offsetTree(fault);
+  return {
+    ...tree,
+    async build() {
+      const built = await tree.build();
+      await repairOffsets(built.root);
+      return built;
+    },
+    act: (fs, built) => restorePartition(built.root, partition, fs),
+    recover: (built) => restorePartition(built.root, partition),
+    async verify(built, { label }) {
+      expect((await restorePartition(built.root, partition)).restored, label).toBe(false);
+    },
+    renames,
+  };
+}
+
+/** The offset repair crashed at every step; recovery: apply again; restore returns every byte (evidence only: the copy is kept). */
+function crashedOffsetRepair(fault: string, partition: string, code: string, renames: RenameHalves): CrashExploration<OffsetTree> {
+  return {
+    ...offsetTree(fault),
+    act: (fs, tree) => applyPlanned(tree, fs),
+    recover: (tree) => repairOffsets(tree.root),
+    verify(tree, { label }) {
+      if (code === "OffsetCorrupt")
+        expect(readdirSync(join(tree.root, `${partition}.segscan`)), label).toContain("offsets-consumers-7.evidence");
+    },
+    restore: (tree) => restorePartition(tree.root, partition),
+    renames,
+  };
 }
 
 const NEVER_CHANGED = (name: string): boolean =>
@@ -122,7 +186,7 @@ describe.each([
   it("apply fixes the finding (or keeps evidence), touches nothing else, and restore returns every byte", async () => {
     const root = await node(fault);
     const before = files(root);
-    await repairOffsets(root);
+    await repairOffsets(root, nodeRepairFs);
     const after = files(root);
     for (const name of Object.keys(before).filter(NEVER_CHANGED)) expect(after[name], name).toBe(before[name]);
     const codes = nodeFindings((await scanPath(root, { engine, concurrency: 1 })).node!).map((f) => f.code);
@@ -132,35 +196,26 @@ describe.each([
       expect(readdirSync(join(root, `${partition}.segscan`))).toContain("offsets-consumers-7.evidence");
     } else {
       expect(codes).not.toContain(code);
-      await restorePartition(root, partition);
+      await restorePartition(root, partition, nodeRepairFs);
       expect(files(root)).toEqual(before);
     }
   });
 
-  it("a crash at every step k, then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
-    const reference = await node(fault);
-    const counter = createFaultyFs(nodeRepairFs);
-    await repairOffsets(reference, counter);
-    const end = files(reference);
-    expect(counter.steps).toBeGreaterThan(3);
-    for (let k = 1; k <= counter.steps; k++) {
-      for (const tornWriteFraction of counter.log[k - 1]!.startsWith("write") ? [0, 0.5] : [0]) {
-        const label = `k=${k} (${counter.log[k - 1]}) torn=${tornWriteFraction}`;
-        const root = await node(fault);
-        const before = files(root);
-        await expect(repairOffsets(root, createFaultyFs(nodeRepairFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(
-          InjectedFault,
-        );
-        await repairOffsets(root);
-        expect(files(root), label).toEqual(end);
-        if (code === "OffsetCorrupt") {
-          expect(readdirSync(join(root, `${partition}.segscan`)), label).toContain("offsets-consumers-7.evidence");
-        } else {
-          await restorePartition(root, partition);
-          expect(files(root), label).toEqual(before);
-        }
-      }
-    }
+  // Moves between directories link, fsync, unlink, fsync (repair/files.ts moveBetweenDirs): safe under independent rename halves.
+  const renames: RenameHalves = "independent";
+
+  it(`a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops, rename halves ${renames}), then scan + plan + apply again: the uncrashed end state; restore returns every byte`, async () => {
+    const report = await exploreCrashes(crashedOffsetRepair(fault, partition, code, renames));
+    expect(report.steps).toBeGreaterThan(3);
+    expect(report.states).toBeGreaterThan(report.runs);
+  });
+
+  it(`a crash at every step k, then restore right away (rename halves ${renames}): every original byte; then the repair still converges`, async () => {
+    await exploreCrashes(restoreAfterCrashedOffsetRepair(fault, partition, renames));
+  });
+
+  it(`a crash at every step k of restore (rename halves ${renames}), then restore again: every original byte; one more restore is a no-op`, async () => {
+    await exploreCrashes(crashedOffsetRestore(fault, partition, renames));
   });
 });
 
@@ -231,7 +286,7 @@ describe("a torn tail under a committed consumer offset (library)", () => {
     const after = await scanPath(root, { engine, concurrency: 1 });
     expect(after.node!.verdict).toBe("clean");
     expect(after.partitions.every((p) => p.verdict === "clean")).toBe(true);
-    await restorePartition(root, P1);
+    await restorePartition(root, P1, nodeRepairFs);
     expect(files(root)).toEqual(before);
   });
 });
@@ -261,11 +316,9 @@ describe("done when (CLI)", () => {
 
     const jsonPlan = JSON.parse((await runCli(["repair", root, "--clamp-offsets", "--json"])).stdout);
     const offsetSteps = (jsonPlan.plan as RepairPlan).targets.flatMap((t) => t.steps).filter((s) => s.role === "offset");
-    expect(
-      offsetSteps.map((s) => [s.kind === "replace" ? s.reason : s.kind, s.kind === "truncate" ? null : s.consumer?.storedOffset]),
-    ).toEqual([
-      ["offset-ahead-of-head", "231"],
-      ["offset-ahead-of-head", "231"],
+    expect(offsetSteps.map((s) => [change(s), s.kind === "truncate" ? null : s.consumer?.storedOffset])).toEqual([
+      ["clamp-to-head", "231"],
+      ["clamp-to-head", "231"],
     ]);
     expect(files(root)).toEqual(before);
     const applied = await runCli(["repair", root, "--clamp-offsets", "--apply"]);

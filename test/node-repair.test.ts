@@ -1,29 +1,24 @@
 /**
  * docs/node.md N7: the WAL torn-tail cut. Apply, then the WAL scans clean;
- * restore returns every byte; a crash at every mutating step, followed by
- * scan + plan + apply again, converges to the uncrashed end state and restore
- * still returns the original; a stale plan changes nothing.
+ * restore returns every byte; a crash at every mutating step (process crash,
+ * and power cuts of the durability model keeping any prefix of the unsynced
+ * ops: helpers/crash-explorer.ts), followed by scan + plan + apply again,
+ * converges to the uncrashed end state and restore still returns the
+ * original; so does restore right after a crash, and restore crashed and run
+ * again; a stale plan changes nothing.
  */
 import { holdOpen } from "./helpers/holder.js";
 import { describe, expect, it } from "vitest";
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
 import { scanNode } from "../src/node/scan.js";
 import { scanPath } from "../src/recovery/scan.js";
-import {
-  InjectedFault,
-  type PlanTarget,
-  type RepairFs,
-  type RepairPlan,
-  StalePlanError,
-  applyRepair,
-  createFaultyFs,
-  nodeRepairFs,
-  planRepair,
-  restore,
-} from "../src/repair/index.js";
+import { type PlanTarget, type RepairPlan, StalePlanError, applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
+import type { RepairFs } from "../src/repair/index.js";
+import { exploreCrashes } from "./helpers/crash-explorer.js";
+import { noSyncFs } from "./helpers/repair-scenarios.js";
 import { LockHeldError, WriterOpenError } from "../src/repair/lock.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { tempDir } from "./helpers/node-wal.js";
@@ -47,18 +42,33 @@ const walTarget = (plan: RepairPlan): PlanTarget | undefined => plan.targets.fin
 
 const applyPlan = (plan: RepairPlan, fs: RepairFs = nodeRepairFs, checkWriters = false) => applyRepair(plan, { fs, engine, checkWriters });
 
-/** scan → plan → apply of the whole node; a crashed earlier run's stale lock is cleared first, as an operator would. */
-async function repair(root: string, fs = nodeRepairFs): Promise<boolean> {
-  rmSync(join(root, "metadata.segscan", "lock"), { force: true });
+/** scan → plan → apply on `noSyncFs` (fsync a no-op: the crash loops decide durability through the model, not the kernel). */
+async function repairNoSync(root: string, fs: RepairFs = noSyncFs): Promise<boolean> {
   const plan = await planNode(root);
   if (walTarget(plan) === undefined) return false;
   await applyPlan(plan, fs);
   return true;
 }
 
-function restoreMetadata(root: string) {
-  rmSync(join(root, "metadata.segscan", "lock"), { force: true });
-  return restore(join(root, "metadata"), { engine, checkWriters: false });
+function restoreMetadata(root: string, fs: RepairFs = noSyncFs) {
+  return restore(join(root, "metadata"), { engine, fs, checkWriters: false });
+}
+
+interface WalTree {
+  root: string;
+  /** Planned once: every run starts from the same bytes (the scan is the recovery's, not the act's). */
+  plan: RepairPlan;
+}
+
+/** A torn node for a crash exploration: the model's root is the data dir (metadata/ and metadata.segscan/ both under it). */
+function walTree(fault: string) {
+  return {
+    build: async (): Promise<WalTree> => {
+      const { root } = await tornNode(fault);
+      return { root, plan: await planNode(root) };
+    },
+    observe: (tree: WalTree) => metadataFiles(tree.root),
+  };
 }
 
 /** Every file under metadata/ (not the preserve dir), by name. */
@@ -88,28 +98,48 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
     expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
   });
 
-  it("a crash at every step k, then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
-    const reference = await tornNode(fault);
-    const counter = createFaultyFs(nodeRepairFs);
-    await repair(reference.root, counter);
-    const end = metadataFiles(reference.root);
-    expect(counter.steps).toBeGreaterThan(5);
-    for (let k = 1; k <= counter.steps; k++) {
-      for (const tornWriteFraction of counter.log[k - 1]!.startsWith("write") ? [0, 0.5] : [0]) {
-        const label = `k=${k} (${counter.log[k - 1]}) torn=${tornWriteFraction}`;
-        const { root, wal, original } = await tornNode(fault);
-        const before = metadataFiles(root);
-        await expect(repair(root, createFaultyFs(nodeRepairFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(
-          InjectedFault,
-        );
-        await repair(root);
-        expect(metadataFiles(root), label).toEqual(end);
-        expect((await scanNode(root, { engine })).verdict, label).toBe("clean");
-        await restoreMetadata(root);
-        expect(metadataFiles(root), label).toEqual(before);
-        expect(Buffer.compare(readFileSync(wal), original), label).toBe(0);
-      }
-    }
+  it("a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops), then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
+    const report = await exploreCrashes({
+      ...walTree(fault),
+      act: (fs, tree) => applyPlan(tree.plan, fs),
+      recover: (tree) => repairNoSync(tree.root),
+      async verify(tree, { label }) {
+        expect((await scanNode(tree.root, { engine })).verdict, label).toBe("clean");
+      },
+      restore: (tree) => restoreMetadata(tree.root),
+    });
+    expect(report.steps).toBeGreaterThan(5);
+    expect(report.states).toBeGreaterThan(report.runs);
+  });
+
+  it("a crash at every step k of the cut, then restore right away: every original byte; then the cut still converges", async () => {
+    await exploreCrashes({
+      ...walTree(fault),
+      act: (fs, tree) => applyPlan(tree.plan, fs),
+      recover: (tree) => restoreMetadata(tree.root),
+      async verify(tree, { label, actEnd }) {
+        await repairNoSync(tree.root);
+        expect(metadataFiles(tree.root), `${label}: the cut after the restore`).toEqual(actEnd);
+      },
+    });
+  });
+
+  it("a crash at every step k of restoring the cut, then restore again: every original byte; one more restore is a no-op", async () => {
+    const tree = walTree(fault);
+    const report = await exploreCrashes({
+      ...tree,
+      async build() {
+        const built = await tree.build();
+        await repairNoSync(built.root);
+        return built;
+      },
+      act: (fs, built) => restoreMetadata(built.root, fs),
+      recover: (built) => restoreMetadata(built.root),
+      async verify(built, { label }) {
+        expect((await restoreMetadata(built.root)).restored, label).toBe(false);
+      },
+    });
+    expect(report.steps).toBeGreaterThan(3);
   });
 });
 

@@ -309,11 +309,38 @@ export async function freeName(
   }
 }
 
-/** Moves a file into `destDir` under a free name derived from its own; fsyncs both directories. Returns the new name. */
+/** Moves a file into `destDir` under a free name derived from its own (`moveBetweenDirs`). Returns the new name. */
 export async function moveAside(fs: RepairFs, filePath: string, destDir: string, suffix = ""): Promise<string> {
   const name = await freeName(fs, destDir, path.basename(filePath) + suffix);
-  await fs.rename(filePath, path.join(destDir, name));
-  await fs.syncDir(destDir);
-  await fs.syncDir(path.dirname(filePath));
+  await moveBetweenDirs(fs, filePath, path.join(destDir, name));
   return name;
+}
+
+/** errno codes of a filesystem that has no hard links: the move falls back to one rename. */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
+
+/**
+ * Moves a file from one directory to another so that no crash can leave it
+ * under neither name (docs/repair.md §6.2): link it under its new name, fsync
+ * the new directory, then remove the old name and fsync the old directory.
+ * A crash in between leaves it under both names (one file, two names; restore
+ * and a new repair both accept that). A rename persists its two halves with
+ * two directories, and a power cut between their fsyncs may keep only the
+ * removal on some filesystems. Where hard links are not supported, it falls
+ * back to rename + both fsyncs. `to` must not exist.
+ */
+export async function moveBetweenDirs(fs: RepairFs, from: string, to: string): Promise<void> {
+  try {
+    await fs.link(from, to);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== "string" || !NO_HARD_LINKS.has(code)) throw error;
+    await fs.rename(from, to);
+    await fs.syncDir(path.dirname(to));
+    await fs.syncDir(path.dirname(from));
+    return;
+  }
+  await fs.syncDir(path.dirname(to));
+  await fs.unlink(from);
+  await fs.syncDir(path.dirname(from));
 }

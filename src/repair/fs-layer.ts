@@ -5,8 +5,9 @@
  * and repair again, converges with nothing lost).
  *
  * The interface is deliberately small. Its `unlink` and `rmdir` remove only
- * segscan's own files: a partial `.tmp` copy (e.g. on a full disk), its lock
- * file, an empty preserve dir made only for the lock. Repair never deletes a
+ * segscan's own files (a partial `.tmp` copy, e.g. on a full disk; its lock
+ * file; an empty preserve dir made only for the lock) and the old name of a
+ * file moved between directories once its new name is durable. Repair never deletes a
  * file it did not create; it only moves files aside (rename) or cuts proven
  * torn tails after preserving them. The lock goes through this layer too, so
  * the crash models see it.
@@ -55,9 +56,16 @@ export interface RepairFs {
   mkdir(dirPath: string): Promise<void>;
   /** Atomic rename within one filesystem; replaces an existing `to` file. */
   rename(from: string, to: string): Promise<void>;
+  /**
+   * A second name (hard link) `to` for the file `from`, in the same
+   * filesystem; fails with EEXIST when `to` exists. Moves between two
+   * directories go link → fsync the new dir → unlink → fsync the old dir
+   * (`moveBetweenDirs`), so no crash can leave the file under neither name.
+   */
+  link(from: string, to: string): Promise<void>;
   /** fsync a directory, making renames and creations in it durable. */
   syncDir(dirPath: string): Promise<void>;
-  /** Removes a file segscan created itself (a partial `.tmp` copy, its own lock file); a missing file is fine. */
+  /** Removes a name: segscan's own files, or a moved file's old name once the new one is durable; a missing file is fine. */
   unlink(filePath: string): Promise<void>;
   /** Removes an EMPTY directory segscan created itself (a preserve dir made only for a lock); fails when not empty. */
   rmdir(dirPath: string): Promise<void>;
@@ -121,6 +129,7 @@ export const nodeRepairFs: RepairFs = {
     }
   },
   rename: (from, to) => fsp.rename(from, to),
+  link: (from, to) => fsp.link(from, to),
   async syncDir(dirPath) {
     const handle = await fsp.open(dirPath, "r");
     try {
@@ -262,6 +271,10 @@ export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): Fau
       if (step("rename", `${path.basename(from)} -> ${path.basename(to)}`)) fail("rename", from);
       return inner.rename(from, to);
     },
+    async link(from, to) {
+      if (step("link", `${path.basename(from)} -> ${path.basename(to)}`)) fail("link", from);
+      return inner.link(from, to);
+    },
     async syncDir(dirPath) {
       if (step("syncDir", dirPath)) fail("syncDir", dirPath);
       return inner.syncDir(dirPath);
@@ -339,6 +352,7 @@ export function describedFs(inner: RepairFs): RepairFs {
     readdir: (dirPath) => wrap("list", dirPath, () => inner.readdir(dirPath)),
     mkdir: (dirPath) => wrap("create the directory", dirPath, () => inner.mkdir(dirPath)),
     rename: (from, to) => wrap(`move ${from} to`, to, () => inner.rename(from, to)),
+    link: (from, to) => wrap(`link ${from} as`, to, () => inner.link(from, to)),
     syncDir: (dirPath) => wrap("fsync the directory", dirPath, () => inner.syncDir(dirPath)),
     unlink: (filePath) => wrap("remove", filePath, () => inner.unlink(filePath)),
     rmdir: (dirPath) => wrap("remove the empty directory", dirPath, () => inner.rmdir(dirPath)),

@@ -93,7 +93,8 @@ async function observeFiles(plan: RepairPlan, fs: RepairFs): Promise<void> {
   for (const target of plan.targets) {
     for (const step of target.steps) {
       const stat = await fs.stat(step.file);
-      step.observed = stat === null ? null : { size: stat.size, mtimeMs: stat.mtimeMs ?? 0 };
+      // Whole milliseconds, rounded: what a copy of the tree (utimes) reproduces within its float error.
+      step.observed = stat === null ? null : { size: stat.size, mtimeMs: Math.round(stat.mtimeMs ?? 0) };
       if (step.kind === "move-aside" && step.role === "sweep") step.size = stat?.size ?? 0;
     }
   }

@@ -136,7 +136,7 @@ async function checkObserved(target: PlanTarget, step: PlanStep, fs: RepairFs): 
   if (stat!.isSymbolicLink === true) stale("became a symbolic link");
   if (!stat!.isFile) stale("is no longer a regular file");
   if (stat!.size !== step.observed.size) stale(`changed size (${step.observed.size} → ${stat!.size} bytes)`);
-  if (stat!.mtimeMs !== undefined && stat!.mtimeMs !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
+  if (stat!.mtimeMs !== undefined && Math.round(stat!.mtimeMs) !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
 }
 
 /**

@@ -43,6 +43,7 @@ import {
   digestRange,
   forEachChunk,
   moveAside,
+  moveBetweenDirs,
   readExactly,
   withFile,
   writeExactly,
@@ -501,9 +502,7 @@ async function undoMove(op: Extract<JournalOp, { type: "move-aside" }>, ctx: Con
     throw conflict(ctx, atHome ? `both ${from} and its moved copy ${to} exist` : `${op.name} is neither in ${ctx.dir} nor at ${to}`, from);
   }
   if (aside.size !== op.size) throw conflict(ctx, `${to} holds ${aside.size} bytes, the journal says ${op.size}`, to);
-  await ctx.fs.rename(to, from);
-  await ctx.fs.syncDir(path.dirname(from)); // the partition dir, or its offsets dir (docs/node.md N7)
-  await ctx.fs.syncDir(ctx.preserveDir);
+  await moveBetweenDirs(ctx.fs, to, from); // into the partition dir, or its offsets dir (docs/node.md N7)
   return `${op.name}: moved back (${op.kind})`;
 }
 

@@ -22,7 +22,17 @@ import type { Engine } from "../engine/types.js";
 import { encodeIndex } from "../format/encode.js";
 import { encodeOffsetRecord } from "../node/partition-dir.js";
 import { PreserveError, RepairError, StalePlanError } from "./errors.js";
-import { copyRangeToFile, digestRange, freeName, hex64, preserveRange, preserveRangeOrZero, withFile, writeExactly } from "./files.js";
+import {
+  copyRangeToFile,
+  digestRange,
+  freeName,
+  hex64,
+  moveBetweenDirs,
+  preserveRange,
+  preserveRangeOrZero,
+  withFile,
+  writeExactly,
+} from "./files.js";
 import type { RepairFs } from "./fs-layer.js";
 import { RepairIoError } from "./fs-layer.js";
 import type { JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecordBody, JournalResidue } from "./journal.js";
@@ -265,14 +275,19 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
   };
 }
 
-/** A rename from the target dir into the preserve dir; EXDEV (another filesystem) is refused by name, nothing moved. */
-async function renameInto(fs: RepairFs, from: string, to: string): Promise<void> {
+/** A move refused before anything moved (EXDEV: another filesystem). */
+class MoveRefusedError extends RepairError {
+  override name = "RepairError";
+}
+
+/** A move from the target dir into the preserve dir; EXDEV (another filesystem) is refused by name, nothing moved. */
+async function moveInto(fs: RepairFs, from: string, to: string): Promise<void> {
   try {
-    await fs.rename(from, to);
+    await moveBetweenDirs(fs, from, to);
   } catch (error) {
     if (error instanceof RepairIoError && error.code === "EXDEV") {
-      throw new RepairError(
-        `cannot move ${from} to ${to}: the two are on different filesystems (EXDEV) and repair only moves files by rename ` +
+      throw new MoveRefusedError(
+        `cannot move ${from} to ${to}: the two are on different filesystems (EXDEV) and repair only moves files by link or rename ` +
           `within one filesystem; ${from} was not moved`,
         { path: from },
         { cause: error },
@@ -294,10 +309,13 @@ async function prepareMoveAside(step: MoveAsideStep, ctx: StepContext): Promise<
       const to = await freeName(fs, target.preserveDir, preserveBaseOf(target, step.file));
       const op: JournalOp = { type: "move-aside", kind: step.reason, name, to, size: stat.size };
       await intent(op);
-      await renameInto(fs, step.file, path.join(target.preserveDir, to));
-      touching(); // a rename that failed moved nothing
-      await fs.syncDir(target.preserveDir);
-      await fs.syncDir(path.dirname(step.file));
+      try {
+        await moveInto(fs, step.file, path.join(target.preserveDir, to));
+      } catch (error) {
+        if (!(error instanceof MoveRefusedError)) touching(); // it may have moved part-way (a second name): restore takes it back
+        throw error;
+      }
+      touching();
       return {
         kind: "move-aside",
         role: step.role,
