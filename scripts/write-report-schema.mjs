@@ -1,10 +1,17 @@
-// Writes docs/report.schema.json from the one report schema (src/report/schema.ts,
-// compiled to dist/ by `npm run schema`). test/report-schema.test.ts fails when
-// the committed file differs from what this writes.
+// Writes docs/report.schema.json and docs/repair.schema.json from the one
+// definition of each (src/report/schema.ts, src/report/repair-json.ts,
+// compiled to dist/ by `npm run schema`). test/report-schema.test.ts and
+// test/repair-schema.test.ts fail when a committed file differs from what this writes.
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { repairJsonSchemaText } from "../dist/src/report/repair-json.js";
 import { reportJsonSchemaText } from "../dist/src/report/schema.js";
 
-const target = fileURLToPath(new URL("../docs/report.schema.json", import.meta.url));
-writeFileSync(target, reportJsonSchemaText());
-console.log(`wrote ${target}`);
+for (const [name, text] of [
+  ["report.schema.json", reportJsonSchemaText()],
+  ["repair.schema.json", repairJsonSchemaText()],
+]) {
+  const target = fileURLToPath(new URL(`../docs/${name}`, import.meta.url));
+  writeFileSync(target, text);
+  console.log(`wrote ${target}`);
+}

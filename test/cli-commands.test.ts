@@ -234,15 +234,15 @@ describe("repair and restore", () => {
 
     const dry = await runCli(["repair", dir]);
     expect(dry.code, dry.stderr).toBe(4);
-    expect(dry.stdout).toContain("Repair plan: 5 partitions to repair.");
+    expect(dry.stdout).toMatch(/Repair plan: \d+ steps on 5 partitions\./);
     expect(dry.stdout).toContain("dry run: nothing was changed");
     expect(await tree(dir)).toEqual(original);
 
     const json = await runCli(["repair", dir, "--json"]);
     expect(json.code).toBe(4);
-    const parsed = JSON.parse(json.stdout) as { report: unknown; plan: { partitions: unknown[] }; applied: unknown; after: unknown };
+    const parsed = JSON.parse(json.stdout) as { report: unknown; plan: { targets: unknown[] }; applied: unknown; after: unknown };
     expect(validateJsonReport(parsed.report)).toEqual([]);
-    expect(parsed.plan.partitions).toHaveLength(5);
+    expect(parsed.plan.targets).toHaveLength(5);
     expect(parsed.applied).toBeNull();
 
     const apply = await runCli(["repair", dir, "--apply"]);
@@ -279,10 +279,10 @@ describe("repair and restore", () => {
     const before = await tree(refused);
     const apply = await runCli(["repair", generated.dir, "--apply", "--json"]);
     expect(apply.code, apply.stderr).toBe(5);
-    const parsed = JSON.parse(apply.stdout) as { report: unknown; after: unknown; applied: { partitions: { path: string }[] } };
+    const parsed = JSON.parse(apply.stdout) as { report: unknown; after: unknown; applied: { targets: { path: string }[] } };
     expect(validateJsonReport(parsed.report)).toEqual([]);
     expect(validateJsonReport(parsed.after)).toEqual([]);
-    expect(parsed.applied.partitions.map((p) => p.path)).toEqual([generated.partitions[0]!.path]);
+    expect(parsed.applied.targets.map((p) => p.path)).toEqual([generated.partitions[0]!.path]);
     expect(await tree(refused)).toEqual(before);
     expect(existsSync(`${refused}.segscan`)).toBe(false);
     const scan = await runCli(["scan", generated.dir]);
@@ -485,7 +485,7 @@ describe.concurrent("gen, demo, bench", () => {
       expect(run.stdout).toContain("segscan demo");
       expect(run.stdout).toContain("6 partitions: 1 clean, 4 repairable, 1 refused, 0 failed");
       expect(run.stdout).toContain("InteriorDamage");
-      expect(run.stdout).toContain("Repair plan: 4 partitions to repair.");
+      expect(run.stdout).toMatch(/Repair plan: \d+ steps on 4 partitions and the metadata WAL\./);
       expect(run.stdout).toContain("--apply");
       expect(dir).toBeDefined();
       expect(existsSync(dir!)).toBe(true);

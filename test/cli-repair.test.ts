@@ -77,16 +77,16 @@ async function repairedDataDir(): Promise<{ data: string; dirs: string[]; before
 }
 
 describe("cancellation says what was done (17.4)", () => {
-  it("Ctrl-C during the re-scan after --apply names the repaired partitions and journals, not 'nothing was changed'", async () => {
+  it("Ctrl-C during the re-scan after --apply names the repaired targets and journals, not 'nothing was changed'", async () => {
     const result = {
-      partitions: [
+      targets: [
         { path: "/d/p1", journalPath: "/d/p1.segscan/journal.jsonl" },
         { path: "/d/p2", journalPath: "/d/p2.segscan/journal.jsonl" },
       ],
     } as unknown as ApplyResult;
     const abort = Object.assign(new Error("cancelled by SIGINT; nothing was changed"), { name: "AbortError" });
     const error = await rejection(
-      rescanRepaired(result, async () => {
+      rescanRepaired(result, ["/d/p1", "/d/p2"], async () => {
         throw abort;
       }),
     );
@@ -116,12 +116,14 @@ describe("cancellation says what was done (17.4)", () => {
         };
       },
     };
-    const plan = planRepair(await scan(dir, scenario));
+    const plan = await planRepair(await scan(dir, scenario));
     const error = await rejection(applyRepair(plan, { engine, fs, signal: controller.signal, checkWriters: false }));
     expect(error.name).toBe("AbortError");
-    expect(error.message).toContain(
-      `cancelled while applying: ${dir} is part-way repaired and the journal ${dir}.segscan/journal.jsonl records every completed step`,
-    );
+    expect(error.message).toContain(`cancelled while applying: ${dir} is part-way repaired: done: `);
+    expect(error.message).toContain(`; cut ${dir}/`);
+    expect(error.message).toContain("2 steps not done; ");
+    expect(error.message).toContain(`the journal ${dir}.segscan/journal.jsonl records every step begun`);
+    expect(error.message).toContain(`undo what was done with \`segscan restore ${dir}\``);
     expect(error.message).toContain("`segscan scan` shows the state");
   });
 

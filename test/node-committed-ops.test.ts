@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
 import { scanNode, nodeFindings } from "../src/node/scan.js";
-import { planWalCut } from "../src/node/repair/wal-cut.js";
+import { planNodeTargets } from "../src/repair/plan-node.js";
+import { type PlanTarget, nodeRepairFs, preserveDirOf } from "../src/repair/index.js";
 import { classifySlot, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
 import type { NodeReport, VsrState } from "../src/node/types.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
@@ -21,6 +22,13 @@ import { allEngines } from "./helpers/engines.js";
 import { tempDir } from "./helpers/node-wal.js";
 
 const engines = await allEngines();
+
+/** The WAL cut the one repair plan makes of a node report (docs/node.md N7), or null. */
+async function planWalCut(report: NodeReport): Promise<PlanTarget | null> {
+  const targets: PlanTarget[] = [];
+  await planNodeTargets(report, targets, { clampOffsets: false, fs: nodeRepairFs, preserveDirOf });
+  return targets.find((target) => target.kind === "metadata") ?? null;
+}
 const ts = createTsEngine();
 
 async function node(fault?: string): Promise<string> {
@@ -125,7 +133,7 @@ describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
       expect(loss.message).toContain("not a never-acknowledged torn tail");
       expect(loss.message).not.toContain("never fsynced");
       expect(report.metadata.wal!.residue).toMatchObject({ probe: "no-survivor" });
-      expect(planWalCut(report)).toBeNull();
+      expect(await planWalCut(report)).toBeNull();
       // Iggy cuts those bytes unpreserved: destructive, since they may hold a committed op.
       expect(report.bootForecast).toEqual([
         expect.objectContaining({ effect: "truncate-wal-tail", destructive: true }),
@@ -145,7 +153,7 @@ describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
     const torn = report.metadata.wal!.findings[0]!;
     expect(torn.message).toContain("op 55 was committed");
     expect(torn.message).not.toContain("never fsynced");
-    expect(planWalCut(report)).not.toBeNull();
+    expect(await planWalCut(report)).not.toBeNull();
   });
 
   it("a short entry above commit_max was never fsynced, so never acknowledged", async () => {
@@ -155,7 +163,7 @@ describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
     expect(torn).toMatchObject({ severity: "repairable", tornEvidence: "short-entry" });
     expect(torn.message).toMatch(/the entry for op 55 claims \d+ bytes and only \d+ remain/);
     expect(torn.message).toContain("never fsynced and never acknowledged");
-    expect(planWalCut(report)).not.toBeNull();
+    expect(await planWalCut(report)).not.toBeNull();
   });
 
   it("a zero-filled residue was never written", async () => {
@@ -178,6 +186,6 @@ describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
     expect(torn.message).toContain("lets the server boot, the cut bytes preserved");
     expect(torn.message).not.toContain("never fsynced");
     expect(report.metadata.wal!.residue).toMatchObject({ allZero: false });
-    expect(planWalCut(report)).not.toBeNull();
+    expect(await planWalCut(report)).not.toBeNull();
   });
 });

@@ -2,20 +2,25 @@
  * docs/node.md N4, N7: the offset repairs — evidence copy, rewrite to H,
  * complete a torn record, move aside — planned (rewrites only with
  * --clamp-offsets), applied through the journal, converging after a crash at
- * every step, and undone byte for byte by restore. purge.gen, superblocks and
+ * every step (process crash, and power cuts of the durability model keeping
+ * any prefix of the unsynced ops: helpers/crash-explorer.ts), and undone byte
+ * for byte by restore, also right after a crash and after a crashed restore. purge.gen, superblocks and
  * the snapshot are never changed. The "done when" of the issue end to end
  * through the CLI.
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/node/gen/node.js";
-import { applyOffsetRepairs, planOffsetRepairs } from "../src/node/repair/offsets.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { scanPath } from "../src/recovery/scan.js";
-import { InjectedFault, StalePlanError, applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
+import { type PlanStep, type RepairPlan, StalePlanError, applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
+import type { RepairFs } from "../src/repair/index.js";
+import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.js";
+import type { RenameHalves } from "./helpers/repair-durability.js";
+import { noSyncFs } from "./helpers/repair-scenarios.js";
 import { runCli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/node-wal.js";
 
@@ -45,13 +50,102 @@ function files(root: string): Record<string, string> {
   return out;
 }
 
+/** The node's one plan (docs/repair.md §6.2), with its offset steps and left-alone findings picked out. */
 async function planFor(root: string, clampOffsets = true) {
   const report = await scanPath(root, { engine, concurrency: 1 });
-  return planOffsetRepairs(report.node!, { clampOffsets });
+  const plan = await planRepair(report, { clampOffsets });
+  const steps = plan.targets.flatMap((target) =>
+    target.steps.filter((step) => step.role === "offset").map((step) => ({ ...step, name: relative(target.dir, step.file) })),
+  );
+  const left = (why: string) => plan.leftAlone.filter((item) => item.why === why);
+  return { plan, report, steps, optIn: left("opt-in"), heldBack: left("held-back") };
 }
 
-async function repairOffsets(root: string, fs = nodeRepairFs): Promise<void> {
-  await applyOffsetRepairs(await planFor(root), { fs, engine });
+/** What an offset step does, in one word (clamp-to-head, complete-record, move-aside, evidence-copy). */
+function change(step: PlanStep): string {
+  if (step.kind !== "replace") return step.kind;
+  return step.reason === "offset-ahead-of-head" ? "clamp-to-head" : "complete-record";
+}
+
+const applyPlan = (plan: RepairPlan, fs: RepairFs = nodeRepairFs) => applyRepair(plan, { fs, engine, checkWriters: false });
+
+/** Scan, plan (--clamp-offsets) and apply; on `noSyncFs` unless told (the crash loops decide durability through the model). */
+async function repairOffsets(root: string, fs: RepairFs = noSyncFs): Promise<void> {
+  await applyPlan((await planFor(root)).plan, fs);
+}
+
+function restorePartition(root: string, partition: string, fs: RepairFs = noSyncFs) {
+  return restore(join(root, partition), { engine, fs, checkWriters: false });
+}
+
+interface OffsetTree {
+  root: string;
+  /** Planned once: every run starts from the same bytes (the scan is the recovery's, not the act's). */
+  plan: RepairPlan;
+}
+
+/** A node with `fault` for a crash exploration: the model's root is the data dir (partitions and preserve dirs under it). */
+function offsetTree(fault: string) {
+  return {
+    build: async (): Promise<OffsetTree> => {
+      const root = await node(fault);
+      return { root, plan: (await planFor(root)).plan };
+    },
+    observe: (tree: OffsetTree) => files(tree.root),
+  };
+}
+
+/** The planned offset repairs, on `fs`. */
+async function applyPlanned(tree: OffsetTree, fs: RepairFs): Promise<void> {
+  await applyPlan(tree.plan, fs);
+}
+
+/** The offset repair crashed at every step; recovery: restore right away; then the repair still converges. */
+function restoreAfterCrashedOffsetRepair(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
+  return {
+    ...offsetTree(fault),
+    act: (fs, tree) => applyPlanned(tree, fs),
+    recover: (tree) => restorePartition(tree.root, partition),
+    async verify(tree, { label, actEnd }) {
+      await repairOffsets(tree.root);
+      expect(files(tree.root), `${label}: the repair after the restore`).toEqual(actEnd);
+    },
+    renames,
+  };
+}
+
+/** Restore of an applied offset repair crashed at every step; recovery: restore again; one more restore is a no-op. */
+function crashedOffsetRestore(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
+  const tree = offsetTree(fault);
+  return {
+    ...tree,
+    async build() {
+      const built = await tree.build();
+      await repairOffsets(built.root);
+      return built;
+    },
+    act: (fs, built) => restorePartition(built.root, partition, fs),
+    recover: (built) => restorePartition(built.root, partition),
+    async verify(built, { label }) {
+      expect((await restorePartition(built.root, partition)).restored, label).toBe(false);
+    },
+    renames,
+  };
+}
+
+/** The offset repair crashed at every step; recovery: apply again; restore returns every byte (evidence only: the copy is kept). */
+function crashedOffsetRepair(fault: string, partition: string, code: string, renames: RenameHalves): CrashExploration<OffsetTree> {
+  return {
+    ...offsetTree(fault),
+    act: (fs, tree) => applyPlanned(tree, fs),
+    recover: (tree) => repairOffsets(tree.root),
+    verify(tree, { label }) {
+      if (code === "OffsetCorrupt")
+        expect(readdirSync(join(tree.root, `${partition}.segscan`)), label).toContain("offsets-consumers-7.evidence");
+    },
+    restore: (tree) => restorePartition(tree.root, partition),
+    renames,
+  };
 }
 
 const NEVER_CHANGED = (name: string): boolean =>
@@ -67,16 +161,16 @@ describe("planning", () => {
     expect(ahead.steps).toEqual([]);
     expect(ahead.optIn).toEqual([expect.objectContaining({ code: "OffsetAheadOfHead" })]);
     const corrupt = await planFor(await node("offset-corrupt"), false);
-    expect(corrupt.steps.map((s) => s.kind)).toEqual(["evidence-copy"]);
+    expect(corrupt.steps.map(change)).toEqual(["evidence-copy"]);
   });
 
   it("with --clamp-offsets each finding gets its step", async () => {
-    expect((await planFor(await node("offset-ahead"))).steps.map((s) => [s.kind, s.name])).toEqual([
+    expect((await planFor(await node("offset-ahead"))).steps.map((s) => [change(s), s.name])).toEqual([
       ["clamp-to-head", "offsets/consumers/7"],
     ]);
-    expect((await planFor(await node("offset-checksum-torn"))).steps.map((s) => s.kind)).toEqual(["complete-record"]);
+    expect((await planFor(await node("offset-checksum-torn"))).steps.map(change)).toEqual(["complete-record"]);
     // The empty partition's consumer and group offsets both move.
-    expect((await planFor(await node("offset-empty-partition"))).steps.map((s) => [s.kind, s.name])).toEqual([
+    expect((await planFor(await node("offset-empty-partition"))).steps.map((s) => [change(s), s.name])).toEqual([
       ["move-aside", "offsets/consumers/7"],
       ["move-aside", "offsets/groups/1"],
     ]);
@@ -92,7 +186,7 @@ describe.each([
   it("apply fixes the finding (or keeps evidence), touches nothing else, and restore returns every byte", async () => {
     const root = await node(fault);
     const before = files(root);
-    await repairOffsets(root);
+    await repairOffsets(root, nodeRepairFs);
     const after = files(root);
     for (const name of Object.keys(before).filter(NEVER_CHANGED)) expect(after[name], name).toBe(before[name]);
     const codes = nodeFindings((await scanPath(root, { engine, concurrency: 1 })).node!).map((f) => f.code);
@@ -102,35 +196,26 @@ describe.each([
       expect(readdirSync(join(root, `${partition}.segscan`))).toContain("offsets-consumers-7.evidence");
     } else {
       expect(codes).not.toContain(code);
-      await restore(join(root, partition), { engine });
+      await restorePartition(root, partition, nodeRepairFs);
       expect(files(root)).toEqual(before);
     }
   });
 
-  it("a crash at every step k, then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
-    const reference = await node(fault);
-    const counter = createFaultyFs(nodeRepairFs);
-    await repairOffsets(reference, counter);
-    const end = files(reference);
-    expect(counter.steps).toBeGreaterThan(3);
-    for (let k = 1; k <= counter.steps; k++) {
-      for (const tornWriteFraction of counter.log[k - 1]!.startsWith("write") ? [0, 0.5] : [0]) {
-        const label = `k=${k} (${counter.log[k - 1]}) torn=${tornWriteFraction}`;
-        const root = await node(fault);
-        const before = files(root);
-        await expect(repairOffsets(root, createFaultyFs(nodeRepairFs, { failAt: k, tornWriteFraction })), label).rejects.toBeInstanceOf(
-          InjectedFault,
-        );
-        await repairOffsets(root);
-        expect(files(root), label).toEqual(end);
-        if (code === "OffsetCorrupt") {
-          expect(readdirSync(join(root, `${partition}.segscan`)), label).toContain("offsets-consumers-7.evidence");
-        } else {
-          await restore(join(root, partition), { engine });
-          expect(files(root), label).toEqual(before);
-        }
-      }
-    }
+  // Moves between directories link, fsync, unlink, fsync (repair/files.ts moveBetweenDirs): safe under independent rename halves.
+  const renames: RenameHalves = "independent";
+
+  it(`a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops, rename halves ${renames}), then scan + plan + apply again: the uncrashed end state; restore returns every byte`, async () => {
+    const report = await exploreCrashes(crashedOffsetRepair(fault, partition, code, renames));
+    expect(report.steps).toBeGreaterThan(3);
+    expect(report.states).toBeGreaterThan(report.runs);
+  });
+
+  it(`a crash at every step k, then restore right away (rename halves ${renames}): every original byte; then the repair still converges`, async () => {
+    await exploreCrashes(restoreAfterCrashedOffsetRepair(fault, partition, renames));
+  });
+
+  it(`a crash at every step k of restore (rename halves ${renames}), then restore again: every original byte; one more restore is a no-op`, async () => {
+    await exploreCrashes(crashedOffsetRestore(fault, partition, renames));
   });
 });
 
@@ -151,7 +236,7 @@ describe("refusals", () => {
     const { writeFileSync } = await import("node:fs");
     writeFileSync(path, Buffer.alloc(16, 1));
     const before = files(root);
-    await expect(applyOffsetRepairs(plan, { engine })).rejects.toBeInstanceOf(StalePlanError);
+    await expect(applyPlan(plan.plan)).rejects.toBeInstanceOf(StalePlanError);
     expect(files(root)).toEqual(before);
   });
 });
@@ -162,14 +247,14 @@ describe("the partition lock", () => {
     const root = await node("offset-ahead");
     const plan = await planFor(root);
     const before = files(root);
-    const held = await acquireLock(`${join(root, P1)}.segscan`, "test", "test");
+    const held = await acquireLock(nodeRepairFs, `${join(root, P1)}.segscan`, "test", "test");
     try {
-      await expect(applyOffsetRepairs(plan, { engine })).rejects.toBeInstanceOf(LockHeldError);
+      await expect(applyPlan(plan.plan)).rejects.toBeInstanceOf(LockHeldError);
     } finally {
       await held.release();
     }
     expect(files(root)).toEqual(before);
-    await applyOffsetRepairs(plan, { engine });
+    await applyPlan(plan.plan);
     expect(files(root)).not.toEqual(before);
   });
 });
@@ -178,20 +263,30 @@ describe("a torn tail under a committed consumer offset (library)", () => {
   it("segment repair + clamp: the node scans clean of both findings; restore of the partition returns every byte", async () => {
     const root = await node("offset-ahead-of-torn-tail");
     const before = files(root);
-    const report = await scanPath(root, { engine, concurrency: 1 });
-    const plan = planOffsetRepairs(report.node!, { clampOffsets: true });
-    // Consumer 7 and group 1 both committed through 231, above the cut.
-    expect(plan.steps).toEqual([
-      expect.objectContaining({ kind: "clamp-to-head", name: "offsets/consumers/7", fromOffset: 231n }),
-      expect.objectContaining({ kind: "clamp-to-head", name: "offsets/groups/1", fromOffset: 231n }),
+    const { plan, report, steps } = await planFor(root);
+    // Consumer 7 and group 1 both committed through 231, above the cut; one plan cuts the tail and clamps both.
+    expect(steps).toEqual([
+      expect.objectContaining({
+        kind: "replace",
+        reason: "offset-ahead-of-head",
+        name: "offsets/consumers/7",
+        consumer: expect.objectContaining({ storedOffset: "231" }),
+      }),
+      expect.objectContaining({
+        kind: "replace",
+        reason: "offset-ahead-of-head",
+        name: "offsets/groups/1",
+        consumer: expect.objectContaining({ storedOffset: "231" }),
+      }),
     ]);
-    expect(plan.steps[0]!.toOffset).toBe(report.node!.partitions.find((p) => p.path === join(root, P1))!.head.head);
-    await applyRepair(planRepair(report), { engine, checkWriters: false });
-    await applyOffsetRepairs(plan, { engine });
+    const head = report.node!.partitions.find((p) => p.path === join(root, P1))!.head.head;
+    expect(steps[0]!.kind === "replace" && steps[0]!.content).toEqual({ type: "offset-record", offset: String(head) });
+    expect(plan.targets.find((t) => t.path === join(root, P1))!.steps.map((s) => s.kind)).toEqual(["truncate", "replace", "replace"]);
+    await applyPlan(plan);
     const after = await scanPath(root, { engine, concurrency: 1 });
     expect(after.node!.verdict).toBe("clean");
     expect(after.partitions.every((p) => p.verdict === "clean")).toBe(true);
-    await restore(join(root, P1), { engine });
+    await restorePartition(root, P1, nodeRepairFs);
     expect(files(root)).toEqual(before);
   });
 });
@@ -213,14 +308,15 @@ describe("done when (CLI)", () => {
 
     const dry = await runCli(["repair", root]);
     expect(dry.stdout).toContain("OffsetAheadOfHead");
-    expect(dry.stdout).toContain("left alone (repair --clamp-offsets rewrites it");
+    expect(dry.stdout).toMatch(/left alone:\n\s+OffsetAheadOfHead at .*: repair --clamp-offsets rewrites it/);
     expect(files(root)).toEqual(before);
     const planned = await runCli(["repair", root, "--clamp-offsets"]);
     expect(planned.stdout).toContain("CHANGES WHAT THIS CONSUMER READS NEXT");
     expect(planned.stdout).toMatch(/this plan removes:\n\s+clamp-offset streams\/1\/topics\/1\/partitions\/1\/offsets\/consumers\/7/);
 
     const jsonPlan = JSON.parse((await runCli(["repair", root, "--clamp-offsets", "--json"])).stdout);
-    expect(jsonPlan.nodeRepair.offsets.steps.map((s: { kind: string; fromOffset: string }) => [s.kind, s.fromOffset])).toEqual([
+    const offsetSteps = (jsonPlan.plan as RepairPlan).targets.flatMap((t) => t.steps).filter((s) => s.role === "offset");
+    expect(offsetSteps.map((s) => [change(s), s.kind === "truncate" ? null : s.consumer?.storedOffset])).toEqual([
       ["clamp-to-head", "231"],
       ["clamp-to-head", "231"],
     ]);

@@ -80,7 +80,7 @@ describe("a torn tail under a committed consumer offset", () => {
     const root = await node("offset-ahead-of-torn-tail");
     const before = await scanPath(root, { engine, concurrency: 1 });
     const headBefore = before.node!.partitions.find((p) => p.path === join(root, P1))!.head.head;
-    await applyRepair(planRepair(before), { engine, checkWriters: false });
+    await applyRepair(await planRepair(before), { engine, checkWriters: false });
     const after = await scanPath(root, { engine, concurrency: 1 });
     const repaired = after.partitions.find((p) => p.path === join(root, P1))!;
     expect(repaired.verdict).toBe("clean");

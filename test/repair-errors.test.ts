@@ -75,7 +75,7 @@ describe("errors name path, operation, cause and what changed", () => {
     };
     const error = await failure(repair(dir, garbageTail, fs));
     expect(error.message).toContain(`cannot create the directory ${dir}.segscan: `);
-    expect(error.message).toContain(`nothing in ${dir} was changed`);
+    expect(error.message).toContain("nothing was changed");
   });
 
   it("permission denied opening the log to cut it: names the log and 'open for writing'; nothing in the partition changed", async () => {

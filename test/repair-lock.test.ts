@@ -24,7 +24,8 @@ import {
   planRepair,
   restore,
 } from "../src/repair/index.js";
-import { CHUNK_BYTES, REPAIRABLE, buildScenario, engine, repair, scan, snapshot } from "./helpers/repair-scenarios.js";
+import { CHUNK_BYTES, REPAIRABLE, buildScenario, clearStaleLock, engine, repair, scan, snapshot } from "./helpers/repair-scenarios.js";
+import type { RepairFs } from "../src/repair/index.js";
 
 const garbageTail = REPAIRABLE.find((s) => s.name === "non-zero garbage tail")!;
 const logOf = (dir: string): string => join(dir, readdirSync(dir).find((n) => n.endsWith(".log"))!);
@@ -33,7 +34,7 @@ describe("the partition lock", () => {
   it("a held lock refuses apply and restore, naming the holder and how to clear a stale lock; nothing changes", async () => {
     const { dir } = buildScenario(garbageTail);
     const before = snapshot(dir);
-    const held = await acquireLock(`${dir}.segscan`, "test", "segscan repair --apply (the other run)");
+    const held = await acquireLock(nodeRepairFs, `${dir}.segscan`, "test", "segscan repair --apply (the other run)");
     try {
       const error = await repair(dir, garbageTail).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockHeldError);
@@ -54,7 +55,7 @@ describe("the partition lock", () => {
     }
     await repair(dir, garbageTail);
     const cut = snapshot(dir);
-    const again = await acquireLock(`${dir}.segscan`, "test", "other");
+    const again = await acquireLock(nodeRepairFs, `${dir}.segscan`, "test", "other");
     try {
       await expect(restore(dir, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false })).rejects.toBeInstanceOf(LockHeldError);
       expect(snapshot(dir)).toEqual(cut);
@@ -67,7 +68,7 @@ describe("the partition lock", () => {
 
   it("two applies at once: exactly one repairs, the other is refused by the lock", async () => {
     const { dir } = buildScenario(garbageTail);
-    const plan = planRepair(await scan(dir, garbageTail));
+    const plan = await planRepair(await scan(dir, garbageTail));
     const results = await Promise.allSettled([0, 1].map(() => applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false })));
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const rejected = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
@@ -78,12 +79,24 @@ describe("the partition lock", () => {
   it("is released on every way out: success, a refusal, a failure mid-apply", async () => {
     const { dir } = buildScenario(garbageTail);
     const lockPath = join(`${dir}.segscan`, LOCK_NAME);
-    await expect(repair(dir, garbageTail, createFaultyFs(nodeRepairFs, { failAt: 4 }))).rejects.toBeInstanceOf(InjectedFault);
+    // An I/O failure mid-apply (the process lives on): the cut fails with EIO, and the lock is still released.
+    const eio: RepairFs = {
+      ...nodeRepairFs,
+      async open(filePath, mode) {
+        if (mode === "r+") throw Object.assign(new Error(`EIO: i/o error, open '${filePath}'`), { code: "EIO" });
+        return nodeRepairFs.open(filePath, mode);
+      },
+    };
+    await expect(repair(dir, garbageTail, eio)).rejects.toThrow(/i\/o error|EIO/i);
     expect(existsSync(lockPath)).toBe(false);
+    // A crash (the process dies: every later call fails too) leaves the lock, as kill -9 does: the operator clears it.
+    await expect(repair(dir, garbageTail, createFaultyFs(nodeRepairFs, { failAt: 12 }))).rejects.toBeInstanceOf(InjectedFault);
+    expect(existsSync(lockPath)).toBe(true);
+    clearStaleLock(dir);
     await repair(dir, garbageTail);
     expect(existsSync(lockPath)).toBe(false);
     const { dir: other } = buildScenario(garbageTail);
-    const stalePlan = planRepair(await scan(other, garbageTail));
+    const stalePlan = await planRepair(await scan(other, garbageTail));
     writeFileSync(logOf(other), "changed"); // the plan is stale now: refused
     await expect(applyRepair(stalePlan, { engine, checkWriters: false })).rejects.toThrow(/stale/);
     expect(existsSync(join(`${other}.segscan`, LOCK_NAME))).toBe(false);
@@ -97,9 +110,11 @@ describe("the lock at process exit", () => {
   it("a process that exits at once (a second Ctrl-C: process.exit) still removes its lock", async () => {
     const { dir } = buildScenario(garbageTail);
     const lockModule = new URL("../dist/src/repair/lock.js", import.meta.url).href;
+    const fsModule = new URL("../dist/src/repair/fs-layer.js", import.meta.url).href;
     const script =
       `const { acquireLock } = await import(${JSON.stringify(lockModule)}); ` +
-      `await acquireLock(${JSON.stringify(`${dir}.segscan`)}, "test", "child"); process.exit(32);`;
+      `const { nodeRepairFs } = await import(${JSON.stringify(fsModule)}); ` +
+      `await acquireLock(nodeRepairFs, ${JSON.stringify(`${dir}.segscan`)}, "test", "child"); process.exit(32);`;
     const code = await new Promise<number | null>((resolve, reject) => {
       const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: "inherit" });
       child.once("error", reject);
@@ -118,10 +133,10 @@ describe.runIf(process.platform === "linux")("other writers (Linux /proc)", () =
     const log = logOf(dir);
     const writer = await holdOpen(log, "r+");
     try {
-      const check = await findWriters(dir);
+      const check = await findWriters({ segmentDirs: [dir], files: [] });
       expect(check.checked).toBe(true);
       expect(check.writers).toContainEqual({ pid: writer.pid, file: log, access: "O_RDWR" });
-      const plan = planRepair(await scan(dir, garbageTail));
+      const plan = await planRepair(await scan(dir, garbageTail));
       const error = await applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WriterOpenError);
       expect((error as Error).message).toContain(`pid ${writer.pid} has ${log} open O_RDWR`);
@@ -133,7 +148,7 @@ describe.runIf(process.platform === "linux")("other writers (Linux /proc)", () =
     }
     const reader = await holdOpen(log, "r");
     try {
-      const result = await applyRepair(planRepair(await scan(dir, garbageTail)), { engine, chunkBytes: CHUNK_BYTES });
+      const result = await applyRepair(await planRepair(await scan(dir, garbageTail)), { engine, chunkBytes: CHUNK_BYTES });
       expect(result.writerCheck.checked).toBe(true);
     } finally {
       reader.stop();

@@ -24,8 +24,8 @@ function linked(): { dir: string; link: string; before: Record<string, string> }
 describe("a partition reached through a symlink", () => {
   it("the plan's preserve dir is beside the real directory, not beside the link", async () => {
     const { dir, link } = linked();
-    const plan = planRepair(await scan(link));
-    expect(plan.partitions[0]!.preserveDir).toBe(`${dir}.segscan`);
+    const plan = await planRepair(await scan(link));
+    expect(plan.targets[0]!.preserveDir).toBe(`${dir}.segscan`);
   });
 
   it("repair via the link preserves beside the real dir; restore via the real path puts every byte back", async () => {
@@ -49,8 +49,8 @@ describe("a partition reached through a symlink", () => {
 
 describe("a .log given alone (17.2)", () => {
   const applyAlone = async (log: string) => {
-    const plan = planRepair(await scanPath(log, { engine }));
-    expect(plan.partitions).toHaveLength(1);
+    const plan = await planRepair(await scanPath(log, { engine }));
+    expect(plan.targets).toHaveLength(1);
     return applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES });
   };
 

@@ -7,15 +7,16 @@ import {
   InjectedFault,
   JOURNAL_NAME,
   PlanError,
+  type PlanStep,
   createFaultyFs,
-  diffPartitionPlans,
+  firstDifference,
   formatPlan,
   nodeRepairFs,
-  planPartition,
+  parsePlan,
   planRepair,
-  planToJson,
   readJournal,
 } from "../src/repair/index.js";
+import { planPartitionTarget } from "../src/repair/plan-partition.js";
 import { JournalWriter } from "../src/repair/journal.js";
 import { tempDataDir } from "./helpers/fixtures.js";
 
@@ -121,53 +122,71 @@ describe("planRepair", () => {
   const peers = partition({ path: "/data/p4", verdict: "refused", action: "rebuild-from-peers" });
   const clean = partition({ path: "/data/p5", verdict: "clean", action: "serve" });
 
-  it("plans only partitions whose action is repair, and lists the rest as untouched", () => {
-    const plan = planRepair(report([refused, torn, failed, peers, clean]));
-    expect(plan.partitions.map((p) => p.path)).toEqual([DIR]);
+  const ofKind = <K extends PlanStep["kind"]>(list: readonly PlanStep[], kind: K) =>
+    list.filter((step): step is Extract<PlanStep, { kind: K }> => step.kind === kind);
+
+  it("plans only partitions whose action is repair, and lists the rest as untouched", async () => {
+    const plan = await planRepair(report([refused, torn, failed, peers, clean]));
+    expect(plan.targets.map((p) => p.path)).toEqual([DIR]);
     expect(plan.skipped.map((p) => p.action)).toEqual(["tombstone", "retry", "rebuild-from-peers", "serve"]);
-    expect(plan.options).toEqual(report([]).options);
+    expect(plan.options).toEqual({ ...report([]).options, clampOffsets: false });
+    expect(plan.nodeRoot).toBeNull();
   });
 
-  it("derives truncations, rewrites, trims and sweeps, and the fingerprint", () => {
-    const p = planRepair(report([torn])).partitions[0]!;
-    expect(p.preserveDir).toBe(`${DIR}.segscan`);
-    expect(p.truncations).toEqual([
+  it("derives cuts, rewrites, trims and sweeps in apply order, and the fingerprint", async () => {
+    const plan = await planRepair(report([torn]));
+    const target = plan.targets[0]!;
+    expect(target.preserveDir).toBe(`${DIR}.segscan`);
+    expect(target.steps.map((step) => step.kind)).toEqual(["move-aside", "move-aside", "truncate", "truncate", "replace", "replace"]);
+    expect(ofKind(target.steps, "truncate")).toEqual([
       {
-        segment: 0n,
-        logPath: `${DIR}/00000000000000000000.log`,
-        outcome: "torn-tail",
+        kind: "truncate",
+        role: "segment-log",
+        file: `${DIR}/00000000000000000000.log`,
+        segment: "0",
+        reason: "torn-tail",
         fromSize: 1000,
         toSize: 600,
         residue: { bytes: 400, allZero: false },
+        observed: null,
       },
       {
-        segment: 20n,
-        logPath: `${DIR}/00000000000000000020.log`,
-        outcome: "torn-tail",
+        kind: "truncate",
+        role: "segment-log",
+        file: `${DIR}/00000000000000000020.log`,
+        segment: "20",
+        reason: "torn-tail",
         fromSize: 1000,
         toSize: 700,
         residue: { bytes: 300, allZero: true },
+        observed: null,
       },
     ]);
-    expect(p.indexRewrites).toEqual([
-      {
-        segment: 0n,
-        indexPath: `${DIR}/00000000000000000000.index`,
-        fromSize: 10,
-        reason: "index-less",
-        entries: [{ offset: 0n, timestamp: big, position: 0 }],
-      },
-    ]);
-    expect(p.indexTrims).toEqual([{ segment: 10n, indexPath: `${DIR}/00000000000000000010.index`, fromSize: 53, toSize: 48 }]);
-    expect(p.sweeps.map((s) => s.kind)).toEqual(["staging", "orphan-index"]);
-    expect(p.fingerprint.segments.map((s) => [s.messagesSize, s.indexSize, s.walkedSize])).toEqual([
+    const [rewrite, trim] = ofKind(target.steps, "replace");
+    expect(rewrite).toMatchObject({
+      role: "index",
+      file: `${DIR}/00000000000000000000.index`,
+      segment: "0",
+      fromSize: 10,
+      reason: "index-less",
+      content: { type: "index-entries", entries: [{ offset: "0", timestamp: big.toString(), position: 0 }] },
+    });
+    expect(trim).toMatchObject({
+      file: `${DIR}/00000000000000000010.index`,
+      segment: "10",
+      fromSize: 53,
+      reason: "partial-entry",
+      content: { type: "keep-prefix", bytes: 48 },
+    });
+    expect(ofKind(target.steps, "move-aside").map((s) => s.reason)).toEqual(["staging", "orphan-index"]);
+    expect(target.fingerprint!.segments.map((s) => [s.messagesSize, s.indexSize, s.walkedSize])).toEqual([
       [1000, 10, 600],
       [1000, 53, 1000],
       [1000, 24, 700],
     ]);
   });
 
-  it("an empty segment: cut to its proven prefix; a partial index entry is trimmed to 0; no index is created", () => {
+  it("an empty segment: cut to its proven prefix; a partial index entry is trimmed to 0; no index is created", async () => {
     const withIndex = segment({
       startOffset: 5n,
       arm: "index-less",
@@ -177,20 +196,25 @@ describe("planRepair", () => {
       residue: residue(512, 488, true),
       index: { entries: 0, trailingBytes: 7, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
     });
-    const p = planPartition(partition({ segments: [withIndex] }));
+    const p = planPartitionTarget(partition({ segments: [withIndex] })).steps;
     // The residue the probe saw starts past zero-message batches; the cut starts at 0, so the bytes are copied, not assumed zero.
-    expect(p.truncations[0]).toMatchObject({ fromSize: 1000, toSize: 0, outcome: "empty", residue: { bytes: 1000, allZero: false } });
-    expect(p.indexTrims).toEqual([{ segment: 5n, indexPath: `${DIR}/00000000000000000005.index`, fromSize: 7, toSize: 0 }]);
-    expect(p.indexRewrites).toEqual([]);
-    const noIndex = planPartition(
+    expect(ofKind(p, "truncate")[0]).toMatchObject({
+      fromSize: 1000,
+      toSize: 0,
+      reason: "empty",
+      residue: { bytes: 1000, allZero: false },
+    });
+    expect(ofKind(p, "replace")).toEqual([
+      expect.objectContaining({ file: `${DIR}/00000000000000000005.index`, fromSize: 7, content: { type: "keep-prefix", bytes: 0 } }),
+    ]);
+    const noIndex = planPartitionTarget(
       partition({ segments: [{ ...withIndex, indexSize: 0, index: { ...withIndex.index, trailingBytes: 0 } }] }),
-    );
-    expect(noIndex.indexTrims).toEqual([]);
-    expect(noIndex.indexRewrites).toEqual([]);
+    ).steps;
+    expect(ofKind(noIndex, "replace")).toEqual([]);
   });
 
   it("refuses reports it cannot plan safely, naming the file", () => {
-    const bad = (s: SegmentReport) => () => planPartition(partition({ segments: [s] }));
+    const bad = (s: SegmentReport) => () => planPartitionTarget(partition({ segments: [s] }));
     expect(
       bad(segment({ startOffset: 0n, index: { entries: 0, trailingBytes: 0, rebuilt: true, rebuiltEntries: 0, mismatches: 0 } })),
     ).toThrow(PlanError);
@@ -204,7 +228,7 @@ describe("planRepair", () => {
         }),
       ),
     ).toThrow(/whole entries/);
-    expect(() => planPartition(refused)).toThrow(/action tombstone/);
+    expect(() => planPartitionTarget(refused)).toThrow(/action tombstone/);
     try {
       bad(segment({ startOffset: 7n, walkedSize: 2000 }))();
     } catch (error) {
@@ -215,13 +239,20 @@ describe("planRepair", () => {
     }
   });
 
-  it("serialises with u64 values as decimal strings, and prints the steps in apply order", () => {
-    const plan = planRepair(report([torn, refused]));
-    const json = planToJson(plan);
-    expect(json.partitions[0]!.indexRewrites[0]!.entries[0]).toEqual({ offset: "0", timestamp: big.toString(), position: 0 });
-    expect(json.partitions[0]!.truncations[1]!.segment).toBe("20");
-    expect(JSON.parse(JSON.stringify(json))).toEqual(json);
-    const text = formatPlan(plan);
+  it("is plain JSON (u64 values as decimal strings): a JSON round trip is the same plan, and parsePlan accepts it", async () => {
+    const plan = await planRepair(report([torn, refused]));
+    expect(() => JSON.stringify(plan)).not.toThrow();
+    const back = JSON.parse(JSON.stringify(plan)) as unknown;
+    expect(back).toEqual(plan);
+    expect(parsePlan(back)).toEqual(plan);
+    expect(() => parsePlan({ ...plan, version: 1 })).toThrow(/version 1/);
+    expect(() => parsePlan({ ...plan, targets: [{ ...plan.targets[0], steps: [{ kind: "truncate", file: "/etc/passwd" }] }] })).toThrow(
+      /not a file inside/,
+    );
+  });
+
+  it("prints the steps in apply order", async () => {
+    const text = formatPlan(await planRepair(report([torn, refused])));
     const order = [
       "sweep x.index.staging",
       "truncate 00000000000000000000.log: 1000 -> 600",
@@ -237,14 +268,14 @@ describe("planRepair", () => {
       expect(next, line).toBeGreaterThan(at);
       at = next;
     }
-    expect(formatPlan(planRepair(report([clean])))).toMatch(/nothing to repair/);
+    expect(formatPlan(await planRepair(report([clean])))).toMatch(/nothing to repair/);
   });
 
-  it("diffPartitionPlans names the first difference", () => {
-    const a = planPartition(torn);
-    expect(diffPartitionPlans(a, planPartition(torn))).toBeNull();
+  it("firstDifference names the first difference", () => {
+    const a = planPartitionTarget(torn);
+    expect(firstDifference(a, planPartitionTarget(torn))).toBeNull();
     const grown = { ...torn, segments: torn.segments.map((s, i) => (i === 1 ? { ...s, messagesSize: 1001, walkedSize: 1001 } : s)) };
-    expect(diffPartitionPlans(a, planPartition(grown))).toBe(".fingerprint.segments[1].messagesSize: planned 1000, found 1001");
+    expect(firstDifference(a, planPartitionTarget(grown))).toBe(".fingerprint.segments[1].messagesSize: planned 1000, found 1001");
   });
 });
 

@@ -1,5 +1,5 @@
 /** docs/repair.md §6.2: apply and restore, end to end (scan → plan → apply → scan → restore). */
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { encodeBatch } from "../src/format/encode.js";
@@ -13,14 +13,18 @@ import {
   applyRepair,
   formatPlan,
   planRepair,
-  planToJson,
   readJournal,
   restore,
 } from "../src/repair/index.js";
 import { hex64 } from "../src/repair/files.js";
 import { nodeRepairFs } from "../src/repair/fs-layer.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
-import { CHUNK_BYTES, REPAIRABLE, buildScenario, engine, repair, scan, snapshot } from "./helpers/repair-scenarios.js";
+import { CHUNK_BYTES, REPAIRABLE, appliedSteps, buildScenario, engine, repair, scan, snapshot } from "./helpers/repair-scenarios.js";
+import type { RepairPlan } from "../src/repair/index.js";
+
+/** A plan without what it observed of the files (mtimes change when a file is restored). */
+const withoutObserved = (plan: RepairPlan): unknown =>
+  JSON.parse(JSON.stringify(plan, (key, value: unknown) => (key === "observed" ? null : value)));
 
 const bytesOf = (hex: string): Buffer => Buffer.from(hex, "hex");
 
@@ -30,18 +34,18 @@ describe.each(REPAIRABLE)("repair: $name", (scenario) => {
     const before = snapshot(dir);
     const report = await scan(dir, scenario);
     expect(report.partitions[0]!.action).toBe("repair");
-    const plan = planRepair(report);
-    expect(plan.partitions).toHaveLength(1);
+    const plan = await planRepair(report);
+    expect(plan.targets).toHaveLength(1);
 
     const result = await applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES });
-    const applied = result.partitions[0]!;
+    const { target: applied, cuts, swept: moves, replaced } = appliedSteps(result);
     const after = (await scan(dir, scenario)).partitions[0]!;
     expect(after.verdict).toBe("clean");
     expect(after.action).toBe("serve");
     for (const [name, size] of Object.entries(proven)) expect(statSync(join(dir, name)).size).toBe(size);
 
     // Every cut byte is preserved: copied byte for byte, or all zero and recorded by length.
-    for (const cut of applied.truncations) {
+    for (const cut of cuts) {
       const original = bytesOf(before[basename(cut.logPath)]!);
       const residue = original.subarray(cut.toSize);
       expect(residue.length).toBe(cut.residue.bytes);
@@ -54,18 +58,18 @@ describe.each(REPAIRABLE)("repair: $name", (scenario) => {
       }
     }
     // Swept and replaced files are in the preserve dir, byte-identical; nothing else in the partition changed.
-    for (const swept of applied.swept) expect(readFileSync(swept.to).toString("hex")).toBe(before[basename(swept.from)]);
-    for (const replaced of applied.indexReplacements) {
-      const old = before[basename(replaced.indexPath)];
-      if (old === undefined) expect(replaced.oldFile).toBeNull();
-      else expect(readFileSync(join(applied.preserveDir, replaced.oldFile!)).toString("hex")).toBe(old);
+    for (const swept of moves) expect(readFileSync(swept.to).toString("hex")).toBe(before[basename(swept.from)]);
+    for (const replacement of replaced) {
+      const old = before[basename(replacement.file)];
+      if (old === undefined) expect(replacement.oldFile).toBeNull();
+      else expect(readFileSync(join(applied.preserveDir, replacement.oldFile!)).toString("hex")).toBe(old);
     }
     const now = snapshot(dir);
     for (const name of Object.keys(before)) {
       const touched =
-        applied.truncations.some((t) => basename(t.logPath) === name) ||
-        applied.indexReplacements.some((r) => basename(r.indexPath) === name) ||
-        applied.swept.some((s) => basename(s.from) === name);
+        cuts.some((t) => basename(t.logPath) === name) ||
+        replaced.some((r) => basename(r.file) === name) ||
+        moves.some((s) => basename(s.from) === name);
       if (!touched) expect(now[name], name).toBe(before[name]);
     }
 
@@ -74,12 +78,12 @@ describe.each(REPAIRABLE)("repair: $name", (scenario) => {
     expect(journal[0]!.kind).toBe("begin");
     expect(journal.at(-1)!.kind).toBe("end");
     const intents = journal.filter((r) => r.kind === "intent");
-    expect(intents.length).toBe(applied.truncations.length + applied.indexReplacements.length + applied.swept.length);
+    expect(intents.length).toBe(cuts.length + replaced.length + moves.length);
     for (const intent of intents) expect(journal.some((r) => r.kind === "done" && r.seq === intent.seq)).toBe(true);
 
     // Nothing more to do; an empty plan writes nothing.
-    const again = planRepair(await scan(dir, scenario));
-    expect(again.partitions).toEqual([]);
+    const again = await planRepair(await scan(dir, scenario));
+    expect(again.targets).toEqual([]);
     await applyRepair(again, { engine });
     expect(snapshot(dir)).toEqual(now);
 
@@ -91,15 +95,15 @@ describe.each(REPAIRABLE)("repair: $name", (scenario) => {
     // A second restore is a no-op; the restored partition plans exactly as before.
     expect((await restore(dir, { engine })).restored).toBe(false);
     expect(snapshot(dir)).toEqual(before);
-    expect(planToJson(planRepair(await scan(dir, scenario)))).toEqual(planToJson(plan));
+    expect(withoutObserved(await planRepair(await scan(dir, scenario)))).toEqual(withoutObserved(plan));
   });
 
   it("a dry run (scan, plan, print) changes nothing", async () => {
     const { dir } = buildScenario(scenario);
     const tree = snapshot(dirname(dir));
-    const plan = planRepair(await scan(dir, scenario));
+    const plan = await planRepair(await scan(dir, scenario));
     expect(formatPlan(plan)).toContain(dir);
-    JSON.stringify(planToJson(plan));
+    expect(JSON.parse(JSON.stringify(plan))).toEqual(plan);
     expect(snapshot(dirname(dir))).toEqual(tree);
   });
 });
@@ -114,7 +118,7 @@ describe("repair a second time after restore", () => {
     await restore(dir, { engine });
     const second = await repair(dir, scenario);
     expect(snapshot(dir)).toEqual(repaired);
-    expect(second.partitions[0]!.truncations[0]!.residue.file).toBe("00000000000000000000.log.1903.residue");
+    expect(appliedSteps(second).cuts[0]!.residue.file).toBe("00000000000000000000.log.1903.residue");
     await restore(dir, { engine });
     expect(snapshot(dir)).toEqual(before);
     expect(existsSync(`${dir}.segscan/journal.2.restored.jsonl`)).toBe(true);
@@ -127,7 +131,7 @@ describe("repair a second time after restore", () => {
     mkdirSync(`${dir}.segscan`);
     writeFileSync(`${dir}.segscan/00000000000000000000.log.1903.residue`, "unrelated");
     const result = await repair(dir, scenario);
-    expect(result.partitions[0]!.truncations[0]!.residue.file).toBe("00000000000000000000.log.1903.residue.1");
+    expect(appliedSteps(result).cuts[0]!.residue.file).toBe("00000000000000000000.log.1903.residue.1");
     expect(readFileSync(`${dir}.segscan/00000000000000000000.log.1903.residue`, "utf8")).toBe("unrelated");
   });
 });
@@ -174,8 +178,8 @@ describe("partitions whose action is not repair are never written", () => {
 
     const report = await scanPath(dataDir, { engine }, failingReads(failed));
     expect(report.partitions.map((p) => p.action)).toEqual(["repair", "tombstone", "retry"]);
-    const plan = planRepair(report);
-    expect(plan.partitions.map((p) => p.path)).toEqual([repairable]);
+    const plan = await planRepair(report);
+    expect(plan.targets.map((p) => p.path)).toEqual([repairable]);
     expect(plan.skipped.map((p) => p.action)).toEqual(["tombstone", "retry"]);
     expect(formatPlan(plan)).toContain(`${refused}: refused, action tombstone`);
 
@@ -202,8 +206,8 @@ describe("partitions whose action is not repair are never written", () => {
     expect(starved.partitions[0]!.refusal?.code).toBe("UnverifiedResidue");
     expect(starved.partitions[0]!.action).toBe("tombstone");
     for (const report of [replicated, starved]) {
-      const plan = planRepair(report);
-      expect(plan.partitions).toEqual([]);
+      const plan = await planRepair(report);
+      expect(plan.targets).toEqual([]);
       await applyRepair(plan, { engine });
     }
     expect(snapshot(dataDir)).toEqual(tree);
@@ -213,8 +217,8 @@ describe("partitions whose action is not repair are never written", () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [3, 2], seed: 34 });
     writeSegment(dir, 0n, concat([chain.log, randomBytes(2000, 1)]), indexAt(chain, [0]));
-    const plan = planRepair(await scan(dir));
-    expect(plan.partitions).toHaveLength(1);
+    const plan = await planRepair(await scan(dir));
+    expect(plan.targets).toHaveLength(1);
     // An append completes behind the damage: the residue now hides a durable batch.
     appendFileSync(
       join(dir, "00000000000000000000.log"),
@@ -240,21 +244,22 @@ describe("stale plans", () => {
     const second = tempPartition(2, dataDir);
     writeGarbageTail(first);
     writeGarbageTail(second, 35);
-    const plan = planRepair(await scanPath(dataDir, { engine }));
-    expect(plan.partitions).toHaveLength(2);
+    const plan = await planRepair(await scanPath(dataDir, { engine }));
+    expect(plan.targets).toHaveLength(2);
     appendFileSync(join(second, "00000000000000000000.log"), new Uint8Array([7]));
     const tree = snapshot(dataDir);
     const error = await applyRepair(plan, { engine }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StalePlanError);
     expect((error as StalePlanError).path).toBe(second);
     expect((error as StalePlanError).detail).toMatch(/messagesSize/);
+    expect(existsSync(`${second}.segscan`)).toBe(false);
     expect(snapshot(dataDir)).toEqual(tree);
   });
 
   it("a new sweep candidate makes the plan stale", async () => {
     const dir = tempPartition();
     writeGarbageTail(dir);
-    const plan = planRepair(await scan(dir));
+    const plan = await planRepair(await scan(dir));
     writeFileSync(join(dir, "x.staging"), "x");
     await expect(applyRepair(plan, { engine })).rejects.toBeInstanceOf(StalePlanError);
     expect(existsSync(`${dir}.segscan`)).toBe(false);
@@ -264,12 +269,17 @@ describe("stale plans", () => {
     const dir = tempPartition();
     const chain = buildChain({ counts: [2], seed: 36 });
     const { logPath } = writeSegment(dir, 0n, concat([chain.log, new Uint8Array(3000)]), indexAt(chain, [0]));
+    const roundTime = new Date("2026-01-01T00:00:00Z");
+    utimesSync(logPath, roundTime, roundTime);
     const report = await scan(dir);
-    const plan = planRepair(report);
-    expect(plan.partitions[0]!.truncations[0]!.residue.allZero).toBe(true);
+    const plan = await planRepair(report);
+    const cut = plan.targets[0]!.steps.find((step) => step.kind === "truncate");
+    expect(cut?.kind === "truncate" && cut.residue.allZero).toBe(true);
     const log = readFileSync(logPath);
     log[log.length - 10] = 9;
+    // Same size, same mtime: the change slips past the plan's observations; the preserve step catches it.
     writeFileSync(logPath, log);
+    utimesSync(logPath, roundTime, roundTime);
     writeFileSync(join(dir, "y.staging"), "y");
     const partitionBefore = snapshot(dir);
     // A re-scan that raced the change (it still reports the old bytes and no sweep).
@@ -282,7 +292,7 @@ describe("stale plans", () => {
   it("an aborted signal stops before anything is written", async () => {
     const dir = tempPartition();
     writeGarbageTail(dir);
-    const plan = planRepair(await scan(dir));
+    const plan = await planRepair(await scan(dir));
     const tree = snapshot(dirname(dir));
     await expect(applyRepair(plan, { engine, signal: AbortSignal.abort() })).rejects.toThrow();
     expect(snapshot(dirname(dir))).toEqual(tree);
@@ -295,9 +305,9 @@ describe("a single .log scanned alone", () => {
     writeGarbageTail(dir);
     const before = snapshot(dir);
     const logPath = join(dir, "00000000000000000000.log");
-    const plan = planRepair(await scanPath(logPath, { engine }));
-    expect(plan.partitions[0]!.singleSegment).toBe(true);
-    expect(plan.partitions[0]!.preserveDir).toBe(`${dir}.segscan`);
+    const plan = await planRepair(await scanPath(logPath, { engine }));
+    expect(plan.targets[0]!.singleSegment).toBe(true);
+    expect(plan.targets[0]!.preserveDir).toBe(`${dir}.segscan`);
     await applyRepair(plan, { engine });
     expect((await scanPath(logPath, { engine })).partitions[0]!.verdict).toBe("clean");
     await restore(dir, { engine });
@@ -320,8 +330,8 @@ describe("restore conflicts", () => {
     const scenario = REPAIRABLE.find((s) => s.name === "non-zero garbage tail")!;
     const { dir } = buildScenario(scenario);
     const result = await repair(dir, scenario);
-    const cut = result.partitions[0]!.truncations[0]!;
-    const residuePath = join(result.partitions[0]!.preserveDir, cut.residue.file!);
+    const { target, cuts } = appliedSteps(result);
+    const residuePath = join(target.preserveDir, cuts[0]!.residue.file!);
     const bytes = readFileSync(residuePath);
     bytes[5] = bytes[5]! ^ 1;
     writeFileSync(residuePath, bytes);

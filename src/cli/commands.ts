@@ -1,5 +1,3 @@
-/** The command actions. Each returns its exit status (see ./exit.ts). */
-import { worstSeverity } from "../node/types.js";
 import { mkdtemp, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -19,10 +17,12 @@ import {
   TargetRefusedError,
   applyRepair,
   findRestorable,
+  formatApplied,
   formatPlan,
+  isEmptyPlan,
   planRepair,
   planScanOptions,
-  planToJson,
+  printable,
   refuseLoneSegment,
   restore,
   type ApplyResult,
@@ -50,20 +50,10 @@ import { isNodeRoot } from "../node/scan.js";
 import { nodePartitionToJson } from "../node/json.js";
 import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
-import { EXIT, OperationalError, UsageError, scanExitCode, severityExitBits } from "./exit.js";
+import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
 import { writeHtmlReport } from "./report-html.js";
 import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
-import {
-  applyNodeRepair,
-  applyNodeOffsets,
-  formatForecastAfterRepair,
-  formatWalCutPlan,
-  nodeSeverityAfterCut,
-  nodeSeverityNow,
-  nodeRepairPlan,
-} from "../node/repair/cli.js";
-import { formatOffsetPlan, planOffsetRepairs } from "../node/repair/offsets.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -229,11 +219,11 @@ function problemsLeft(report: ScanReport): string {
   const lines: string[] = [];
   for (const partition of report.partitions) {
     if (partition.refusal !== null && partition.verdict === "refused") {
-      lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
+      lines.push(`  ${printable(partition.path)}: ${c.red("refused")}, action ${partition.action}`);
       lines.push(`    ${refusalLine(partition.refusal, c)}`);
     } else if (partition.error !== null) {
-      lines.push(`  ${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
-      lines.push(`    ${partition.error.code}: ${partition.error.message}`);
+      lines.push(`  ${printable(partition.path)}: ${c.magenta("failed")}, action ${partition.action}`);
+      lines.push(`    ${partition.error.code}: ${printable(partition.error.message)}`);
     }
   }
   const cleanCount = report.partitions.filter((partition) => partition.verdict === "clean").length;
@@ -247,44 +237,24 @@ function planText(plan: RepairPlan, report: ScanReport): string {
   return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
 }
 
-function appliedText(result: ApplyResult): string {
-  const lines: string[] = [];
-  for (const partition of result.partitions) {
-    lines.push(`repaired ${partition.path} (run ${partition.run}; journal ${partition.journalPath})`);
-    for (const t of partition.truncations) {
-      const kept =
-        t.residue.file === null
-          ? `${formatCount(t.fromSize - t.toSize)} zero bytes recorded by length`
-          : `${formatCount(t.fromSize - t.toSize)} bytes preserved in ${t.residue.file}`;
-      lines.push(`  cut ${t.logPath}: ${formatCount(t.fromSize)} → ${formatCount(t.toSize)} bytes (${kept})`);
-    }
-    for (const r of partition.indexReplacements) {
-      lines.push(`  wrote ${r.indexPath}: ${formatCount(r.newSize)} bytes` + (r.oldFile ? ` (old index kept as ${r.oldFile})` : ""));
-    }
-    for (const s of partition.swept) lines.push(`  moved ${s.from} → ${s.to}`);
-  }
-  return lines.join("\n") + "\n";
-}
-
-function jsonApplied(result: ApplyResult): unknown {
-  return JSON.parse(stringifyJson(result));
-}
-
 /**
  * The re-scan after `--apply`. A cancel there must not say "nothing was
  * changed": every repair step completed, so the message names the repaired
- * partitions and their journals, and points at `scan` for the state.
+ * targets and their journals, and points at `scan` for the state.
  */
-export async function rescanRepaired(result: ApplyResult, rescan: (paths: string[]) => Promise<ScanReport>): Promise<ScanReport> {
-  const paths = result.partitions.map((partition) => partition.path);
+export async function rescanRepaired(
+  result: ApplyResult,
+  paths: readonly string[],
+  rescan: () => Promise<ScanReport>,
+): Promise<ScanReport> {
   try {
-    return await rescan(paths);
+    return await rescan();
   } catch (error) {
     if ((error as Error | null)?.name !== "AbortError") throw error;
-    const repaired = result.partitions.map((partition) => `${partition.path} (journal ${partition.journalPath})`).join(", ");
+    const repaired = result.targets.map((target) => `${target.path} (journal ${target.journalPath})`).join(", ");
     const cancelled = new Error(
       `cancelled during the re-scan after the repair: every repair step completed and is in the journal; repaired: ${repaired}; ` +
-        `the re-scan did not finish, so \`segscan scan ${paths.join(" ")}\` shows the state (\`segscan restore <partition>\` undoes a repair)`,
+        `the re-scan did not finish, so \`segscan scan ${paths.join(" ")}\` shows the state (\`segscan restore <dir>\` undoes a repair)`,
       { cause: error },
     );
     cancelled.name = "AbortError";
@@ -292,86 +262,67 @@ export async function rescanRepaired(result: ApplyResult, rescan: (paths: string
   }
 }
 
+/** The one `repair --json` shape, dry run and apply alike (docs/interfaces.md §9.4). */
+function repairJson(report: ScanReport, plan: RepairPlan, applied: ApplyResult | null, after: ScanReport | null): string {
+  return `${stringifyJson({ report: toJsonReport(report), plan, applied, after: after === null ? null : toJsonReport(after) })}\n`;
+}
+
+/** What the re-scan says of the targets the run repaired: one line. */
+function afterLine(plan: RepairPlan, after: ScanReport): string {
+  const c = colors(useColor());
+  const repaired = new Set(plan.targets.filter((t) => t.kind === "partition").map((t) => t.path));
+  const partitions = after.partitions.filter((partition) => repaired.has(partition.path));
+  const cleanNow = partitions.filter((partition) => partition.verdict === "clean").length;
+  const metadata = plan.targets.some((t) => t.kind === "metadata");
+  const walLeft =
+    metadata && (after.node?.metadata.wal?.findings ?? []).some((f) => f.severity === "repairable" || f.severity === "refused");
+  const walText = metadata ? (walLeft ? "; the metadata WAL still has findings" : "; the metadata WAL is cut to its proven prefix") : "";
+  return cleanNow === partitions.length && !walLeft
+    ? c.green(`re-scan: all ${partitions.length} repaired partition(s) are clean now${walText}`)
+    : c.red(`re-scan: ${partitions.length - cleanNow} of ${partitions.length} repaired partition(s) are still not clean${walText}`);
+}
+
+/**
+ * `repair <paths>`: scan, plan the whole node (docs/repair.md §6.2, docs/node.md
+ * N7), print the plan; with `--apply`, carry it out (preflight, then change),
+ * scan the same paths again, and exit with what is left.
+ */
 export async function repairCommand(paths: string[], flags: RepairFlags, command: Command): Promise<number> {
   const explicit = engineWasExplicit(command);
   return withCancellation(async (signal) => {
     const report = await runScan(paths, flags, explicit, signal);
-    const plan: RepairPlan = planRepair(report);
-    const walCut = nodeRepairPlan(report);
+    const plan = await planRepair(report, { clampOffsets: flags.clampOffsets === true });
     // One engine for the whole command (a wasm fallback warns once).
     let enginePromise: ReturnType<typeof resolveEngine> | undefined;
     const commandEngine = (): ReturnType<typeof resolveEngine> => (enginePromise ??= resolveEngine(flags.engine, explicit));
     const color = useColor();
     const c = colors(color);
     // A .log given alone: refused (dry run too) when its partition is refused as a whole or it is not the tail.
-    if (plan.partitions.some((partition) => partition.singleSegment)) {
-      const options = planScanOptions(plan, await commandEngine(), signal);
-      for (const partition of plan.partitions.filter((p) => p.singleSegment)) {
-        try {
-          await refuseLoneSegment(partition, options);
-        } catch (error) {
-          if (!(error instanceof TargetRefusedError)) throw error;
-          warn(error.message);
-          return EXIT.PROBLEMS;
-        }
+    for (const target of plan.targets.filter((t) => t.singleSegment)) {
+      try {
+        await refuseLoneSegment(target, planScanOptions(plan, await commandEngine(), signal));
+      } catch (error) {
+        if (!(error instanceof TargetRefusedError)) throw error;
+        warn(error.message);
+        return EXIT.PROBLEMS;
       }
     }
-    if (walCut !== null && !flags.json) await out(formatWalCutPlan(walCut));
-    // docs/node.md N4, N7: offset evidence copies, and (--clamp-offsets) offset rewrites and moves.
-    const offsetPlan = report.node === undefined ? null : planOffsetRepairs(report.node, { clampOffsets: flags.clampOffsets === true });
-    if (offsetPlan !== null && !flags.json) await out(formatOffsetPlan(offsetPlan));
-    if (report.node !== undefined && !flags.json) await out(formatForecastAfterRepair(report.node, plan, walCut, offsetPlan));
-    if (walCut !== null && flags.apply) {
-      const applied = await applyNodeRepair(walCut, await commandEngine());
-      if (!flags.json) await out(applied.text);
-      if (plan.partitions.length === 0 && (offsetPlan?.steps.length ?? 0) === 0) {
-        if (flags.json) {
-          await out(
-            `${stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null, nodeRepair: { walCut, offsets: offsetPlan, walCutApplied: applied.result } })}\n`,
-          );
-        }
-        return EXIT.REPAIRED | scanExitCode({ ...report, node: undefined }) | severityExitBits(nodeSeverityAfterCut(report));
-      }
-    }
-    if (offsetPlan !== null && offsetPlan.steps.length > 0 && flags.apply) {
-      const engine = await commandEngine();
-      const applied = await applyNodeOffsets(offsetPlan, engine);
-      if (!flags.json) await out(applied.text);
-      if (plan.partitions.length === 0) {
-        if (flags.json) {
-          await out(
-            `${stringifyJson({ report: toJsonReport(report), plan: planToJson(plan), applied: null, after: null, nodeRepair: { walCut, offsets: offsetPlan, offsetsApplied: applied.steps } })}\n`,
-          );
-        }
-        const changed = applied.changed || walCut !== null ? EXIT.REPAIRED : 0;
-        return changed | scanExitCode({ ...report, node: undefined }) | severityExitBits(await nodeSeverityNow(report.node!.path, engine));
-      }
-    }
-    if (!flags.apply || plan.partitions.length === 0) {
+    if (!flags.apply || isEmptyPlan(plan)) {
       if (flags.json) {
-        await out(
-          stringifyJson({
-            report: toJsonReport(report),
-            plan: planToJson(plan),
-            applied: null,
-            after: null,
-            ...(report.node === undefined ? {} : { nodeRepair: { walCut, offsets: offsetPlan } }),
-          }) + "\n",
-        );
+        await out(repairJson(report, plan, null, null));
       } else {
-        let text = planText(plan, report) + problemsLeft(report) + "\n" + formatSummary(report, { color }) + "\n";
-        if (plan.partitions.length > 0) text += c.dim("dry run: nothing was changed; add --apply to carry out the plan") + "\n";
+        let text = `${planText(plan, report)}${problemsLeft(report)}\n${formatSummary(report, { color })}\n`;
+        if (!isEmptyPlan(plan)) text += `${c.dim("dry run: nothing was changed; add --apply to carry out the plan")}\n`;
         await out(text);
       }
       return scanExitCode(report);
     }
 
-    if (!flags.json) await out(planText(plan, report) + "\napplying…\n");
-    const engine = await commandEngine();
+    if (!flags.json) await out(`${planText(plan, report)}\napplying…\n`);
     let result: ApplyResult;
     try {
-      // A cancel is reported by applyRepair itself: what was repaired, what the journal holds (docs/repair.md §6.2).
-      result = await applyRepair(plan, { signal, engine, command: `segscan repair ${paths.join(" ")} --apply` });
+      // A failure or cancel is reported by applyRepair itself: what was repaired, what was not, how to undo (docs/repair.md §6.2).
+      result = await applyRepair(plan, { signal, engine: await commandEngine(), command: `segscan repair ${paths.join(" ")} --apply` });
     } catch (error) {
       if (error instanceof TargetRefusedError) {
         warn(error.message);
@@ -381,41 +332,16 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     }
     if (!result.writerCheck.checked) {
       warn(
-        "other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
+        "other writers of the files to change were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
       );
     }
-    // Prove the result: scan every repaired partition again with the same options.
-    const after = await rescanRepaired(result, (repaired) => runScan(repaired, { ...flags, progress: false }, explicit, signal));
-    let code: number = result.partitions.length > 0 ? EXIT.REPAIRED : EXIT.CLEAN;
-    if (after.partitions.some((partition) => partition.verdict !== "clean")) code |= EXIT.PROBLEMS;
-    if (report.partitions.some((partition) => partition.verdict === "refused")) code |= EXIT.PROBLEMS;
-    if (report.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
-    if (after.partitions.some((partition) => partition.verdict === "failed")) code |= EXIT.OPERATIONAL;
-    // The node's own findings count too (docs/node.md N0): those a WAL cut removed do not, every other one does.
-    // Offsets rewritten in this run change the offset findings: then the node is scanned again to say what is left.
-    if (report.node !== undefined && offsetPlan !== null && offsetPlan.steps.length > 0) {
-      code |= severityExitBits(await nodeSeverityNow(report.node.path, engine));
-    } else if (report.node !== undefined) {
-      code |= severityExitBits(nodeSeverityAfterCut(report));
-      if (walCut === null) code |= severityExitBits(worstSeverity((report.node.metadata.wal?.findings ?? []).map((f) => f.severity)));
-    }
-
+    // Prove the result: scan the same paths again with the same options; the exit status is what is left.
+    const after = await rescanRepaired(result, paths, () => runScan(paths, { ...flags, progress: false }, explicit, signal));
+    const code = (result.changed ? EXIT.REPAIRED : EXIT.CLEAN) | scanExitCode(after);
     if (flags.json) {
-      await out(
-        stringifyJson({
-          report: toJsonReport(report),
-          plan: planToJson(plan),
-          applied: jsonApplied(result),
-          after: toJsonReport(after),
-        }) + "\n",
-      );
+      await out(repairJson(report, plan, result, after));
     } else {
-      const cleanNow = after.partitions.filter((partition) => partition.verdict === "clean").length;
-      const verdict =
-        cleanNow === after.partitions.length
-          ? c.green(`re-scan: all ${after.partitions.length} repaired partition(s) are clean now`)
-          : c.red(`re-scan: ${after.partitions.length - cleanNow} of ${after.partitions.length} repaired partition(s) are still not clean`);
-      await out(appliedText(result) + problemsLeft(report) + "\n" + verdict + "\n");
+      await out(`${formatApplied(result)}${problemsLeft(after)}\n${afterLine(plan, after)}\n`);
     }
     return code;
   });
@@ -425,17 +351,17 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
 // restore
 
 function restoredText(result: RestoreResult): string {
-  const lines = [`restored ${result.partitionDir}:`, ...result.undone.map((line) => `  ${line}`)];
+  const lines = [`restored ${printable(result.partitionDir)}:`, ...result.undone.map((line) => `  ${printable(line)}`)];
   if (result.undone.length === 0) lines.push("  (no step had taken effect)");
-  lines.push(`journal moved to ${result.restoredJournal}`, `scan it again: segscan scan ${result.partitionDir}`);
+  lines.push(`journal moved to ${printable(result.restoredJournal ?? "")}`, `scan it again: segscan scan ${printable(result.scanPath)}`);
   return lines.join("\n") + "\n";
 }
 
 /**
- * `restore <path>`: a partition dir, its `<partition>.segscan` dir, or a data
- * dir, in which case every partition below it that has a repair journal is
- * restored in turn (`findRestorable`). Ctrl-C stops between undo steps (exit
- * 32) and says how far it got.
+ * `restore <path>`: a partition dir, a node's metadata dir, their `.segscan`
+ * dir, or a data dir or node root, in which case every dir below it that has
+ * a repair journal is restored in turn (`findRestorable`). Ctrl-C stops between
+ * undo steps (exit 32) and says how far it got.
  */
 export async function restoreCommand(dir: string, flags: { json?: boolean }): Promise<number> {
   let info;
@@ -445,14 +371,14 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
     throw new OperationalError(`cannot restore ${dir}: stat failed (${describeCause(error)}); nothing was changed`);
   }
   if (!info.isDirectory())
-    throw new UsageError(`${dir} is not a directory: restore takes a partition dir, its .segscan dir, or a data dir`);
+    throw new UsageError(`${dir} is not a directory: restore takes a partition dir, a metadata dir, its .segscan dir, or a data dir`);
   const targets = await findRestorable(dir);
   if (targets.length === 0) {
     if (flags.json) {
       await out(stringifyJson({ partitions: [] }) + "\n");
     } else {
       await out(
-        `nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`,
+        `nothing to restore: no repair journal in ${printable(resolve(dir))}.segscan/ (or beside the real path) nor in any *.segscan dir below ${printable(resolve(dir))}\n`,
       );
     }
     return EXIT.CLEAN;
@@ -462,9 +388,9 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
   const results: RestoreResult[] = [];
   let code: number = EXIT.CLEAN;
   await withCancellation(async (signal) => {
-    for (const partition of targets) {
+    for (const target of targets) {
       try {
-        results.push(await restore(partition, { engine, signal, command }));
+        results.push(await restore(target, { engine, signal, command }));
       } catch (error) {
         if ((error as Error).name === "AbortError") {
           const done = results.length > 0 ? `; restored in full before it: ${results.map((r) => r.partitionDir).join(", ")}` : "";
@@ -472,14 +398,14 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
           throw error;
         }
         if (targets.length === 1) throw error;
-        warn(`${partition}: ${(error as Error).name}: ${(error as Error).message}`);
+        warn(`${target}: ${(error as Error).name}: ${(error as Error).message}`);
         code |= EXIT.OPERATIONAL;
       }
     }
   });
   if (results.some((result) => result.restored && !result.writerCheck.checked)) {
     warn(
-      "other writers of the segment files were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
+      "other writers of the files to restore were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
     );
   }
   if (flags.json) {
@@ -683,15 +609,9 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   };
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
   await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(report, { color, relativeTo: data })}\n`);
-  const plan = planRepair(report);
-  // What `segscan repair` prints: the segment plan, then the node's (the WAL cut, offset evidence) and the forecast after it.
-  const walCut = nodeRepairPlan(report);
-  const offsetPlan = report.node === undefined ? null : planOffsetRepairs(report.node, { clampOffsets: false });
-  const nodeText =
-    (walCut === null ? "" : formatWalCutPlan(walCut)) +
-    (offsetPlan === null ? "" : formatOffsetPlan(offsetPlan)) +
-    (report.node === undefined ? "" : formatForecastAfterRepair(report.node, plan, walCut, offsetPlan));
-  await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${planText(plan, report)}${nodeText}\n`);
+  // What `segscan repair` prints: one plan for the whole node (segments, the WAL cut, offset evidence) and the forecast after it.
+  const plan = await planRepair(report);
+  await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${planText(plan, report)}\n`);
   const first = generated.faults[0]?.partition ?? data;
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";
   // `npx segscan` works as printed in the segscan project (npx runs the package's own bin) and

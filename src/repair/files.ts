@@ -52,10 +52,30 @@ export async function readExactly(file: RepairFile, filePath: string, buffer: Ui
   }
 }
 
-export async function writeExactly(file: RepairFile, buffer: Uint8Array, length: number, position: number | null): Promise<void> {
+/**
+ * Writes exactly `length` bytes at `position` (null: append). A write that
+ * makes no progress throws (naming the file and position) instead of
+ * looping forever.
+ */
+export async function writeExactly(
+  file: RepairFile,
+  buffer: Uint8Array,
+  length: number,
+  position: number | null,
+  filePath = "the file",
+): Promise<void> {
   let done = 0;
   while (done < length) {
     const n = await file.write(buffer, done, length - done, position === null ? null : position + done);
+    if (!(n > 0)) {
+      throw new RepairError(
+        `writing ${filePath} made no progress at byte ${position === null ? `+${done}` : position + done} (a write returned ${n})`,
+        {
+          path: filePath,
+          ...(position === null ? {} : { position: position + done }),
+        },
+      );
+    }
     done += n;
   }
 }
@@ -127,7 +147,10 @@ export function zeroDigest(engine: Engine, length: number, chunkBytes: number): 
 
 /**
  * Copies `[from, from + length)` of `source` into a new file `dest` (created or
- * overwritten), fsyncs it, and returns the XXH3-64 of the bytes copied.
+ * overwritten), fsyncs it, and returns the XXH3-64 of the bytes copied and
+ * whether they were all zero. The copy is sparse: an all-zero chunk is not
+ * written, the file is extended to its length by a truncate, so a 2 GiB
+ * sparse file costs no 2 GiB of disk to preserve.
  */
 export async function copyRangeToFile(
   fs: RepairFs,
@@ -138,8 +161,9 @@ export async function copyRangeToFile(
   dest: string,
   chunkBytes: number,
   signal?: AbortSignal,
-): Promise<string> {
+): Promise<RangeDigest> {
   const hasher = engine.createHasher();
+  let allZero = true;
   await withFile(fs, source, "r", (input) =>
     withFile(fs, dest, "w", async (output) => {
       await forEachChunk(
@@ -150,14 +174,17 @@ export async function copyRangeToFile(
         chunkBytes,
         async (bytes, at) => {
           hasher.update(bytes);
-          await writeExactly(output, bytes, bytes.length, at);
+          if (isAllZero(bytes)) return;
+          allZero = false;
+          await writeExactly(output, bytes, bytes.length, at, dest);
         },
         signal,
       );
+      await output.truncate(length);
       await output.sync();
     }),
   );
-  return hex64(hasher.digest());
+  return { xxh3: hex64(hasher.digest()), allZero };
 }
 
 export interface PreservedCopy {
@@ -166,6 +193,9 @@ export interface PreservedCopy {
   bytes: number;
   xxh3: string;
 }
+
+/** What `preserveRange` kept: a copy, or (with `zeroByLength`, bytes all zero) nothing but the length and hash. */
+export type PreservedRange = PreservedCopy | { file: null; bytes: number; xxh3: string };
 
 /**
  * Copies `[from, from + length)` of `source` into the preserve directory under
@@ -187,10 +217,36 @@ export async function preserveRange(
   chunkBytes: number,
   signal?: AbortSignal,
 ): Promise<PreservedCopy> {
+  return (await preserveRangeOrZero(fs, engine, source, from, length, preserveDir, baseName, chunkBytes, signal, false)) as PreservedCopy;
+}
+
+/**
+ * `preserveRange`, except that with `zeroByLength` a range that turns out all
+ * zero is not kept as a file: its (sparse) temporary copy is removed and the
+ * result records it by length and hash only (`file: null`); restore re-extends
+ * the file with zeros.
+ */
+export async function preserveRangeOrZero(
+  fs: RepairFs,
+  engine: Engine,
+  source: string,
+  from: number,
+  length: number,
+  preserveDir: string,
+  baseName: string,
+  chunkBytes: number,
+  signal: AbortSignal | undefined,
+  zeroByLength: boolean,
+): Promise<PreservedRange> {
   const tmp = path.join(preserveDir, `${baseName}.tmp`);
   let xxh3: string;
   try {
-    xxh3 = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes, signal);
+    const copied = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes, signal);
+    xxh3 = copied.xxh3;
+    if (zeroByLength && copied.allZero) {
+      await fs.unlink(tmp);
+      return { file: null, bytes: length, xxh3 };
+    }
     const check = await digestRange(fs, engine, tmp, 0, length, chunkBytes, signal);
     const size = (await fs.stat(tmp))?.size;
     if (check.xxh3 !== xxh3 || size !== length) {
@@ -253,11 +309,38 @@ export async function freeName(
   }
 }
 
-/** Moves a file into `destDir` under a free name derived from its own; fsyncs both directories. Returns the new name. */
+/** Moves a file into `destDir` under a free name derived from its own (`moveBetweenDirs`). Returns the new name. */
 export async function moveAside(fs: RepairFs, filePath: string, destDir: string, suffix = ""): Promise<string> {
   const name = await freeName(fs, destDir, path.basename(filePath) + suffix);
-  await fs.rename(filePath, path.join(destDir, name));
-  await fs.syncDir(destDir);
-  await fs.syncDir(path.dirname(filePath));
+  await moveBetweenDirs(fs, filePath, path.join(destDir, name));
   return name;
+}
+
+/** errno codes of a filesystem that has no hard links: the move falls back to one rename. */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
+
+/**
+ * Moves a file from one directory to another so that no crash can leave it
+ * under neither name (docs/repair.md §6.2): link it under its new name, fsync
+ * the new directory, then remove the old name and fsync the old directory.
+ * A crash in between leaves it under both names (one file, two names; restore
+ * and a new repair both accept that). A rename persists its two halves with
+ * two directories, and a power cut between their fsyncs may keep only the
+ * removal on some filesystems. Where hard links are not supported, it falls
+ * back to rename + both fsyncs. `to` must not exist.
+ */
+export async function moveBetweenDirs(fs: RepairFs, from: string, to: string): Promise<void> {
+  try {
+    await fs.link(from, to);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== "string" || !NO_HARD_LINKS.has(code)) throw error;
+    await fs.rename(from, to);
+    await fs.syncDir(path.dirname(to));
+    await fs.syncDir(path.dirname(from));
+    return;
+  }
+  await fs.syncDir(path.dirname(to));
+  await fs.unlink(from);
+  await fs.syncDir(path.dirname(from));
 }

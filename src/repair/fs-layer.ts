@@ -4,11 +4,13 @@
  * any chosen mutating step (docs/repair.md §6.2: a crash at any point, followed by scan
  * and repair again, converges with nothing lost).
  *
- * The interface is deliberately small. Its one `unlink` removes only
- * segscan's own partial temporaries (a `.tmp` copy that failed before it was
- * complete, e.g. on a full disk): repair never deletes a file it did not
- * create, it only moves files aside (rename) or cuts proven torn tails after
- * preserving them.
+ * The interface is deliberately small. Its `unlink` and `rmdir` remove only
+ * segscan's own files (a partial `.tmp` copy, e.g. on a full disk; its lock
+ * file; an empty preserve dir made only for the lock) and the old name of a
+ * file moved between directories once its new name is durable. Repair never deletes a
+ * file it did not create; it only moves files aside (rename) or cuts proven
+ * torn tails after preserving them. The lock goes through this layer too, so
+ * the crash models see it.
  */
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
@@ -19,12 +21,20 @@ export interface RepairStat {
   size: number;
   isFile: boolean;
   isDirectory: boolean;
+  /** True for a symbolic link (stat is lstat: a link is seen as the link, never followed). */
+  isSymbolicLink?: boolean;
   /** The filesystem's device id, when the layer knows it (used to refuse a cross-filesystem move up front). */
   dev?: number;
+  /** Last modification time in ms, when the layer knows it (the plan records it; the preflight compares). */
+  mtimeMs?: number;
 }
 
-/** How a file is opened: read only, read-write in place, create-or-truncate, or append (create if missing). */
-export type OpenMode = "r" | "r+" | "w" | "a";
+/**
+ * How a file is opened: read only, read-write in place, create-or-truncate,
+ * append (create if missing), or exclusive create (`wx`: EEXIST when the file
+ * exists; the lock file, docs/repair.md §6.2 rule 2).
+ */
+export type OpenMode = "r" | "r+" | "w" | "a" | "wx";
 
 export interface RepairFile {
   /** Positioned read; returns the bytes read (0 at end of file). */
@@ -46,18 +56,41 @@ export interface RepairFs {
   mkdir(dirPath: string): Promise<void>;
   /** Atomic rename within one filesystem; replaces an existing `to` file. */
   rename(from: string, to: string): Promise<void>;
+  /**
+   * A second name (hard link) `to` for the file `from`, in the same
+   * filesystem; fails with EEXIST when `to` exists. Moves between two
+   * directories go link → fsync the new dir → unlink → fsync the old dir
+   * (`moveBetweenDirs`), so no crash can leave the file under neither name.
+   */
+  link(from: string, to: string): Promise<void>;
   /** fsync a directory, making renames and creations in it durable. */
   syncDir(dirPath: string): Promise<void>;
-  /** Removes a file segscan created itself and never completed (a partial `.tmp` copy); a missing file is fine. */
+  /** Removes a name: segscan's own files, or a moved file's old name once the new one is durable; a missing file is fine. */
   unlink(filePath: string): Promise<void>;
+  /** Removes an EMPTY directory segscan created itself (a preserve dir made only for a lock); fails when not empty. */
+  rmdir(dirPath: string): Promise<void>;
 }
 
 function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === "ENOENT";
 }
 
-function toStat(stats: { size: number; dev: number; isFile(): boolean; isDirectory(): boolean }): RepairStat {
-  return { size: stats.size, isFile: stats.isFile(), isDirectory: stats.isDirectory(), dev: stats.dev };
+function toStat(stats: {
+  size: number;
+  dev: number;
+  mtimeMs: number;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}): RepairStat {
+  return {
+    size: stats.size,
+    isFile: stats.isFile(),
+    isDirectory: stats.isDirectory(),
+    isSymbolicLink: stats.isSymbolicLink(),
+    dev: stats.dev,
+    mtimeMs: stats.mtimeMs,
+  };
 }
 
 /** The real thing, on `node:fs/promises`. */
@@ -96,6 +129,7 @@ export const nodeRepairFs: RepairFs = {
     }
   },
   rename: (from, to) => fsp.rename(from, to),
+  link: (from, to) => fsp.link(from, to),
   async syncDir(dirPath) {
     const handle = await fsp.open(dirPath, "r");
     try {
@@ -111,6 +145,7 @@ export const nodeRepairFs: RepairFs = {
       if (!isNotFound(error)) throw error;
     }
   },
+  rmdir: (dirPath) => fsp.rmdir(dirPath),
 };
 
 /** Thrown by the fault-injecting layer in place of the step it was told to fail, and for every call after it. */
@@ -236,6 +271,10 @@ export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): Fau
       if (step("rename", `${path.basename(from)} -> ${path.basename(to)}`)) fail("rename", from);
       return inner.rename(from, to);
     },
+    async link(from, to) {
+      if (step("link", `${path.basename(from)} -> ${path.basename(to)}`)) fail("link", from);
+      return inner.link(from, to);
+    },
     async syncDir(dirPath) {
       if (step("syncDir", dirPath)) fail("syncDir", dirPath);
       return inner.syncDir(dirPath);
@@ -243,6 +282,10 @@ export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): Fau
     async unlink(filePath) {
       if (step("unlink", path.basename(filePath))) fail("unlink", filePath);
       return inner.unlink(filePath);
+    },
+    async rmdir(dirPath) {
+      if (step("rmdir", dirPath)) fail("rmdir", dirPath);
+      return inner.rmdir(dirPath);
     },
   };
   return layer;
@@ -269,6 +312,7 @@ const OPEN_WORDS: Record<OpenMode, string> = {
   r: "open for reading",
   "r+": "open for writing",
   w: "create",
+  wx: "create (exclusively)",
   a: "open for appending",
 };
 
@@ -308,7 +352,9 @@ export function describedFs(inner: RepairFs): RepairFs {
     readdir: (dirPath) => wrap("list", dirPath, () => inner.readdir(dirPath)),
     mkdir: (dirPath) => wrap("create the directory", dirPath, () => inner.mkdir(dirPath)),
     rename: (from, to) => wrap(`move ${from} to`, to, () => inner.rename(from, to)),
+    link: (from, to) => wrap(`link ${from} as`, to, () => inner.link(from, to)),
     syncDir: (dirPath) => wrap("fsync the directory", dirPath, () => inner.syncDir(dirPath)),
     unlink: (filePath) => wrap("remove", filePath, () => inner.unlink(filePath)),
+    rmdir: (dirPath) => wrap("remove the empty directory", dirPath, () => inner.rmdir(dirPath)),
   };
 }

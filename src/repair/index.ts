@@ -1,41 +1,47 @@
-/** Repair (docs/repair.md §6.2): plan, apply with a journal, and restore. */
+/** Repair (docs/repair.md §6.2, docs/node.md N7): one plan for the whole node, one journaled runner, one restore. */
 export {
+  PLAN_VERSION,
   PRESERVE_DIR_SUFFIX,
-  diffPartitionPlans,
-  formatPlan,
-  indexPathOf,
+  firstDifference,
   isEmptyPlan,
-  planPartition,
+  parsePlan,
   planRepair,
-  planToJson,
+  planSteps,
   preserveDirOf,
   realPreserveDirOf,
 } from "./plan.js";
 export type {
-  IndexRewrite,
-  IndexTrim,
-  Jsonified,
-  LogTruncation,
+  ConsumerRef,
+  EvidenceCopyStep,
+  ForecastEffect,
+  LeftAlone,
+  MoveAsideStep,
+  ObservedFile,
   PartitionFingerprint,
-  PartitionPlan,
-  PlannedSweep,
+  PlanOptions,
+  PlanRepairOptions,
+  PlanStep,
+  PlanTarget,
   RepairPlan,
+  ReplaceStep,
   SegmentFingerprint,
   SkippedPartition,
+  TruncateStep,
+  WalScanContext,
 } from "./plan.js";
-export { applyRepair, planScanOptions, refuseLoneSegment } from "./apply.js";
-export type {
-  AppliedIndexReplacement,
-  AppliedPartition,
-  AppliedTruncation,
-  ApplyOptions,
-  ApplyResult,
-  PartitionScanner,
-} from "./apply.js";
+export { indexPathOf } from "./preserve-dir.js";
+export { OFFSET_EVIDENCE_MAX_BYTES } from "./plan-node.js";
+export { applyRepair } from "./runner.js";
+export type { AppliedTarget, ApplyOptions, ApplyResult } from "./runner.js";
+export type { AppliedStep } from "./steps.js";
+export { CUT_PROOF_BYTES } from "./steps.js";
+export { planScanOptions, refuseLoneSegment } from "./preflight.js";
+export type { PartitionScanner } from "./preflight.js";
+export { formatApplied, formatPlan, printable } from "./format.js";
 export { RESTORE_SEARCH_DEPTH, findRestorable, restore } from "./restore.js";
 export type { RestoreOptions, RestoreResult } from "./restore.js";
 export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";
-export type { JournalEntry, JournalIndexImage, JournalOp, JournalRecord, JournalResidue } from "./journal.js";
+export type { JournalEntry, JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecord, JournalResidue } from "./journal.js";
 export { InjectedFault, createFaultyFs, nodeRepairFs } from "./fs-layer.js";
 export type { FaultOptions, FaultyRepairFs, OpenMode, RepairFile, RepairFs, RepairStat } from "./fs-layer.js";
 export {
@@ -49,4 +55,4 @@ export {
 } from "./errors.js";
 export type { RepairErrorContext } from "./errors.js";
 export { LOCK_NAME, LockHeldError, WriterOpenError, acquireLock, findWriters } from "./lock.js";
-export type { HeldLock, LockInfo, OpenWriter, WriterCheck } from "./lock.js";
+export type { HeldLock, LockInfo, OpenWriter, WriterCheck, WriterWatch } from "./lock.js";

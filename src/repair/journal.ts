@@ -28,9 +28,34 @@ export interface JournalIndexImage {
   xxh3: string;
 }
 
+/**
+ * docs/repair.md §6.3: proof of which file was cut — the XXH3-64 of `bytes`
+ * bytes ending at the cut point (`[from, from + bytes)`, untouched by the cut
+ * and by restore). Restore re-hashes them before it changes the file, so a
+ * file replaced since the cut (by a rename with other bytes of the same
+ * length, say) is refused instead of having the old residue appended.
+ */
+export interface JournalPrefixProof {
+  from: number;
+  bytes: number;
+  xxh3: string;
+}
+
 export type JournalOp =
-  /** Cut `log` from `fromSize` to `toSize` after preserving `[toSize, fromSize)`. */
-  | { type: "truncate-log"; segment: string; log: string; fromSize: number; toSize: number; residue: JournalResidue }
+  /**
+   * Cut `log` (a segment's `.log`, or the metadata WAL with segment "0") from
+   * `fromSize` to `toSize` after preserving `[toSize, fromSize)`. `proof` is
+   * absent in journals written before it existed.
+   */
+  | {
+      type: "truncate-log";
+      segment: string;
+      log: string;
+      fromSize: number;
+      toSize: number;
+      residue: JournalResidue;
+      proof?: JournalPrefixProof;
+    }
   /** Move `name` (partition dir) to `to` (preserve dir): a sweep. */
   | { type: "move-aside"; kind: string; name: string; to: string; size: number }
   /**
@@ -44,6 +69,19 @@ export type JournalOp =
       staging: string;
       old: (JournalIndexImage & { file: string }) | null;
       new: JournalIndexImage;
+    }
+  /**
+   * The same for an offset file (docs/node.md N7): write `staging`, rename it
+   * over `file` (named by its path under the partition dir); `old` is its
+   * preserved copy. (Journals written before this op existed used
+   * `replace-index` for offset files; restore reads both.)
+   */
+  | {
+      type: "replace-file";
+      file: string;
+      staging: string;
+      old: JournalIndexImage & { file: string };
+      new: JournalIndexImage;
     };
 
 interface RecordBase {
@@ -53,7 +91,8 @@ interface RecordBase {
 }
 
 export type JournalRecord =
-  | (RecordBase & { kind: "begin"; time: string; partition: string; plan: Record<string, number> })
+  /** `partition` is the target's path (a partition dir, a lone `.log`, or `metadata/`); `target` its kind (absent in older journals: a partition). */
+  | (RecordBase & { kind: "begin"; time: string; partition: string; target?: "partition" | "metadata"; plan: Record<string, number> })
   /** Informational: bytes copied into the preserve dir. */
   | (RecordBase & { kind: "preserved"; source: string; from: number; bytes: number; xxh3: string; file: string })
   /** Written and fsynced BEFORE the step. */
@@ -215,6 +254,13 @@ const isHash = (v: unknown): boolean => typeof v === "string" && /^[0-9a-f]{16}$
 const isImage = (v: unknown): boolean =>
   v !== null && typeof v === "object" && isNumber((v as JournalIndexImage).size) && isHash((v as JournalIndexImage).xxh3);
 
+const isProof = (v: unknown): boolean =>
+  v !== null &&
+  typeof v === "object" &&
+  isNumber((v as JournalPrefixProof).from) &&
+  isNumber((v as JournalPrefixProof).bytes) &&
+  isHash((v as JournalPrefixProof).xxh3);
+
 /** Whether an intent's op carries every field its undo reads, with the right types. */
 function isOp(value: unknown): value is JournalOp {
   if (value === null || typeof value !== "object") return false;
@@ -227,6 +273,7 @@ function isOp(value: unknown): value is JournalOp {
         isString(op.log) &&
         isNumber(op.fromSize) &&
         isNumber(op.toSize) &&
+        (op.proof === undefined || isProof(op.proof)) &&
         residue !== null &&
         typeof residue === "object" &&
         isNumber(residue.bytes) &&
@@ -237,6 +284,10 @@ function isOp(value: unknown): value is JournalOp {
     }
     case "move-aside":
       return isString(op.kind) && isString(op.name) && isString(op.to) && isNumber(op.size);
+    case "replace-file":
+      return (
+        isString(op.file) && isString(op.staging) && isImage(op.new) && isImage(op.old) && isString((op.old as { file?: unknown }).file)
+      );
     case "replace-index":
       return (
         isString(op.segment) &&

@@ -1,25 +1,27 @@
 /**
  * docs/repair.md §6.2: one writer at a time. `repair --apply` and `restore`
- * take an exclusive lock per partition, a file created with `wx` (O_CREAT |
- * O_EXCL) in `<partition>.segscan/`, holding the pid, host, start time and
- * command of its holder; a second run refuses while it exists and says how to
- * clear a stale one. The lock is released (its file removed) on every exit
- * path of the run that took it (and at process exit, see `releaseAtExit`);
- * only a process killed outright (SIGKILL, power cut) leaves it behind.
+ * take an exclusive lock per target (a partition dir, or `metadata/`): a file
+ * created with `wx` (O_CREAT | O_EXCL) in its preserve dir, holding the pid,
+ * host, start time and command of its holder; a second run refuses while it
+ * exists and says how to clear a stale one. The lock is released (its file
+ * removed) on every exit path of the run that took it (and at process exit,
+ * see `releaseAtExit`); only a process killed outright (SIGKILL, power cut)
+ * leaves it behind.
  *
- * They also refuse while a segment file of the partition is open for writing
- * by another process, where the platform lets that be seen (`findWriters`).
+ * The lock goes through the `RepairFs` seam like every other write, so the
+ * crash models see it: the file is written, fsynced, and its directory
+ * fsynced, so a lock that was taken survives a power cut (and then refuses
+ * the next run until an operator clears it, as after `kill -9`).
  *
- * The lock goes straight to node:fs, not through the `RepairFs` seam: it is
- * the run's own bookkeeping, never partition data, and a simulated crash of
- * the seam must still release it as a real process exit would not — the
- * stale-lock refusal is tested on its own.
+ * They also refuse while a file a step touches is open for writing by another
+ * process, where the platform lets that be seen (`findWriters`).
  */
 import { promises as fsp, rmSync, rmdirSync } from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { RepairError } from "./errors.js";
-import { RepairIoError } from "./fs-layer.js";
+import { RepairIoError, nodeRepairFs } from "./fs-layer.js";
+import type { RepairFs } from "./fs-layer.js";
 
 export const LOCK_NAME = "lock";
 
@@ -32,7 +34,7 @@ export interface LockInfo {
   command: string;
 }
 
-/** Another run holds the partition's lock (or left it behind when it was killed). Nothing was changed. */
+/** Another run holds the target's lock (or left it behind when it was killed). Nothing was changed. */
 export class LockHeldError extends RepairError {
   override name = "LockHeldError";
   constructor(
@@ -44,7 +46,7 @@ export class LockHeldError extends RepairError {
   }
 }
 
-/** Another process has a segment file of the partition open for writing. Nothing was changed. */
+/** Another process has a file the run would change open for writing. Nothing was changed. */
 export class WriterOpenError extends RepairError {
   override name = "WriterOpenError";
   constructor(
@@ -57,9 +59,10 @@ export class WriterOpenError extends RepairError {
 }
 
 /**
- * Locks this process holds, removed synchronously if it exits without
- * releasing them (a second Ctrl-C exits at once with `process.exit`). Only a
- * kill that runs no code (SIGKILL, a power cut) leaves a stale lock.
+ * Locks this process holds on the real filesystem, removed synchronously if
+ * it exits without releasing them (a second Ctrl-C exits at once with
+ * `process.exit`). Only a kill that runs no code (SIGKILL, a power cut)
+ * leaves a stale lock.
  */
 const heldLocks = new Map<string, { preserveDir: string; created: boolean }>();
 let exitHookInstalled = false;
@@ -81,76 +84,118 @@ export interface HeldLock {
   release(): Promise<void>;
 }
 
+const encoder = new TextEncoder();
+
 /**
  * Creates `<preserveDir>/lock` exclusively (the preserve dir is created if
- * missing: an empty directory beside the partition, nothing inside it).
- * Throws `LockHeldError` naming the holder when the file exists.
+ * missing: an empty directory beside the target, nothing inside it), writes
+ * and fsyncs it and its directory. Throws `LockHeldError` naming the holder
+ * when the file exists.
  */
-export async function acquireLock(preserveDir: string, what: string, command: string): Promise<HeldLock> {
-  // A preserve dir made only to hold the lock is removed again on release if it is still empty.
-  let created: boolean;
-  try {
-    created = (await fsp.mkdir(preserveDir, { recursive: true })) !== undefined;
-  } catch (error) {
-    throw lockIoError("create the directory", preserveDir, error);
-  }
+export async function acquireLock(fs: RepairFs, preserveDir: string, what: string, command: string): Promise<HeldLock> {
   const lockPath = path.join(preserveDir, LOCK_NAME);
+  // A preserve dir made only to hold the lock is removed again on release if it is still empty.
+  const created = (await fs.stat(preserveDir)) === null;
+  try {
+    if (created) {
+      await fs.mkdir(preserveDir);
+      await fs.syncDir(path.dirname(preserveDir));
+    }
+  } catch (error) {
+    throw withNothingChanged(error);
+  }
   const info: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString(), command };
-  let handle;
+  let file;
   try {
-    handle = await fsp.open(lockPath, "wx");
+    file = await fs.open(lockPath, "wx");
   } catch (error) {
-    if (created) await fsp.rmdir(preserveDir).catch(() => {});
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw lockIoError("create the lock file", lockPath, error);
-    const holder = await readLock(lockPath);
-    const who =
-      holder === null ? "an unreadable holder" : `pid ${holder.pid} on host ${holder.host} since ${holder.started} (${holder.command})`;
-    const check =
-      holder === null
-        ? "check that no segscan runs on this partition"
-        : `check that pid ${holder.pid} is not running on ${holder.host} (\`ps -p ${holder.pid}\`)`;
-    throw new LockHeldError(
-      `refusing to ${what}: another segscan run holds its lock ${lockPath}: ${who}; nothing was changed. ` +
-        `If that run is gone (killed), the lock is stale: ${check}, then remove ${lockPath} and run again`,
-      lockPath,
-      holder,
-    );
+    if (created) await fs.rmdir(preserveDir).catch(() => {});
+    if (!isExists(error)) throw withNothingChanged(error);
+    throw await heldError(fs, lockPath, what);
   }
   try {
-    await handle.writeFile(JSON.stringify(info) + "\n");
+    const bytes = encoder.encode(`${JSON.stringify(info)}\n`);
+    for (let done = 0; done < bytes.length; ) {
+      const written = await file.write(bytes, done, bytes.length - done, done);
+      if (written <= 0) throw new RepairError(`writing the lock file ${lockPath} made no progress at byte ${done}`, { path: lockPath });
+      done += written;
+    }
+    await file.sync();
+    await file.close();
+    await fs.syncDir(preserveDir);
   } catch (error) {
-    await handle.close();
-    await fsp.rm(lockPath, { force: true });
-    if (created) await fsp.rmdir(preserveDir).catch(() => {});
-    throw lockIoError("write the lock file", lockPath, error);
+    await file.close().catch(() => {});
+    await fs.unlink(lockPath).catch(() => {});
+    if (created) await fs.rmdir(preserveDir).catch(() => {});
+    throw withNothingChanged(error);
   }
-  await handle.close();
-  heldLocks.set(lockPath, { preserveDir, created });
-  if (!exitHookInstalled) {
-    process.on("exit", releaseAtExit);
-    exitHookInstalled = true;
+  const real = fs === nodeRepairFs;
+  if (real) {
+    heldLocks.set(lockPath, { preserveDir, created });
+    if (!exitHookInstalled) {
+      process.on("exit", releaseAtExit);
+      exitHookInstalled = true;
+    }
   }
   return {
     lockPath,
     async release() {
       heldLocks.delete(lockPath);
-      await fsp.rm(lockPath, { force: true });
-      if (created) await fsp.rmdir(preserveDir).catch(() => {}); // not empty: the run wrote there, keep it
+      await fs.unlink(lockPath);
+      await fs.syncDir(preserveDir);
+      // A preserve dir made only for the lock goes again; one the run wrote into is kept.
+      if (created && (await fs.readdir(preserveDir)).length === 0) {
+        await fs.rmdir(preserveDir);
+        await fs.syncDir(path.dirname(preserveDir));
+      }
     },
   };
 }
 
-function lockIoError(operation: string, target: string, error: unknown): Error {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (typeof code !== "string") return error as Error;
-  const wrapped = new RepairIoError(operation, target, code, error);
-  wrapped.message += "; nothing was changed";
-  return wrapped;
+function isExists(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | null)?.code === "EEXIST" || (error as RepairIoError | null)?.code === "EEXIST";
 }
 
-async function readLock(lockPath: string): Promise<LockInfo | null> {
+function withNothingChanged(error: unknown): unknown {
+  if (error instanceof RepairIoError && !error.message.includes("nothing was changed")) error.message += "; nothing was changed";
+  return error;
+}
+
+async function heldError(fs: RepairFs, lockPath: string, what: string): Promise<LockHeldError> {
+  const holder = await readLock(fs, lockPath);
+  const who =
+    holder === null ? "an unreadable holder" : `pid ${holder.pid} on host ${holder.host} since ${holder.started} (${holder.command})`;
+  const check =
+    holder === null
+      ? "check that no segscan runs on this target"
+      : `check that pid ${holder.pid} is not running on ${holder.host} (\`ps -p ${holder.pid}\`)`;
+  return new LockHeldError(
+    `refusing to ${what}: another segscan run holds its lock ${lockPath}: ${who}; nothing was changed. ` +
+      `If that run is gone (killed), the lock is stale: ${check}, then remove ${lockPath} and run again`,
+    lockPath,
+    holder,
+  );
+}
+
+/** The size a lock file may have: one line of JSON (a larger file is not ours, and is reported as unreadable). */
+const LOCK_MAX_BYTES = 64 * 1024;
+
+async function readLock(fs: RepairFs, lockPath: string): Promise<LockInfo | null> {
   try {
-    const parsed = JSON.parse(await fsp.readFile(lockPath, "utf8")) as Partial<LockInfo>;
+    const stat = await fs.stat(lockPath);
+    if (stat === null || !stat.isFile || stat.size > LOCK_MAX_BYTES) return null;
+    const bytes = new Uint8Array(stat.size);
+    const file = await fs.open(lockPath, "r");
+    try {
+      for (let done = 0; done < bytes.length; ) {
+        const count = await file.read(bytes, done, bytes.length - done, done);
+        if (count <= 0) break;
+        done += count;
+      }
+    } finally {
+      await file.close();
+    }
+    const parsed = JSON.parse(new TextDecoder().decode(bytes)) as Partial<LockInfo>;
     if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return null;
     return { pid: parsed.pid, host: parsed.host, started: String(parsed.started), command: String(parsed.command) };
   } catch {
@@ -158,10 +203,49 @@ async function readLock(lockPath: string): Promise<LockInfo | null> {
   }
 }
 
-/** A process that has a segment file open for writing. */
+/**
+ * Takes every lock a run needs, in sorted order (two runs over overlapping
+ * targets then never wait on each other in a cycle), releasing those taken
+ * when one refuses.
+ */
+export async function acquireLocks(
+  fs: RepairFs,
+  preserveDirs: Iterable<string>,
+  what: (preserveDir: string) => string,
+  command: string,
+): Promise<HeldLock[]> {
+  const locks: HeldLock[] = [];
+  try {
+    for (const preserveDir of [...new Set(preserveDirs)].sort()) locks.push(await acquireLock(fs, preserveDir, what(preserveDir), command));
+    return locks;
+  } catch (error) {
+    await releaseLocks(locks);
+    throw error;
+  }
+}
+
+/**
+ * Releases locks newest first. A failure to release one does not keep the
+ * others; the first failure is thrown once all were tried (the run's work is
+ * done, but a lock left behind refuses the next run, so the operator must know).
+ */
+export async function releaseLocks(locks: readonly HeldLock[]): Promise<void> {
+  let failure: unknown = null;
+  for (const lock of [...locks].reverse()) {
+    try {
+      await lock.release();
+    } catch (error) {
+      if (error instanceof RepairError) error.message += `; the lock ${lock.lockPath} may be left behind: remove it by hand`;
+      failure ??= error;
+    }
+  }
+  if (failure !== null) throw failure;
+}
+
+/** A process that has a file a run would change open for writing. */
 export interface OpenWriter {
   pid: number;
-  /** The segment file, as /proc resolves it. */
+  /** The file, as /proc resolves it. */
   file: string;
   /** `O_WRONLY` or `O_RDWR`. */
   access: "O_WRONLY" | "O_RDWR";
@@ -175,34 +259,45 @@ export interface WriterCheck {
   unreadableProcesses: number;
 }
 
+/**
+ * What a writer check watches: every segment file (`.log`, `.index`) directly
+ * inside `segmentDirs`, and each of `files` (the WAL, offset files). Paths are
+ * resolved to real paths before matching, as /proc shows real paths.
+ */
+export interface WriterWatch {
+  segmentDirs: readonly string[];
+  files: readonly string[];
+}
+
 /** Segment files whose writers block a repair. */
 const SEGMENT_FILE = /\.(log|index)$/;
 /** The access-mode bits of `flags` in /proc/<pid>/fdinfo (octal). */
 const O_ACCMODE = 0o3;
 const ACCESS: Record<number, OpenWriter["access"] | undefined> = { 1: "O_WRONLY", 2: "O_RDWR" };
 
+async function realOrResolved(target: string): Promise<string> {
+  try {
+    return await fsp.realpath(target);
+  } catch {
+    // A file that does not exist (yet) cannot be open: its resolved spelling matches nothing.
+    return path.resolve(target);
+  }
+}
+
 /**
- * Which other processes have a `.log` or `.index` file directly inside `dir`
- * open for writing. On Linux this reads every `/proc/<pid>/fd/<n>` symlink
- * (the open file's path), and for one that resolves to a segment file in the
- * real path of `dir`, the `flags:` line of `/proc/<pid>/fdinfo/<n>`: access
- * mode `O_WRONLY` or `O_RDWR` is a writer. This process is skipped. Processes
- * whose fd directory cannot be read (another user's, without root) are
- * counted in `unreadableProcesses`, not inspected. Elsewhere nothing is
+ * Which other processes have a watched file open for writing. On Linux this
+ * reads every `/proc/<pid>/fd/<n>` symlink (the open file's real path), and
+ * for one that is watched, the `flags:` line of `/proc/<pid>/fdinfo/<n>`:
+ * access mode `O_WRONLY` or `O_RDWR` is a writer. This process is skipped.
+ * Processes whose fd directory cannot be read (another user's, without root)
+ * are counted in `unreadableProcesses`, not inspected. Elsewhere nothing is
  * checked (`checked: false`).
  */
-export async function findWriters(
-  dir: string,
-  procRoot = "/proc",
-  watched: (file: string) => boolean = isSegmentFile,
-): Promise<WriterCheck> {
+export async function findWriters(watch: WriterWatch, procRoot = "/proc"): Promise<WriterCheck> {
   if (process.platform !== "linux") return { checked: false, writers: [], unreadableProcesses: 0 };
-  let realDir: string;
-  try {
-    realDir = await fsp.realpath(dir);
-  } catch {
-    realDir = path.resolve(dir);
-  }
+  const dirs = new Set(await Promise.all(watch.segmentDirs.map(realOrResolved)));
+  const files = new Set(await Promise.all(watch.files.map(realOrResolved)));
+  const watched = (target: string): boolean => files.has(target) || (dirs.has(path.dirname(target)) && SEGMENT_FILE.test(target));
   let pids: string[];
   try {
     pids = (await fsp.readdir(procRoot)).filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
@@ -226,7 +321,7 @@ export async function findWriters(
       } catch {
         continue; // closed meanwhile
       }
-      if (path.dirname(target) !== realDir || !watched(target)) continue;
+      if (!watched(target)) continue;
       let info: string;
       try {
         info = await fsp.readFile(path.join(procRoot, pid, "fdinfo", fd), "utf8");
@@ -241,22 +336,15 @@ export async function findWriters(
   return { checked: true, writers, unreadableProcesses };
 }
 
-function isSegmentFile(file: string): boolean {
-  return SEGMENT_FILE.test(file);
-}
-
-/**
- * Throws `WriterOpenError` when another process writes a segment file of `dir`
- * (or, given `watched`, any file it accepts, e.g. the metadata WAL); returns what was checked.
- */
-export async function refuseWriters(dir: string, what: string, watched?: (file: string) => boolean): Promise<WriterCheck> {
-  const check = await findWriters(dir, "/proc", watched);
+/** Throws `WriterOpenError` (nothing changed) when another process writes a watched file; returns what was checked. */
+export async function refuseWriters(watch: WriterWatch, what: string, procRoot = "/proc"): Promise<WriterCheck> {
+  const check = await findWriters(watch, procRoot);
   if (check.writers.length > 0) {
     const list = check.writers.map((w) => `pid ${w.pid} has ${w.file} open ${w.access}`).join("; ");
     throw new WriterOpenError(
-      `refusing to ${what}: another process has ${watched === undefined ? "its segment files" : "it"} open for writing (${list}); nothing was changed. ` +
+      `refusing to ${what}: another process has a file it would change open for writing (${list}); nothing was changed. ` +
         "Stop iggy-server (or whatever writes there) before repairing or restoring",
-      dir,
+      watch.segmentDirs[0] ?? watch.files[0] ?? "",
       check.writers,
     );
   }

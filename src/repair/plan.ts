@@ -1,299 +1,119 @@
 /**
- * docs/repair.md §6.2: the repair plan. `planRepair` is a function of a scan report:
- * it lists, for every partition whose action is `repair` and for no other, the
- * log truncations, index rewrites, index trims and sweeps that make the next
- * scan say clean. Planning writes nothing and reads only the partition dir's
- * real path, for its preserve dir (`realPreserveDirOf`); a dry run is `formatPlan`.
+ * docs/repair.md §6.2: the repair plan, one value for the whole node.
  *
- * The plan carries each partition's fingerprint (every segment's sizes, proven
- * prefix and outcome, and the sweep list, straight from the report), and
- * `applyRepair` re-scans and refuses a plan that no longer matches the files.
+ * A plan lists every change a repair makes, on every plane: segment log cuts,
+ * index rewrites and trims, scratch-file sweeps (docs/repair.md §6.2), the
+ * metadata WAL's torn-tail cut and the offset-file evidence copies, rewrites
+ * and moves (docs/node.md N7). It is grouped into **targets**: one per
+ * directory that gets a journal and a lock (a partition dir, or the node's
+ * `metadata/` dir), each with its ordered **steps**.
  *
- * Empty segments: the log is cut to its proven prefix (0) and the index is
- * left holding no entry: an index with a partial entry is trimmed to 0 bytes,
- * an absent or 0-byte index stays as it is (both scan as "no whole entry", and
- * a freshly created segment has a 0-byte index, so nothing is created).
+ * A plan is plain JSON data: every u64 (a segment's start offset, a stored
+ * consumer offset) is a decimal string, sizes and positions are numbers, so
+ * `JSON.parse(JSON.stringify(plan))` is the same plan and can be applied
+ * (`parsePlan` checks its shape first). Planning writes nothing: it reads the
+ * scan report and `lstat`s each file a step will touch, recording its size
+ * and mtime, which `applyRepair`'s preflight compares before anything changes.
  */
-import { realpathSync } from "node:fs";
 import * as path from "node:path";
-import { INDEX_ENTRY_BYTES, INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
-import type { EngineKind } from "../engine/types.js";
-import type {
-  PartitionAction,
-  PartitionReport,
-  PartitionVerdict,
-  RebuiltIndexEntry,
-  ScanOptionsUsed,
-  ScanReport,
-  SegmentOutcome,
-  SegmentReport,
-  SweepCandidate,
-} from "../report/types.js";
+import { scanPath } from "../recovery/scan.js";
+import type { ScanOptions } from "../recovery/options.js";
+import type { ScanReport } from "../report/types.js";
 import { PlanError } from "./errors.js";
+import type { RepairFs } from "./fs-layer.js";
+import { nodeRepairFs } from "./fs-layer.js";
+import { fingerprintOf, planPartitionTarget } from "./plan-partition.js";
+import { planNodeTargets } from "./plan-node.js";
+import { realPreserveDirOf } from "./preserve-dir.js";
 
-/** Suffix of the preserve directory beside a partition directory (docs/repair.md §6.2). */
-export const PRESERVE_DIR_SUFFIX = ".segscan";
+export { PRESERVE_DIR_SUFFIX, preserveDirOf, realPreserveDirOf } from "./preserve-dir.js";
 
-export interface LogTruncation {
-  segment: bigint;
-  logPath: string;
-  outcome: "torn-tail" | "empty";
-  fromSize: number;
-  /** The proven prefix P. */
-  toSize: number;
-  /** `[toSize, fromSize)`: all-zero bytes are recorded by length only, any other bytes are copied first. */
-  residue: { bytes: number; allZero: boolean };
-}
+export * from "./plan-types.js";
+import type { LeftAlone, PlanStep, PlanTarget, RepairPlan, SkippedPartition } from "./plan-types.js";
+import { PLAN_VERSION } from "./plan-types.js";
 
-export interface IndexRewrite {
-  segment: bigint;
-  indexPath: string;
-  /** Size of the index being replaced (0 when absent). */
-  fromSize: number;
-  reason: "index-less" | "mismatches";
-  entries: RebuiltIndexEntry[];
-}
-
-export interface IndexTrim {
-  segment: bigint;
-  indexPath: string;
-  fromSize: number;
-  /** Whole entries only. */
-  toSize: number;
-}
-
-export interface PlannedSweep {
-  path: string;
-  kind: SweepCandidate["kind"];
-}
-
-export interface SegmentFingerprint {
-  segment: bigint;
-  logPath: string;
-  messagesSize: number;
-  indexSize: number;
-  walkedSize: number;
-  outcome: SegmentOutcome;
-}
-
-export interface PartitionFingerprint {
-  segments: SegmentFingerprint[];
-  sweep: string[];
-}
-
-export interface PartitionPlan {
-  /** The partition's path as the report gives it (a `.log` path when `singleSegment`). */
-  path: string;
-  singleSegment: boolean;
-  /** The directory holding the segment files. */
-  dir: string;
-  /** `<dir>.segscan`: preserved bytes, moved files and the journal. */
-  preserveDir: string;
-  fingerprint: PartitionFingerprint;
-  truncations: LogTruncation[];
-  indexRewrites: IndexRewrite[];
-  indexTrims: IndexTrim[];
-  sweeps: PlannedSweep[];
-}
-
-/** A partition the plan leaves byte-for-byte untouched, and why. */
-export interface SkippedPartition {
-  path: string;
-  verdict: PartitionVerdict;
-  action: PartitionAction;
-}
-
-export interface RepairPlan {
-  segscan: string;
-  engine: EngineKind;
-  /** The options of the scan the plan came from; `applyRepair` re-scans with the same. */
-  options: ScanOptionsUsed;
-  partitions: PartitionPlan[];
-  skipped: SkippedPartition[];
-}
-
-export function preserveDirOf(partitionDir: string): string {
-  return partitionDir.replace(/[\\/]+$/, "") + PRESERVE_DIR_SUFFIX;
+export interface PlanRepairOptions extends ScanOptions {
+  /** docs/node.md N4: also plan offset rewrites and moves (default false: only evidence copies). */
+  clampOffsets?: boolean;
+  /** Filesystem layer the plan `lstat`s through (default node:fs). */
+  fs?: RepairFs;
 }
 
 /**
- * The preserve dir of a partition dir as it is on disk: `<realpath>.segscan`
- * (docs/repair.md §6.2). A partition reached through a symlink (the link
- * itself, or any link above it) keeps its preserve dir beside the real
- * directory, so repairing or restoring via the link or via the real path
- * finds the same journal, and deleting the link orphans nothing. A path that
- * does not resolve (it does not exist) keeps its own spelling.
+ * The plan for a scan report, or for paths (scanned first with `options`).
+ * Only partitions whose action is `repair` get segment steps; every node
+ * finding docs/node.md N7 names gets its step or a `leftAlone` entry.
  */
-export function realPreserveDirOf(partitionDir: string): string {
-  let real: string;
-  try {
-    real = realpathSync(partitionDir);
-  } catch {
-    real = path.resolve(partitionDir);
-  }
-  return preserveDirOf(real);
+export async function planRepair(source: ScanReport | string | readonly string[], options: PlanRepairOptions = {}): Promise<RepairPlan> {
+  const report =
+    typeof source === "string" || Array.isArray(source) ? await scanPath(source as string | string[], options) : (source as ScanReport);
+  return planFromReport(report, { clampOffsets: options.clampOffsets === true, fs: options.fs ?? nodeRepairFs });
 }
 
-export function indexPathOf(logPath: string): string {
-  return logPath.slice(0, logPath.length - LOG_SUFFIX.length) + INDEX_SUFFIX;
-}
-
-export function planRepair(report: ScanReport): RepairPlan {
-  const partitions: PartitionPlan[] = [];
+async function planFromReport(report: ScanReport, options: { clampOffsets: boolean; fs: RepairFs }): Promise<RepairPlan> {
+  const targets: PlanTarget[] = [];
   const skipped: SkippedPartition[] = [];
   for (const partition of report.partitions) {
-    if (partition.action === "repair") partitions.push(planPartition(partition));
+    if (partition.action === "repair") targets.push(planPartitionTarget(partition));
     else skipped.push({ path: partition.path, verdict: partition.verdict, action: partition.action });
   }
-  return { segscan: report.segscan, engine: report.engine, options: { ...report.options }, partitions, skipped };
-}
-
-/** The plan of one partition whose action is `repair` (throws `PlanError` for any other). */
-export function planPartition(partition: PartitionReport): PartitionPlan {
-  if (partition.action !== "repair") {
-    throw new PlanError(`partition ${partition.path} is not to be repaired (action ${partition.action})`, { path: partition.path });
-  }
-  const firstLog = partition.segments[0]?.logPath;
-  const dir = partition.singleSegment && firstLog !== undefined ? path.dirname(firstLog) : partition.path;
-  const plan: PartitionPlan = {
-    path: partition.path,
-    singleSegment: partition.singleSegment,
-    dir,
-    preserveDir: realPreserveDirOf(dir),
-    fingerprint: {
-      segments: partition.segments.map((s) => ({
-        segment: s.startOffset,
-        logPath: s.logPath,
-        messagesSize: s.messagesSize,
-        indexSize: s.indexSize,
-        walkedSize: s.walkedSize,
-        outcome: s.outcome,
-      })),
-      sweep: partition.sweep.map((s) => s.path),
-    },
-    truncations: [],
-    indexRewrites: [],
-    indexTrims: [],
-    sweeps: partition.sweep.map((s) => ({ path: s.path, kind: s.kind })),
-  };
-  // Repair writes only inside the partition dir and its preserve dir.
-  for (const file of [...partition.segments.map((s) => s.logPath), ...partition.sweep.map((s) => s.path)]) {
-    if (path.resolve(path.dirname(file)) !== path.resolve(dir)) {
-      throw new PlanError(`${file} is not in the partition directory ${dir}`, { path: file });
+  let leftAlone: LeftAlone[] = [];
+  let forecast: RepairPlan["forecast"] = null;
+  if (report.node !== undefined) {
+    const node = await planNodeTargets(report.node, targets, { ...options, preserveDirOf: realPreserveDirOf });
+    leftAlone = node.leftAlone;
+    forecast = node.forecast;
+    // An offset rewrite depends on the head the segments prove: the re-scan must find the segments unchanged.
+    for (const target of targets) {
+      if (target.kind !== "partition" || target.fingerprint !== null) continue;
+      const partition = report.partitions.find((p) => path.resolve(p.path) === path.resolve(target.dir));
+      if (partition !== undefined && partition.verdict !== "failed") target.fingerprint = fingerprintOf(partition);
     }
   }
-  for (const segment of partition.segments) planSegment(segment, plan);
+  const plan: RepairPlan = {
+    version: PLAN_VERSION,
+    segscan: report.segscan,
+    engine: report.engine,
+    options: { ...report.options, clampOffsets: options.clampOffsets },
+    nodeRoot: report.node?.path ?? null,
+    targets: targets.filter((target) => target.steps.length > 0),
+    skipped,
+    leftAlone,
+    forecast,
+  };
+  await observeFiles(plan, options.fs);
   return plan;
 }
 
-function planSegment(segment: SegmentReport, plan: PartitionPlan): void {
-  const context = { path: segment.logPath, segment: segment.startOffset };
-  if (!segment.logPath.endsWith(LOG_SUFFIX)) {
-    throw new PlanError(`segment ${segment.startOffset} has a log path without the ${LOG_SUFFIX} suffix`, context);
-  }
-  if (segment.outcome === "refused") {
-    throw new PlanError(`segment ${segment.startOffset} is refused, yet its partition's action is repair`, context);
-  }
-  if (segment.walkedSize > segment.messagesSize || segment.walkedSize < 0) {
-    throw new PlanError(
-      `segment ${segment.startOffset}: proven prefix ${segment.walkedSize} is outside the log's ${segment.messagesSize} bytes`,
-      { ...context, position: segment.walkedSize },
-    );
-  }
-  const indexPath = indexPathOf(segment.logPath);
-
-  if (segment.walkedSize < segment.messagesSize) {
-    if (segment.outcome === "clean") {
-      throw new PlanError(
-        `segment ${segment.startOffset} is clean but proven only to ${segment.walkedSize} of ${segment.messagesSize} bytes`,
-        { ...context, position: segment.walkedSize },
-      );
+/**
+ * Records each step file's size and mtime as the plan sees it (lstat: a link
+ * is seen as the link); a sweep's size is what it moves.
+ */
+async function observeFiles(plan: RepairPlan, fs: RepairFs): Promise<void> {
+  for (const target of plan.targets) {
+    for (const step of target.steps) {
+      const stat = await fs.stat(step.file);
+      // Whole milliseconds, rounded: what a copy of the tree (utimes) reproduces within its float error.
+      step.observed = stat === null ? null : { size: stat.size, mtimeMs: Math.round(stat.mtimeMs ?? 0) };
+      if (step.kind === "move-aside" && step.role === "sweep") step.size = stat?.size ?? 0;
     }
-    const bytes = segment.messagesSize - segment.walkedSize;
-    const residue = segment.residue;
-    // The report's residue starts at the cut point; anything else (an empty
-    // outcome cut below its residue) is copied whole rather than assumed zero.
-    const allZero = residue !== null && residue.damagePosition === segment.walkedSize && residue.bytes === bytes && residue.allZero;
-    plan.truncations.push({
-      segment: segment.startOffset,
-      logPath: segment.logPath,
-      outcome: segment.outcome,
-      fromSize: segment.messagesSize,
-      toSize: segment.walkedSize,
-      residue: { bytes, allZero },
-    });
-  }
-
-  if (segment.outcome === "empty") {
-    if (segment.indexSize > 0) {
-      plan.indexTrims.push({ segment: segment.startOffset, indexPath, fromSize: segment.indexSize, toSize: 0 });
-    }
-    return;
-  }
-  if (segment.index.rebuilt) {
-    if (segment.rebuiltIndex === null) {
-      throw new PlanError(`segment ${segment.startOffset} needs a rebuilt index but the report holds no entries`, {
-        path: indexPath,
-        segment: segment.startOffset,
-      });
-    }
-    plan.indexRewrites.push({
-      segment: segment.startOffset,
-      indexPath,
-      fromSize: segment.indexSize,
-      reason: segment.index.mismatches > 0 ? "mismatches" : "index-less",
-      entries: segment.rebuiltIndex.map((e) => ({ ...e })),
-    });
-  } else if (segment.index.trailingBytes > 0) {
-    const toSize = segment.indexSize - segment.index.trailingBytes;
-    if (toSize < 0 || toSize % INDEX_ENTRY_BYTES !== 0) {
-      throw new PlanError(
-        `segment ${segment.startOffset}: index of ${segment.indexSize} bytes cannot lose ${segment.index.trailingBytes} trailing bytes and keep whole entries`,
-        { path: indexPath, segment: segment.startOffset, position: toSize },
-      );
-    }
-    plan.indexTrims.push({ segment: segment.startOffset, indexPath, fromSize: segment.indexSize, toSize });
   }
 }
 
 export function isEmptyPlan(plan: RepairPlan): boolean {
-  return plan.partitions.length === 0;
+  return plan.targets.length === 0;
 }
 
-/** Any value with bigints turned into decimal strings (the JSON form of docs/interfaces.md §9.3). */
-export type Jsonified<T> = T extends bigint
-  ? string
-  : T extends (infer U)[]
-    ? Jsonified<U>[]
-    : T extends object
-      ? { [K in keyof T]: Jsonified<T[K]> }
-      : T;
-
-function jsonify(value: unknown): unknown {
-  if (typeof value === "bigint") return value.toString();
-  if (Array.isArray(value)) return value.map(jsonify);
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) out[key] = jsonify(inner);
-    return out;
-  }
-  return value;
-}
-
-/** The plan as JSON-safe data: u64 values as decimal strings, sizes and positions as numbers. */
-export function planToJson(plan: RepairPlan): Jsonified<RepairPlan> {
-  return jsonify(plan) as Jsonified<RepairPlan>;
+/** Every step of a plan with its target, in the order `applyRepair` runs them. */
+export function planSteps(plan: RepairPlan): { target: PlanTarget; step: PlanStep }[] {
+  return plan.targets.flatMap((target) => target.steps.map((step) => ({ target, step })));
 }
 
 /**
- * The first difference between two partition plans, as a JSON path with both
- * values, or null when they are the same plan.
+ * The first difference between two values of plain JSON data, as a JSON path
+ * with both values, or null when they are equal.
  */
-export function diffPartitionPlans(expected: PartitionPlan, actual: PartitionPlan): string | null {
-  return firstDifference(jsonify(expected), jsonify(actual), "");
-}
-
-function firstDifference(a: unknown, b: unknown, at: string): string | null {
+export function firstDifference(a: unknown, b: unknown, at = ""): string | null {
   if (Array.isArray(a) && Array.isArray(b)) {
     for (let i = 0; i < Math.max(a.length, b.length); i++) {
       const d = firstDifference(a[i], b[i], `${at}[${i}]`);
@@ -302,8 +122,7 @@ function firstDifference(a: unknown, b: unknown, at: string): string | null {
     return null;
   }
   if (a !== null && b !== null && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const key of keys) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
       const d = firstDifference((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${at}.${key}`);
       if (d !== null) return d;
     }
@@ -312,51 +131,41 @@ function firstDifference(a: unknown, b: unknown, at: string): string | null {
   return Object.is(a, b) ? null : `${at || "."}: planned ${JSON.stringify(a)}, found ${JSON.stringify(b)}`;
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+/**
+ * A plan read back from JSON (e.g. `repair --json` saved and applied later):
+ * checked for the shape `applyRepair` relies on, throwing `PlanError` naming
+ * the first thing wrong. The plan's own checks (a fresh scan, sizes, mtimes)
+ * still run at apply time.
+ */
+export function parsePlan(value: unknown, source = "plan"): RepairPlan {
+  const fail = (what: string): never => {
+    throw new PlanError(`${source} is not a segscan repair plan: ${what}`, { path: source });
+  };
+  if (value === null || typeof value !== "object") fail("not a JSON object");
+  const plan = value as Partial<RepairPlan>;
+  if (plan.version !== PLAN_VERSION) fail(`version ${JSON.stringify(plan.version)}, this segscan reads version ${PLAN_VERSION}`);
+  if (!Array.isArray(plan.targets)) fail("no targets array");
+  for (const [i, target] of plan.targets!.entries()) {
+    if (target === null || typeof target !== "object") fail(`targets[${i}] is not an object`);
+    if (target.kind !== "partition" && target.kind !== "metadata") fail(`targets[${i}].kind is ${JSON.stringify(target.kind)}`);
+    for (const field of ["path", "dir", "preserveDir"] as const) {
+      if (typeof target[field] !== "string" || !path.isAbsolute(target[field])) fail(`targets[${i}].${field} is not an absolute path`);
+    }
+    if (!Array.isArray(target.steps)) fail(`targets[${i}].steps is not an array`);
+    for (const [j, step] of target.steps.entries()) {
+      const where = `targets[${i}].steps[${j}]`;
+      if (!["truncate", "replace", "move-aside", "evidence-copy"].includes(step?.kind))
+        fail(`${where}.kind is ${JSON.stringify(step?.kind)}`);
+      if (typeof step.file !== "string" || !isInside(target.dir, step.file)) fail(`${where}.file is not a file inside ${target.dir}`);
+    }
+  }
+  if (!Array.isArray(plan.skipped) || !Array.isArray(plan.leftAlone)) fail("no skipped or leftAlone array");
+  if (plan.options === undefined || typeof plan.options !== "object") fail("no options");
+  return plan as RepairPlan;
 }
 
-/** The human form of a plan: what a dry run prints. */
-export function formatPlan(plan: RepairPlan): string {
-  const lines: string[] = [];
-  if (plan.partitions.length === 0) {
-    lines.push("Repair plan: nothing to repair.");
-  } else {
-    lines.push(`Repair plan: ${plural(plan.partitions.length, "partition")} to repair.`);
-  }
-  for (const p of plan.partitions) {
-    lines.push("", `partition ${p.path}`, `  preserve into ${p.preserveDir}${path.sep} (journal: journal.jsonl)`);
-    for (const s of p.sweeps) {
-      lines.push(`  sweep ${path.basename(s.path)} (${s.kind}): move into the preserve dir`);
-    }
-    for (const t of p.truncations) {
-      const name = path.basename(t.logPath);
-      const kept = t.residue.allZero
-        ? `${plural(t.residue.bytes, "zero byte")}, recorded by length`
-        : `${plural(t.residue.bytes, "byte")}, copied to ${name}.${t.toSize}.residue first`;
-      const why = t.outcome === "empty" ? "empty segment: no whole batch" : "torn tail";
-      lines.push(`  truncate ${name}: ${t.fromSize} -> ${t.toSize} bytes (${why}; cut ${kept})`);
-    }
-    for (const r of p.indexRewrites) {
-      const why = r.reason === "index-less" ? "rebuilt from the walk" : "index disagreed with the walk";
-      const old = r.fromSize > 0 ? `; the old ${r.fromSize}-byte index is kept` : "";
-      lines.push(
-        `  rewrite ${path.basename(r.indexPath)}: ${plural(r.entries.length, "entry")}, ${r.entries.length * INDEX_ENTRY_BYTES} bytes (${why}${old})`,
-      );
-    }
-    for (const t of p.indexTrims) {
-      lines.push(
-        `  trim ${path.basename(t.indexPath)}: ${t.fromSize} -> ${t.toSize} bytes (partial trailing entry; the old index is kept)`,
-      );
-    }
-  }
-  if (plan.skipped.length > 0) {
-    // Problems are listed one by one; clean partitions only by count (a data dir can hold thousands).
-    const problems = plan.skipped.filter((s) => s.verdict !== "clean");
-    const cleanCount = plan.skipped.length - problems.length;
-    lines.push("", "left untouched:");
-    for (const s of problems) lines.push(`  ${s.path}: ${s.verdict}, action ${s.action}`);
-    if (cleanCount > 0) lines.push(`  ${cleanCount} clean partition${cleanCount === 1 ? "" : "s"}: action serve`);
-  }
-  return lines.join("\n") + "\n";
+/** Whether `file` lies strictly inside `dir` (by path, no `..` escape). */
+export function isInside(dir: string, file: string): boolean {
+  const relative = path.relative(dir, file);
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
 }

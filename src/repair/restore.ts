@@ -5,8 +5,17 @@
  *   XXH3-64 and length are checked against the journal (an all-zero residue is
  *   re-extended by its length), and the restored range is hashed again;
  * - a swept file is moved back from the preserve dir;
- * - a replaced index gets its preserved copy back (via staging + rename), and
- *   an index repair created where there was none is moved into the preserve dir.
+ * - a replaced index or offset file gets its preserved copy back (via staging
+ *   + rename), and an index repair created where there was none is moved into
+ *   the preserve dir.
+ *
+ * One restore serves every target kind (docs/repair.md §6.2, docs/node.md N7):
+ * a partition dir (segments, scratch files, offset files) or a node's
+ * `metadata/` dir (the WAL cut). Before a cut file is re-extended, restore
+ * proves it is the file that was cut: its size is between the cut point and
+ * the old size, and the bytes just before the cut point hash to the journal's
+ * `proof` (docs/repair.md §6.3), so a file replaced since (by a rename with
+ * other bytes of the same length, say) is refused, never appended to.
  *
  * Each undo looks at the files, not at the journal's `done` lines, to decide
  * what happened (see apply.ts), so an intent whose step never ran is left
@@ -23,6 +32,7 @@
  * log that has since grown past its cut point (new appends) is a conflict, and
  * restore stops there with a `RestoreConflictError` rather than guess.
  */
+import { promises as fsp } from "node:fs";
 import * as path from "node:path";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
@@ -33,6 +43,7 @@ import {
   digestRange,
   forEachChunk,
   moveAside,
+  moveBetweenDirs,
   readExactly,
   withFile,
   writeExactly,
@@ -41,8 +52,8 @@ import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
-import { acquireLock, refuseWriters } from "./lock.js";
-import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./plan.js";
+import { acquireLock, refuseWriters, releaseLocks } from "./lock.js";
+import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./preserve-dir.js";
 
 export interface RestoreOptions {
   fs?: RepairFs;
@@ -52,14 +63,17 @@ export interface RestoreOptions {
   chunkBytes?: number;
   /** Cancels between undo steps (each finished undo is journaled, so restore again resumes). */
   signal?: AbortSignal;
-  /** Refuse while another process has a segment file open for writing (default true; Linux only, see `findWriters`). */
+  /** Refuse while another process has a file the restore changes open for writing (default true; Linux only, see `findWriters`). */
   checkWriters?: boolean;
   /** What the lock file records as the holder's command (default: this process's argv). */
   command?: string;
 }
 
 export interface RestoreResult {
+  /** The directory restored: a partition dir, or a node's `metadata/` dir. */
   partitionDir: string;
+  /** What to scan to see the result: the partition dir, or the node root for `metadata/`. */
+  scanPath: string;
   /** False when there was no journal to restore from (nothing was done). */
   restored: boolean;
   /** Where the journal was moved once every step was undone. */
@@ -89,6 +103,7 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   const journalPath = path.join(preserveDir, JOURNAL_NAME);
   const result: RestoreResult = {
     partitionDir: dir,
+    scanPath: path.basename(dir) === METADATA_DIR_NAME ? path.dirname(dir) : dir,
     restored: false,
     restoredJournal: null,
     undone: [],
@@ -96,15 +111,33 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   };
   if ((await fs.stat(journalPath)) === null) return result;
 
-  const lock = await acquireLock(preserveDir, `restore ${dir}`, options.command ?? process.argv.join(" "));
+  const lock = await acquireLock(fs, preserveDir, `restore ${dir}`, options.command ?? process.argv.join(" "));
+  let restored: RestoreResult;
   try {
-    if (options.checkWriters !== false) {
-      const check = await refuseWriters(dir, `restore ${dir}`);
-      result.writerCheck = { checked: check.checked, unreadableProcesses: check.unreadableProcesses };
-    }
-    return await restoreLocked(fs, dir, preserveDir, journalPath, result, options);
-  } finally {
-    await lock.release();
+    restored = await restoreLocked(fs, dir, preserveDir, journalPath, result, options);
+  } catch (error) {
+    await releaseLocks([lock]).catch(() => {});
+    throw error;
+  }
+  await releaseLocks([lock]);
+  return restored;
+}
+
+/** The directory name of a node's metadata plane (docs/node.md N0): its restore is scanned from the node root. */
+const METADATA_DIR_NAME = "metadata";
+
+/** Every file an intent would change, for the writer check (the dir's segment files are watched anyway). */
+function filesOf(op: JournalOp, dir: string, journalPath: string): string[] {
+  const inDir = (name: string): string => path.join(dir, journalName(name, journalPath));
+  switch (op.type) {
+    case "truncate-log":
+      return [inDir(op.log)];
+    case "move-aside":
+      return [inDir(op.name)];
+    case "replace-index":
+      return [inDir(op.index), inDir(op.staging)];
+    case "replace-file":
+      return [inDir(op.file), inDir(op.staging)];
   }
 }
 
@@ -140,6 +173,14 @@ async function restoreLocked(
         : [],
     )
     .reverse();
+  // No process may write what restore changes: the dir's segment files, and every file an intent names (the WAL, offset files).
+  if (options.checkWriters !== false) {
+    const check = await refuseWriters(
+      { segmentDirs: [dir], files: intents.flatMap(({ record }) => filesOf(record.op, dir, journalPath)) },
+      `restore ${dir}`,
+    );
+    result.writerCheck = { checked: check.checked, unreadableProcesses: check.unreadableProcesses };
+  }
   // Every preserved copy an undo may need is checked before the first undo, so a damaged copy refuses with nothing changed.
   for (const { record, line } of intents) {
     await checkPreserved(record.op, { ...ctx, line }).catch((error: unknown) => {
@@ -199,45 +240,60 @@ async function restoreLocked(
 export const RESTORE_SEARCH_DEPTH = 12;
 
 /**
- * What a `restore` target names, as partition dirs that have a repair journal:
- * - a partition dir whose preserve dir holds a journal: that partition;
- * - a preserve dir itself (`<partition>.segscan`): its partition;
- * - any other directory (a data dir): every partition below it that has a
- *   journal (directories named `*.segscan` holding `journal.jsonl` beside
- *   their partition dir), found without following symlinks, at most
- *   `RESTORE_SEARCH_DEPTH` levels down, sorted.
- * Empty when there is nothing to restore.
+ * What a `restore` target names, as directories that have a repair journal
+ * (partition dirs, or a node's `metadata/`):
+ * - a dir whose preserve dir (beside its real path) holds a journal: that dir;
+ * - a preserve dir itself (`<dir>.segscan`): its dir;
+ * - any other directory (a data dir or node root): every dir below it that has
+ *   a journal: directories named `*.segscan` holding `journal.jsonl` beside
+ *   their dir, and, for a symbolic link to a directory (never followed
+ *   further), the journal beside the link's real path — where repair put it
+ *   (docs/repair.md §6.2 rule 5). At most `RESTORE_SEARCH_DEPTH` levels down,
+ *   sorted, each journal once.
+ * Empty when there is nothing to restore. A directory that cannot be listed
+ * is an error, never "nothing there" (a failed read proves nothing).
  */
 export async function findRestorable(target: string, fsLayer: RepairFs = nodeRepairFs): Promise<string[]> {
+  const fs = describedFs(fsLayer);
   const resolved = path.resolve(target);
-  if (resolved.endsWith(PRESERVE_DIR_SUFFIX) && (await fsLayer.stat(path.join(resolved, JOURNAL_NAME))) !== null) {
-    return [resolved.slice(0, -PRESERVE_DIR_SUFFIX.length)];
-  }
-  if ((await fsLayer.stat(path.join(realPreserveDirOf(resolved), JOURNAL_NAME))) !== null) return [resolved];
-  const found: string[] = [];
+  const hasJournal = async (preserveDir: string): Promise<boolean> => (await fs.stat(path.join(preserveDir, JOURNAL_NAME))) !== null;
+  if (resolved.endsWith(PRESERVE_DIR_SUFFIX) && (await hasJournal(resolved))) return [resolved.slice(0, -PRESERVE_DIR_SUFFIX.length)];
+  if (await hasJournal(realPreserveDirOf(resolved))) return [resolved];
+  const found = new Map<string, string>();
+  const add = (dir: string): void => {
+    const journal = realPreserveDirOf(dir);
+    if (!found.has(journal)) found.set(journal, dir);
+  };
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > RESTORE_SEARCH_DEPTH) return;
-    let names: string[];
-    try {
-      names = await fsLayer.readdir(dir);
-    } catch {
-      return; // unreadable: nothing restorable can be seen there
-    }
-    for (const name of names.sort()) {
+    for (const name of (await fs.readdir(dir)).sort()) {
       const full = path.join(dir, name);
-      const stat = await fsLayer.stat(full); // lstat: a symlink is never followed
-      if (stat === null || !stat.isDirectory) continue;
+      const stat = await fs.stat(full); // lstat: a symlink is seen as the link
+      if (stat === null) continue; // removed while listing
+      if (stat.isSymbolicLink === true) {
+        if ((await followsToDirectory(full)) && (await hasJournal(realPreserveDirOf(full)))) add(full);
+        continue;
+      }
+      if (!stat.isDirectory) continue;
       if (name.endsWith(PRESERVE_DIR_SUFFIX)) {
-        const partition = full.slice(0, -PRESERVE_DIR_SUFFIX.length);
-        if ((await fsLayer.stat(path.join(full, JOURNAL_NAME))) !== null && (await fsLayer.stat(partition))?.isDirectory)
-          found.push(partition);
+        const home = full.slice(0, -PRESERVE_DIR_SUFFIX.length);
+        if ((await hasJournal(full)) && (await fs.stat(home)) !== null) add(home);
       } else {
         await walk(full, depth + 1);
       }
     }
   };
   await walk(resolved, 0);
-  return found;
+  return [...found.values()].sort();
+}
+
+/** Whether a symbolic link resolves to a directory (a dangling link does not). */
+async function followsToDirectory(link: string): Promise<boolean> {
+  try {
+    return (await fsp.stat(link)).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The error a cancelled restore rejects with: an AbortError saying how far it got. */
@@ -268,9 +324,14 @@ function undo(op: JournalOp, ctx: Context): Promise<string | null> {
     case "move-aside":
       return undoMove(op, ctx);
     case "replace-index":
-      return undoReplaceIndex(op, ctx);
+      return undoReplace({ ...op, file: op.index, what: isOffsetName(op.index) ? "offset file" : "index" }, ctx);
+    case "replace-file":
+      return undoReplace({ ...op, segment: null, what: "offset file" }, ctx);
   }
 }
+
+/** docs/node.md N7: offset files are journaled by their path under the partition dir. */
+const isOffsetName = (name: string): boolean => name.startsWith("offsets/");
 
 function conflict(
   ctx: Context,
@@ -303,16 +364,15 @@ async function checkPreserved(op: JournalOp, ctx: Context): Promise<void> {
         },
       );
     }
-  } else if (op.type === "replace-index" && op.old !== null) {
+  } else if ((op.type === "replace-index" || op.type === "replace-file") && op.old !== null) {
     const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
+    const what = op.type === "replace-file" || isOffsetName(op.index) ? "offset file" : "index";
     if (!(await matches(ctx, old, op.old))) {
       throw conflict(
         ctx,
-        `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded; nothing was changed`,
+        `the preserved ${what} ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded; nothing was changed`,
         old,
-        {
-          segment: op.segment,
-        },
+        op.type === "replace-index" ? { segment: op.segment } : {},
       );
     }
   }
@@ -357,6 +417,18 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
       ...where,
       position: size,
     });
+  }
+  if (op.proof !== undefined) {
+    // docs/repair.md §6.3: the bytes before the cut point prove this is the file that was cut.
+    const proof = await digestRange(fs, ctx.engine, log, op.proof.from, op.proof.bytes, ctx.chunkBytes);
+    if (proof.xxh3 !== op.proof.xxh3) {
+      throw conflict(
+        ctx,
+        `${log} is not the file that was cut: its bytes [${op.proof.from}, ${op.proof.from + op.proof.bytes}) hash to ${proof.xxh3}, the journal recorded ${op.proof.xxh3} (replaced since the repair?); nothing of it was changed`,
+        log,
+        { ...where, position: op.proof.from },
+      );
+    }
   }
   const residue = op.residue;
   const source = residue.file === null ? null : path.join(ctx.preserveDir, journalName(residue.file, ctx.journalPath));
@@ -430,49 +502,57 @@ async function undoMove(op: Extract<JournalOp, { type: "move-aside" }>, ctx: Con
     throw conflict(ctx, atHome ? `both ${from} and its moved copy ${to} exist` : `${op.name} is neither in ${ctx.dir} nor at ${to}`, from);
   }
   if (aside.size !== op.size) throw conflict(ctx, `${to} holds ${aside.size} bytes, the journal says ${op.size}`, to);
-  await ctx.fs.rename(to, from);
-  await ctx.fs.syncDir(path.dirname(from)); // the partition dir, or its offsets dir (docs/node.md N7)
-  await ctx.fs.syncDir(ctx.preserveDir);
+  await moveBetweenDirs(ctx.fs, to, from); // into the partition dir, or its offsets dir (docs/node.md N7)
   return `${op.name}: moved back (${op.kind})`;
 }
 
-async function undoReplaceIndex(op: Extract<JournalOp, { type: "replace-index" }>, ctx: Context): Promise<string | null> {
+interface ReplaceOp {
+  file: string;
+  staging: string;
+  segment: string | null;
+  old: (JournalIndexImage & { file: string }) | null;
+  new: JournalIndexImage;
+  /** How messages name the file: "index" or "offset file". */
+  what: string;
+}
+
+async function undoReplace(op: ReplaceOp, ctx: Context): Promise<string | null> {
   const { fs } = ctx;
-  const index = path.join(ctx.dir, journalName(op.index, ctx.journalPath));
+  const target = path.join(ctx.dir, journalName(op.file, ctx.journalPath));
   const staging = path.join(ctx.dir, journalName(op.staging, ctx.journalPath));
-  const where = { segment: op.segment };
+  const where = op.segment === null ? {} : { segment: op.segment };
   let changed = false;
   // A staging file left by the crashed step (or by a crashed restore) holds only derived bytes: move it aside.
   if ((await fs.stat(staging)) !== null) {
     await moveAside(fs, staging, ctx.preserveDir, ".discarded");
     changed = true;
   }
-  const current = await fs.stat(index);
+  const current = await fs.stat(target);
   if (op.old === null) {
-    if (current === null) return changed ? `${op.index}: unfinished rebuilt index set aside` : null;
-    if (!(await matches(ctx, index, op.new))) {
-      throw conflict(ctx, `${index} is not the index the repair created (${op.new.size} bytes, XXH3 ${op.new.xxh3})`, index, where);
+    if (current === null) return changed ? `${op.file}: unfinished rebuilt ${op.what} set aside` : null;
+    if (!(await matches(ctx, target, op.new))) {
+      throw conflict(ctx, `${target} is not the ${op.what} the repair created (${op.new.size} bytes, XXH3 ${op.new.xxh3})`, target, where);
     }
-    await moveAside(fs, index, ctx.preserveDir, ".discarded");
-    return `${op.index}: created by the repair, moved aside (there was no index before)`;
+    await moveAside(fs, target, ctx.preserveDir, ".discarded");
+    return `${op.file}: created by the repair, moved aside (there was no ${op.what} before)`;
   }
-  if (current !== null && (await matches(ctx, index, op.old))) {
-    return changed ? `${op.index}: unfinished replacement set aside` : null;
+  if (current !== null && (await matches(ctx, target, op.old))) {
+    return changed ? `${op.file}: unfinished replacement set aside` : null;
   }
-  if (current !== null && !(await matches(ctx, index, op.new))) {
-    throw conflict(ctx, `${index} is neither the original index nor the one the repair wrote`, index, where);
+  if (current !== null && !(await matches(ctx, target, op.new))) {
+    throw conflict(ctx, `${target} is neither the original ${op.what} nor the one the repair wrote`, target, where);
   }
   const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
   if (!(await matches(ctx, old, op.old))) {
     throw conflict(
       ctx,
-      `the preserved index ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`,
+      `the preserved ${op.what} ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`,
       old,
       where,
     );
   }
   await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
-  await fs.rename(staging, index);
-  await fs.syncDir(path.dirname(index)); // the partition dir, or its offsets dir (docs/node.md N7)
-  return `${op.index}: original ${op.old.size}-byte index put back`;
+  await fs.rename(staging, target);
+  await fs.syncDir(path.dirname(target)); // the partition dir, or its offsets dir (docs/node.md N7)
+  return `${op.file}: original ${op.old.size}-byte ${op.what} put back`;
 }

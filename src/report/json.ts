@@ -163,7 +163,7 @@ function enumLiterals(schema: object): string[] | null {
 }
 
 /** Problems with one value under a schema, one line per problem, named by JSON path. */
-function schemaProblems(schema: TSchema, value: unknown, at: string): string[] {
+export function schemaProblems(schema: TSchema, value: unknown, at: string): string[] {
   const problems: string[] = [];
   // One problem per field: a value can break several keywords (pattern and format, required and type).
   const reported = new Set<string>();

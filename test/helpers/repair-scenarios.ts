@@ -1,5 +1,5 @@
 /** Repairable (and unrepairable) partitions on disk, snapshots, and the scan → plan → apply pipeline, for the repair tests. */
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { createTsEngine } from "../../src/engine/ts/engine.js";
 import type { Engine } from "../../src/engine/types.js";
@@ -7,9 +7,8 @@ import { encodeIndex, segmentStem } from "../../src/format/encode.js";
 import { scanPartition } from "../../src/recovery/scan.js";
 import type { ScanOptions } from "../../src/recovery/options.js";
 import type { ScanReport } from "../../src/report/types.js";
-import { InjectedFault, applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../../src/repair/index.js";
-import { createDurabilityModelFs } from "./repair-durability.js";
-import type { ApplyResult, RepairFs, RestoreResult } from "../../src/repair/index.js";
+import { applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../../src/repair/index.js";
+import type { ApplyResult, RepairFs, RepairPlan, RestoreResult } from "../../src/repair/index.js";
 import { buildChain, concat, indexAt, randomBytes, tempPartition, writeSegment } from "./fixtures.js";
 
 export const engine: Engine = createTsEngine();
@@ -21,6 +20,12 @@ export interface Scenario {
   /** Writes the partition's files into `dir`; returns each log's proven size P by file name. */
   build(dir: string): Record<string, number>;
   scanOptions?: Omit<ScanOptions, "engine">;
+  /**
+   * Apply moves a file from the partition dir into its preserve dir (a
+   * sweep), and restore moves it back: a rename between two directories
+   * (see the known bug in repair-crash.test.ts).
+   */
+  movesAcrossDirectories?: boolean;
 }
 
 const stem = (offset: bigint): string => segmentStem(offset);
@@ -78,6 +83,7 @@ export const REPAIRABLE: Scenario[] = [
   },
   {
     name: "staging and orphan index sweep",
+    movesAcrossDirectories: true,
     build(dir) {
       const chain = buildChain({ counts: [3, 2], seed: 17 });
       writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
@@ -118,6 +124,7 @@ export const REPAIRABLE: Scenario[] = [
   },
   {
     name: "three segments: index-less non-tail, torn tail with partial entry, staging",
+    movesAcrossDirectories: true,
     build(dir) {
       const a = buildChain({ counts: [3, 2], seed: 21 });
       const b = buildChain({ counts: [2, 3, 1], seed: 22, startOffset: a.nextOffset });
@@ -141,6 +148,29 @@ export const REPAIRABLE: Scenario[] = [
 export function buildScenario(scenario: Scenario): { dir: string; proven: Record<string, number> } {
   const dir = tempPartition();
   return { dir, proven: scenario.build(dir) };
+}
+
+export interface PartitionTree {
+  /** The durability model's root: the partition's parent, which also holds its preserve dir. */
+  root: string;
+  /** The partition dir. */
+  dir: string;
+}
+
+/** Builds `scenario` for a crash exploration (helpers/crash-explorer.ts). */
+export function partitionTree(scenario: Scenario): PartitionTree {
+  const { dir } = buildScenario(scenario);
+  return { root: dirname(dir), dir };
+}
+
+export interface PlannedTree extends PartitionTree {
+  plan: RepairPlan;
+}
+
+/** `partitionTree` with its plan, made once: every run of the act starts from the same bytes. */
+export async function plannedPartitionTree(scenario: Scenario): Promise<PlannedTree> {
+  const tree = partitionTree(scenario);
+  return { ...tree, plan: await planRepair(await scan(tree.dir, scenario)) };
 }
 
 /** Every file under `root` (recursively), relative name → bytes as hex; directories as "<dir>". */
@@ -168,7 +198,11 @@ export async function scan(dir: string, scenario?: Scenario): Promise<ScanReport
 
 /** scan → plan → apply, as an operator's `repair --apply` would. */
 export async function repair(dir: string, scenario?: Scenario, fs?: RepairFs): Promise<ApplyResult> {
-  const plan = planRepair(await scan(dir, scenario));
+  return applyPlan(await planRepair(await scan(dir, scenario)), fs);
+}
+
+/** Applies a plan (apply re-scans first and refuses a stale one). */
+export function applyPlan(plan: RepairPlan, fs?: RepairFs): Promise<ApplyResult> {
   // The /proc walk for other writers is tested on its own (repair-lock.test.ts); the loops apply thousands of times.
   return applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false, ...(fs ? { fs } : {}) });
 }
@@ -188,12 +222,26 @@ export const noSyncFs: RepairFs = {
   syncDir: async () => {},
 };
 
-/** scan → plan → apply for the crash loops: on `noSyncFs`, or on a fault-injecting layer above it. */
+/**
+ * What an operator does after a crashed run (docs/repair.md §6.2 rule 2): the
+ * killed run's lock is stale — its pid is gone — so it is removed by hand.
+ */
+export function clearStaleLock(dir: string): void {
+  rmSync(join(`${dir}.segscan`, "lock"), { force: true });
+}
+
+/**
+ * scan → plan → apply for the crash loops: on `noSyncFs`, or on a
+ * fault-injecting layer above it. A run after a crash first clears the killed
+ * run's stale lock, as the operator would.
+ */
 export function repairNoSync(dir: string, scenario: Scenario, fs: RepairFs = noSyncFs): Promise<ApplyResult> {
+  clearStaleLock(dir);
   return repair(dir, scenario, fs);
 }
 
 export function restoreNoSync(dir: string, fs: RepairFs = noSyncFs): Promise<RestoreResult> {
+  clearStaleLock(dir);
   return restore(dir, { engine, fs, chunkBytes: CHUNK_BYTES, checkWriters: false });
 }
 
@@ -217,17 +265,19 @@ export async function crashReference(scenario: Scenario): Promise<CrashReference
   return { end, applySteps: counting.steps, applyLog: counting.log, restoreSteps: restoring.steps };
 }
 
-/**
- * A power cut at step `k` of an apply on `dir`: the apply stops there
- * (InjectedFault), then every write that was not fsynced is lost
- * (test/helpers/repair-durability.ts).
- */
-export async function powerCutDuringApply(dir: string, scenario: Scenario, k: number): Promise<void> {
-  const model = createDurabilityModelFs(dirname(dir));
-  const failure = await repairNoSync(dir, scenario, createFaultyFs(model, { failAt: k, tornWriteFraction: 0.5 })).then(
-    () => null,
-    (error: unknown) => error,
+/** The steps of an apply result by kind, with what their journal intents recorded (for the repair tests). */
+export function appliedSteps(result: ApplyResult, targetIndex = 0) {
+  const target = result.targets[targetIndex]!;
+  const cuts = target.steps.flatMap((step) =>
+    step.op?.type === "truncate-log"
+      ? [{ logPath: step.file, fromSize: step.op.fromSize, toSize: step.op.toSize, residue: step.op.residue }]
+      : [],
   );
-  if (!(failure instanceof InjectedFault)) throw new Error(`step ${k}: the apply did not stop at the injected fault (${String(failure)})`);
-  model.crash();
+  const swept = target.steps.flatMap((step) =>
+    step.op?.type === "move-aside" ? [{ from: step.file, to: join(target.preserveDir, step.op.to) }] : [],
+  );
+  const replaced = target.steps.flatMap((step) =>
+    step.op?.type === "replace-index" || step.op?.type === "replace-file" ? [{ file: step.file, oldFile: step.op.old?.file ?? null }] : [],
+  );
+  return { target, cuts, swept, replaced };
 }

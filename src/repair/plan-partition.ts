@@ -1,0 +1,150 @@
+/**
+ * docs/repair.md §6.2: a partition's segment steps, a pure function of its
+ * scan report (action `repair` only). Steps come in the order they run: sweeps
+ * (move-aside), then log cuts, then index replacements.
+ *
+ * Empty segments: the log is cut to its proven prefix (0) and the index is
+ * left holding no entry: an index with a partial entry is trimmed to 0 bytes,
+ * an absent or 0-byte index stays as it is (both scan as "no whole entry", and
+ * a freshly created segment has a 0-byte index, so nothing is created).
+ */
+import * as path from "node:path";
+import { INDEX_ENTRY_BYTES, LOG_SUFFIX } from "../format/constants.js";
+import type { PartitionReport, SegmentReport } from "../report/types.js";
+import { PlanError } from "./errors.js";
+import type { MoveAsideStep, PartitionFingerprint, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
+import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
+
+/** The target of one partition whose action is `repair` (throws `PlanError` for any other). */
+export function planPartitionTarget(partition: PartitionReport): PlanTarget {
+  if (partition.action !== "repair") {
+    throw new PlanError(`partition ${partition.path} is not to be repaired (action ${partition.action})`, { path: partition.path });
+  }
+  const firstLog = partition.segments[0]?.logPath;
+  const dir = partition.singleSegment && firstLog !== undefined ? path.dirname(firstLog) : partition.path;
+  // Repair writes only inside the partition dir and its preserve dir.
+  for (const file of [...partition.segments.map((s) => s.logPath), ...partition.sweep.map((s) => s.path)]) {
+    if (path.resolve(path.dirname(file)) !== path.resolve(dir)) {
+      throw new PlanError(`${file} is not in the partition directory ${dir}`, { path: file });
+    }
+  }
+  const sweeps: MoveAsideStep[] = partition.sweep.map((s) => ({
+    kind: "move-aside",
+    role: "sweep",
+    file: s.path,
+    reason: s.kind,
+    size: 0,
+    consumer: null,
+    observed: null,
+  }));
+  const cuts: TruncateStep[] = [];
+  const indexes: ReplaceStep[] = [];
+  for (const segment of partition.segments) planSegment(segment, cuts, indexes);
+  return {
+    kind: "partition",
+    path: partition.path,
+    singleSegment: partition.singleSegment,
+    dir,
+    preserveDir: realPreserveDirOf(dir),
+    fingerprint: fingerprintOf(partition),
+    wal: null,
+    steps: [...sweeps, ...cuts, ...indexes],
+  };
+}
+
+/** The segment state a re-scan must reproduce (docs/repair.md §6.2 step 0). */
+export function fingerprintOf(partition: PartitionReport): PartitionFingerprint {
+  return {
+    segments: partition.segments.map((s) => ({
+      segment: s.startOffset.toString(),
+      logPath: s.logPath,
+      messagesSize: s.messagesSize,
+      indexSize: s.indexSize,
+      walkedSize: s.walkedSize,
+      outcome: s.outcome,
+    })),
+    sweep: partition.sweep.map((s) => s.path),
+  };
+}
+
+function planSegment(segment: SegmentReport, cuts: TruncateStep[], indexes: ReplaceStep[]): void {
+  const segmentId = segment.startOffset.toString();
+  const context = { path: segment.logPath, segment: segment.startOffset };
+  if (!segment.logPath.endsWith(LOG_SUFFIX)) {
+    throw new PlanError(`segment ${segmentId} has a log path without the ${LOG_SUFFIX} suffix`, context);
+  }
+  if (segment.outcome === "refused") {
+    throw new PlanError(`segment ${segmentId} is refused, yet its partition's action is repair`, context);
+  }
+  if (segment.walkedSize > segment.messagesSize || segment.walkedSize < 0) {
+    throw new PlanError(`segment ${segmentId}: proven prefix ${segment.walkedSize} is outside the log's ${segment.messagesSize} bytes`, {
+      ...context,
+      position: segment.walkedSize,
+    });
+  }
+  const indexPath = indexPathOf(segment.logPath);
+
+  if (segment.walkedSize < segment.messagesSize) {
+    if (segment.outcome === "clean") {
+      throw new PlanError(`segment ${segmentId} is clean but proven only to ${segment.walkedSize} of ${segment.messagesSize} bytes`, {
+        ...context,
+        position: segment.walkedSize,
+      });
+    }
+    const bytes = segment.messagesSize - segment.walkedSize;
+    const residue = segment.residue;
+    // The report's residue starts at the cut point; anything else (an empty
+    // outcome cut below its residue) is copied whole rather than assumed zero.
+    const allZero = residue !== null && residue.damagePosition === segment.walkedSize && residue.bytes === bytes && residue.allZero;
+    cuts.push({
+      kind: "truncate",
+      role: "segment-log",
+      file: segment.logPath,
+      segment: segmentId,
+      reason: segment.outcome === "empty" ? "empty" : "torn-tail",
+      fromSize: segment.messagesSize,
+      toSize: segment.walkedSize,
+      residue: { bytes, allZero },
+      observed: null,
+    });
+  }
+
+  const replace = (reason: ReplaceStep["reason"], content: ReplaceStep["content"]): void => {
+    indexes.push({
+      kind: "replace",
+      role: "index",
+      file: indexPath,
+      segment: segmentId,
+      reason,
+      fromSize: segment.indexSize,
+      content,
+      consumer: null,
+      observed: null,
+    });
+  };
+  if (segment.outcome === "empty") {
+    if (segment.indexSize > 0) replace("empty-segment", { type: "keep-prefix", bytes: 0 });
+    return;
+  }
+  if (segment.index.rebuilt) {
+    if (segment.rebuiltIndex === null) {
+      throw new PlanError(`segment ${segmentId} needs a rebuilt index but the report holds no entries`, {
+        path: indexPath,
+        segment: segment.startOffset,
+      });
+    }
+    replace(segment.index.mismatches > 0 ? "mismatches" : "index-less", {
+      type: "index-entries",
+      entries: segment.rebuiltIndex.map((e) => ({ offset: e.offset.toString(), position: e.position, timestamp: e.timestamp.toString() })),
+    });
+  } else if (segment.index.trailingBytes > 0) {
+    const keep = segment.indexSize - segment.index.trailingBytes;
+    if (keep < 0 || keep % INDEX_ENTRY_BYTES !== 0) {
+      throw new PlanError(
+        `segment ${segmentId}: index of ${segment.indexSize} bytes cannot lose ${segment.index.trailingBytes} trailing bytes and keep whole entries`,
+        { path: indexPath, segment: segment.startOffset, position: keep },
+      );
+    }
+    replace("partial-entry", { type: "keep-prefix", bytes: keep });
+  }
+}

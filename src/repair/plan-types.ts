@@ -1,0 +1,169 @@
+/**
+ * docs/repair.md §6.2: the repair plan's types — one value for the whole node,
+ * plain JSON data (every u64 a decimal string). The planners (plan.ts,
+ * plan-partition.ts, plan-node.ts) build it; the runner (runner.ts) applies it.
+ */
+import type { EngineKind } from "../engine/types.js";
+import type { PartitionAction, PartitionVerdict, ScanOptionsUsed } from "../report/types.js";
+
+/** Version of the plan's JSON shape; `parsePlan` refuses any other. */
+export const PLAN_VERSION = 2;
+
+/** What a file looked like when the plan was made (null: it did not exist). */
+export type ObservedFile = { size: number; mtimeMs: number } | null;
+
+/** A cut of a proven torn tail: a segment's `.log` or the metadata WAL (docs/repair.md §6.2, docs/node.md N7). */
+export interface TruncateStep {
+  kind: "truncate";
+  /** "segment-log": a partition's `.log`; "wal": `metadata/journal.wal`. */
+  role: "segment-log" | "wal";
+  /** The file, as an absolute path inside the target's dir. */
+  file: string;
+  /** The segment's start offset (decimal), or null for the WAL. */
+  segment: string | null;
+  /** "torn-tail", "empty" (a segment with no whole batch) or "wal-torn-tail". */
+  reason: "torn-tail" | "empty" | "wal-torn-tail";
+  fromSize: number;
+  /** The proven prefix P. */
+  toSize: number;
+  /** `[toSize, fromSize)`: all-zero bytes are recorded by length only, any other bytes are copied first. */
+  residue: { bytes: number; allZero: boolean };
+  observed: ObservedFile;
+}
+
+/** A file replaced whole by staging + rename: a segment index, or an offset record (docs/node.md N4). */
+export interface ReplaceStep {
+  kind: "replace";
+  role: "index" | "offset";
+  file: string;
+  segment: string | null;
+  /** Why: an index-less segment, index entries that disagree with the walk, a partial trailing entry, or an offset finding. */
+  reason: "index-less" | "mismatches" | "partial-entry" | "empty-segment" | "offset-ahead-of-head" | "offset-checksum-torn";
+  /** Size of the file being replaced (0 when absent). */
+  fromSize: number;
+  content:
+    | { type: "index-entries"; entries: { offset: string; position: number; timestamp: string }[] }
+    | { type: "keep-prefix"; bytes: number }
+    | { type: "offset-record"; offset: string };
+  /** For offset files: whose cursor, and the offset the scan read (decimal; null when torn). */
+  consumer: ConsumerRef | null;
+  observed: ObservedFile;
+}
+
+/** A file moved into the preserve dir: a scratch file, or an offset file on an empty partition. */
+export interface MoveAsideStep {
+  kind: "move-aside";
+  role: "sweep" | "offset";
+  file: string;
+  reason: "staging" | "orphan-index" | "offset-on-empty-partition";
+  size: number;
+  consumer: ConsumerRef | null;
+  observed: ObservedFile;
+}
+
+/** A copy into the preserve dir of a file the server's next boot will unlink (docs/node.md N4): nothing changes. */
+export interface EvidenceCopyStep {
+  kind: "evidence-copy";
+  role: "offset";
+  file: string;
+  reason: "offset-corrupt";
+  size: number;
+  /** How many leading bytes are copied (an offset record is 16 bytes; a huge file's tail is not an offset). */
+  copyBytes: number;
+  consumer: ConsumerRef | null;
+  observed: ObservedFile;
+}
+
+export interface ConsumerRef {
+  kind: "consumer" | "group";
+  id: number;
+  /** The stored offset the scan read (decimal), or null when the file holds none. */
+  storedOffset: string | null;
+}
+
+export type PlanStep = TruncateStep | ReplaceStep | MoveAsideStep | EvidenceCopyStep;
+
+/** The segment state a partition's re-scan must reproduce before anything is changed. */
+export interface SegmentFingerprint {
+  segment: string;
+  logPath: string;
+  messagesSize: number;
+  indexSize: number;
+  walkedSize: number;
+  outcome: string;
+}
+
+export interface PartitionFingerprint {
+  segments: SegmentFingerprint[];
+  sweep: string[];
+}
+
+/** What the metadata target's re-scan needs to reproduce the WAL verdict (docs/node.md N1). */
+export interface WalScanContext {
+  snapshotOp: string;
+  snapshotOpKnown: boolean;
+  superblockCluster: string | null;
+  commitMax: string | null;
+  replicaCount: number | null;
+}
+
+export interface PlanTarget {
+  /** "partition": a partition dir (segments, scratch, offsets); "metadata": the node's `metadata/` dir. */
+  kind: "partition" | "metadata";
+  /** As the report names it: a partition dir, a lone `.log`, or the metadata dir. */
+  path: string;
+  /** True when the report describes one `.log` scanned alone. */
+  singleSegment: boolean;
+  /** The directory whose files the steps change. */
+  dir: string;
+  /** `<realpath(dir)>.segscan`: preserved bytes, moved files, the journal and the lock. */
+  preserveDir: string;
+  /** Partition targets with segment steps: what the re-scan must reproduce (null otherwise). */
+  fingerprint: PartitionFingerprint | null;
+  /** Metadata targets: the WAL scan's context (null otherwise). */
+  wal: WalScanContext | null;
+  steps: PlanStep[];
+}
+
+/** A partition the plan leaves byte for byte untouched, and why. */
+export interface SkippedPartition {
+  path: string;
+  verdict: PartitionVerdict;
+  action: PartitionAction;
+}
+
+/** A node finding the plan does not act on, and why (docs/node.md N7). */
+export interface LeftAlone {
+  path: string;
+  code: string;
+  why: "opt-in" | "held-back" | "symlink" | "not-repairable";
+  message: string;
+}
+
+/** One boot-forecast effect, as the report's JSON has it (docs/node.md N8). */
+export interface ForecastEffect {
+  effect: string;
+  path: string;
+  destructive: boolean;
+  detail: string;
+}
+
+export interface PlanOptions extends ScanOptionsUsed {
+  /** docs/node.md N4: rewrite or move offset files (it changes what a consumer reads next). */
+  clampOffsets: boolean;
+}
+
+export interface RepairPlan {
+  version: typeof PLAN_VERSION;
+  segscan: string;
+  engine: EngineKind;
+  /** The options of the scan the plan came from; `applyRepair` re-scans with the same. */
+  options: PlanOptions;
+  /** The node root when the scan was of one (docs/node.md N0), else null. */
+  nodeRoot: string | null;
+  targets: PlanTarget[];
+  skipped: SkippedPartition[];
+  leftAlone: LeftAlone[];
+  /** Node roots: which boot-forecast effects the plan removes and which remain (docs/node.md N8). */
+  forecast: { removes: ForecastEffect[]; remains: ForecastEffect[] } | null;
+}

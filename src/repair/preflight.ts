@@ -1,0 +1,284 @@
+/**
+ * docs/repair.md §6.2 step 0, "preflight, then change": before the first byte
+ * of any target changes, every target of the plan is checked. Any failure
+ * throws with nothing changed anywhere, naming the target and the reason:
+ *
+ * 1. every lock is taken (runner.ts, before this runs);
+ * 2. no other process has a file the plan touches open for writing (Linux
+ *    /proc): the segment files of each partition target, the WAL, each offset
+ *    file;
+ * 3. each target's journal, if any, parses whole and records no unfinished
+ *    restore;
+ * 4. each step's file is still what the plan saw: the same size and mtime (or
+ *    still absent), a regular file, never a symbolic link;
+ * 5. each partition target with a fingerprint is re-scanned with the plan's
+ *    options and must reproduce the fingerprint and the same segment steps; a
+ *    lone `.log` is refused when its partition as a whole is refused or it is
+ *    not the tail; the metadata target's WAL is re-scanned and must prove the
+ *    same torn tail; each offset step's file must still hold the offset the
+ *    plan read;
+ * 6. each partition's preserve dir is on the partition's filesystem.
+ */
+import * as path from "node:path";
+import type { Engine } from "../engine/types.js";
+import { nodeScanFs } from "../io/fs.js";
+import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
+import { scanNodeMetadata } from "../node/scan.js";
+import type { ScanOptions } from "../recovery/options.js";
+import { scanPartition, scanPath } from "../recovery/scan.js";
+import type { PartitionReport } from "../report/types.js";
+import { RepairError, StalePlanError, TargetRefusedError } from "./errors.js";
+import { withFile } from "./files.js";
+import type { RepairFs } from "./fs-layer.js";
+import { readJournal } from "./journal.js";
+import { JOURNAL_NAME } from "./journal.js";
+import { type WriterCheck, refuseWriters } from "./lock.js";
+import { planNodeTargets } from "./plan-node.js";
+import { fingerprintOf, planPartitionTarget } from "./plan-partition.js";
+import { type PlanStep, type PlanTarget, type RepairPlan, firstDifference } from "./plan.js";
+
+/** Re-scans one partition target (the default calls `scanPartition`, or `scanPath` for a lone `.log`). */
+export type PartitionScanner = (target: PlanTarget, options: ScanOptions) => Promise<PartitionReport>;
+
+export const defaultScanner: PartitionScanner = async (target, options) => {
+  const report = target.singleSegment ? await scanPath([target.path], options) : await scanPartition(target.path, options);
+  const found = report.partitions.find((p) => p.path === target.path);
+  if (found === undefined) {
+    throw new StalePlanError(`re-scanning ${target.path} did not report that partition`, { path: target.path }, "partition missing");
+  }
+  return found;
+};
+
+export interface PreflightContext {
+  fs: RepairFs;
+  engine: Engine;
+  scan: PartitionScanner;
+  scanOptions: ScanOptions;
+  checkWriters: boolean;
+}
+
+/** The scan options a plan was made with (every re-scan of apply uses them). */
+export function planScanOptions(plan: RepairPlan, engine: Engine, signal?: AbortSignal): ScanOptions {
+  return {
+    engine,
+    verify: plan.options.verify,
+    replicaCount: plan.options.replicaCount,
+    probeBudgetUnits: plan.options.probeBudgetUnits,
+    windowBytes: plan.options.windowBytes,
+    ...(plan.options.maxBatchBytes !== undefined ? { maxBatchBytes: plan.options.maxBatchBytes } : {}),
+    ...(signal !== undefined ? { signal } : {}),
+  };
+}
+
+/** Runs every check; returns what the writer check could see. Throws with "nothing was changed" on the first failure. */
+export async function preflight(plan: RepairPlan, ctx: PreflightContext): Promise<WriterCheck> {
+  let writerCheck: WriterCheck = { checked: false, writers: [], unreadableProcesses: 0 };
+  try {
+    if (ctx.checkWriters) {
+      writerCheck = await refuseWriters(
+        {
+          segmentDirs: plan.targets.filter((t) => t.kind === "partition").map((t) => t.dir),
+          files: plan.targets.flatMap((t) => t.steps.map((s) => s.file)),
+        },
+        "repair",
+      );
+    }
+    for (const target of plan.targets) {
+      ctx.scanOptions.signal?.throwIfAborted();
+      await checkJournal(target, ctx.fs);
+      await checkCrossFilesystem(target, ctx.fs);
+    }
+    // The re-scans first: what the files say now is the most useful reason; then the plan's own observations.
+    for (const target of plan.targets) {
+      ctx.scanOptions.signal?.throwIfAborted();
+      if (target.kind === "partition") await checkPartition(target, ctx);
+      else await checkMetadata(target, ctx);
+      for (const step of target.steps) if (step.role === "offset") await checkOffset(step, ctx.fs);
+      for (const step of target.steps) await checkObserved(target, step, ctx.fs);
+    }
+  } catch (error) {
+    throw nothingChanged(error);
+  }
+  return writerCheck;
+}
+
+function nothingChanged(error: unknown): unknown {
+  if (error instanceof RepairError && !error.message.includes("nothing was changed")) error.message += "; nothing was changed";
+  return error;
+}
+
+async function checkJournal(target: PlanTarget, fs: RepairFs): Promise<void> {
+  const journalPath = path.join(target.preserveDir, JOURNAL_NAME);
+  // A journal with a hole in it refuses here (JournalCorruptError), before a new run appends to it.
+  const records = await readJournal(fs, journalPath);
+  if (records.some((r) => r.kind === "undone")) {
+    throw new RepairError(
+      `refusing to repair ${target.path}: a restore of it was interrupted (journal ${journalPath}); run \`segscan restore ${target.dir}\` again first`,
+      { path: target.path },
+    );
+  }
+}
+
+async function checkObserved(target: PlanTarget, step: PlanStep, fs: RepairFs): Promise<void> {
+  const stat = await fs.stat(step.file);
+  const stale = (why: string): never => {
+    throw new StalePlanError(
+      `refusing a stale plan for ${target.path}: ${step.file} ${why} since the plan was made; scan and plan again`,
+      { path: step.file },
+      why,
+    );
+  };
+  if (step.observed === null) {
+    if (stat !== null) stale("appeared");
+    return;
+  }
+  if (stat === null) stale("is gone");
+  if (stat!.isSymbolicLink === true) stale("became a symbolic link");
+  if (!stat!.isFile) stale("is no longer a regular file");
+  if (stat!.size !== step.observed.size) stale(`changed size (${step.observed.size} → ${stat!.size} bytes)`);
+  if (stat!.mtimeMs !== undefined && Math.round(stat!.mtimeMs) !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
+}
+
+/**
+ * Refuses a partition whose preserve dir is on another filesystem than the
+ * partition dir (the dir is a mount point, say): moves between the two are
+ * renames, which cannot cross filesystems (EXDEV). Layers that report no
+ * device id are covered by the EXDEV check on the rename itself.
+ */
+async function checkCrossFilesystem(target: PlanTarget, fs: RepairFs): Promise<void> {
+  const home = await fs.stat(target.dir);
+  const preserveParent = (await fs.stat(target.preserveDir)) ?? (await fs.stat(path.dirname(target.preserveDir)));
+  if (home?.dev === undefined || preserveParent?.dev === undefined || home.dev === preserveParent.dev) return;
+  throw new RepairError(
+    `refusing to repair ${target.dir}: its preserve dir ${target.preserveDir} is (or would be) on another filesystem (device ${preserveParent.dev}, ` +
+      `the directory's is ${home.dev}), and repair moves files between the two by rename, which cannot cross filesystems ` +
+      `(is ${target.dir} a mount point? repair needs ${target.preserveDir} on the same filesystem)`,
+    { path: target.preserveDir },
+  );
+}
+
+/** Steps that come from the segments (not the node's offset files): what a re-scan re-plans. */
+const segmentSteps = (steps: readonly PlanStep[]): PlanStep[] => steps.filter((s) => s.role !== "offset").map(withoutObserved);
+/** A step as a re-plan makes it: what the plan observed (file stats, a sweep's size) is checked on its own. */
+const withoutObserved = (step: PlanStep): PlanStep =>
+  step.kind === "move-aside" && step.role === "sweep" ? { ...step, size: 0, observed: null } : { ...step, observed: null };
+
+async function checkPartition(target: PlanTarget, ctx: PreflightContext): Promise<void> {
+  if (target.singleSegment) await refuseLoneSegment(target, ctx.scanOptions);
+  if (target.fingerprint === null) return;
+  const fresh = await ctx.scan(target, ctx.scanOptions);
+  if (fresh.verdict === "refused" || fresh.verdict === "failed") {
+    const why =
+      fresh.error !== null ? ` (${fresh.error.code}: ${fresh.error.message})` : fresh.refusal !== null ? ` (${fresh.refusal.code})` : "";
+    throw new StalePlanError(
+      `refusing a stale plan: ${target.path} is now ${fresh.verdict} with action ${fresh.action}${why}; scan and plan again`,
+      { path: target.path },
+      `action ${fresh.action}`,
+    );
+  }
+  const freshSteps = fresh.action === "repair" ? planPartitionTarget(fresh).steps : [];
+  const diff =
+    firstDifference(target.fingerprint, fingerprintOf(fresh), ".fingerprint") ??
+    firstDifference(segmentSteps(target.steps), segmentSteps(freshSteps), ".steps");
+  if (diff !== null) {
+    throw new StalePlanError(
+      `refusing a stale plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
+      { path: target.path },
+      diff,
+    );
+  }
+}
+
+async function checkMetadata(target: PlanTarget, ctx: PreflightContext): Promise<void> {
+  const root = path.dirname(target.dir);
+  const fresh = await scanNodeMetadata(root, ctx.scanOptions, nodeScanFs, ctx.engine);
+  const replanned: PlanTarget[] = [];
+  await planNodeTargets({ ...fresh, partitions: [], bootForecast: [] }, replanned, {
+    clampOffsets: false,
+    fs: ctx.fs,
+    preserveDirOf: () => target.preserveDir,
+  });
+  const freshTarget = replanned.find((t) => t.kind === "metadata");
+  const diff =
+    freshTarget === undefined
+      ? "the re-scan does not prove that torn tail any more"
+      : firstDifference(target.steps.map(withoutObserved), freshTarget.steps.map(withoutObserved), ".steps");
+  if (diff !== null) {
+    const step = target.steps[0]!;
+    throw new StalePlanError(
+      `refusing a stale plan: ${step.file} changed since the scan (${diff}); the plan cut it from ${step.kind === "truncate" ? step.fromSize : "?"} to ${step.kind === "truncate" ? step.toSize : "?"} bytes; scan and plan again`,
+      { path: step.file },
+      diff,
+    );
+  }
+}
+
+/** An offset step's file must still hold the offset the plan read (first 16 bytes; the file may be huge, docs/node.md N4). */
+async function checkOffset(step: PlanStep, fs: RepairFs): Promise<void> {
+  if (step.kind === "truncate" || step.consumer === null) return;
+  const leading = new Uint8Array(OFFSET_RECORD_BYTES);
+  const stat = await fs.stat(step.file);
+  const length = Math.min(stat?.size ?? 0, OFFSET_RECORD_BYTES);
+  let stored: string | null = null;
+  if (stat !== null && length >= 8) {
+    await withFile(fs, step.file, "r", async (file) => {
+      for (let done = 0; done < length; ) {
+        const count = await file.read(leading, done, length - done, done);
+        if (count <= 0) break;
+        done += count;
+      }
+    });
+    stored = new DataView(leading.buffer).getBigUint64(0, true).toString();
+  }
+  if (stored !== step.consumer.storedOffset) {
+    throw new StalePlanError(
+      `refusing a stale plan: ${step.file} now stores offset ${stored ?? "none"}, the plan read ${step.consumer.storedOffset ?? "none"}; scan and plan again`,
+      { path: step.file },
+      `offset ${stored ?? "none"}`,
+    );
+  }
+}
+
+/**
+ * A `.log` given alone is scanned alone, so its report cannot see its
+ * partition's refusal. Before repairing it, the whole partition (its
+ * directory) is scanned: a refused or failed partition is evidence and is cut
+ * nowhere, and only the tail segment may ever be cut, so a `.log` that is not
+ * the tail is refused as well (docs/repair.md §6.2). Throws
+ * `TargetRefusedError`; nothing was written.
+ */
+export async function refuseLoneSegment(target: PlanTarget, options: ScanOptions): Promise<void> {
+  const whole = (await scanPartition(target.dir, options)).partitions[0];
+  const log = target.fingerprint?.segments[0]?.logPath ?? target.path;
+  if (whole === undefined) {
+    throw new TargetRefusedError(
+      `refusing to repair ${log} alone: scanning its partition ${target.dir} reported nothing; nothing was changed`,
+      {
+        path: log,
+      },
+    );
+  }
+  if (whole.verdict === "refused" || whole.verdict === "failed") {
+    const why =
+      whole.refusal !== null
+        ? `${whole.refusal.code}: ${whole.refusal.message}`
+        : whole.error !== null
+          ? `${whole.error.code}: ${whole.error.message}`
+          : whole.verdict;
+    throw new TargetRefusedError(
+      `refusing to repair ${log} alone: its partition ${target.dir} is ${whole.verdict} as a whole (${why}); ` +
+        `a refused partition is kept byte for byte as evidence, so none of its segments is cut; nothing was changed ` +
+        `(\`segscan scan ${target.dir}\` shows the refusal)`,
+      { path: log },
+    );
+  }
+  const tail = whole.segments.at(-1);
+  if (tail !== undefined && path.resolve(tail.logPath) !== path.resolve(log)) {
+    throw new TargetRefusedError(
+      `refusing to repair ${log} alone: it is not the tail segment of its partition ${target.dir} (the tail is ${path.basename(tail.logPath)}), ` +
+        `and only a partition's tail may be cut or re-indexed segment by segment; nothing was changed ` +
+        `(repair the partition instead: \`segscan repair ${target.dir}\`)`,
+      { path: log },
+    );
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * docs/repair.md §6.2: the one journaled step runner. `applyRepair` carries out
+ * a whole plan — segment cuts, index replacements, sweeps, the WAL cut, offset
+ * evidence copies, rewrites and moves — with one protocol:
+ *
+ * 0. **Preflight** (preflight.ts), after every lock is taken: nothing changes
+ *    anywhere unless every target passes.
+ * 1. Per target, in plan order: the preserve dir is created (its parent
+ *    fsynced), the journal opened (a torn last line cut off) and `begin`
+ *    appended; every step is **prepared** (its old bytes copied into the
+ *    preserve dir, read back, fsynced) before any step **changes** anything.
+ * 2. Each change: its `intent` is appended and fsynced BEFORE the change, the
+ *    change is made durable (file fsync, or rename + directory fsyncs), then
+ *    `done` is appended. `end` closes the run.
+ *
+ * The intent carries everything restore needs to undo the step from any
+ * intermediate state, and restore decides from the files, not from the `done`
+ * lines, whether a step happened (restore.ts). So a crash at any point
+ * converges: scan + plan + apply again reaches the uncrashed end state, and
+ * restore returns every byte. An aborted `signal` stops between steps, which
+ * is the same as a crash.
+ *
+ * When a step fails after changes began, the error says exactly which targets
+ * were repaired in full, which steps of the failing target were done and which
+ * were not, which targets were not started, and which `segscan restore`
+ * commands undo what was done; "nothing was changed" only when that is true.
+ */
+import * as path from "node:path";
+import { createEngine } from "../engine/index.js";
+import type { Engine } from "../engine/types.js";
+import { RepairError } from "./errors.js";
+import { DEFAULT_CHUNK_BYTES, newRunId } from "./files.js";
+import { describedFs, nodeRepairFs } from "./fs-layer.js";
+import type { RepairFs } from "./fs-layer.js";
+import { JOURNAL_NAME, JournalWriter } from "./journal.js";
+import { type HeldLock, acquireLocks, releaseLocks } from "./lock.js";
+import type { PlanTarget, RepairPlan } from "./plan-types.js";
+import { type PartitionScanner, defaultScanner, planScanOptions, preflight } from "./preflight.js";
+import { type AppliedStep, type PreparedStep, prepareStep } from "./steps.js";
+
+export interface ApplyOptions {
+  signal?: AbortSignal;
+  /** Filesystem layer (default: node:fs). The lock goes through it too. */
+  fs?: RepairFs;
+  /** Engine for the re-scans and the XXH3-64 of preserved bytes (default: `createEngine(plan.engine)`). */
+  engine?: Engine;
+  /** The partition re-scan behind the stale-plan check. */
+  scan?: PartitionScanner;
+  /** Chunk of every streamed copy and hash (default 1 MiB). */
+  chunkBytes?: number;
+  /**
+   * Refuse while another process has a file the plan touches open for writing
+   * (default true; Linux only, see `findWriters`). Tests that apply thousands
+   * of times turn the /proc walk off.
+   */
+  checkWriters?: boolean;
+  /** What the lock file records as the holder's command (default: this process's argv). */
+  command?: string;
+}
+
+export interface AppliedTarget {
+  kind: PlanTarget["kind"];
+  path: string;
+  dir: string;
+  preserveDir: string;
+  journalPath: string;
+  run: string;
+  steps: AppliedStep[];
+}
+
+export interface ApplyResult {
+  targets: AppliedTarget[];
+  /** Whether any file outside a preserve dir changed (false for a plan of evidence copies only). */
+  changed: boolean;
+  /**
+   * Whether other writers of the touched files were looked for (false: not on
+   * this platform, or turned off) and how many processes could not be looked at.
+   */
+  writerCheck: { checked: boolean; unreadableProcesses: number };
+}
+
+/** Where a run stands, for the error message of a step that fails (docs/repair.md §6.2). */
+interface Progress {
+  done: AppliedTarget[];
+  current: { target: PlanTarget; finished: string[]; changed: boolean; inFlight: boolean; journalPath: string } | null;
+}
+
+/**
+ * Checks the whole plan (preflight), then applies each target in turn. Only
+ * the files a step names are ever changed, and only after what it destroys is
+ * preserved and journaled.
+ */
+export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}): Promise<ApplyResult> {
+  const fs = describedFs(options.fs ?? nodeRepairFs);
+  const engine = options.engine ?? (await createEngine(plan.engine));
+  const command = options.command ?? process.argv.join(" ");
+  // One run at a time per target: every lock before anything is re-scanned or written.
+  const locks: HeldLock[] = await acquireLocks(
+    fs,
+    plan.targets.map((t) => t.preserveDir),
+    (preserveDir) => `repair ${plan.targets.find((t) => t.preserveDir === preserveDir)!.dir}`,
+    command,
+  );
+  let result: ApplyResult;
+  try {
+    const writerCheck = await preflight(plan, {
+      fs,
+      engine,
+      scan: options.scan ?? defaultScanner,
+      scanOptions: planScanOptions(plan, engine, options.signal),
+      checkWriters: options.checkWriters !== false,
+    });
+    const progress: Progress = { done: [], current: null };
+    const context = { fs, engine, chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal: options.signal };
+    for (const target of plan.targets) {
+      try {
+        progress.done.push(await applyTarget(target, context, progress));
+      } catch (error) {
+        throw withProgress(error, plan, progress);
+      }
+    }
+    result = {
+      targets: progress.done,
+      changed: progress.done.some((t) => t.steps.some((s) => s.kind !== "evidence-copy")),
+      writerCheck: { checked: writerCheck.checked, unreadableProcesses: writerCheck.unreadableProcesses },
+    };
+  } catch (error) {
+    // The run's own error is what the operator needs; a lock that cannot be released as well is secondary.
+    await releaseLocks(locks).catch(() => {});
+    throw error;
+  }
+  await releaseLocks(locks);
+  return result;
+}
+
+interface RunContext {
+  fs: RepairFs;
+  engine: Engine;
+  chunkBytes: number;
+  signal: AbortSignal | undefined;
+}
+
+async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progress): Promise<AppliedTarget> {
+  const { fs } = ctx;
+  const run = newRunId();
+  const journalPath = path.join(target.preserveDir, JOURNAL_NAME);
+  const current = { target, finished: [] as string[], changed: false, inFlight: false, journalPath };
+  progress.current = current;
+  ctx.signal?.throwIfAborted();
+  await fs.mkdir(target.preserveDir);
+  await fs.syncDir(path.dirname(target.preserveDir));
+  const journal = await JournalWriter.open(fs, target.preserveDir, run);
+  const applied: AppliedTarget = {
+    kind: target.kind,
+    path: target.path,
+    dir: target.dir,
+    preserveDir: target.preserveDir,
+    journalPath,
+    run,
+    steps: [],
+  };
+  try {
+    const counts: Record<string, number> = {};
+    for (const step of target.steps) counts[step.kind] = (counts[step.kind] ?? 0) + 1;
+    await journal.append({ kind: "begin", time: new Date().toISOString(), partition: target.path, target: target.kind, plan: counts });
+    const stepContext = {
+      ...ctx,
+      target,
+      record: async (body: Parameters<JournalWriter["append"]>[0]) => {
+        await journal.append(body);
+      },
+    };
+    const prepared: PreparedStep[] = [];
+    for (const step of target.steps) prepared.push(await prepareStep(step, stepContext));
+    for (const step of prepared) {
+      ctx.signal?.throwIfAborted();
+      let seq: number | null = null;
+      current.inFlight = true;
+      const result = await step.execute(
+        async (op) => {
+          seq = await journal.append({ kind: "intent", op });
+        },
+        () => {
+          current.changed = true;
+        },
+      );
+      if (seq !== null) await journal.append({ kind: "done" }, seq);
+      current.inFlight = false;
+      applied.steps.push(result);
+      current.finished.push(result.summary);
+    }
+    await journal.append({ kind: "end", time: new Date().toISOString() });
+  } finally {
+    await journal.close();
+  }
+  progress.current = null;
+  return applied;
+}
+
+/** The targets a failed or cancelled run leaves, in words: repaired, part-way, not started, and how to undo. */
+function describeProgress(plan: RepairPlan, progress: Progress): string {
+  const parts: string[] = [];
+  const current = progress.current;
+  const started = new Set([...progress.done.map((t) => t.path), ...(current === null ? [] : [current.target.path])]);
+  const notStarted = plan.targets.filter((t) => !started.has(t.path));
+  const changedDirs: string[] = progress.done.filter((t) => t.steps.some((s) => s.kind !== "evidence-copy")).map((t) => t.dir);
+  if (progress.done.length > 0) parts.push(`repaired in full: ${progress.done.map((t) => t.path).join(", ")}`);
+  if (current !== null) {
+    const target = current.target;
+    if (current.changed) {
+      changedDirs.push(target.dir);
+      const notDone = target.steps.length - current.finished.length;
+      parts.push(
+        `${target.path} is part-way repaired: ${current.finished.length === 0 ? "no step finished" : `done: ${current.finished.join("; ")}`}; ` +
+          `${notDone} step${notDone === 1 ? "" : "s"} not done${current.inFlight ? " (the first of them was under way and may have partly taken effect; its journaled intent lets restore or a new repair finish either way)" : ""}; the journal ${current.journalPath} records every step begun`,
+      );
+    } else {
+      parts.push(`nothing in ${target.dir} was changed (its preserve dir ${target.preserveDir} holds only copies)`);
+    }
+  }
+  if (notStarted.length > 0) parts.push(`not started: ${notStarted.map((t) => t.path).join(", ")}`);
+  if (changedDirs.length === 0) parts.push("nothing was changed");
+  else
+    parts.push(
+      `run \`segscan repair --apply\` again to finish, or undo what was done with ${changedDirs.map((dir) => `\`segscan restore ${dir}\``).join(", ")}`,
+    );
+  return parts.join("; ");
+}
+
+/** Appends the run's progress to a repair error or a cancel (docs/repair.md §6.2: every error says what was changed). */
+function withProgress(error: unknown, plan: RepairPlan, progress: Progress): unknown {
+  const state = describeProgress(plan, progress);
+  if ((error as Error | null)?.name === "AbortError") {
+    const cancelled = new Error(`cancelled while applying: ${state}; \`segscan scan\` shows the state`, { cause: error });
+    cancelled.name = "AbortError";
+    return cancelled;
+  }
+  if (error instanceof RepairError) {
+    error.message += `; ${state}`;
+    return error;
+  }
+  return error;
+}

@@ -1,0 +1,366 @@
+/**
+ * docs/repair.md §6.2: the four step kinds of a repair plan, each in two parts
+ * that the runner (runner.ts) sequences with the journal:
+ *
+ * - `prepare` copies whatever the step will destroy into the preserve dir
+ *   (copied, fsynced, read back, renamed into place, the dir fsynced) and
+ *   builds the journal intent that lets restore undo the step from any
+ *   intermediate state. Only the preserve dir is written. Every step of a
+ *   target is prepared before any of them changes anything.
+ * - `execute` re-checks the file, calls `intent()` (the runner appends the
+ *   intent and fsyncs the journal), makes the change and makes it durable.
+ *
+ * | step           | preserved first                         | change                                   | journal op                    |
+ * | -------------- | --------------------------------------- | ---------------------------------------- | ----------------------------- |
+ * | truncate       | `[P, size)` (all zero: by length only)  | truncate to P, fsync                     | `truncate-log` (with `proof`) |
+ * | replace        | the old file, whole                     | staging, fsync, rename over, fsync dir   | `replace-index`/`replace-file`|
+ * | move-aside     | (the file itself is moved)              | rename into the preserve dir, fsync both | `move-aside`                  |
+ * | evidence-copy  | the file's first bytes                  | none                                     | (a `preserved` record only)   |
+ */
+import * as path from "node:path";
+import type { Engine } from "../engine/types.js";
+import { encodeIndex } from "../format/encode.js";
+import { encodeOffsetRecord } from "../node/partition-dir.js";
+import { PreserveError, RepairError, StalePlanError } from "./errors.js";
+import {
+  copyRangeToFile,
+  digestRange,
+  freeName,
+  hex64,
+  moveBetweenDirs,
+  preserveRange,
+  preserveRangeOrZero,
+  withFile,
+  writeExactly,
+} from "./files.js";
+import type { RepairFs } from "./fs-layer.js";
+import { RepairIoError } from "./fs-layer.js";
+import type { JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecordBody, JournalResidue } from "./journal.js";
+import type { EvidenceCopyStep, MoveAsideStep, PlanStep, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
+
+/**
+ * How many bytes before a cut point the journal's proof hashes (docs/repair.md
+ * §6.3): enough that a replaced file with other bytes is told apart, bounded
+ * so that restore does not read a whole segment to check it.
+ */
+export const CUT_PROOF_BYTES = 1024 * 1024;
+
+export interface StepContext {
+  fs: RepairFs;
+  engine: Engine;
+  chunkBytes: number;
+  signal: AbortSignal | undefined;
+  target: PlanTarget;
+  /** Appends an informational journal record (a `preserved` copy). */
+  record(body: JournalRecordBody): Promise<void>;
+}
+
+/** What a step did, for the apply result. */
+export interface AppliedStep {
+  kind: PlanStep["kind"];
+  role: PlanStep["role"];
+  file: string;
+  /** One line: what changed, and where the old bytes are. */
+  summary: string;
+  /** The preserved copy inside the preserve dir (null: nothing copied, e.g. a zero residue recorded by length). */
+  preserved: string | null;
+  /** The journal intent the step ran under (null for an evidence copy, which changes nothing). */
+  op: JournalOp | null;
+}
+
+export interface PreparedStep {
+  /**
+   * Re-checks the file, calls `intent(op)` (the runner journals it, fsynced)
+   * right before the change, calls `touching()` right before the first call
+   * that may change the target dir (so a failure before it is known to have
+   * changed nothing), makes the change durable, and says what was done. An
+   * evidence copy calls neither: it changes nothing.
+   */
+  execute(intent: (op: JournalOp) => Promise<void>, touching: () => void): Promise<AppliedStep>;
+}
+
+/** The name a journal records for a file of the target: its path under the target dir, `/`-separated. */
+export function journalNameOf(target: PlanTarget, file: string): string {
+  return path.relative(target.dir, file).split(path.sep).join("/");
+}
+
+/** A preserve-dir base name for a file named by its path under the target dir (`offsets/consumers/7` → `offsets-consumers-7`). */
+function preserveBaseOf(target: PlanTarget, file: string): string {
+  return journalNameOf(target, file).replaceAll("/", "-");
+}
+
+/** The file must be a regular file (never a link: docs/repair.md §6.2 rule 6) of the size the plan says. */
+async function expectFile(ctx: StepContext, file: string, size: number, segment: string | null, what: string): Promise<void> {
+  const stat = await ctx.fs.stat(file);
+  const actual = stat?.size ?? 0;
+  if (stat?.isSymbolicLink === true) {
+    throw new StalePlanError(`refusing to ${what} ${file}: it is now a symbolic link`, { path: file }, "symlink");
+  }
+  if (actual !== size || (stat !== null && !stat.isFile)) {
+    throw new StalePlanError(
+      `refusing to ${what} ${file}: it holds ${actual} bytes, the plan says ${size}`,
+      { path: file, ...(segment !== null ? { segment: BigInt(segment) } : {}), position: actual },
+      `size ${actual}`,
+    );
+  }
+}
+
+export function prepareStep(step: PlanStep, ctx: StepContext): Promise<PreparedStep> {
+  ctx.signal?.throwIfAborted();
+  switch (step.kind) {
+    case "truncate":
+      return prepareTruncate(step, ctx);
+    case "replace":
+      return prepareReplace(step, ctx);
+    case "move-aside":
+      return prepareMoveAside(step, ctx);
+    case "evidence-copy":
+      return prepareEvidence(step, ctx);
+  }
+}
+
+async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<PreparedStep> {
+  const { fs, engine, chunkBytes, target } = ctx;
+  await expectFile(ctx, step.file, step.fromSize, step.segment, "cut");
+  const name = journalNameOf(target, step.file);
+  const bytes = step.fromSize - step.toSize;
+  const kept = await preserveRangeOrZero(
+    fs,
+    engine,
+    step.file,
+    step.toSize,
+    bytes,
+    target.preserveDir,
+    `${preserveBaseOf(target, step.file)}.${step.toSize}.residue`,
+    chunkBytes,
+    ctx.signal,
+    true,
+  );
+  if (step.residue.allZero && kept.file !== null) {
+    throw new PreserveError(`refusing to cut ${step.file} at ${step.toSize}: the residue the plan calls all zero holds a nonzero byte`, {
+      path: step.file,
+      position: step.toSize,
+    });
+  }
+  if (kept.file !== null) {
+    await ctx.record({ kind: "preserved", source: name, from: step.toSize, bytes, xxh3: kept.xxh3, file: kept.file });
+  }
+  const residue: JournalResidue = { bytes, allZero: kept.file === null, xxh3: kept.xxh3, file: kept.file };
+  const proofFrom = Math.max(0, step.toSize - CUT_PROOF_BYTES);
+  const proof: JournalPrefixProof = {
+    from: proofFrom,
+    bytes: step.toSize - proofFrom,
+    xxh3: (await digestRange(fs, engine, step.file, proofFrom, step.toSize - proofFrom, chunkBytes, ctx.signal)).xxh3,
+  };
+  const op: JournalOp = {
+    type: "truncate-log",
+    segment: step.segment ?? "0",
+    log: name,
+    fromSize: step.fromSize,
+    toSize: step.toSize,
+    residue,
+    proof,
+  };
+  return {
+    async execute(intent, touching) {
+      await withFile(fs, step.file, "r+", async (file) => {
+        // The size is checked on the handle that cuts, before the intent, so an intent always describes the file it cuts.
+        const size = (await file.stat()).size;
+        if (size !== step.fromSize) {
+          throw new StalePlanError(
+            `refusing to cut ${step.file}: it now holds ${size} bytes, the plan says ${step.fromSize}`,
+            { path: step.file, ...(step.segment !== null ? { segment: BigInt(step.segment) } : {}), position: size },
+            `size ${size}`,
+          );
+        }
+        await intent(op);
+        touching();
+        await file.truncate(step.toSize);
+        await file.sync();
+      });
+      const where = residue.file === null ? `${bytes} zero bytes recorded by length` : `${bytes} bytes preserved as ${residue.file}`;
+      return {
+        kind: "truncate",
+        role: step.role,
+        file: step.file,
+        summary: `cut ${step.file}: ${step.fromSize} → ${step.toSize} bytes (${where})`,
+        preserved: residue.file,
+        op,
+      };
+    },
+  };
+}
+
+/** The bytes a replace writes, or (keep-prefix) how many leading bytes of the old file it keeps. */
+function newContent(step: ReplaceStep, engine: Engine): { bytes: Uint8Array } | { keep: number } {
+  switch (step.content.type) {
+    case "index-entries":
+      return {
+        bytes: encodeIndex(
+          step.content.entries.map((e) => ({ offset: BigInt(e.offset), position: BigInt(e.position), timestamp: BigInt(e.timestamp) })),
+        ),
+      };
+    case "keep-prefix":
+      return { keep: step.content.bytes };
+    case "offset-record":
+      return { bytes: encodeOffsetRecord(BigInt(step.content.offset), (bytes) => engine.xxh3_64(bytes)) };
+  }
+}
+
+async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<PreparedStep> {
+  const { fs, engine, chunkBytes, target } = ctx;
+  await expectFile(ctx, step.file, step.fromSize, step.segment, "replace");
+  const name = journalNameOf(target, step.file);
+  const exists = (await fs.stat(step.file)) !== null;
+  let old: (JournalIndexImage & { file: string }) | null = null;
+  if (exists) {
+    const copy = await preserveRange(
+      fs,
+      engine,
+      step.file,
+      0,
+      step.fromSize,
+      target.preserveDir,
+      `${preserveBaseOf(target, step.file)}.replaced`,
+      chunkBytes,
+      ctx.signal,
+    );
+    await ctx.record({ kind: "preserved", source: name, from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
+    old = { size: copy.bytes, xxh3: copy.xxh3, file: copy.file };
+  }
+  const content = newContent(step, engine);
+  const image: JournalIndexImage =
+    "bytes" in content
+      ? { size: content.bytes.length, xxh3: hex64(engine.xxh3_64(content.bytes)) }
+      : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
+  if (step.role === "offset" && old === null) {
+    throw new StalePlanError(`refusing to rewrite ${step.file}: it is gone`, { path: step.file }, "offset file missing");
+  }
+  const staging = `${step.file}.staging`;
+  const op: JournalOp =
+    step.role === "offset"
+      ? { type: "replace-file", file: name, staging: `${name}.staging`, old: old!, new: image }
+      : { type: "replace-index", segment: step.segment ?? "0", index: name, staging: `${name}.staging`, old, new: image };
+  return {
+    async execute(intent, touching) {
+      await intent(op);
+      touching(); // the staging file is created in the target dir
+      if ("bytes" in content) {
+        await withFile(fs, staging, "w", async (file) => {
+          await writeExactly(file, content.bytes, content.bytes.length, 0, staging);
+          await file.sync();
+        });
+      } else {
+        const written = await copyRangeToFile(fs, engine, step.file, 0, content.keep, staging, chunkBytes);
+        if (written.xxh3 !== image.xxh3) {
+          throw new StalePlanError(
+            `refusing to trim ${step.file}: its first ${content.keep} bytes changed while repairing`,
+            { path: step.file, position: content.keep },
+            "index changed",
+          );
+        }
+      }
+      await fs.rename(staging, step.file);
+      await fs.syncDir(path.dirname(step.file));
+      const what = step.role === "offset" ? `offset record (${step.reason})` : `index (${step.reason})`;
+      return {
+        kind: "replace",
+        role: step.role,
+        file: step.file,
+        summary: `wrote ${step.file}: ${image.size} bytes, new ${what}${old === null ? "" : `; the old file is kept as ${old.file}`}`,
+        preserved: old?.file ?? null,
+        op,
+      };
+    },
+  };
+}
+
+/** A move refused before anything moved (EXDEV: another filesystem). */
+class MoveRefusedError extends RepairError {
+  override name = "RepairError";
+}
+
+/** A move from the target dir into the preserve dir; EXDEV (another filesystem) is refused by name, nothing moved. */
+async function moveInto(fs: RepairFs, from: string, to: string): Promise<void> {
+  try {
+    await moveBetweenDirs(fs, from, to);
+  } catch (error) {
+    if (error instanceof RepairIoError && error.code === "EXDEV") {
+      throw new MoveRefusedError(
+        `cannot move ${from} to ${to}: the two are on different filesystems (EXDEV) and repair only moves files by link or rename ` +
+          `within one filesystem; ${from} was not moved`,
+        { path: from },
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+async function prepareMoveAside(step: MoveAsideStep, ctx: StepContext): Promise<PreparedStep> {
+  const { fs, target } = ctx;
+  const name = journalNameOf(target, step.file);
+  const stat = await fs.stat(step.file);
+  if (stat === null || !stat.isFile || stat.isSymbolicLink === true) {
+    throw new StalePlanError(`refusing to move ${step.file} aside: it is gone or not a regular file`, { path: step.file }, "move missing");
+  }
+  return {
+    async execute(intent, touching) {
+      const to = await freeName(fs, target.preserveDir, preserveBaseOf(target, step.file));
+      const op: JournalOp = { type: "move-aside", kind: step.reason, name, to, size: stat.size };
+      await intent(op);
+      try {
+        await moveInto(fs, step.file, path.join(target.preserveDir, to));
+      } catch (error) {
+        if (!(error instanceof MoveRefusedError)) touching(); // it may have moved part-way (a second name): restore takes it back
+        throw error;
+      }
+      touching();
+      return {
+        kind: "move-aside",
+        role: step.role,
+        file: step.file,
+        summary: `moved ${step.file} → ${path.join(target.preserveDir, to)} (${step.reason})`,
+        preserved: to,
+        op,
+      };
+    },
+  };
+}
+
+async function prepareEvidence(step: EvidenceCopyStep, ctx: StepContext): Promise<PreparedStep> {
+  const { fs, engine, chunkBytes, target } = ctx;
+  await expectFile(ctx, step.file, step.size, null, "copy");
+  const copy = await preserveRange(
+    fs,
+    engine,
+    step.file,
+    0,
+    step.copyBytes,
+    target.preserveDir,
+    `${preserveBaseOf(target, step.file)}.evidence`,
+    chunkBytes,
+    ctx.signal,
+  );
+  await ctx.record({
+    kind: "preserved",
+    source: journalNameOf(target, step.file),
+    from: 0,
+    bytes: copy.bytes,
+    xxh3: copy.xxh3,
+    file: copy.file,
+  });
+  const partial = step.copyBytes < step.size ? ` (its first ${step.copyBytes} of ${step.size} bytes)` : "";
+  return {
+    async execute() {
+      return {
+        kind: "evidence-copy",
+        role: step.role,
+        file: step.file,
+        summary: `copied ${step.file}${partial} into the preserve dir as ${copy.file} (evidence; the file is left in place)`,
+        preserved: copy.file,
+        op: null,
+      };
+    },
+  };
+}

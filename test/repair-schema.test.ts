@@ -1,0 +1,47 @@
+/**
+ * docs/interfaces.md §9.4: the `repair --json` shape is defined once
+ * (src/repair/schema.ts, src/report/repair-json.ts); the plan and result
+ * interfaces describe the same values (a type-level check), every CLI output
+ * validates, dry run and apply alike, and docs/repair.schema.json is what the
+ * schema generates.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Static } from "@sinclair/typebox";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { ApplyResult, RepairPlan } from "../src/repair/index.js";
+import type { ApplyResultSchema, RepairPlanSchema } from "../src/repair/schema.js";
+import { repairJsonSchemaText, validateRepairJson } from "../src/report/repair-json.js";
+import { runCli } from "./helpers/cli.js";
+import { generateDataDir } from "../src/gen/generate.js";
+import { writeNodeMetadata } from "../src/node/gen/node.js";
+import { tempDir } from "./helpers/node-wal.js";
+
+describe("repair --json schema", () => {
+  it("the plan and apply-result interfaces and the schemas describe the same values", () => {
+    expectTypeOf<RepairPlan>().toMatchTypeOf<Static<typeof RepairPlanSchema>>();
+    expectTypeOf<Static<typeof RepairPlanSchema>>().toMatchTypeOf<RepairPlan>();
+    expectTypeOf<ApplyResult>().toMatchTypeOf<Static<typeof ApplyResultSchema>>();
+    expectTypeOf<Static<typeof ApplyResultSchema>>().toMatchTypeOf<ApplyResult>();
+  });
+
+  it("docs/repair.schema.json is what the schema generates (npm run schema)", () => {
+    const committed = readFileSync(fileURLToPath(new URL("../docs/repair.schema.json", import.meta.url)), "utf8");
+    expect(committed).toBe(repairJsonSchemaText());
+  });
+
+  it("a dry run and an apply of a node with work on every plane both validate; a malformed document names the field", async () => {
+    const root = tempDir();
+    const generated = await generateDataDir(root, { size: "tiny", seed: 7 });
+    await writeNodeMetadata(root, generated.partitions, { fault: "offset-ahead-of-torn-tail" });
+    const dry = JSON.parse((await runCli(["repair", root, "--clamp-offsets", "--json"])).stdout);
+    expect(validateRepairJson(dry)).toEqual([]);
+    const applied = JSON.parse((await runCli(["repair", root, "--clamp-offsets", "--json", "--apply"])).stdout);
+    expect(validateRepairJson(applied)).toEqual([]);
+    expect(applied.applied.targets.length).toBeGreaterThan(0);
+    expect(validateRepairJson({ ...dry, plan: { ...dry.plan, version: 1 } })[0]).toMatch(/^\$\.plan\.version/);
+    expect(validateRepairJson({ ...dry, applied: applied.applied })).toContain(
+      "$.applied and $.after: both null (dry run) or both set (apply)",
+    );
+  });
+});
