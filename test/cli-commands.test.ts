@@ -15,6 +15,8 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+import { parseBytes } from "../src/cli/parse.js";
+import { parseRate } from "../src/cli/scrub.js";
 import { CLI, MAX_CLI_PROCESSES, peakCliProcesses, runCli, spawnBounded, startCli } from "./helpers/cli.js";
 
 const BENCH = fileURLToPath(new URL("../dist/bench/run.js", import.meta.url));
@@ -186,6 +188,41 @@ describe.concurrent("usage errors exit 16", () => {
       expect(existsSync(join(root, "never"))).toBe(false);
     });
   }
+});
+
+describe("byte sizes and rates: the units table (issue 22 item 12)", () => {
+  it("accepts every binary unit up to TiB, in any case, with or without /s", () => {
+    const units: [string, number][] = [
+      ["", 1],
+      ["b", 1],
+      ["k", 2 ** 10],
+      ["KB", 2 ** 10],
+      ["KiB", 2 ** 10],
+      ["m", 2 ** 20],
+      ["MB", 2 ** 20],
+      ["MiB", 2 ** 20],
+      ["g", 2 ** 30],
+      ["GB", 2 ** 30],
+      ["GiB", 2 ** 30],
+      ["t", 2 ** 40],
+      ["TB", 2 ** 40],
+      ["TiB", 2 ** 40],
+    ];
+    for (const [unit, bytes] of units) expect(parseBytes(0)(`3${unit}`), unit).toBe(3 * bytes);
+    expect(parseRate("1TiB/s")).toBe(2 ** 40);
+    expect(parseRate("1GiB/s")).toBe(2 ** 30);
+    expect(parseRate("1.5TiB")).toBe(1.5 * 2 ** 40);
+    expect(parseRate("unlimited")).toBe(Infinity);
+    expect(() => parseRate("1PiB/s")).toThrow(/expected a byte size/);
+  });
+
+  it("scrub --rate 1TiB/s runs (it was refused while GiB worked)", async () => {
+    const data = join(root, "rate-tib");
+    await generateDataDir(data, { size: "small", topicsPerStream: 1, partitionsPerTopic: 1 });
+    const run = await runCli(["scrub", data, "--rate", "1TiB/s", "--state", join(root, "rate-tib.json")]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("scrub pass complete");
+  });
 });
 
 describe.concurrent("operational errors exit 8", () => {

@@ -52,7 +52,7 @@ import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode, severityExitBits } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
-import { writeHtmlReport } from "./report-html.js";
+import { HTML_TO_STDOUT, writeHtmlReport } from "./report-html.js";
 import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
 import {
   applyNodeRepair,
@@ -95,6 +95,12 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
 
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
   if (flags.json && flags.ndjson) throw new UsageError("--json and --ndjson are two formats of the same report: give one");
+  if (flags.html === HTML_TO_STDOUT) {
+    throw new UsageError(
+      "scan --html -: stdout carries scan's own report; give --html a file, or draw the page on stdout with " +
+        "`segscan scan <path...> --json | segscan report - --html -`",
+    );
+  }
   // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
   // --json and --html need the whole report; so does the text report of a node
   // root, whose node section comes first and needs every partition's verdict.
@@ -103,8 +109,17 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
     if (flags.json) await out(stringifyJson(toJsonReport(report)) + "\n");
     else if (flags.ndjson) await out(ndjsonText(report));
     else await out(formatReport(report, { color: useColor() }) + scanHints(report, paths));
-    if (flags.html !== undefined) await writeHtmlReport(flags.html, toJsonReport(report));
-    return scanExitCode(report);
+    const code = scanExitCode(report);
+    if (flags.html === undefined) return code;
+    try {
+      await writeHtmlReport(flags.html, toJsonReport(report));
+    } catch (error) {
+      if (!(error instanceof OperationalError)) throw error;
+      // The scan's own findings still count: the failed page adds 8 to them.
+      warn(error.message);
+      return code | EXIT.OPERATIONAL;
+    }
+    return code;
   }
   // The text report and --ndjson print each partition as it completes and keep
   // only the summary, so their memory stays flat however many partitions there are.

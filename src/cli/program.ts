@@ -52,7 +52,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"),
   )
     .option("--ndjson", "print one JSON partition per line as each completes (path order), then a summary line; memory stays flat")
-    .option("--html <file>", "also write a self-contained HTML report (byte maps of every segment) to <file>")
+    .option(
+      "--html <file>",
+      "also write a self-contained HTML report (byte maps of every segment) to <file> (not -: stdout carries the scan's report)",
+    )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: ScanFlags, command: Command) => setExit(await scanCommand(paths, flags, command)));
 
@@ -60,7 +63,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("report")
     .description("draw a saved `scan --json` report as a self-contained HTML page (- reads stdin)")
     .argument("<scan.json>", "a report written by `segscan scan --json`")
-    .requiredOption("--html <file>", "write the HTML report to <file>")
+    .requiredOption("--html <file>", "write the HTML report to <file> (- writes it to stdout)")
     .action(async (file: string, flags: { html: string }) => setExit(await reportCommand(file, flags)));
 
   addScanFlags(
