@@ -461,6 +461,42 @@ describe.concurrent("dump", () => {
   });
 });
 
+describe.concurrent("issue 22 item 14: dump's count, exit codes in help, repeated --scenario", () => {
+  it("dump counts the batches that failed to verify on its last line, exit 4", async () => {
+    const generated = await sample(["payload-bitflip"]);
+    const segment = generated.partitions[0]!.segments[1]!;
+    const run = await runCli(["dump", segment.logPath]);
+    expect(run.code).toBe(4);
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toMatch(
+      new RegExp(`^${segment.batches.length} batches, ${segment.batches.length - 1} verified, 1 failed to verify, `),
+    );
+  });
+
+  it("restore --help and dump --help list their exit codes, as scan's does", async () => {
+    const [restoreHelp, dumpHelp] = await Promise.all([runCli(["restore", "--help"]), runCli(["dump", "--help"])]);
+    expect(restoreHelp.code).toBe(0);
+    expect(restoreHelp.stdout).toMatch(/Exit status:\n {2}0 {3}every journal's steps were undone/);
+    for (const code of ["8", "16", "32"]) expect(restoreHelp.stdout).toMatch(new RegExp(`\n {2}${code} +\\S`));
+    expect(dumpHelp.code).toBe(0);
+    expect(dumpHelp.stdout).toMatch(/Exit status:\n {2}0 {3}every batch verified/);
+    for (const code of ["4", "8", "16", "32"]) expect(dumpHelp.stdout).toMatch(new RegExp(`\n {2}${code} +\\S`));
+  });
+
+  it("gen takes --scenario more than once: the i-th fault goes into the i-th partition", async () => {
+    const dir = join(root, "two-scenarios");
+    const run = await runCli(["gen", dir, "--scenario", "torn-tail", "--scenario", "zero-tail", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const written = JSON.parse(run.stdout) as { partitions: { path: string }[]; faults: { scenario: string; partition: string }[] };
+    expect(written.faults.map((fault) => [fault.scenario, fault.partition])).toEqual([
+      ["torn-tail", written.partitions[0]!.path],
+      ["zero-tail", written.partitions[1]!.path],
+    ]);
+    const unknown = await runCli(["gen", join(root, "never"), "--scenario", "torn-tail", "--scenario", "meteor-strike"]);
+    expect(unknown.code).toBe(16);
+    expect(unknown.stderr).toContain('unknown scenario "meteor-strike"');
+  });
+});
+
 describe.concurrent("gen, demo, bench", () => {
   it("gen --list names every scenario with its expected verdict", async () => {
     const run = await runCli(["gen", "--list"]);

@@ -547,7 +547,8 @@ export async function dumpCommand(file: string, flags: DumpFlags, command: Comma
 // gen
 
 export interface GenFlags {
-  scenario?: string;
+  /** Every `--scenario` given, in order: the i-th is injected into the i-th partition. */
+  scenario: string[];
   list?: boolean;
   seed: number;
   size: SizeProfileName;
@@ -565,7 +566,7 @@ export interface GenFlags {
 
 function listText(): string {
   const width = Math.max(...SCENARIOS.map((scenario) => scenario.name.length));
-  const lines = ["Fault scenarios (segscan gen <dir> --scenario NAME); each injects one fault into one partition:", ""];
+  const lines = ["Fault scenarios (segscan gen <dir> --scenario NAME, repeatable); each injects one fault into one partition:", ""];
   for (const scenario of SCENARIOS) {
     const e = scenario.expected;
     const expect = e.refusal ? `${e.verdict} ${e.refusal}` : e.verdict;
@@ -607,8 +608,9 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     return EXIT.CLEAN;
   }
   if (dir === undefined) throw new UsageError("gen needs a target directory (or --list)");
-  if (flags.scenario !== undefined && !listScenarios().some((s) => s.name === flags.scenario)) {
-    throw new UsageError(`unknown scenario "${flags.scenario}"; \`segscan gen --list\` shows them`);
+  for (const name of flags.scenario) {
+    if (!listScenarios().some((s) => s.name === name))
+      throw new UsageError(`unknown scenario "${name}"; \`segscan gen --list\` shows them`);
   }
   const existing = await stat(dir).catch(() => null);
   if (existing !== null && !existing.isDirectory()) {
@@ -620,7 +622,7 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     throw new UsageError(`unknown node fault "${flags.nodeFault}"; \`segscan gen --list\` shows them`);
   }
   const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
-  if (flags.scenario !== undefined) options.scenario = flags.scenario;
+  if (flags.scenario.length > 0) options.scenarios = flags.scenario;
   if (flags.segments !== undefined) options.segmentsPerPartition = flags.segments;
   if (flags.segmentBytes !== undefined) options.segmentBytes = flags.segmentBytes;
   if (flags.flushBytes !== undefined) options.flushBytes = flags.flushBytes;

@@ -313,7 +313,11 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
       `${first ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${result.stopped === null ? "null" : stringifyJson(result.stopped, 0)}\n}\n`,
     );
   } else {
-    const summary = `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ${formatBytes(result.size)}`;
+    const failed = result.batches - result.verified;
+    const summary =
+      `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ` +
+      (failed > 0 ? c.red(`${failed} failed to verify`) + ", " : "") +
+      formatBytes(result.size);
     if (result.stopped) {
       await write(
         c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n",
