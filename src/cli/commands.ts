@@ -42,9 +42,11 @@ import {
   refusalLine,
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
+import { escapeControl, escapeControlKeepingLines, terminalSafe } from "../report/terminal-safe.js";
 import type { ScanReport } from "../report/types.js";
 import type { ScanStream } from "../recovery/scan.js";
-import type { NodePartitionReport } from "../node/types.js";
+import type { NodePartitionReport, NodeReport } from "../node/types.js";
+import type { WalCutPlan } from "../node/repair/wal-cut.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";
 import { nodePartitionToJson } from "../node/json.js";
@@ -63,7 +65,7 @@ import {
   nodeSeverityNow,
   nodeRepairPlan,
 } from "../node/repair/cli.js";
-import { formatOffsetPlan, planOffsetRepairs } from "../node/repair/offsets.js";
+import { formatOffsetPlan, planOffsetRepairs, type OffsetRepairPlan } from "../node/repair/offsets.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -74,7 +76,9 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
   const c = colors(useColor());
   const lines: string[] = [];
   const quoted =
-    paths.length > 2 ? "<same paths>" : paths.map((path) => (/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
+    paths.length > 2
+      ? "<same paths>"
+      : paths.map((path) => escapeControl(/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
   if (report.summary.repairable > 0) {
     lines.push(
       `${c.yellow("→")} ${report.summary.repairable} partition(s) can be repaired: ${c.bold(`segscan repair ${quoted}`)} shows the plan, ` +
@@ -108,7 +112,7 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
     const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
     if (flags.json) await out(stringifyJson(toJsonReport(report)) + "\n");
     else if (flags.ndjson) await out(ndjsonText(report));
-    else await out(formatReport(report, { color: useColor() }) + scanHints(report, paths));
+    else await out(formatReport(terminalSafe(report), { color: useColor() }) + scanHints(report, paths));
     const code = scanExitCode(report);
     if (flags.html === undefined) return code;
     try {
@@ -212,13 +216,13 @@ async function printText(stream: ScanStream, paths: readonly string[]): Promise<
   // printed the partitions it finished, and no summary).
   let pending = formatHeader(empty, options);
   const summary = await drain(stream, async (partition) => {
-    await out(pending + "\n\n" + formatPartition(partition, options));
+    await out(pending + "\n\n" + formatPartition(terminalSafe(partition), options));
     pending = "";
   });
   await out(pending);
   const tail: string[] = [];
   if (summary.partitions === 0) tail.push(NO_PARTITIONS_TEXT);
-  if (stream.skipped.length > 0) tail.push(formatSkipped(stream.skipped, options));
+  if (stream.skipped.length > 0) tail.push(formatSkipped(terminalSafe(stream.skipped), options));
   const report = reportShell(stream, summary);
   tail.push(formatSummary(report, options));
   await out("\n\n" + tail.join("\n\n") + "\n" + scanHints(report, paths));
@@ -242,7 +246,7 @@ export interface RepairFlags extends ScanFlags {
 function problemsLeft(report: ScanReport): string {
   const c = colors(useColor());
   const lines: string[] = [];
-  for (const partition of report.partitions) {
+  for (const partition of terminalSafe(report.partitions)) {
     if (partition.refusal !== null && partition.verdict === "refused") {
       lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
       lines.push(`    ${refusalLine(partition.refusal, c)}`);
@@ -256,15 +260,20 @@ function problemsLeft(report: ScanReport): string {
   return lines.length === 0 ? "" : `\nleft untouched:\n${lines.join("\n")}\n`;
 }
 
+/** The boot forecast after the repair, its paths shown terminal-safe (every input escaped alike, so they still compare). */
+function forecastText(node: NodeReport, plan: RepairPlan, walCut: WalCutPlan | null, offsetPlan: OffsetRepairPlan | null): string {
+  return formatForecastAfterRepair(terminalSafe(node), terminalSafe(plan), terminalSafe(walCut), terminalSafe(offsetPlan));
+}
+
 /** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
 function planText(plan: RepairPlan, report: ScanReport): string {
   const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
-  return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
+  return formatPlan(terminalSafe(hasProblems ? { ...plan, skipped: [] } : plan));
 }
 
 function appliedText(result: ApplyResult): string {
   const lines: string[] = [];
-  for (const partition of result.partitions) {
+  for (const partition of terminalSafe(result.partitions)) {
     lines.push(`repaired ${partition.path} (run ${partition.run}; journal ${partition.journalPath})`);
     for (const t of partition.truncations) {
       const kept =
@@ -331,14 +340,14 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
         }
       }
     }
-    if (walCut !== null && !flags.json) await out(formatWalCutPlan(walCut));
+    if (walCut !== null && !flags.json) await out(formatWalCutPlan(terminalSafe(walCut)));
     // docs/node.md N4, N7: offset evidence copies, and (--clamp-offsets) offset rewrites and moves.
     const offsetPlan = report.node === undefined ? null : planOffsetRepairs(report.node, { clampOffsets: flags.clampOffsets === true });
-    if (offsetPlan !== null && !flags.json) await out(formatOffsetPlan(offsetPlan));
-    if (report.node !== undefined && !flags.json) await out(formatForecastAfterRepair(report.node, plan, walCut, offsetPlan));
+    if (offsetPlan !== null && !flags.json) await out(formatOffsetPlan(terminalSafe(offsetPlan)));
+    if (report.node !== undefined && !flags.json) await out(forecastText(report.node, plan, walCut, offsetPlan));
     if (walCut !== null && flags.apply) {
       const applied = await applyNodeRepair(walCut, await commandEngine());
-      if (!flags.json) await out(applied.text);
+      if (!flags.json) await out(escapeControlKeepingLines(applied.text));
       if (plan.partitions.length === 0 && (offsetPlan?.steps.length ?? 0) === 0) {
         if (flags.json) {
           await out(
@@ -351,7 +360,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (offsetPlan !== null && offsetPlan.steps.length > 0 && flags.apply) {
       const engine = await commandEngine();
       const applied = await applyNodeOffsets(offsetPlan, engine);
-      if (!flags.json) await out(applied.text);
+      if (!flags.json) await out(escapeControlKeepingLines(applied.text));
       if (plan.partitions.length === 0) {
         if (flags.json) {
           await out(
@@ -439,7 +448,8 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
 // ---------------------------------------------------------------------------
 // restore
 
-function restoredText(result: RestoreResult): string {
+function restoredText(unsafe: RestoreResult): string {
+  const result = terminalSafe(unsafe);
   const lines = [`restored ${result.partitionDir}:`, ...result.undone.map((line) => `  ${line}`)];
   if (result.undone.length === 0) lines.push("  (no step had taken effect)");
   lines.push(`journal moved to ${result.restoredJournal}`, `scan it again: segscan scan ${result.partitionDir}`);
@@ -467,7 +477,9 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
       await out(stringifyJson({ partitions: [] }) + "\n");
     } else {
       await out(
-        `nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`,
+        escapeControlKeepingLines(
+          `nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`,
+        ),
       );
     }
     return EXIT.CLEAN;
@@ -582,9 +594,9 @@ export function describeGenerated(generated: GeneratedDataDir, color: boolean): 
   const p = generated.profile;
   const lines = [
     `wrote ${generated.partitions.length} partition(s) × ${p.segmentsPerPartition} segments, ` +
-      `${formatCount(generated.messages)} messages, ${formatBytes(generated.logBytes)} of .log to ${generated.dir} (seed ${generated.seed})`,
+      `${formatCount(generated.messages)} messages, ${formatBytes(generated.logBytes)} of .log to ${escapeControl(generated.dir)} (seed ${generated.seed})`,
   ];
-  for (const fault of generated.faults) {
+  for (const fault of terminalSafe(generated.faults)) {
     const e = fault.expected;
     lines.push(`  ${c.bold(fault.scenario)} → ${fault.partition}`);
     lines.push(`    ${fault.detail}`);
@@ -668,7 +680,7 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
       }) + "\n",
     );
   } else {
-    await out(describeGenerated(generated, useColor()) + (node?.text ?? "") + `scan it: segscan scan ${dir}\n`);
+    await out(describeGenerated(generated, useColor()) + escapeControlKeepingLines(`${node?.text ?? ""}scan it: segscan scan ${dir}\n`));
   }
   return EXIT.CLEAN;
 }
@@ -699,15 +711,15 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
     progress: flags.progress,
   };
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
-  await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(report, { color, relativeTo: data })}\n`);
+  await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(terminalSafe(report), { color, relativeTo: data })}\n`);
   const plan = planRepair(report);
   // What `segscan repair` prints: the segment plan, then the node's (the WAL cut, offset evidence) and the forecast after it.
   const walCut = nodeRepairPlan(report);
   const offsetPlan = report.node === undefined ? null : planOffsetRepairs(report.node, { clampOffsets: false });
   const nodeText =
-    (walCut === null ? "" : formatWalCutPlan(walCut)) +
-    (offsetPlan === null ? "" : formatOffsetPlan(offsetPlan)) +
-    (report.node === undefined ? "" : formatForecastAfterRepair(report.node, plan, walCut, offsetPlan));
+    (walCut === null ? "" : formatWalCutPlan(terminalSafe(walCut))) +
+    (offsetPlan === null ? "" : formatOffsetPlan(terminalSafe(offsetPlan))) +
+    (report.node === undefined ? "" : forecastText(report.node, plan, walCut, offsetPlan));
   await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${planText(plan, report)}${nodeText}\n`);
   const first = generated.faults[0]?.partition ?? data;
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";

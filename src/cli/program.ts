@@ -16,6 +16,7 @@ import {
   type RepairFlags,
 } from "./commands.js";
 import { describeCause } from "../io/errors.js";
+import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
 import { reportCommand } from "./report-html.js";
@@ -59,7 +60,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .version(SEGSCAN_VERSION, "-V, --version")
     .exitOverride()
     .showHelpAfterError("(add --help for usage)")
-    .configureOutput({ outputError: (text, write) => write(`segscan: ${text.replace(/^error: /, "")}`) })
+    .configureOutput({ outputError: (text, write) => write(`segscan: ${escapeControlKeepingLines(text.replace(/^error: /, ""))}`) })
     .addHelpText("after", EXIT_HELP);
 
   addScanFlags(
@@ -173,7 +174,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 }
 
 function report(message: string): void {
-  process.stderr.write(`segscan: ${message}\n`);
+  process.stderr.write(`segscan: ${escapeControlKeepingLines(message)}\n`);
 }
 
 /** Parses `argv` and runs the command; resolves to the process exit status. */

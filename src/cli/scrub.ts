@@ -7,6 +7,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import type { EngineKind } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { formatBytes } from "../report/format.js";
+import { terminalSafe } from "../report/terminal-safe.js";
 import type { PassSummary, ScrubEvent } from "../scrub/findings.js";
 import { writeMetrics } from "../scrub/metrics.js";
 import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
@@ -130,8 +131,9 @@ function passLine(summary: PassSummary): string {
   );
 }
 
-async function printEvent(event: ScrubEvent, json: boolean): Promise<void> {
-  if (json) return out(eventJson(event) + "\n");
+async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
+  if (json) return out(eventJson(unsafe) + "\n");
+  const event = terminalSafe(unsafe);
   switch (event.type) {
     case "finding": {
       const { finding } = event;
