@@ -8,9 +8,11 @@
  */
 
 /** C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F): the code points a terminal may act on. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this module's purpose
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** The same, except the line feed that separates a text's own lines. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this module's purpose
 const CONTROL_CHARACTERS_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
 
 /** `\xHH`: every character CONTROL_CHARACTERS matches is at most U+009F, so two hex digits name it. */
