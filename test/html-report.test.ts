@@ -5,7 +5,8 @@
  * 10,000-partition report through the renderer; each page is checked for its
  * rows, filters, mark positions, tooltips, keyboard use, console errors and
  * network requests, and a screenshot's pixels (so a blank page cannot pass).
- * The browser tests skip, saying why, only when no Chromium is installed.
+ * The browser tests skip, saying why, only when no Chromium is installed and
+ * SEGSCAN_REQUIRE_BROWSER=1 is not set (CI sets it: there a missing browser fails).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
@@ -43,7 +44,13 @@ const POSITION_TOLERANCE_PX = 2;
 /** Where the synthetic report's refused segments stop their proven prefix. */
 const REFUSED_DAMAGE_POSITION = 300_000;
 
-if (!HAVE_CHROMIUM) {
+/**
+ * CI sets SEGSCAN_REQUIRE_BROWSER=1 (.ci/run installs Chromium): a browser that
+ * is missing there FAILS the browser tests instead of skipping them quietly.
+ */
+const BROWSER_REQUIRED = process.env.SEGSCAN_REQUIRE_BROWSER === "1";
+
+if (!HAVE_CHROMIUM && !BROWSER_REQUIRED) {
   console.warn(`html-report browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SEGSCAN_CHROMIUM)`);
 }
 
@@ -319,6 +326,16 @@ describe("HTML report: CLI and page file (no browser)", () => {
 });
 
 const describeBrowser = HAVE_CHROMIUM ? describe : describe.skip;
+
+if (!HAVE_CHROMIUM && BROWSER_REQUIRED) {
+  describe("HTML report in headless Chromium (required)", () => {
+    it("finds Chromium: SEGSCAN_REQUIRE_BROWSER=1 makes a missing browser a failure", () => {
+      throw new Error(
+        `no Chromium at ${CHROMIUM}, and SEGSCAN_REQUIRE_BROWSER=1 requires the browser tests: apt-get install chromium, or set SEGSCAN_CHROMIUM`,
+      );
+    });
+  });
+}
 
 describeBrowser("HTML report in headless Chromium", () => {
   let context: BrowserContext;
