@@ -26,7 +26,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Engine } from "../src/engine/types.js";
 import { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "../src/format/encode.js";
 import type { IndexEntry } from "../src/format/records.js";
@@ -1026,6 +1026,7 @@ describe("scrub: state and metrics files that are not regular files (issue 22 it
 
   it("SIGTERM stops a rate-limited scrub promptly (exit 32); a second SIGINT exits at once (32)", async () => {
     const tree = writeTree(2, 4, 60, 24);
+    onTestFinished(() => rmSync(statePathIn(tree), { force: true }));
     for (const signals of [["SIGTERM"], ["SIGINT", "SIGINT"]] as const) {
       let sent = false;
       let sentAtMs = 0;
@@ -1074,6 +1075,7 @@ describe("scrub: messages (issue 22 items 12, 14)", () => {
   it("--json summarizes the unchanged segments of a pass in one line with their count", async () => {
     const tree = writeTree(2, 3, 2, 26);
     const state = statePathIn(tree);
+    onTestFinished(() => rmSync(state, { force: true }));
     expect((await runCli(["scrub", tree.root, "--state", state, "--rate", "unlimited"])).code).toBe(0);
     const second = await runCli(["scrub", tree.root, "--state", state, "--json", "--rate", "unlimited"]);
     expect(second.code).toBe(0);
