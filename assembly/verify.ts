@@ -41,6 +41,13 @@ import {
 @inline const HEADER_BYTES: u64 = <u64>BATCH_HEADER_BYTES;
 // @ts-ignore: decorator
 @inline const FRAME_HEADER: usize = FRAME_HEADER_BYTES;
+/**
+ * src/format/constants.ts MAX_TRACKED_BATCH_BYTES (2^53 − 1): a batch_length
+ * above it is counted as it, so the i64 below never sees a u64 past 2^63 (it
+ * would be negative) and the TS engine's number stays exact.
+ */
+// @ts-ignore: decorator
+@inline const MAX_TRACKED_BATCH_BYTES: u64 = 9007199254740991;
 
 /** The decode gate's length cap (docs/format.md §2.2 MAX_BATCH_BYTES or an override). */
 export let maxBatchBytes: u64 = 64 << 20;
@@ -104,7 +111,8 @@ export function verifyStart(p: usize): void {
   xxh3Update(BATCH_STATE, p + BATCH_MESSAGE_COUNT_AT, BATCH_MESSAGE_COUNT_BYTES);
   expectedChecksum = load<u64>(p, BATCH_CHECKSUM_AT);
   messageCount = load<u32>(p, BATCH_MESSAGE_COUNT_AT);
-  blobRemaining = <i64>load<u64>(p, BATCH_LENGTH_AT) - <i64>HEADER_BYTES;
+  const length = load<u64>(p, BATCH_LENGTH_AT);
+  blobRemaining = <i64>(length < MAX_TRACKED_BATCH_BYTES ? length : MAX_TRACKED_BATCH_BYTES) - <i64>HEADER_BYTES;
   framesSeen = 0;
   headerFilled = 0;
   bodyRemaining = 0;

@@ -15,6 +15,8 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
 import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+import { parseBytes } from "../src/cli/parse.js";
+import { parseRate } from "../src/cli/scrub.js";
 import { CLI, MAX_CLI_PROCESSES, peakCliProcesses, runCli, spawnBounded, startCli } from "./helpers/cli.js";
 
 const BENCH = fileURLToPath(new URL("../dist/bench/run.js", import.meta.url));
@@ -186,6 +188,41 @@ describe.concurrent("usage errors exit 16", () => {
       expect(existsSync(join(root, "never"))).toBe(false);
     });
   }
+});
+
+describe("byte sizes and rates: the units table (issue 22 item 12)", () => {
+  it("accepts every binary unit up to TiB, in any case, with or without /s", () => {
+    const units: [string, number][] = [
+      ["", 1],
+      ["b", 1],
+      ["k", 2 ** 10],
+      ["KB", 2 ** 10],
+      ["KiB", 2 ** 10],
+      ["m", 2 ** 20],
+      ["MB", 2 ** 20],
+      ["MiB", 2 ** 20],
+      ["g", 2 ** 30],
+      ["GB", 2 ** 30],
+      ["GiB", 2 ** 30],
+      ["t", 2 ** 40],
+      ["TB", 2 ** 40],
+      ["TiB", 2 ** 40],
+    ];
+    for (const [unit, bytes] of units) expect(parseBytes(0)(`3${unit}`), unit).toBe(3 * bytes);
+    expect(parseRate("1TiB/s")).toBe(2 ** 40);
+    expect(parseRate("1GiB/s")).toBe(2 ** 30);
+    expect(parseRate("1.5TiB")).toBe(1.5 * 2 ** 40);
+    expect(parseRate("unlimited")).toBe(Infinity);
+    expect(() => parseRate("1PiB/s")).toThrow(/expected a byte size/);
+  });
+
+  it("scrub --rate 1TiB/s runs (it was refused while GiB worked)", async () => {
+    const data = join(root, "rate-tib");
+    await generateDataDir(data, { size: "small", topicsPerStream: 1, partitionsPerTopic: 1 });
+    const run = await runCli(["scrub", data, "--rate", "1TiB/s", "--state", join(root, "rate-tib.json")]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("scrub pass complete");
+  });
 });
 
 describe.concurrent("operational errors exit 8", () => {
@@ -421,6 +458,42 @@ describe.concurrent("dump", () => {
     const ok = await runCli(["dump", clean.partitions[0]!.segments[0]!.indexPath, "--json"]);
     expect(ok.code).toBe(0);
     expect((JSON.parse(ok.stdout) as { entries: unknown[] }).entries).toHaveLength(clean.partitions[0]!.segments[0]!.indexEntries.length);
+  });
+});
+
+describe.concurrent("issue 22 item 14: dump's count, exit codes in help, repeated --scenario", () => {
+  it("dump counts the batches that failed to verify on its last line, exit 4", async () => {
+    const generated = await sample(["payload-bitflip"]);
+    const segment = generated.partitions[0]!.segments[1]!;
+    const run = await runCli(["dump", segment.logPath]);
+    expect(run.code).toBe(4);
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toMatch(
+      new RegExp(`^${segment.batches.length} batches, ${segment.batches.length - 1} verified, 1 failed to verify, `),
+    );
+  });
+
+  it("restore --help and dump --help list their exit codes, as scan's does", async () => {
+    const [restoreHelp, dumpHelp] = await Promise.all([runCli(["restore", "--help"]), runCli(["dump", "--help"])]);
+    expect(restoreHelp.code).toBe(0);
+    expect(restoreHelp.stdout).toMatch(/Exit status:\n {2}0 {3}every journal's steps were undone/);
+    for (const code of ["8", "16", "32"]) expect(restoreHelp.stdout).toMatch(new RegExp(`\n {2}${code} +\\S`));
+    expect(dumpHelp.code).toBe(0);
+    expect(dumpHelp.stdout).toMatch(/Exit status:\n {2}0 {3}every batch verified/);
+    for (const code of ["4", "8", "16", "32"]) expect(dumpHelp.stdout).toMatch(new RegExp(`\n {2}${code} +\\S`));
+  });
+
+  it("gen takes --scenario more than once: the i-th fault goes into the i-th partition", async () => {
+    const dir = join(root, "two-scenarios");
+    const run = await runCli(["gen", dir, "--scenario", "torn-tail", "--scenario", "zero-tail", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const written = JSON.parse(run.stdout) as { partitions: { path: string }[]; faults: { scenario: string; partition: string }[] };
+    expect(written.faults.map((fault) => [fault.scenario, fault.partition])).toEqual([
+      ["torn-tail", written.partitions[0]!.path],
+      ["zero-tail", written.partitions[1]!.path],
+    ]);
+    const unknown = await runCli(["gen", join(root, "never"), "--scenario", "torn-tail", "--scenario", "meteor-strike"]);
+    expect(unknown.code).toBe(16);
+    expect(unknown.stderr).toContain('unknown scenario "meteor-strike"');
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * The tests' engine helper (issue 16 item 12) requires the wasm engine: with
  * the module missing, every suite that uses `allEngines()` fails instead of
- * silently running on the TS engine alone. SEGSCAN_SKIP_WASM=1 is the only opt-out.
+ * silently running on the TS engine alone, and there is no opt-out (issue 22 item 16).
  */
+import { readFileSync, readdirSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 const wasmLoad = vi.hoisted(() => ({ missing: false }));
@@ -27,19 +28,24 @@ afterEach(() => {
 
 describe("allEngines()", () => {
   it("returns both engines", async () => {
-    vi.stubEnv("SEGSCAN_SKIP_WASM", "");
     expect((await allEngines()).map((engine) => engine.kind)).toEqual(["ts", "wasm"]);
   });
 
   it("fails loudly when the wasm module is missing", async () => {
-    vi.stubEnv("SEGSCAN_SKIP_WASM", "");
     wasmLoad.missing = true;
-    await expect(allEngines()).rejects.toThrow(/wasm engine is required.*segscan\.wasm not found.*SEGSCAN_SKIP_WASM=1/);
+    await expect(allEngines()).rejects.toThrow(/wasm engine is required.*segscan\.wasm not found.*npm run build:wasm/);
   });
 
-  it("SEGSCAN_SKIP_WASM=1 is the explicit opt-out", async () => {
+  it("SEGSCAN_SKIP_WASM is no opt-out any more (it never gave a passing run): a missing module still fails", async () => {
     vi.stubEnv("SEGSCAN_SKIP_WASM", "1");
     wasmLoad.missing = true;
-    expect((await allEngines()).map((engine) => engine.kind)).toEqual(["ts"]);
+    await expect(allEngines()).rejects.toThrow(/wasm engine is required/);
+  });
+
+  it("no doc offers SEGSCAN_SKIP_WASM", () => {
+    const root = new URL("..", import.meta.url);
+    const docs = ["README.md", ...readdirSync(new URL("docs/", root)).map((name) => `docs/${name}`)].filter((path) => path.endsWith(".md"));
+    const offering = docs.filter((path) => readFileSync(new URL(path, root), "utf8").includes("SEGSCAN_SKIP_WASM"));
+    expect(offering).toEqual([]);
   });
 });

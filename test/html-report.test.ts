@@ -5,7 +5,8 @@
  * 10,000-partition report through the renderer; each page is checked for its
  * rows, filters, mark positions, tooltips, keyboard use, console errors and
  * network requests, and a screenshot's pixels (so a blank page cannot pass).
- * The browser tests skip, saying why, only when no Chromium is installed.
+ * The browser tests skip, saying why, only when no Chromium is installed and
+ * SEGSCAN_REQUIRE_BROWSER=1 is not set (CI sets it: there a missing browser fails).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
@@ -43,7 +44,13 @@ const POSITION_TOLERANCE_PX = 2;
 /** Where the synthetic report's refused segments stop their proven prefix. */
 const REFUSED_DAMAGE_POSITION = 300_000;
 
-if (!HAVE_CHROMIUM) {
+/**
+ * CI sets SEGSCAN_REQUIRE_BROWSER=1 (.ci/run installs Chromium): a browser that
+ * is missing there FAILS the browser tests instead of skipping them quietly.
+ */
+const BROWSER_REQUIRED = process.env.SEGSCAN_REQUIRE_BROWSER === "1";
+
+if (!HAVE_CHROMIUM && !BROWSER_REQUIRED) {
   console.warn(`html-report browser tests SKIPPED: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SEGSCAN_CHROMIUM)`);
 }
 
@@ -52,10 +59,14 @@ interface Run {
   stdout: string;
   stderr: string;
 }
-function runCli(args: string[], stdin?: string): Promise<Run> {
+function runCli(args: string[], stdin?: string, cwd?: string): Promise<Run> {
   const env = { ...process.env };
   delete env.FORCE_COLOR;
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env,
+    stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    ...(cwd === undefined ? {} : { cwd }),
+  });
   if (stdin !== undefined) child.stdin!.end(stdin);
   let stdout = "";
   let stderr = "";
@@ -262,6 +273,38 @@ describe("HTML report: CLI and page file (no browser)", () => {
     expect(noHtml.stderr).toContain("--html <file>");
   });
 
+  it("report on a 20,000-deep nested JSON is a usage error naming the file, not a raw RangeError (issue 22 item 12)", async () => {
+    const deep = join(root, "deep.json");
+    const out = join(root, "deep.html");
+    await writeFile(deep, "[".repeat(20_000) + "]".repeat(20_000));
+    const run = await runCli(["report", deep, "--html", out]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toBe(
+      `segscan: ${deep} is not a \`segscan scan --json\` report: $: nests arrays and objects more than 64 levels deep ` +
+        "(a report nests fewer than 10); nothing was written\n",
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("scan --html to an unwritable path keeps the findings' exit bits and adds 8 (issue 22 item 12)", async () => {
+    const data = join(root, "data");
+    const run = await runCli(["scan", data, "--engine", "ts", "--html", join(root, "missing-dir", "x.html")]);
+    expect(run.code).toBe(4 | 8);
+    expect(run.stderr).toContain(`cannot write the HTML report ${join(root, "missing-dir", "x.html")}: ENOENT`);
+    expect(run.stdout).toContain("partitions:"); // the text report is printed all the same
+  });
+
+  it("--html -: report writes the page to stdout; scan refuses it (stdout carries its own report) (issue 22 item 12)", async () => {
+    const piped = await runCli(["report", "-", "--html", "-"], demoScanRun.stdout, root);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).toBe(await readFile(demoHtmlPath, "utf8"));
+    expect(existsSync(join(root, "-"))).toBe(false);
+    const scanned = await runCli(["scan", join(root, "data"), "--html", "-"]);
+    expect(scanned.code).toBe(16);
+    expect(scanned.stdout).toBe("");
+    expect(scanned.stderr).toContain("scan --html -: stdout carries scan's own report; give --html a file");
+  });
+
   it("embeds a large report gzip+base64 and a small one as plain JSON, both decoding to the report", () => {
     const large = syntheticReport(LARGE_PARTITIONS);
     expect(validateJsonReport(large)).toEqual([]);
@@ -283,6 +326,16 @@ describe("HTML report: CLI and page file (no browser)", () => {
 });
 
 const describeBrowser = HAVE_CHROMIUM ? describe : describe.skip;
+
+if (!HAVE_CHROMIUM && BROWSER_REQUIRED) {
+  describe("HTML report in headless Chromium (required)", () => {
+    it("finds Chromium: SEGSCAN_REQUIRE_BROWSER=1 makes a missing browser a failure", () => {
+      throw new Error(
+        `no Chromium at ${CHROMIUM}, and SEGSCAN_REQUIRE_BROWSER=1 requires the browser tests: apt-get install chromium, or set SEGSCAN_CHROMIUM`,
+      );
+    });
+  });
+}
 
 describeBrowser("HTML report in headless Chromium", () => {
   let context: BrowserContext;

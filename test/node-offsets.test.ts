@@ -311,3 +311,56 @@ describe("CLI", () => {
     expect((await runCli(["scan", fenced])).stdout).not.toContain("--include-fenced");
   });
 });
+
+describe("names that only look like a fenced dir or an offset id (issue 22 item 13)", () => {
+  it("<p>.fenced.abc and <p>.fenced. are neither partitions nor fenced dirs: no repair, no forecast there, a warn each", async () => {
+    const { cpSync } = await import("node:fs");
+    const root = await node("offset-ahead-of-torn-tail");
+    const look = [`${P1}.fenced.abc`, `${P1}.fenced.`].map((dir) => join(root, dir));
+    for (const dir of look) cpSync(join(root, P1), dir, { recursive: true });
+    cpSync(join(root, P1), join(root, `${P1}.fenced.2`), { recursive: true });
+    const report = await scanPath(root, { engine, concurrency: 1 });
+    const inside = (path: string): boolean => look.some((dir) => path === dir || path.startsWith(`${dir}/`));
+    expect(report.partitions.map((p) => p.path).filter(inside)).toEqual([]);
+    expect(report.node!.partitions.map((p) => p.path).filter(inside)).toEqual([]);
+    expect(report.node!.bootForecast.filter((entry) => inside(entry.path))).toEqual([]);
+    expect(
+      planRepair(report)
+        .partitions.map((p) => p.path)
+        .filter(inside),
+    ).toEqual([]);
+    const partition = report.node!.partitions.find((p) => p.path === join(root, P1))!;
+    expect(partition.fenced).toEqual([join(root, `${P1}.fenced.2`)]);
+    const invalid = partition.findings.filter((f) => f.code === "FencedDirNameInvalid");
+    expect(invalid.map((f) => [f.severity, f.path])).toEqual([
+      ["warn", join(root, `${P1}.fenced.`)],
+      ["warn", join(root, `${P1}.fenced.abc`)],
+    ]);
+    expect(invalid[0]!.message).toContain("its suffix is not a decimal number (<partition>.fenced.<n>)");
+    // The real partition keeps its own repair and clamp.
+    expect(planRepair(report).partitions.map((p) => p.path)).toContain(join(root, P1));
+  });
+
+  it("offsets 007 and 7 (one consumer id) are a warn OffsetDuplicateName naming both files", async () => {
+    const { copyFileSync } = await import("node:fs");
+    const root = await node();
+    const consumers = join(root, P1, "offsets", "consumers");
+    copyFileSync(join(consumers, "7"), join(consumers, "007"));
+    const report = (await scanPath(root, { engine, concurrency: 1 })).node!;
+    const partition = report.partitions.find((p) => p.path === join(root, P1))!;
+    const duplicate = partition.findings.filter((f) => f.code === "OffsetDuplicateName");
+    expect(duplicate).toEqual([
+      {
+        severity: "warn",
+        code: "OffsetDuplicateName",
+        path: join(consumers, "007"),
+        consumerKind: "consumer",
+        consumerId: 7,
+        fileCount: 2,
+        message: expect.stringContaining(`${join(consumers, "007")} and ${join(consumers, "7")} both name consumer 7`),
+      },
+    ]);
+    expect(duplicate[0]!.message).toContain("the server's choice is undefined");
+    expect(report.verdict).toBe("warn");
+  });
+});

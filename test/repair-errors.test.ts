@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
+import { withFile, writeExactly } from "../src/repair/files.js";
 import { RepairError, nodeRepairFs, restore } from "../src/repair/index.js";
 import type { RepairFs } from "../src/repair/index.js";
 import { CHUNK_BYTES, REPAIRABLE, buildScenario, engine, repair, snapshot } from "./helpers/repair-scenarios.js";
@@ -145,5 +146,59 @@ describe("moves across filesystems (16.4)", () => {
     expect(error.message).toContain(`refusing to repair ${dir}: its preserve dir ${dir}.segscan is (or would be) on another filesystem`);
     expect(error.message).toContain("nothing was changed");
     expect(existsSync(`${dir}.segscan`)).toBe(false);
+  });
+});
+
+/** Stalled writes a caller may retry before the test calls it a loop (the fixed code retries none). */
+const MAX_STALLED_WRITES = 100;
+
+/**
+ * nodeRepairFs whose writes to files matching `target` return 0 (no progress)
+ * once `afterBytes` were written. A caller that keeps retrying is stopped with
+ * an error after MAX_STALLED_WRITES, so the unfixed code fails instead of hanging.
+ */
+function stallingWrites(target: RegExp, afterBytes = 0): RepairFs {
+  return {
+    ...nodeRepairFs,
+    async open(filePath, mode) {
+      const file = await nodeRepairFs.open(filePath, mode);
+      if (!target.test(filePath)) return file;
+      let written = 0;
+      let stalled = 0;
+      return {
+        ...file,
+        async write(buffer, offset, length, position) {
+          if (written >= afterBytes) {
+            if (++stalled > MAX_STALLED_WRITES) throw new Error(`a write to ${filePath} returned 0 and was retried ${stalled} times`);
+            return 0;
+          }
+          const n = await file.write(buffer, offset, Math.min(length, afterBytes - written), position);
+          written += n;
+          return n;
+        },
+      };
+    },
+  };
+}
+
+describe("a write that makes no progress (issue 22 item 18)", () => {
+  it("writeExactly throws naming the file and the byte position when a write returns 0", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const target = `${dir}/stalled.bin`;
+    const error = await failure(
+      withFile(stallingWrites(/stalled\.bin$/, 7), target, "w", (file) => writeExactly(file, new Uint8Array(32), 32, 100)),
+    );
+    expect(error.message).toBe(`cannot write ${target}: the write at byte 107 wrote 0 of 25 bytes (no progress)`);
+    expect(error.path).toBe(target);
+    expect(error.position).toBe(107);
+  });
+
+  it("a repair whose residue copy stalls fails naming the .residue.tmp; nothing in the partition changed", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const before = snapshot(dir);
+    const error = await failure(repair(dir, garbageTail, stallingWrites(/\.residue\.tmp$/, 1500)));
+    expect(error.message).toMatch(/\.residue\.tmp/);
+    expect(error.message).toMatch(/no progress/);
+    expect(snapshot(dir)).toEqual(before);
   });
 });

@@ -6,10 +6,13 @@
 import { truncateSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
+import { DEFAULT_WINDOW_BYTES } from "../src/format/constants.js";
+import type { WasmEngine } from "../src/engine/wasm/engine.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
 import { scanPartition, scanPath } from "../src/recovery/scan.js";
 import type { ProgressEvent } from "../src/recovery/options.js";
 import { formatReport } from "../src/report/format.js";
+import { type Run, spawnBounded } from "./helpers/cli.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
@@ -100,6 +103,43 @@ describe("a single .log whose index cannot be stat'ed (docs/recovery.md §3.6)",
   });
 });
 
+/** The residue review blocker 1 scans: memory must not grow with it. */
+const RESIDUE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What a scan with the default 1 MiB window may add: the window and a small
+ * constant (a wasm instance's static data, a read-ahead pad, a spare instance),
+ * a quarter of the residue, so a scan that held the residue would fail.
+ */
+const MEMORY_GROWTH_BOUND_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Run in a child (argv: partition dir, engine, io): scans with the BUILT
+ * package, sampling RSS and the engine's memory at every progress event from
+ * just after the engine was made, and taking the process's peak RSS
+ * (getrusage maxrss) at the end; prints JSON.
+ */
+const RSS_PROBE_SCRIPT = `
+  const { createEngine, scanPartition } = await import(${JSON.stringify(new URL("../dist/src/index.js", import.meta.url).href)});
+  const [dir, engineKind, io] = process.argv.slice(1);
+  const engine = await createEngine(engineKind);
+  const engineBytes = () => (typeof engine.memoryBytes === "function" ? engine.memoryBytes() : 0);
+  const baselineRss = process.memoryUsage().rss;
+  const engineBaseline = engineBytes();
+  let peakRss = baselineRss;
+  let peakEngine = engineBaseline;
+  const report = await scanPartition(dir, { engine, io, onProgress: () => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    peakEngine = Math.max(peakEngine, engineBytes());
+  } });
+  peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1024);
+  console.log(JSON.stringify({ outcome: report.partitions[0].segments[0].outcome, baselineRss, peakRss, engineGrowth: peakEngine - engineBaseline }));
+`;
+
+async function runBounded(command: string, args: string[]): Promise<Run> {
+  return (await spawnBounded(command, args, {})).done;
+}
+
 describe("runtime behaviour (docs/engines.md §7)", () => {
   it("review blocker 1: a timer beside the scan of a 64 MiB residue keeps firing (a real macrotask yield), and memory does not grow with the residue", async () => {
     for (const [engine, io] of (await allEngines()).flatMap(
@@ -112,14 +152,18 @@ describe("runtime behaviour (docs/engines.md §7)", () => {
       const dir = tempPartition();
       const chain = buildChain({ counts: [3, 4] });
       const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
-      const residueBytes = 64 * 1024 * 1024;
-      truncateSync(logPath, chain.log.length + residueBytes);
+      truncateSync(logPath, chain.log.length + RESIDUE_BYTES);
       let ticks = 0;
       const timer = setInterval(() => ticks++, 1);
+      // arrayBuffers does not count WebAssembly.Memory: the wasm engine's own figure does.
+      const engineMemoryBytes = (): number => ("memoryBytes" in engine ? (engine as WasmEngine).memoryBytes() : 0);
       let peakArrayBuffers = 0;
+      let peakEngineMemoryBytes = 0;
       const baseline = process.memoryUsage().arrayBuffers;
+      const engineBaseline = engineMemoryBytes();
       const onProgress = () => {
         peakArrayBuffers = Math.max(peakArrayBuffers, process.memoryUsage().arrayBuffers);
+        peakEngineMemoryBytes = Math.max(peakEngineMemoryBytes, engineMemoryBytes());
       };
       const ticksBefore = ticks;
       const report = await scanPartition(dir, { engine, io, onProgress });
@@ -128,7 +172,29 @@ describe("runtime behaviour (docs/engines.md §7)", () => {
       // A microtask-only "yield" would let no interval callback run during the scan.
       expect(ticks - ticksBefore).toBeGreaterThan(0);
       // Buffers: one 1 MiB window plus a small constant, never the residue's 64 MiB.
-      expect(peakArrayBuffers - baseline).toBeLessThan(16 * 1024 * 1024);
+      expect(peakArrayBuffers - baseline).toBeLessThan(MEMORY_GROWTH_BOUND_BYTES);
+      if (engine.kind === "wasm") {
+        // The window's instance (new, or reused from the previous scan) was sampled while it was open.
+        expect(peakEngineMemoryBytes).toBeGreaterThanOrEqual(DEFAULT_WINDOW_BYTES);
+        expect(peakEngineMemoryBytes - engineBaseline, `${engine.kind}/${io}`).toBeLessThan(MEMORY_GROWTH_BOUND_BYTES);
+      }
+    }
+  });
+
+  it("review blocker 1, measured from outside: a child process scanning a 64 MiB residue grows its RSS by less than the bound", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    const { logPath } = writeSegment(dir, 0n, chain.log, indexAt(chain, [0]));
+    truncateSync(logPath, chain.log.length + RESIDUE_BYTES);
+    for (const engineKind of ["wasm", "ts"] as const) {
+      for (const io of ["async", "blocking"] as const) {
+        const run = await runBounded(process.execPath, ["--input-type=module", "-e", RSS_PROBE_SCRIPT, dir, engineKind, io]);
+        expect(run.code, run.stderr).toBe(0);
+        const probe = JSON.parse(run.stdout) as { outcome: string; baselineRss: number; peakRss: number; engineGrowth: number };
+        expect(probe.outcome).toBe("torn-tail");
+        expect(probe.peakRss - probe.baselineRss, `${engineKind}/${io} RSS growth`).toBeLessThan(MEMORY_GROWTH_BOUND_BYTES);
+        expect(probe.engineGrowth, `${engineKind}/${io} engine memory growth`).toBeLessThan(MEMORY_GROWTH_BOUND_BYTES);
+      }
     }
   });
 

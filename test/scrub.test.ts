@@ -6,7 +6,7 @@
  * the metrics file under a strict Prometheus text-format parser, and the
  * incremental pass reading ≤ 1% of an unchanged tree. Both engines.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
@@ -26,7 +26,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Engine } from "../src/engine/types.js";
 import { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "../src/format/encode.js";
 import type { IndexEntry } from "../src/format/records.js";
@@ -36,8 +36,9 @@ import { formatMetrics } from "../src/scrub/metrics.js";
 import { TokenBucket } from "../src/scrub/rate.js";
 import { type ScrubOptions, scrub } from "../src/scrub/scrub.js";
 import { defaultStatePath, loadState } from "../src/scrub/state.js";
+import { spawnBounded } from "./helpers/cli.js";
 import { allEngines } from "./helpers/engines.js";
-import { type BuiltChain, buildChain, indexAt, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
+import { type BuiltChain, buildChain, indexAt, tempDataDir, tempPartition, trackedTempDir, writeSegment } from "./helpers/fixtures.js";
 
 const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 /** The smallest window: many reads per segment, so stops and concurrent appends land mid-segment. */
@@ -799,10 +800,9 @@ describe("segscan scrub (CLI)", () => {
     expect(verifiedBefore.length).toBeLessThan(4);
     const resumed = await runCli(["scrub", tree.root, "--state", state, "--json", "--rate", "unlimited"]);
     expect(resumed.code).toBe(0);
-    const skipped = jsonLines(resumed)
-      .filter((event) => event.type === "segment-skipped")
-      .map((event) => event.type === "segment-skipped" && event.path);
-    expect(skipped).toEqual(verifiedBefore);
+    // `--json` counts the unchanged segments in one line per pass (the library yields each: see above).
+    expect(jsonLines(resumed).filter((event) => event.type === "segment-skipped")).toEqual([]);
+    expect(resumed.stdout).toContain(`{"type":"segments-skipped","reason":"unchanged","count":${verifiedBefore.length}}\n`);
 
     // Without --watch, a stopped pass is a cancelled command: 32, as scan.
     let cancelled = false;
@@ -941,5 +941,152 @@ describe("segscan scrub (CLI)", () => {
     const run = await runCli(["scrub", tree.root, "--nice", "--state", statePathIn(tree), "--rate", "unlimited"]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("2 segment(s) verified");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Issue 22 items 9, 12 and 14: files that are not what the scrub can use, signals, messages
+
+/** A hung CLI is killed after this long, so a hang fails the test instead of stalling the run. */
+const HANG_TIMEOUT_MS = 15_000;
+
+/** `runCli`, but SIGKILLed after `timeoutMs`: `timedOut` says so. */
+async function runCliWithin(
+  args: string[],
+  timeoutMs: number,
+  onStdoutLine?: (line: string, child: ReturnType<typeof spawn>) => void,
+): Promise<Run & { timedOut: boolean }> {
+  const { child, done } = startCli(args, onStdoutLine);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill("SIGKILL");
+  }, timeoutMs);
+  try {
+    return { ...(await done), timedOut };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A FIFO in a fresh temp dir: opening it for reading blocks until a writer opens it. */
+function makeFifo(): string {
+  const dir = trackedTempDir("segscan-scrub-fifo-");
+  const fifo = join(dir, "state.fifo");
+  const made = spawnSync("mkfifo", [fifo]);
+  if (made.status !== 0) throw new Error(`mkfifo ${fifo} failed: ${made.stderr.toString()}`);
+  return fifo;
+}
+
+describe("scrub: state and metrics files that are not regular files (issue 22 item 9)", () => {
+  it("--state <FIFO> is refused up front (exit 16, says FIFO), never blocks on the open", async () => {
+    const tree = writeTree(1, 2, 3, 21);
+    const fifo = makeFifo();
+    const run = await runCliWithin(["scrub", tree.root, "--state", fifo, "--rate", "unlimited"], HANG_TIMEOUT_MS);
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain(`--state: the state file ${fifo} is a FIFO (named pipe), not a regular file`);
+    expect(statSync(fifo).isFIFO()).toBe(true);
+  });
+
+  it("--metrics <FIFO> is refused up front too (exit 16); the FIFO is not replaced", async () => {
+    const tree = writeTree(1, 2, 3, 22);
+    const fifo = makeFifo();
+    const run = await runCliWithin(
+      ["scrub", tree.root, "--state", statePathIn(tree), "--metrics", fifo, "--rate", "unlimited"],
+      HANG_TIMEOUT_MS,
+    );
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain(`--metrics: the metrics file ${fifo} is a FIFO (named pipe), not a regular file`);
+    expect(statSync(fifo).isFIFO()).toBe(true);
+  });
+
+  it("the library never blocks on a FIFO: scrub() rejects with StateFileError, loadState reports it (child process)", async () => {
+    const tree = writeTree(1, 1, 2, 23);
+    const fifo = makeFifo();
+    const script = `
+      const { scrub } = await import(${JSON.stringify(new URL("../dist/src/scrub/scrub.js", import.meta.url).href)});
+      const { loadState } = await import(${JSON.stringify(new URL("../dist/src/scrub/state.js", import.meta.url).href)});
+      const loaded = await loadState(process.argv[1], process.argv[2]);
+      let rejected = null;
+      try { for await (const _ of scrub(process.argv[2], { state: process.argv[1], rate: Infinity })); } catch (e) { rejected = { name: e.name, message: e.message }; }
+      console.log(JSON.stringify({ problem: loaded.problem, rejected }));`;
+    const { child, done } = await spawnBounded(process.execPath, ["--input-type=module", "-e", script, fifo, tree.root], {});
+    const timer = setTimeout(() => child.kill("SIGKILL"), HANG_TIMEOUT_MS);
+    const run = await done.finally(() => clearTimeout(timer));
+    expect(run.signal).toBe(null);
+    const result = JSON.parse(run.stdout) as { problem: string; rejected: { name: string; message: string } };
+    expect(result.problem).toBe(`cannot read the state file ${fifo} (it is a FIFO (named pipe), not a regular file); running a full pass`);
+    expect(result.rejected).toEqual({
+      name: "StateFileError",
+      message: `the scrub state file ${fifo} is a FIFO (named pipe), not a regular file: give the path of a regular file (or of none yet); nothing was scrubbed`,
+    });
+  });
+
+  it("SIGTERM stops a rate-limited scrub promptly (exit 32); a second SIGINT exits at once (32)", async () => {
+    const tree = writeTree(2, 4, 60, 24);
+    onTestFinished(() => rmSync(statePathIn(tree), { force: true }));
+    for (const signals of [["SIGTERM"], ["SIGINT", "SIGINT"]] as const) {
+      let sent = false;
+      let sentAtMs = 0;
+      const run = await runCliWithin(
+        ["scrub", tree.root, "--state", statePathIn(tree), "--json", "--reverify-after", "0", "--window", "64KiB", "--rate", "64KiB/s"],
+        HANG_TIMEOUT_MS,
+        (line, child) => {
+          if (sent || (JSON.parse(line) as ScrubEvent).type !== "segment-verified") return;
+          sent = true;
+          sentAtMs = performance.now();
+          for (const signal of signals) child.kill(signal);
+        },
+      );
+      expect(run.timedOut, signals.join("+")).toBe(false);
+      expect(run.code, signals.join("+")).toBe(32);
+      expect(performance.now() - sentAtMs, signals.join("+")).toBeLessThan(5_000);
+    }
+  });
+});
+
+describe("scrub: messages (issue 22 items 12, 14)", () => {
+  it("a target that is no .log, partition or data dir is the usage error scan gives (exit 16), not a TypeError", async () => {
+    const dir = trackedTempDir("segscan-scrub-wal-");
+    const wal = join(dir, "journal.wal");
+    writeFileSync(wal, "not a segment");
+    const [scrubbed, scanned] = await Promise.all([runCli(["scrub", wal, "--state", join(dir, "state.json")]), runCli(["scan", wal])]);
+    expect(scanned.code).toBe(16);
+    expect(scrubbed.code).toBe(16);
+    expect(scrubbed.stderr).toBe(scanned.stderr);
+    expect(scrubbed.stderr).not.toContain("TypeError");
+  });
+
+  it("--state under a regular file says the parent is not a directory (exit 16), not EEXIST", async () => {
+    const tree = writeTree(1, 1, 2, 25);
+    const dir = trackedTempDir("segscan-scrub-parent-");
+    const file = join(dir, "file");
+    writeFileSync(file, "");
+    const run = await runCli(["scrub", tree.root, "--state", join(file, "x.json")]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain(
+      `--state: the state file ${file}/x.json cannot be created: its parent ${file} is a regular file, not a directory`,
+    );
+    expect(run.stderr).not.toContain("EEXIST");
+  });
+
+  it("--json summarizes the unchanged segments of a pass in one line with their count", async () => {
+    const tree = writeTree(2, 3, 2, 26);
+    const state = statePathIn(tree);
+    onTestFinished(() => rmSync(state, { force: true }));
+    expect((await runCli(["scrub", tree.root, "--state", state, "--rate", "unlimited"])).code).toBe(0);
+    const second = await runCli(["scrub", tree.root, "--state", state, "--json", "--rate", "unlimited"]);
+    expect(second.code).toBe(0);
+    const lines = second.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string });
+    // Nothing changed since the first pass: all 6 segments (2 partitions × 3) are skipped.
+    expect(lines.filter((line) => line.type === "segment-skipped")).toEqual([]);
+    expect(lines.filter((line) => line.type === "segments-skipped")).toEqual([{ type: "segments-skipped", reason: "unchanged", count: 6 }]);
+    expect(lines.at(-2)).toEqual({ type: "segments-skipped", reason: "unchanged", count: 6 });
+    expect(lines.at(-1)).toMatchObject({ type: "pass-complete", summary: { segmentsSkipped: 6 } });
   });
 });

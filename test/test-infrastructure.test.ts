@@ -3,11 +3,17 @@
  * before any test runs, so the test files that import dist/ never test a stale
  * build, and gives the run a temp dir; the fixture helper removes its temp dirs.
  */
-import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { staleBuildReason } from "./setup/global.js";
+import { type Run, spawnBounded } from "./helpers/cli.js";
 import { removeTempDirs, tempDataDir, tempPartition } from "./helpers/fixtures.js";
+
+async function runBounded(command: string, args: string[], options: Parameters<typeof spawnBounded>[2]): Promise<Run> {
+  return await (await spawnBounded(command, args, options)).done;
+}
 
 describe("build freshness", () => {
   it("dist/ is newer than every source when the tests run", () => {
@@ -78,4 +84,32 @@ describe("clean build", () => {
       .filter((source) => !existsSync(join(root, source)));
     expect(orphans).toEqual([]);
   });
+});
+
+describe("the browser tests in CI (issue 22 item 16)", () => {
+  it(".ci/run requires them: it exports SEGSCAN_REQUIRE_BROWSER=1 before the tests run", () => {
+    const script = readFileSync(fileURLToPath(new URL("../.ci/run", import.meta.url)), "utf8");
+    const exported = script.indexOf("export SEGSCAN_REQUIRE_BROWSER=1\n");
+    expect(exported).toBeGreaterThan(0);
+    expect(exported).toBeLessThan(script.indexOf("npm test"));
+  });
+
+  it("without Chromium they fail when SEGSCAN_REQUIRE_BROWSER=1, and skip (saying so) when it is not set", async () => {
+    const vitest = fileURLToPath(new URL("../node_modules/vitest/vitest.mjs", import.meta.url));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("VITEST")));
+    const run = (required: boolean): Promise<Run> =>
+      runBounded(process.execPath, [vitest, "run", "test/html-report.test.ts", "-t", "Chromium"], {
+        cwd: fileURLToPath(new URL("..", import.meta.url)),
+        env: {
+          ...env,
+          SEGSCAN_CHROMIUM: "/nonexistent/chromium",
+          ...(required ? { SEGSCAN_REQUIRE_BROWSER: "1" } : { SEGSCAN_REQUIRE_BROWSER: "" }),
+        },
+      });
+    const [required, optional] = [await run(true), await run(false)];
+    expect(required.code, required.stdout + required.stderr).not.toBe(0);
+    expect(required.stdout + required.stderr).toContain("SEGSCAN_REQUIRE_BROWSER=1 requires the browser tests");
+    expect(optional.code, optional.stdout + optional.stderr).toBe(0);
+    expect(optional.stdout + optional.stderr).toContain("html-report browser tests SKIPPED: no Chromium at /nonexistent/chromium");
+  }, 240_000);
 });

@@ -24,6 +24,7 @@ import { VerifyStatus, headerDecodeStatus } from "../src/format/records.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
 import { BatchVerifier } from "../src/engine/ts/verifier.js";
+import { AssertionError, assert } from "../src/assert.js";
 import {
   U64_MAX,
   batchSpecArb,
@@ -36,8 +37,11 @@ import {
   verifyWhole,
   type BatchSpec,
 } from "./helpers/engine-fixtures.js";
+import { allEngines } from "./helpers/engines.js";
 
 const engine = createTsEngine();
+/** The wasm engine, held to the TS engine's statuses flip by flip. */
+const wasmEngine = (await allEngines()).find((candidate) => candidate.kind === "wasm")!;
 const S = VerifyStatus;
 
 function flip(bytes: Uint8Array, position: number, mask: number): void {
@@ -412,7 +416,7 @@ describe("properties over random batches", () => {
     );
   });
 
-  it("any single-bit flip is caught, with the same status by both paths, and the status fits the flipped field", () => {
+  it("any single-bit flip is caught, with the same status by both paths and both engines, and the status fits the flipped field", () => {
     fc.assert(
       fc.property(
         batchSpecArb({ maxPayload: 1500 }),
@@ -428,14 +432,18 @@ describe("properties over random batches", () => {
           expect(allowedForFlip(spec, position)).toContain(whole);
           const splits = splitsFor(chunking, batch.length - BATCH_HEADER_BYTES, frameStarts(spec));
           expect(verifyStreamed(engine, batch, splits)).toBe(whole);
+          // The wasm engine gives the same status, whole and streamed.
+          expect(verifyWhole(wasmEngine, batch)).toBe(whole);
+          expect(verifyStreamed(wasmEngine, batch, splits)).toBe(whole);
         },
       ),
       { numRuns: 300 },
     );
   });
 
-  it("flips in the header and in every frame header field of a fixed batch", () => {
-    // Deterministic sweep of every bit of the header region and the frame headers.
+  it("every single-bit flip of a fixed batch, on both engines: caught, fitting the field, the same status whole and streamed", async () => {
+    // Exhaustive and deterministic: every bit of the batch (header, frame headers, bodies) on each engine,
+    // and the engines compared flip by flip (issue 22 item 17). ~7,000 flips; a few seconds on both.
     const messages = sampleMessages();
     const spec: BatchSpec = {
       partitionId: 3n,
@@ -452,19 +460,25 @@ describe("properties over random batches", () => {
       })),
     };
     const clean = sampleBatch();
-    const positions = [
-      ...Array.from({ length: 256 }, (_, i) => i),
-      ...frameStarts(spec).flatMap((s) => Array.from({ length: FRAME_HEADER_BYTES }, (_, i) => s + i)),
-    ];
-    for (const position of positions) {
+    const engines = await allEngines();
+    expect(engines.map((candidate) => candidate.kind)).toEqual(["ts", "wasm"]);
+    let flips = 0;
+    for (let position = 0; position < clean.length; position++) {
       for (let bit = 0; bit < 8; bit++) {
         const batch = clean.slice();
         flip(batch, position, 1 << bit);
-        const whole = verifyWhole(engine, batch);
-        expect(allowedForFlip(spec, position)).toContain(whole);
-        expect(verifyStreamed(engine, batch, [1, 47, 48, 49, 200])).toBe(whole);
+        const statuses = engines.map((candidate) => {
+          const whole = verifyWhole(candidate, batch);
+          const where = `${candidate.kind}: bit ${bit} of byte ${position}`;
+          expect(allowedForFlip(spec, position), where).toContain(whole);
+          expect(verifyStreamed(candidate, batch, [1, 47, 48, 49, 200]), where).toBe(whole);
+          return whole;
+        });
+        expect(statuses[1], `wasm vs ts: bit ${bit} of byte ${position}`).toBe(statuses[0]);
+        flips++;
       }
     }
+    expect(flips).toBe(clean.length * 8);
   });
 });
 
@@ -524,5 +538,14 @@ describe("streaming a batch larger than the window", () => {
     // verifyStreamed overwrites the header bytes in the window right after verifyStart.
     expect(readU64(big, 8)).toBe(1n << 62n);
     expect(verifyStreamed(engine, big, [5000, 100_000])).toBe(S.Ok);
+  });
+});
+
+describe("assert (src/assert.ts)", () => {
+  it("passes a true condition and throws an AssertionError naming what was expected otherwise", () => {
+    expect(() => assert(true, "never shown")).not.toThrow();
+    expect(() => assert(false, "a decoded batch_length gives 0..2^53 − 257 blob bytes")).toThrow(
+      new AssertionError("assertion failed: a decoded batch_length gives 0..2^53 − 257 blob bytes"),
+    );
   });
 });

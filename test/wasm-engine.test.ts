@@ -124,9 +124,8 @@ function scanBoth(pair: Pair, request: CandidateScanRequest): CandidateScanResul
   const b = pair.t.scanCandidates(request);
   const plain = scanCandidatesPlain(pair.t.view(), request);
   expect(a, `wasm vs plain ${JSON.stringify({ ...request, minBaseOffset: String(request.minBaseOffset) })}`).toEqual(plain);
-  if (request.spentUnits <= request.limitUnits) {
-    expect(a, `wasm vs ts ${JSON.stringify({ ...request, minBaseOffset: String(request.minBaseOffset) })}`).toEqual(b);
-  }
+  // Compared whatever the budget, a budget already spent past its limit included (issue 22 item 17).
+  expect(a, `wasm vs ts ${JSON.stringify({ ...request, minBaseOffset: String(request.minBaseOffset) })}`).toEqual(b);
   return a;
 }
 
@@ -178,7 +177,8 @@ describe("wasm scanCandidates", () => {
     const pair = openPair(SIZE);
     load(pair, randomBytes(SIZE, 77));
     for (const limit of [0, 1, 2, 203, 204, 205, 1000, 12_345, TO - 1, TO, TO + 1, 2_281_701_376]) {
-      for (const spent of [0, 1, Math.min(limit, 7), limit]) {
+      // Past the limit too: one load's budget is shared, so a segment's probe can start overspent.
+      for (const spent of [0, 1, Math.min(limit, 7), limit, limit + 1, limit + 4096]) {
         scanBoth(pair, { fromIndex: 0, toIndex: TO, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: spent, limitUnits: limit });
         scanBoth(pair, { fromIndex: 333, toIndex: 40_000, fileEndIndex: SIZE, minBaseOffset: 0n, spentUnits: spent, limitUnits: limit });
       }
@@ -605,5 +605,74 @@ describe("wasm window memory", () => {
     expect(() => w.headerStatus(4096 - 255)).toThrow(RangeError);
     expect(() => w.verifyFeed(4000, 200)).toThrow(RangeError);
     w.close();
+  });
+});
+
+// ---------------------------------------------------------------------------
+
+/**
+ * batch_length is a u64 on disk; the wasm verifier once took it as an i64 and
+ * the TS verifier as a number, so past 2^63 (wasm: negative) and past 2^53 (TS:
+ * rounded) they disagreed. Every length around each boundary must give the
+ * same statuses (issue 22 item 17).
+ */
+const BOUNDARY_LENGTHS: bigint[] = [2n ** 31n, 2n ** 32n, 2n ** 53n, 2n ** 63n, 2n ** 64n - 1n].flatMap((edge) =>
+  [-257n, -256n, -1n, 0n, 1n, 255n, 256n, 257n].map((delta) => edge + delta).filter((length) => length < 2n ** 64n),
+);
+
+describe("wasm and TS agree on any batch_length (u64 → i64 / number boundaries)", () => {
+  it("header gate, with the default cap and with a cap of 2^53 − 1", () => {
+    for (const maxBatchBytes of [undefined, Number.MAX_SAFE_INTEGER]) {
+      const pair = openPair(4096, maxBatchBytes);
+      for (const length of BOUNDARY_LENGTHS) {
+        const bytes = batch(3, 2, 100);
+        writeU64(bytes, 32, length);
+        load(pair, bytes);
+        expect(pair.w.headerStatus(0), `batch_length ${length}, cap ${maxBatchBytes}`).toBe(pair.t.headerStatus(0));
+      }
+      pair.close();
+    }
+  });
+
+  it("streamed verification of a batch claiming each length: the same status after every chunk, frames and all", () => {
+    const pair = openPair(1 << 16);
+    for (const length of BOUNDARY_LENGTHS) {
+      for (const [count, tail] of [
+        [2, "zero frame"],
+        [3, "zero frame"],
+        [2, "frame over"],
+      ] as const) {
+        // Frames of a real batch of `count` messages, then 48 more bytes: a frame header past them.
+        const real = batch(11, count === 3 ? 2 : count, 200);
+        const bytes = new Uint8Array(real.length + 96);
+        bytes.set(real);
+        if (count === 3) writeU32(bytes, 48, 3); // one more message expected than the real frames hold
+        if (tail === "frame over") writeU32(bytes, real.length + 36, 0xffffffff);
+        writeU64(bytes, 32, length);
+        load(pair, bytes);
+        const context = `batch_length ${length}, message_count ${count}, ${tail}`;
+        pair.w.verifyStart(0);
+        pair.t.verifyStart(0);
+        for (const [from, to] of [
+          [256, real.length],
+          [real.length, real.length + 48],
+          [real.length + 48, real.length + 96],
+        ] as const) {
+          const a = pair.w.verifyFeed(from, to - from);
+          const b = pair.t.verifyFeed(from, to - from);
+          expect(a, `${context}, bytes [${from}, ${to})`).toBe(b);
+        }
+        // The blob is not all fed: finish throws while the status is Ok, else repeats the status.
+        const finish = (window: EngineWindow): string => {
+          try {
+            return VerifyStatus[window.verifyFinish()];
+          } catch {
+            return "throws: blob not all fed";
+          }
+        };
+        expect(finish(pair.w), context).toBe(finish(pair.t));
+      }
+    }
+    pair.close();
   });
 });

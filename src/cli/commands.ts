@@ -22,7 +22,6 @@ import {
   isEmptyPlan,
   planRepair,
   planScanOptions,
-  printable,
   refuseLoneSegment,
   restore,
   type ApplyResult,
@@ -42,6 +41,7 @@ import {
   refusalLine,
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
+import { escapeControl, escapeControlKeepingLines, terminalSafe } from "../report/terminal-safe.js";
 import type { ScanReport } from "../report/types.js";
 import type { ScanStream } from "../recovery/scan.js";
 import type { NodePartitionReport } from "../node/types.js";
@@ -52,7 +52,7 @@ import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
-import { writeHtmlReport } from "./report-html.js";
+import { HTML_TO_STDOUT, writeHtmlReport } from "./report-html.js";
 import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
@@ -64,7 +64,9 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
   const c = colors(useColor());
   const lines: string[] = [];
   const quoted =
-    paths.length > 2 ? "<same paths>" : paths.map((path) => (/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
+    paths.length > 2
+      ? "<same paths>"
+      : paths.map((path) => escapeControl(/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
   if (report.summary.repairable > 0) {
     lines.push(
       `${c.yellow("→")} ${report.summary.repairable} partition(s) can be repaired: ${c.bold(`segscan repair ${quoted}`)} shows the plan, ` +
@@ -85,6 +87,12 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
 
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
   if (flags.json && flags.ndjson) throw new UsageError("--json and --ndjson are two formats of the same report: give one");
+  if (flags.html === HTML_TO_STDOUT) {
+    throw new UsageError(
+      "scan --html -: stdout carries scan's own report; give --html a file, or draw the page on stdout with " +
+        "`segscan scan <path...> --json | segscan report - --html -`",
+    );
+  }
   // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
   // --json and --html need the whole report; so does the text report of a node
   // root, whose node section comes first and needs every partition's verdict.
@@ -92,9 +100,18 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
     const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
     if (flags.json) await out(stringifyJson(toJsonReport(report)) + "\n");
     else if (flags.ndjson) await out(ndjsonText(report));
-    else await out(formatReport(report, { color: useColor() }) + scanHints(report, paths));
-    if (flags.html !== undefined) await writeHtmlReport(flags.html, toJsonReport(report));
-    return scanExitCode(report);
+    else await out(formatReport(terminalSafe(report), { color: useColor() }) + scanHints(report, paths));
+    const code = scanExitCode(report);
+    if (flags.html === undefined) return code;
+    try {
+      await writeHtmlReport(flags.html, toJsonReport(report));
+    } catch (error) {
+      if (!(error instanceof OperationalError)) throw error;
+      // The scan's own findings still count: the failed page adds 8 to them.
+      warn(error.message);
+      return code | EXIT.OPERATIONAL;
+    }
+    return code;
   }
   // The text report and --ndjson print each partition as it completes and keep
   // only the summary, so their memory stays flat however many partitions there are.
@@ -187,13 +204,13 @@ async function printText(stream: ScanStream, paths: readonly string[]): Promise<
   // printed the partitions it finished, and no summary).
   let pending = formatHeader(empty, options);
   const summary = await drain(stream, async (partition) => {
-    await out(pending + "\n\n" + formatPartition(partition, options));
+    await out(pending + "\n\n" + formatPartition(terminalSafe(partition), options));
     pending = "";
   });
   await out(pending);
   const tail: string[] = [];
   if (summary.partitions === 0) tail.push(NO_PARTITIONS_TEXT);
-  if (stream.skipped.length > 0) tail.push(formatSkipped(stream.skipped, options));
+  if (stream.skipped.length > 0) tail.push(formatSkipped(terminalSafe(stream.skipped), options));
   const report = reportShell(stream, summary);
   tail.push(formatSummary(report, options));
   await out("\n\n" + tail.join("\n\n") + "\n" + scanHints(report, paths));
@@ -217,13 +234,13 @@ export interface RepairFlags extends ScanFlags {
 function problemsLeft(report: ScanReport): string {
   const c = colors(useColor());
   const lines: string[] = [];
-  for (const partition of report.partitions) {
+  for (const partition of terminalSafe(report.partitions)) {
     if (partition.refusal !== null && partition.verdict === "refused") {
-      lines.push(`  ${printable(partition.path)}: ${c.red("refused")}, action ${partition.action}`);
+      lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
       lines.push(`    ${refusalLine(partition.refusal, c)}`);
     } else if (partition.error !== null) {
-      lines.push(`  ${printable(partition.path)}: ${c.magenta("failed")}, action ${partition.action}`);
-      lines.push(`    ${partition.error.code}: ${printable(partition.error.message)}`);
+      lines.push(`  ${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
+      lines.push(`    ${partition.error.code}: ${partition.error.message}`);
     }
   }
   const cleanCount = report.partitions.filter((partition) => partition.verdict === "clean").length;
@@ -231,10 +248,11 @@ function problemsLeft(report: ScanReport): string {
   return lines.length === 0 ? "" : `\nleft untouched:\n${lines.join("\n")}\n`;
 }
 
+/** The boot forecast after the repair, its paths shown terminal-safe (every input escaped alike, so they still compare). */
 /** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
 function planText(plan: RepairPlan, report: ScanReport): string {
   const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
-  return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
+  return formatPlan(terminalSafe(hasProblems ? { ...plan, skipped: [] } : plan));
 }
 
 /**
@@ -341,7 +359,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (flags.json) {
       await out(repairJson(report, plan, result, after));
     } else {
-      await out(`${formatApplied(result)}${problemsLeft(after)}\n${afterLine(plan, after)}\n`);
+      await out(`${formatApplied(terminalSafe(result))}${problemsLeft(after)}\n${afterLine(plan, after)}\n`);
     }
     return code;
   });
@@ -350,10 +368,11 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
 // ---------------------------------------------------------------------------
 // restore
 
-function restoredText(result: RestoreResult): string {
-  const lines = [`restored ${printable(result.partitionDir)}:`, ...result.undone.map((line) => `  ${printable(line)}`)];
+function restoredText(unsafe: RestoreResult): string {
+  const result = terminalSafe(unsafe);
+  const lines = [`restored ${result.partitionDir}:`, ...result.undone.map((line) => `  ${line}`)];
   if (result.undone.length === 0) lines.push("  (no step had taken effect)");
-  lines.push(`journal moved to ${printable(result.restoredJournal ?? "")}`, `scan it again: segscan scan ${printable(result.scanPath)}`);
+  lines.push(`journal moved to ${result.restoredJournal ?? ""}`, `scan it again: segscan scan ${result.scanPath}`);
   return lines.join("\n") + "\n";
 }
 
@@ -378,7 +397,9 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
       await out(stringifyJson({ partitions: [] }) + "\n");
     } else {
       await out(
-        `nothing to restore: no repair journal in ${printable(resolve(dir))}.segscan/ (or beside the real path) nor in any *.segscan dir below ${printable(resolve(dir))}\n`,
+        escapeControlKeepingLines(
+          `nothing to restore: no repair journal in ${resolve(dir)}.segscan/ (or beside the real path) nor in any *.segscan dir below ${resolve(dir)}\n`,
+        ),
       );
     }
     return EXIT.CLEAN;
@@ -458,7 +479,8 @@ export async function dumpCommand(file: string, flags: DumpFlags, command: Comma
 // gen
 
 export interface GenFlags {
-  scenario?: string;
+  /** Every `--scenario` given, in order: the i-th is injected into the i-th partition. */
+  scenario: string[];
   list?: boolean;
   seed: number;
   size: SizeProfileName;
@@ -476,7 +498,7 @@ export interface GenFlags {
 
 function listText(): string {
   const width = Math.max(...SCENARIOS.map((scenario) => scenario.name.length));
-  const lines = ["Fault scenarios (segscan gen <dir> --scenario NAME); each injects one fault into one partition:", ""];
+  const lines = ["Fault scenarios (segscan gen <dir> --scenario NAME, repeatable); each injects one fault into one partition:", ""];
   for (const scenario of SCENARIOS) {
     const e = scenario.expected;
     const expect = e.refusal ? `${e.verdict} ${e.refusal}` : e.verdict;
@@ -492,9 +514,9 @@ export function describeGenerated(generated: GeneratedDataDir, color: boolean): 
   const p = generated.profile;
   const lines = [
     `wrote ${generated.partitions.length} partition(s) × ${p.segmentsPerPartition} segments, ` +
-      `${formatCount(generated.messages)} messages, ${formatBytes(generated.logBytes)} of .log to ${generated.dir} (seed ${generated.seed})`,
+      `${formatCount(generated.messages)} messages, ${formatBytes(generated.logBytes)} of .log to ${escapeControl(generated.dir)} (seed ${generated.seed})`,
   ];
-  for (const fault of generated.faults) {
+  for (const fault of terminalSafe(generated.faults)) {
     const e = fault.expected;
     lines.push(`  ${c.bold(fault.scenario)} → ${fault.partition}`);
     lines.push(`    ${fault.detail}`);
@@ -518,8 +540,9 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     return EXIT.CLEAN;
   }
   if (dir === undefined) throw new UsageError("gen needs a target directory (or --list)");
-  if (flags.scenario !== undefined && !listScenarios().some((s) => s.name === flags.scenario)) {
-    throw new UsageError(`unknown scenario "${flags.scenario}"; \`segscan gen --list\` shows them`);
+  for (const name of flags.scenario) {
+    if (!listScenarios().some((s) => s.name === name))
+      throw new UsageError(`unknown scenario "${name}"; \`segscan gen --list\` shows them`);
   }
   const existing = await stat(dir).catch(() => null);
   if (existing !== null && !existing.isDirectory()) {
@@ -531,7 +554,7 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     throw new UsageError(`unknown node fault "${flags.nodeFault}"; \`segscan gen --list\` shows them`);
   }
   const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
-  if (flags.scenario !== undefined) options.scenario = flags.scenario;
+  if (flags.scenario.length > 0) options.scenarios = flags.scenario;
   if (flags.segments !== undefined) options.segmentsPerPartition = flags.segments;
   if (flags.segmentBytes !== undefined) options.segmentBytes = flags.segmentBytes;
   if (flags.flushBytes !== undefined) options.flushBytes = flags.flushBytes;
@@ -577,7 +600,7 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
       }) + "\n",
     );
   } else {
-    await out(describeGenerated(generated, useColor()) + (node?.text ?? "") + `scan it: segscan scan ${dir}\n`);
+    await out(describeGenerated(generated, useColor()) + escapeControlKeepingLines(`${node?.text ?? ""}scan it: segscan scan ${dir}\n`));
   }
   return EXIT.CLEAN;
 }
@@ -608,7 +631,7 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
     progress: flags.progress,
   };
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
-  await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(report, { color, relativeTo: data })}\n`);
+  await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(terminalSafe(report), { color, relativeTo: data })}\n`);
   // What `segscan repair` prints: one plan for the whole node (segments, the WAL cut, offset evidence) and the forecast after it.
   const plan = await planRepair(report);
   await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${planText(plan, report)}\n`);

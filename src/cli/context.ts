@@ -1,5 +1,6 @@
 /** What every command shares: colour decision, engine choice, cancellation, output helpers. */
 import { createEngine, type Engine, type EngineKind } from "../engine/index.js";
+import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { OperationalError } from "./exit.js";
 
 /**
@@ -12,8 +13,9 @@ export function colorEnabled(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv 
   return stream.isTTY === true && env.TERM !== "dumb";
 }
 
+/** A warning on stderr; names in it are shown terminal-safe (their control characters escaped). */
 export function warn(message: string): void {
-  process.stderr.write(`segscan: ${message}\n`);
+  process.stderr.write(`segscan: ${escapeControlKeepingLines(message)}\n`);
 }
 
 /**

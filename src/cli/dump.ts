@@ -20,6 +20,7 @@ import { FileWindow } from "../io/window.js";
 import { verifyBatchAt } from "../recovery/verify.js";
 import { stringifyJson } from "../report/json.js";
 import { formatBytes, formatCount, type Colors } from "../report/format.js";
+import { escapeControl } from "../report/terminal-safe.js";
 
 export interface DumpOptions {
   messages: boolean;
@@ -193,7 +194,8 @@ function batchLine(batch: DumpBatch, c: Colors): string {
 /** `key=value` pairs; a kind other than string is named before its value (`attempt=uint32:3`). */
 function userHeadersText(frame: DumpFrame, c: Colors): string {
   const side = (kind: string, text: string): string => (kind === "string" ? text : `${kind}:${text}`);
-  const pairs = frame.userHeaders.map((entry) => `${side(entry.keyKind, entry.key)}=${side(entry.valueKind, entry.value)}`);
+  // A header string is the producer's bytes: its control characters (JSON.stringify leaves DEL and C1) are shown escaped.
+  const pairs = frame.userHeaders.map((entry) => escapeControl(`${side(entry.keyKind, entry.key)}=${side(entry.valueKind, entry.value)}`));
   if (frame.userHeadersProblem !== undefined) pairs.push(c.red(`<undecodable: ${frame.userHeadersProblem}>`));
   return pairs.length === 0 ? "" : ` {${pairs.join(", ")}}`;
 }
@@ -256,7 +258,7 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
         `{\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`,
       );
     } else {
-      await write(`Dumping ${path} (${formatCount(result.size)} bytes, engine ${options.engine.kind})\n`);
+      await write(`Dumping ${escapeControl(path)} (${formatCount(result.size)} bytes, engine ${options.engine.kind})\n`);
     }
     let position = 0;
     while (position < result.size) {
@@ -313,7 +315,11 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
       `${first ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${result.stopped === null ? "null" : stringifyJson(result.stopped, 0)}\n}\n`,
     );
   } else {
-    const summary = `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ${formatBytes(result.size)}`;
+    const failed = result.batches - result.verified;
+    const summary =
+      `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ` +
+      (failed > 0 ? c.red(`${failed} failed to verify`) + ", " : "") +
+      formatBytes(result.size);
     if (result.stopped) {
       await write(
         c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n",
@@ -340,7 +346,7 @@ export async function dumpIndex(
     const trailingBytes = size - whole * INDEX_ENTRY_BYTES;
     const entries: { offset: string; timestamp: string; position: string }[] = [];
     const chunk = new Uint8Array(INDEX_ENTRY_BYTES * INDEX_DUMP_CHUNK_ENTRIES);
-    if (!options.json) await options.write(`Dumping ${path} (${formatCount(size)} bytes, ${whole} entries)\n`);
+    if (!options.json) await options.write(`Dumping ${escapeControl(path)} (${formatCount(size)} bytes, ${whole} entries)\n`);
     for (let i = 0; i < whole; i += INDEX_DUMP_CHUNK_ENTRIES) {
       const count = Math.min(INDEX_DUMP_CHUNK_ENTRIES, whole - i);
       await readExactly(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), i * INDEX_ENTRY_BYTES, { path, sizeAtStart: size });

@@ -30,9 +30,12 @@ const SIZE_UNITS: Record<string, number> = {
   g: 1024 ** 3,
   gb: 1024 ** 3,
   gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  tib: 1024 ** 4,
 };
 
-/** A byte size: `65536`, `64KiB`, `1M`, `1.5MiB` (binary units). */
+/** A byte size: `65536`, `64KiB`, `1M`, `1.5MiB`, `1TiB` (binary units up to TiB; the flags' ranges end far below PiB). */
 export function parseBytes(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (raw: string): number => {
     const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(raw.replace(/[_,]/g, ""));

@@ -16,6 +16,7 @@ import {
   type RepairFlags,
 } from "./commands.js";
 import { describeCause } from "../io/errors.js";
+import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
 import { reportCommand } from "./report-html.js";
@@ -32,6 +33,23 @@ Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
   32  cancelled (Ctrl-C): the message says what was done (a scan or dry run changed nothing;
       repair/restore name what completed, every completed step is in the journal)`;
 
+const RESTORE_EXIT_HELP = `
+Exit status:
+  0   every journal's steps were undone (or there was nothing to restore)
+  8   operational error: an undo step failed (the message says how far it got and that running
+      restore again resumes there); given a data dir, the other partitions are still restored
+  16  usage error: bad flags, a path that is not a directory
+  32  cancelled (Ctrl-C) between undo steps: the message names the partitions restored in full`;
+
+const DUMP_EXIT_HELP = `
+Exit status:
+  0   every batch verified and the listing reached the end of the file (a .index: whole entries only)
+  4   problems: batches that failed to verify (the last line counts them), a listing that stopped
+      before the end of the file, or a .index ending in a partial entry
+  8   operational error: the file cannot be read
+  16  usage error: bad flags, a path that is not a file
+  32  cancelled (Ctrl-C)`;
+
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("segscan");
   program
@@ -42,7 +60,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .version(SEGSCAN_VERSION, "-V, --version")
     .exitOverride()
     .showHelpAfterError("(add --help for usage)")
-    .configureOutput({ outputError: (text, write) => write(`segscan: ${text.replace(/^error: /, "")}`) })
+    .configureOutput({ outputError: (text, write) => write(`segscan: ${escapeControlKeepingLines(text.replace(/^error: /, ""))}`) })
     .addHelpText("after", EXIT_HELP);
 
   addScanFlags(
@@ -52,7 +70,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"),
   )
     .option("--ndjson", "print one JSON partition per line as each completes (path order), then a summary line; memory stays flat")
-    .option("--html <file>", "also write a self-contained HTML report (byte maps of every segment) to <file>")
+    .option(
+      "--html <file>",
+      "also write a self-contained HTML report (byte maps of every segment) to <file> (not -: stdout carries the scan's report)",
+    )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: ScanFlags, command: Command) => setExit(await scanCommand(paths, flags, command)));
 
@@ -60,7 +81,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("report")
     .description("draw a saved `scan --json` report as a self-contained HTML page (- reads stdin)")
     .argument("<scan.json>", "a report written by `segscan scan --json`")
-    .requiredOption("--html <file>", "write the HTML report to <file>")
+    .requiredOption("--html <file>", "write the HTML report to <file> (- writes it to stdout)")
     .action(async (file: string, flags: { html: string }) => setExit(await reportCommand(file, flags)));
 
   addScanFlags(
@@ -85,6 +106,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .argument("<partition-dir>", "a repaired partition dir, its <partition>.segscan dir, or a data dir holding repaired partitions")
     .option("--json", "print the result as JSON")
+    .addHelpText("after", RESTORE_EXIT_HELP)
     .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(dir, flags)));
 
   program
@@ -100,13 +122,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
       parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
       DEFAULT_WINDOW_BYTES,
     )
+    .addHelpText("after", DUMP_EXIT_HELP)
     .action(async (file: string, flags: DumpFlags, command: Command) => setExit(await dumpCommand(file, flags, command)));
 
   program
     .command("gen")
     .description("write a realistic sample data dir, optionally with one named fault injected")
     .argument("[dir]", "target directory (created; must be empty)")
-    .option("--scenario <name>", "inject this fault into the first partition (see --list)")
+    .option(
+      "--scenario <name>",
+      "inject this fault (see --list); repeat for several: the i-th goes into the i-th partition (path order)",
+      (name: string, previous: string[]) => [...previous, name],
+      [] as string[],
+    )
     .option("--list", "list the fault scenarios and their expected verdicts")
     .option("--seed <n>", "PRNG seed: the same seed writes the same bytes", parseInteger(0, 0xffffffff), 1)
     .addOption(new Option("--size <profile>", "size profile").choices(Object.keys(SIZE_PROFILES)).default("small"))
@@ -146,7 +174,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 }
 
 function report(message: string): void {
-  process.stderr.write(`segscan: ${message}\n`);
+  process.stderr.write(`segscan: ${escapeControlKeepingLines(message)}\n`);
 }
 
 /** Parses `argv` and runs the command; resolves to the process exit status. */

@@ -7,6 +7,7 @@
 import cliProgress from "cli-progress";
 import type { ProgressEvent } from "../recovery/options.js";
 import { formatBytes } from "../report/format.js";
+import { escapeControl } from "../report/terminal-safe.js";
 
 export const PROGRESS_DELAY_MS = 500;
 
@@ -139,7 +140,7 @@ export function startProgress(
   const payload = (done: number, total: number): Record<string, string> => {
     const seconds = Math.max(0.001, (Date.now() - startedAt) / 1000);
     const rate = done / seconds;
-    const tail = current.split("/").slice(-5).join("/");
+    const tail = escapeControl(current.split("/").slice(-5).join("/"));
     return {
       doneText: formatBytes(done),
       totalText: formatBytes(total),

@@ -7,18 +7,26 @@ import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { renderHtmlReport, type HtmlReportInput } from "../report/html/index.js";
 import { validateJsonReport, type JsonScanReport } from "../report/json.js";
 import { formatBytes } from "../report/format.js";
-import { warn } from "./context.js";
+import { out, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
 
 /** Problems quoted in the error for a file that is not a report; the rest are counted. */
 const MAX_PROBLEMS_SHOWN = 5;
 
+/** `--html -`: the page goes to stdout (`report` only; `scan` prints its own report there). */
+export const HTML_TO_STDOUT = "-";
+
 /**
  * Writes the page next to its destination and renames it into place, so a
- * failed write never leaves a half-written report under the requested name.
+ * failed write never leaves a half-written report under the requested name;
+ * `-` writes it to stdout.
  */
 export async function writeHtmlReport(path: string, report: JsonScanReport): Promise<void> {
   const html = renderHtmlReport(report as HtmlReportInput);
+  if (path === HTML_TO_STDOUT) {
+    await out(html);
+    return;
+  }
   const staging = `${path}.${process.pid}.tmp`;
   try {
     await writeFile(staging, html);
@@ -60,7 +68,14 @@ export function parseJsonReportText(text: string, file: string): JsonScanReport 
       `${file} is not JSON (${(error as Error).message}); give a report saved by \`segscan scan --json\`; nothing was written`,
     );
   }
-  const problems = validateJsonReport(value);
+  let problems: string[];
+  try {
+    problems = validateJsonReport(value);
+  } catch (error) {
+    // A value nested deeper than the validator's stack (validateJsonReport bounds the nesting; this is the backstop).
+    if (!(error instanceof RangeError)) throw error;
+    throw new UsageError(`${file} is not a \`segscan scan --json\` report: it cannot be checked (${error.message}); nothing was written`);
+  }
   if (problems.length > 0) {
     const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).join("; ");
     const more = problems.length > MAX_PROBLEMS_SHOWN ? ` (and ${problems.length - MAX_PROBLEMS_SHOWN} more)` : "";

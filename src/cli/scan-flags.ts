@@ -86,6 +86,19 @@ async function asUsageError<T>(discovering: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The target check `scan` and `scrub` share: a path that is neither a
+ * directory nor a `.log` file is a usage error (exit 16). Walks only up to the
+ * first target; a path that cannot be read is left to the command (exit 8).
+ */
+export async function checkTargetKind(path: string, signal?: AbortSignal): Promise<void> {
+  await asUsageError(async () => {
+    const first = discoverStream([path], nodeBlockingScanFs, { skipped: [], roots: [] }, signal);
+    await first.next();
+    await first.return();
+  });
+}
+
 function warnSkipped(skipped: readonly { path: string }[]): void {
   if (skipped.length === 0) return;
   warn(`not followed (links to directories; scan their targets by their own paths): ${skipped.map((entry) => entry.path).join(", ")}`);

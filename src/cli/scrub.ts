@@ -7,14 +7,16 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import type { EngineKind } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { formatBytes } from "../report/format.js";
+import { terminalSafe } from "../report/terminal-safe.js";
 import type { PassSummary, ScrubEvent } from "../scrub/findings.js";
 import { writeMetrics } from "../scrub/metrics.js";
 import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
 import { DEFAULT_REVERIFY_AFTER_MS, scrub } from "../scrub/scrub.js";
-import { defaultStatePath } from "../scrub/state.js";
+import { defaultStatePath, rewritableFileProblem } from "../scrub/state.js";
 import { out, resolveEngine, warn } from "./context.js";
-import { EXIT, OperationalError } from "./exit.js";
+import { EXIT, OperationalError, UsageError } from "./exit.js";
 import { parseBytes } from "./parse.js";
+import { checkTargetKind } from "./scan-flags.js";
 
 /** Lowest accepted rate: below this a scrub of one small segment would take hours. */
 const MIN_RATE_BYTES_PER_SECOND = 64 * 1024;
@@ -115,6 +117,11 @@ function eventJson(event: ScrubEvent): string {
   return JSON.stringify(event, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
 }
 
+/** `scrub --json`: the pass's unchanged segments (not re-read) as one line, just before its `pass-complete`. */
+function unchangedJsonLine(count: number): string {
+  return `${JSON.stringify({ type: "segments-skipped", reason: "unchanged", count })}\n`;
+}
+
 function passLine(summary: PassSummary): string {
   const seconds = summary.elapsedMs / 1000;
   return (
@@ -124,8 +131,9 @@ function passLine(summary: PassSummary): string {
   );
 }
 
-async function printEvent(event: ScrubEvent, json: boolean): Promise<void> {
-  if (json) return out(eventJson(event) + "\n");
+async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
+  if (json) return out(eventJson(unsafe) + "\n");
+  const event = terminalSafe(unsafe);
   switch (event.type) {
     case "finding": {
       const { finding } = event;
@@ -137,13 +145,27 @@ async function printEvent(event: ScrubEvent, json: boolean): Promise<void> {
       warn(event.message);
       return;
     case "segment-skipped":
-      if (event.reason === "deleted") return out(`skipped ${event.message}\n`);
-      return;
+      return out(`skipped ${event.message}\n`);
     case "pass-complete":
       return out(passLine(event.summary));
     default:
       return;
   }
+}
+
+/**
+ * The files the scrub rewrites must be regular files (or absent) under a
+ * directory, checked before anything is opened (a FIFO would block the open);
+ * a path the operator gave is a usage error, the default state path an operational one.
+ */
+async function checkOutputFiles(statePath: string, flags: ScrubFlags): Promise<void> {
+  const stateProblem = await rewritableFileProblem(statePath, "state file");
+  if (stateProblem !== null) {
+    if (flags.state !== undefined) throw new UsageError(`--state: ${stateProblem}; nothing was scrubbed`);
+    throw new OperationalError(`${stateProblem}; give --state <file>; nothing was scrubbed`);
+  }
+  const metricsProblem = flags.metrics === undefined ? null : await rewritableFileProblem(resolve(flags.metrics), "metrics file");
+  if (metricsProblem !== null) throw new UsageError(`--metrics: ${metricsProblem}; nothing was scrubbed`);
 }
 
 export async function scrubCommand(path: string, flags: ScrubFlags, command: Command): Promise<number> {
@@ -152,6 +174,11 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
   } catch (error) {
     throw new OperationalError(`cannot scrub ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+  // The same check as `scan`: a path that is no data dir, partition dir or .log is a usage error.
+  await checkTargetKind(path);
+  const root = resolve(path);
+  const statePath = flags.state !== undefined ? resolve(flags.state) : defaultStatePath(root);
+  await checkOutputFiles(statePath, flags);
   if (flags.nice) {
     try {
       setPriority(osConstants.priority.PRIORITY_LOW);
@@ -160,8 +187,6 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
     }
   }
   const engine = await resolveEngine(flags.engine, command.getOptionValueSource("engine") !== "default");
-  const root = resolve(path);
-  const statePath = flags.state !== undefined ? resolve(flags.state) : defaultStatePath(root);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) {
@@ -179,6 +204,7 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
     for (;;) {
       const passStartedMs = performance.now();
       let summary: PassSummary | null = null;
+      let unchanged = 0;
       for await (const event of scrub(root, {
         rate: flags.rate,
         state: statePath,
@@ -187,6 +213,12 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
         engine,
         windowBytes: flags.window,
       })) {
+        // Unchanged segments are most of an incremental pass: one summary line per pass, not one per segment.
+        if (event.type === "segment-skipped" && event.reason === "unchanged") {
+          unchanged++;
+          continue;
+        }
+        if (event.type === "pass-complete" && flags.json && unchanged > 0) await out(unchangedJsonLine(unchanged));
         await printEvent(event, flags.json === true);
         if (event.type === "pass-complete") summary = event.summary;
       }

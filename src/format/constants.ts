@@ -71,3 +71,16 @@ export const STAGING_SUFFIX = ".staging";
 
 /** The largest u64, for range checks on values kept as bigint. */
 export const U64_MAX = (1n << 64n) - 1n;
+
+/**
+ * The largest batch_length a streaming verification tracks exactly (2^53 − 1):
+ * a larger one (any u64, up to 2^64 − 1) counts as this many bytes. No file
+ * holds that many bytes after a header, and every check against the bytes
+ * remaining compares them with at most a frame header plus a body of 2^33
+ * bytes, so the statuses are those of the exact length; and both engines hold
+ * the count exactly, the TS engine as a number and the wasm engine as an i64
+ * (assembly/verify.ts mirrors it; test/wasm-engine.test.ts compares lengths
+ * around 2^31, 2^32, 2^53, 2^63 and 2^64 − 1). Without it the wasm engine read
+ * a length past 2^63 as negative and the TS engine rounded one past 2^53.
+ */
+export const MAX_TRACKED_BATCH_BYTES = Number.MAX_SAFE_INTEGER;

@@ -156,6 +156,7 @@ export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeF
       });
       continue;
     }
+    const pathsById = new Map<number, string[]>();
     for (const entry of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
       const path = join(directory, entry.name);
       if (entry.isDirectory) {
@@ -177,10 +178,30 @@ export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeF
         });
         continue;
       }
+      pathsById.set(id, [...(pathsById.get(id) ?? []), path]);
       out.push(await scanOffsetFile(context, kind, id, path));
     }
+    for (const [id, paths] of pathsById) if (paths.length > 1) dirFindings.push(duplicateNameFinding(kind, id, paths));
   }
   return out.sort((a, b) => (a.kind === b.kind ? a.id - b.id : a.kind === "consumer" ? -1 : 1));
+}
+
+/**
+ * Two or more files whose names parse as one id (`7`, `007`, `+7`: Iggy parses
+ * a name with `str::parse::<u32>()`, see parseU32Name). The server loads each
+ * in the order `read_dir` lists them and keeps one cursor per id; that order is
+ * the filesystem's, so which file wins is not knowable from the names.
+ */
+function duplicateNameFinding(kind: "consumer" | "group", id: number, paths: readonly string[]): NodeFinding {
+  return {
+    severity: "warn",
+    code: "OffsetDuplicateName",
+    path: paths[0]!,
+    message: `${paths.join(" and ")} ${paths.length === 2 ? "both" : "all"} name ${kind} ${id} (the server parses each name as a u32, so leading zeros or a + name the same id): it loads one cursor per id, and which file it keeps depends on the order the filesystem lists the directory, so the server's choice is undefined; left alone`,
+    consumerKind: kind,
+    consumerId: id,
+    fileCount: paths.length,
+  };
 }
 
 async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "group", id: number, path: string): Promise<OffsetReport> {

@@ -38,6 +38,8 @@ const METADATA_SHAPE_OPERATIONS = new Set([128, 130, 131, 64, 134, 135, 65, 137,
 /** CreateStream: it can only add a stream the snapshot does not hold. */
 const CREATE_STREAM_OPERATION = 128;
 const FENCED_DIR = /^(.+)\.fenced\.(\d+)$/;
+/** A name shaped like a fenced dir whatever its suffix: those FENCED_DIR refuses are neither fenced dirs nor partitions. */
+const FENCED_LIKE_DIR = /^(.+)\.fenced\.(.*)$/;
 
 /** Where the pass's partition-dir entries go: kept in `report.partitions` (in dir order), or handed to the caller per partition. */
 export type NodeEntries = "keep" | "per-partition";
@@ -70,6 +72,8 @@ interface OpenDir {
   names: string[];
   nameSet: ReadonlySet<string>;
   fenced: string[];
+  /** `<p>.fenced.<suffix>` dirs whose suffix is not a decimal number (docs/node.md N6). */
+  fencedLike: string[];
   made: Map<string, NodePartitionReport | null>;
 }
 
@@ -161,26 +165,29 @@ export class NodePartitionPass {
     return this.dirs;
   }
 
-  private async listNames(directory: string): Promise<{ dirs: string[]; fenced: string[] }> {
+  private async listNames(directory: string): Promise<{ dirs: string[]; fenced: string[]; fencedLike: string[] }> {
     if (this.options.signal?.aborted) throw abortError(this.options.signal);
     try {
       const entries = (await this.options.scanFs.list(directory)).filter((entry) => entry.isDirectory);
+      const named = (pattern: RegExp): string[] =>
+        entries
+          .filter((entry) => pattern.test(entry.name))
+          .map((entry) => entry.name)
+          .sort();
       return {
         dirs: entries.filter((entry) => !OWN_DIRECTORY_PATTERN.test(entry.name)).map((entry) => entry.name),
-        fenced: entries
-          .filter((entry) => FENCED_DIR.test(entry.name))
-          .map((entry) => entry.name)
-          .sort(),
+        fenced: named(FENCED_DIR),
+        fencedLike: named(FENCED_LIKE_DIR).filter((name) => !FENCED_DIR.test(name)),
       };
     } catch {
-      return { dirs: [], fenced: [] };
+      return { dirs: [], fenced: [], fencedLike: [] };
     }
   }
 
   private async list(dir: PartitionsDir): Promise<OpenDir> {
     const listing = await this.listNames(dir.path);
     const names = listing.dirs.sort();
-    return { dir, names, nameSet: new Set(names), fenced: listing.fenced, made: new Map() };
+    return { dir, names, nameSet: new Set(names), fenced: listing.fenced, fencedLike: listing.fencedLike, made: new Map() };
   }
 
   /** The dir's partition dirs no proof covered get their entries; kept entries go to the report in dir order. */
@@ -247,6 +254,15 @@ export class NodePartitionPass {
         code: "FencedDir",
         path: dir,
         message: `${dir} holds segments the server quarantined (fenced) from ${path}: evidence, never read by the server and never merged back; left alone`,
+      });
+    }
+    for (const name of open.fencedLike.filter((name) => FENCED_LIKE_DIR.exec(name)?.[1] === partition)) {
+      const dir = join(partitionsDir, name);
+      findings.push({
+        severity: "warn",
+        code: "FencedDirNameInvalid",
+        path: dir,
+        message: `${dir} is named like a quarantine dir of ${path}, but its suffix is not a decimal number (<partition>.fenced.<n>): it is neither a fenced dir nor a partition, and the server never reads it; not scanned, left alone`,
       });
     }
     const entry: NodePartitionReport = {

@@ -13,8 +13,14 @@ import { abortError, describeCause } from "../io/errors.js";
 import type { DirectoryEntry, ScanFs } from "../io/fs.js";
 import type { IgnoredEntry, ScanError } from "../report/types.js";
 
-/** Directories segscan itself creates beside a partition: never scanned as partitions. */
-export const OWN_DIRECTORY_PATTERN = /\.(segscan|fenced\.\d+)$/;
+/**
+ * Directories beside a partition that are never scanned as partitions:
+ * segscan's own `<p>.segscan`, and every `<p>.fenced.<suffix>`. Those with a
+ * decimal suffix are Iggy's quarantine copies (docs/node.md N6); any other
+ * suffix (`1.fenced.abc`, `1.fenced.`) only looks like one, is no partition
+ * either (the server never reads it), and the node pass reports it.
+ */
+export const OWN_DIRECTORY_PATTERN = /\.(segscan|fenced\..*)$/;
 
 /**
  * A directory holding one of these is an Iggy node root (`system.path`,

@@ -23,6 +23,9 @@ export function hex64(value: bigint): string {
   return value.toString(16).padStart(16, "0");
 }
 
+/** The path each file `withFile` opened was opened at, so a failed write can name it. */
+const openedPaths = new WeakMap<RepairFile, string>();
+
 export async function withFile<T>(
   fs: RepairFs,
   filePath: string,
@@ -30,6 +33,7 @@ export async function withFile<T>(
   body: (file: RepairFile) => Promise<T>,
 ): Promise<T> {
   const file = await fs.open(filePath, mode);
+  openedPaths.set(file, filePath);
   try {
     return await body(file);
   } finally {
@@ -53,28 +57,25 @@ export async function readExactly(file: RepairFile, filePath: string, buffer: Ui
 }
 
 /**
- * Writes exactly `length` bytes at `position` (null: append). A write that
- * makes no progress throws (naming the file and position) instead of
- * looping forever.
+ * Writes exactly `length` bytes at `position` (null appends), or throws: a
+ * write that makes no progress would otherwise be retried forever.
  */
 export async function writeExactly(
   file: RepairFile,
   buffer: Uint8Array,
   length: number,
   position: number | null,
-  filePath = "the file",
+  filePath: string = openedPaths.get(file) ?? "a file opened outside withFile",
 ): Promise<void> {
   let done = 0;
   while (done < length) {
     const n = await file.write(buffer, done, length - done, position === null ? null : position + done);
     if (!(n > 0)) {
-      throw new RepairError(
-        `writing ${filePath} made no progress at byte ${position === null ? `+${done}` : position + done} (a write returned ${n})`,
-        {
-          path: filePath,
-          ...(position === null ? {} : { position: position + done }),
-        },
-      );
+      const at = position === null ? `${done} bytes into an append` : `byte ${position + done}`;
+      throw new RepairError(`cannot write ${filePath}: the write at ${at} wrote ${n} of ${length - done} bytes (no progress)`, {
+        path: filePath,
+        ...(position === null ? {} : { position: position + done }),
+      });
     }
     done += n;
   }

@@ -208,11 +208,36 @@ export function schemaProblems(schema: TSchema, value: unknown, at: string): str
 }
 
 /**
+ * Deepest nesting of arrays and objects a report may have. A report nests about
+ * fewer than 10 levels (report → node → partitions → entry → findings → …); the schema
+ * check recurses per level, so a crafted file nested thousands deep would
+ * overflow the stack: it is refused by this bound first, with its path.
+ */
+export const MAX_REPORT_NESTING = 64;
+
+/** How deep `value` nests arrays and objects, counted without recursion, stopping once past `limit`. */
+function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: next, depth } = stack.pop()!;
+    if (typeof next !== "object" || next === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(next) ? next : Object.values(next)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return deepest;
+}
+
+/**
  * Problems with a parsed JSON value as a docs/interfaces.md §9.3 report: every field's type,
  * enum values, u64 decimal strings, refusal fields by code, no extra keys, and
  * the summary counts against the partitions. Empty when the shape is right.
  */
 export function validateJsonReport(value: unknown): string[] {
+  if (nestingDepth(value, MAX_REPORT_NESTING) > MAX_REPORT_NESTING) {
+    return [`$: nests arrays and objects more than ${MAX_REPORT_NESTING} levels deep (a report nests fewer than 10)`];
+  }
   const problems = schemaProblems(ScanReportSchema, value, "$");
   if (problems.length === 0) {
     const report = value as JsonScanReport;

@@ -21,5 +21,13 @@ export type {
   PassCompleteEvent,
 } from "./findings.js";
 export { TokenBucket, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, BURST_SECONDS } from "./rate.js";
-export { defaultStatePath, defaultStateDirectory, loadState, SCRUB_STATE_VERSION, type ScrubState, type SegmentState } from "./state.js";
+export {
+  defaultStatePath,
+  defaultStateDirectory,
+  loadState,
+  SCRUB_STATE_VERSION,
+  StateFileError,
+  type ScrubState,
+  type SegmentState,
+} from "./state.js";
 export { formatMetrics, writeMetrics, type MetricsInput } from "./metrics.js";

@@ -27,7 +27,16 @@ import {
 import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
 import { PrefixHasher, ScrubReads } from "./reads.js";
 import { verifySegmentForScrub } from "./segment.js";
-import { type ScrubState, type SegmentState, defaultStatePath, emptyState, loadState, saveState } from "./state.js";
+import {
+  type ScrubState,
+  type SegmentState,
+  StateFileError,
+  defaultStatePath,
+  emptyState,
+  loadState,
+  rewritableFileProblem,
+  saveState,
+} from "./state.js";
 
 /** Every byte is re-read at least this often, even when nothing changed (bit rot changes nothing visible). */
 export const DEFAULT_REVERIFY_AFTER_MS = 30 * 24 * 3600 * 1000;
@@ -175,8 +184,11 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   const clock = options.now ?? (() => new Date());
   const signal = options.signal;
   const scanFs = options.scanFs ?? nodeScanFs;
-  const engine = options.engine ?? (await createEngine());
   const statePath = options.state === undefined ? defaultStatePath(rootPath) : options.state;
+  // Before any open: a FIFO as the state file would block its read for good.
+  const stateProblem = statePath === null ? null : await rewritableFileProblem(statePath, "scrub state file");
+  if (stateProblem !== null) throw new StateFileError(`${stateProblem}; nothing was scrubbed`);
+  const engine = options.engine ?? (await createEngine());
 
   const startedAt = clock();
   const startedMs = performance.now();

@@ -6,10 +6,12 @@
  * one. A state file that does not parse is reported and ignored: the pass is a
  * full pass, never a crash.
  */
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { xxh3_64 } from "../hash/xxh3.js";
+import { describeCause } from "../io/errors.js";
 
 /** Bumped on any incompatible change; a state of another version is ignored (full pass). */
 export const SCRUB_STATE_VERSION = 1;
@@ -95,14 +97,83 @@ function isSegmentState(value: unknown): value is SegmentState {
   );
 }
 
+/** The state file given cannot be used (not a regular file, or its parent is not a directory); nothing was read or written. */
+export class StateFileError extends Error {
+  override readonly name = "StateFileError";
+}
+
+/** What kind of file `info` describes, in words. */
+function fileKind(info: Stats): string {
+  if (info.isFile()) return "a regular file";
+  if (info.isDirectory()) return "a directory";
+  if (info.isFIFO()) return "a FIFO (named pipe)";
+  if (info.isSocket()) return "a socket";
+  if (info.isCharacterDevice()) return "a character device";
+  if (info.isBlockDevice()) return "a block device";
+  return "a special file";
+}
+
+/**
+ * Why `path` cannot be a file the scrub rewrites (its state or metrics file),
+ * or null when it can: it must be a regular file or absent, and its nearest
+ * existing ancestor a directory. Only `stat` is used, never `open`: opening a
+ * FIFO blocks until a writer appears (a reading thread that never returns, and
+ * a process that cannot exit), and reading a device may never end.
+ */
+export async function rewritableFileProblem(path: string, what: string): Promise<string | null> {
+  let info: Stats;
+  try {
+    info = await stat(path);
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") return `cannot stat the ${what} ${path} (${describeCause(cause)})`;
+    return ancestorProblem(path, what);
+  }
+  return info.isFile()
+    ? null
+    : `the ${what} ${path} is ${fileKind(info)}, not a regular file: give the path of a regular file (or of none yet)`;
+}
+
+/** The nearest existing ancestor of a missing `path` must be a directory (it is created below it). */
+async function ancestorProblem(path: string, what: string): Promise<string | null> {
+  for (let parent = dirname(resolve(path)); ; parent = dirname(parent)) {
+    try {
+      const info = await stat(parent);
+      if (info.isDirectory()) return null;
+      return `the ${what} ${path} cannot be created: its parent ${parent} is ${fileKind(info)}, not a directory`;
+    } catch (cause) {
+      const code = (cause as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR")
+        return `cannot stat ${parent}, a parent of the ${what} ${path} (${describeCause(cause)})`;
+      if (parent === dirname(parent)) return null;
+    }
+  }
+}
+
+/**
+ * Reads a state file that must be a regular file, never blocking: O_NONBLOCK
+ * makes the open of a FIFO (swapped in after `rewritableFileProblem`) return at
+ * once, and the `fstat` refuses it before any read.
+ */
+async function readRegularFile(path: string): Promise<string> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error(`it is ${fileKind(info)}, not a regular file`);
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Reads the state; absent → empty (no problem); unparsable or foreign → empty with the reason. */
 export async function loadState(path: string, root: string): Promise<StateLoad> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await readRegularFile(path);
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === "ENOENT") return { state: emptyState(root), problem: null };
-    return { state: emptyState(root), problem: `cannot read the state file ${path} (${(cause as Error).message}); running a full pass` };
+    return { state: emptyState(root), problem: `cannot read the state file ${path} (${describeCause(cause)}); running a full pass` };
   }
   const ignored = (why: string): StateLoad => ({
     state: emptyState(root),

@@ -14,8 +14,10 @@ import {
   FRAME_PAYLOAD_LENGTH_AT,
   FRAME_RESERVED_AT,
   FRAME_USER_HEADERS_LENGTH_AT,
+  MAX_TRACKED_BATCH_BYTES,
 } from "../../format/constants.js";
-import { readU32, readU64 } from "../../format/bytes.js";
+import { assert } from "../../assert.js";
+import { readU32, readU64, readU64Clamped } from "../../format/bytes.js";
 import { VerifyStatus } from "../../format/records.js";
 import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
 
@@ -47,8 +49,13 @@ export class BatchVerifier {
     this.batchHasher.update(header.subarray(at + BATCH_MESSAGE_COUNT_AT, at + BATCH_MESSAGE_COUNT_AT + 4));
     this.expectedBatchChecksum = readU64(header, at + BATCH_CHECKSUM_AT);
     this.messageCount = readU32(header, at + BATCH_MESSAGE_COUNT_AT);
-    // The caller proved the batch fits the file (an oversized batch may exceed MAX_BATCH_BYTES), so it is a safe number.
-    this.blobRemaining = Number(readU64(header, at + BATCH_LENGTH_AT)) - BATCH_HEADER_BYTES;
+    // Any u64 length: past MAX_TRACKED_BATCH_BYTES it is counted as that (the wasm engine does the same).
+    const batchLength = Math.min(readU64Clamped(header, at + BATCH_LENGTH_AT), MAX_TRACKED_BATCH_BYTES);
+    this.blobRemaining = batchLength - BATCH_HEADER_BYTES;
+    assert(
+      Number.isSafeInteger(this.blobRemaining) && this.blobRemaining >= 0,
+      `a decoded batch_length gives 0..2^53 − 257 blob bytes, got ${this.blobRemaining}`,
+    );
     this.framesSeen = 0;
     this.headerFilled = 0;
     this.inBody = false;

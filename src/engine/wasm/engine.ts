@@ -495,6 +495,8 @@ const MAX_IDLE_WINDOW_INSTANCES = 2;
 
 class InstancePool {
   private readonly idle: Kernels[] = [];
+  /** Instances lent to open windows (their memory is alive until they come back). */
+  private readonly lent = new Set<Kernels>();
   constructor(
     private readonly module: WasmModule,
     readonly layout: WasmLayout,
@@ -503,17 +505,34 @@ class InstancePool {
   ) {}
 
   take(): Kernels {
-    return this.idle.pop() ?? instantiate(this.module);
+    const kernels = this.idle.pop() ?? instantiate(this.module);
+    this.lent.add(kernels);
+    return kernels;
   }
 
   give(kernels: Kernels): void {
+    this.lent.delete(kernels);
     if (this.idle.length < MAX_IDLE_WINDOW_INSTANCES) this.idle.push(kernels);
+  }
+
+  /** Linear-memory bytes of every instance the pool holds: lent to open windows, or idle. */
+  memoryBytes(): number {
+    let bytes = 0;
+    for (const kernels of [...this.lent, ...this.idle]) bytes += kernels.memory.buffer.byteLength;
+    return bytes;
   }
 }
 
 export interface WasmEngine extends Engine {
   /** The memory layout read from the module and asserted at load. */
   readonly layout: WasmLayout;
+  /**
+   * Bytes of WebAssembly linear memory the engine holds now: its hashing
+   * instance, every open window's instance and the idle ones kept for reuse.
+   * `process.memoryUsage().arrayBuffers` does not count WebAssembly.Memory, so
+   * this is the figure that shows whether a scan's memory grows with its input.
+   */
+  memoryBytes(): number;
 }
 
 export async function createWasmEngine(): Promise<WasmEngine> {
@@ -528,6 +547,7 @@ export async function createWasmEngine(): Promise<WasmEngine> {
     xxh3_64: (bytes: Uint8Array) => stage.hash(bytes),
     createHasher: () => new WasmHasher(stage),
     layout,
+    memoryBytes: () => stageKernels.memory.buffer.byteLength + instances.memoryBytes(),
     openWindow: (windowBytes: number, limits?: Partial<KernelLimits>) =>
       new WasmWindow(instances, windowBytes, resolveKernelLimits(limits)),
   };
