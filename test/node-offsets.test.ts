@@ -324,11 +324,8 @@ describe("names that only look like a fenced dir or an offset id (issue 22 item 
     expect(report.partitions.map((p) => p.path).filter(inside)).toEqual([]);
     expect(report.node!.partitions.map((p) => p.path).filter(inside)).toEqual([]);
     expect(report.node!.bootForecast.filter((entry) => inside(entry.path))).toEqual([]);
-    expect(
-      planRepair(report)
-        .partitions.map((p) => p.path)
-        .filter(inside),
-    ).toEqual([]);
+    const plan = await planRepair(report);
+    expect(plan.targets.map((p) => p.path).filter(inside)).toEqual([]);
     const partition = report.node!.partitions.find((p) => p.path === join(root, P1))!;
     expect(partition.fenced).toEqual([join(root, `${P1}.fenced.2`)]);
     const invalid = partition.findings.filter((f) => f.code === "FencedDirNameInvalid");
@@ -338,7 +335,7 @@ describe("names that only look like a fenced dir or an offset id (issue 22 item 
     ]);
     expect(invalid[0]!.message).toContain("its suffix is not a decimal number (<partition>.fenced.<n>)");
     // The real partition keeps its own repair and clamp.
-    expect(planRepair(report).partitions.map((p) => p.path)).toContain(join(root, P1));
+    expect(plan.targets.map((p) => p.path)).toContain(join(root, P1));
   });
 
   it("offsets 007 and 7 (one consumer id) are a warn OffsetDuplicateName naming both files", async () => {
