@@ -8,7 +8,7 @@ export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js"
 export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";
 export { ScanFailure } from "./io/errors.js";
 export { decideAction } from "./policy/policy.js";
-export type * from "./report/types.js";
+export type * from "./domain/scan.js";
 export * from "./format/constants.js";
 export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";
 export type { BatchInput, MessageInput } from "./format/encode.js";
@@ -36,6 +36,6 @@ export type { JsonScanReport, JsonPartition, JsonSegment, JsonRefusal, JsonResid
 // Repair (docs/repair.md §6.2): plan, apply with a journal, restore, and the errors they throw.
 export * from "./repair/index.js";
 export { scanNode, isNodeRoot } from "./node/scan.js";
-export type * from "./node/types.js";
+export type * from "./domain/node.js";
 export { nodeToJson } from "./node/json.js";
 export { NodeJsonSchema, validateNodeJson } from "./node/schema.js";

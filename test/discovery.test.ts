@@ -16,7 +16,7 @@ import { describeCause } from "../src/io/errors.js";
 import { type ScanFs, NotRegularFileError, nodeScanFs } from "../src/io/fs.js";
 import { discover, discoverStream, scanIter, scanPartition, scanPath } from "../src/recovery/scan.js";
 import { type ScanOptions, maxConcurrency, resolveScanOptions } from "../src/recovery/options.js";
-import type { PartitionReport } from "../src/report/types.js";
+import type { PartitionReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, indexAt, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 

@@ -14,7 +14,7 @@ import { encodeOffsetRecord, writeNodeMetadata } from "../src/node/gen/node.js";
 import { partitionHead } from "../src/node/partition-dir.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
-import type { BootForecastEntry } from "../src/node/types.js";
+import type { BootForecastEntry } from "../src/domain/node.js";
 import { scanPath } from "../src/recovery/scan.js";
 import { applyRepair, planRepair } from "../src/repair/index.js";
 import { runCli } from "./helpers/cli.js";

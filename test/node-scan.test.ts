@@ -16,7 +16,7 @@ import { validateNodeJson } from "../src/node/schema.js";
 import { scanPath } from "../src/recovery/scan.js";
 import { toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { scanExitCode } from "../src/cli/exit.js";
-import { worstSeverity } from "../src/node/types.js";
+import { worstSeverity } from "../src/domain/node.js";
 import { allEngines } from "./helpers/engines.js";
 import { type ScanFs, nodeScanFs, withListing } from "../src/io/fs.js";
 import { tempDir } from "./helpers/node-wal.js";

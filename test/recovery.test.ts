@@ -11,7 +11,7 @@ import { encodeBatch, encodeIndex } from "../src/format/encode.js";
 import type { Engine } from "../src/engine/types.js";
 import { scanPartition, scanPath } from "../src/recovery/scan.js";
 import type { ScanOptions } from "../src/recovery/options.js";
-import type { PartitionReport } from "../src/report/types.js";
+import type { PartitionReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 

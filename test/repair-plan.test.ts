@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { PartitionReport, ScanReport, SegmentReport } from "../src/report/types.js";
+import type { PartitionReport, ScanReport, SegmentReport } from "../src/domain/scan.js";
 import {
   InjectedFault,
   JOURNAL_NAME,

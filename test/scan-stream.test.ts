@@ -25,7 +25,7 @@ import {
 } from "../src/recovery/scan.js";
 import { formatReport } from "../src/report/format.js";
 import type { toJsonReport } from "../src/report/json.js";
-import type { PartitionReport } from "../src/report/types.js";
+import type { PartitionReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 

@@ -1,5 +1,5 @@
 /** The command actions. Each returns its exit status (see ./exit.ts). */
-import { worstSeverity } from "../node/types.js";
+import { worstSeverity } from "../domain/node.js";
 import { mkdtemp, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -42,9 +42,9 @@ import {
   refusalLine,
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
-import type { ScanReport } from "../report/types.js";
+import type { ScanReport } from "../domain/scan.js";
 import type { ScanStream } from "../recovery/scan.js";
-import type { NodePartitionReport } from "../node/types.js";
+import type { NodePartitionReport } from "../domain/node.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";
 import { nodePartitionToJson } from "../node/json.js";

@@ -9,6 +9,7 @@
  * (nothing after it can be located), and says so.
  * A `.index` file lists its entries instead.
  */
+import { hex64 } from "../format/bytes.js";
 import { BATCH_HEADER_BYTES, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_SUFFIX } from "../format/constants.js";
 import { VERIFY_STATUS_NAMES, VerifyStatus, readFrameHeader, readIndexEntry, type BatchHeader } from "../format/records.js";
 import { type UserHeaderKind, decodeUserHeaders, formatUserHeaderField } from "../format/user-headers.js";
@@ -186,7 +187,7 @@ function batchLine(batch: DumpBatch, c: Colors): string {
   return (
     `position: ${batch.position} baseOffset: ${h.baseOffset} lastOffset: ${last} count: ${h.messageCount} ` +
     `baseTimestamp: ${h.baseTimestamp}${iso(h.baseTimestamp) ? ` (${iso(h.baseTimestamp)})` : ""} originTimestamp: ${h.originTimestamp} ` +
-    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${h.batchChecksum.toString(16).padStart(16, "0")} verify: ${verify}`
+    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${hex64(h.batchChecksum)} verify: ${verify}`
   );
 }
 
@@ -218,7 +219,7 @@ function batchJson(batch: DumpBatch): Record<string, unknown> {
     originTimestamp: h.originTimestamp.toString(),
     batchLength: h.batchLength,
     partitionId: h.partitionId.toString(),
-    checksum: `0x${h.batchChecksum.toString(16).padStart(16, "0")}`,
+    checksum: `0x${hex64(h.batchChecksum)}`,
     verify: batch.verify,
   };
   if (batch.frames) {

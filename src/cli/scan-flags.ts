@@ -19,7 +19,7 @@ import {
 import type { ScanOptions } from "../recovery/options.js";
 import type { NodeEntries } from "../node/scan.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { ScanReport } from "../report/types.js";
+import type { ScanReport } from "../domain/scan.js";
 import { resolveEngine, warn } from "./context.js";
 import { UsageError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";

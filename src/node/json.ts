@@ -3,7 +3,7 @@
  * strings, positions and counts as numbers; library-only fields (the decoded
  * snapshot tree) left out. The shape is `NodeJsonSchema` (src/node/schema.ts).
  */
-import type { NodeFinding, NodePartitionReport, NodeReport, SuperblockReport } from "./types.js";
+import type { NodeFinding, NodePartitionReport, NodeReport, SuperblockReport } from "../domain/node.js";
 import type { JsonNode, JsonNodeFinding, JsonSuperblock } from "./schema.js";
 
 const u64 = (value: bigint): string => value.toString();

@@ -16,7 +16,7 @@ import type { Engine } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, withListing } from "../io/fs.js";
 import type { ScanOptions } from "../recovery/options.js";
-import type { PartitionReport } from "../report/types.js";
+import type { PartitionReport } from "../domain/scan.js";
 import { partitionDirectoryNames } from "../recovery/partition.js";
 import { OWN_DIRECTORY_PATTERN } from "../recovery/targets.js";
 import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
@@ -28,7 +28,7 @@ import {
   type NodeReport,
   type Severity,
   worstSeverity,
-} from "./types.js";
+} from "../domain/node.js";
 
 export const STREAMS_DIR = "streams";
 /** Findings `finishNode` adds to the metadata findings (recomputed on every call). */

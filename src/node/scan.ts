@@ -13,7 +13,7 @@ import { type ScanOptions, resolveScanOptions } from "../recovery/options.js";
 import { exists } from "./files.js";
 import { scanSnapshot } from "./snapshot.js";
 import { pairingFindings, scanSuperblock } from "./superblock.js";
-import type { NodeReport } from "./types.js";
+import type { NodeReport } from "../domain/node.js";
 import { scanWal } from "./wal/scan.js";
 
 export const METADATA_DIR = "metadata";

@@ -10,7 +10,7 @@ import { readU32, readU64 } from "../format/bytes.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
 import { exists, readSmallFile } from "./files.js";
-import type { NodeFinding, SlotState, SuperblockReport, VsrState } from "./types.js";
+import type { NodeFinding, SlotState, SuperblockReport, VsrState } from "../domain/node.js";
 
 export const SUPERBLOCK_MAGIC = 0x53424c4b;
 export const SUPERBLOCK_VERSION = 1;

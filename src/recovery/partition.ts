@@ -9,15 +9,7 @@ import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
 import { decideAction } from "../policy/policy.js";
-import type {
-  IgnoredEntry,
-  PartitionReport,
-  PartitionVerdict,
-  Refusal,
-  ScanError,
-  SegmentReport,
-  SweepCandidate,
-} from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, PartitionVerdict, Refusal, ScanError, SegmentReport, SweepCandidate } from "../domain/scan.js";
 import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
 import { refuse } from "./refusals.js";

@@ -8,7 +8,7 @@ import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../format/constant
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
 import type { FileWindow } from "../io/window.js";
-import type { ProbeVerdict } from "../report/types.js";
+import type { ProbeVerdict } from "../domain/scan.js";
 import { verifyBatchAt } from "./verify.js";
 
 /** One partition load's budget, shared by every segment's probe (docs/recovery.md §3.5). */

@@ -7,14 +7,14 @@ import type { Engine, EngineWindow } from "../engine/types.js";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../domain/scan.js";
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
 import { failedTarget, loadPartition, openScanWindow, partitionDirectoryNames } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
 import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
 import { type NodeEntries, NodePartitionPass, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
-import type { NodePartitionReport, NodeReport } from "../node/types.js";
+import type { NodePartitionReport, NodeReport } from "../domain/node.js";
 
 export {
   discover,

@@ -9,7 +9,7 @@ import { ScanFailure, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 import { FileWindow } from "../io/window.js";
 import type { EngineWindow } from "../engine/types.js";
-import type { Refusal, Residue, SegmentReport, VerifyMode } from "../report/types.js";
+import type { Refusal, Residue, SegmentReport, VerifyMode } from "../domain/scan.js";
 import { INDEX_CHUNK_ENTRIES, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
 import { type ProbeBudget, type ProbeResult, probeResidue } from "./probe.js";
 import { refuse } from "./refusals.js";

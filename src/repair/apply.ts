@@ -58,7 +58,7 @@ import type { Engine } from "../engine/types.js";
 import { encodeIndex } from "../format/encode.js";
 import type { ScanOptions } from "../recovery/options.js";
 import { scanPartition, scanPath } from "../recovery/scan.js";
-import type { PartitionReport } from "../report/types.js";
+import type { PartitionReport } from "../domain/scan.js";
 import { PreserveError, RepairError, StalePlanError, TargetRefusedError } from "./errors.js";
 import {
   DEFAULT_CHUNK_BYTES,

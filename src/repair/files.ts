@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
-import { isAllZero } from "../format/bytes.js";
+import { hex64, isAllZero } from "../format/bytes.js";
 import { PreserveError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 
@@ -18,10 +18,8 @@ export function newRunId(): string {
   return `${new Date().toISOString().replace(/[:.]/g, "")}-${randomBytes(4).toString("hex")}`;
 }
 
-/** XXH3-64 as the journal writes it: 16 lower-case hex digits. */
-export function hex64(value: bigint): string {
-  return value.toString(16).padStart(16, "0");
-}
+/** XXH3-64 as the journal writes it: 16 lower-case hex digits (defined with the byte helpers). */
+export { hex64 } from "../format/bytes.js";
 
 export async function withFile<T>(
   fs: RepairFs,

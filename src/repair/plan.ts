@@ -28,7 +28,7 @@ import type {
   SegmentOutcome,
   SegmentReport,
   SweepCandidate,
-} from "../report/types.js";
+} from "../domain/scan.js";
 import { PlanError } from "./errors.js";
 
 /** Suffix of the preserve directory beside a partition directory (docs/repair.md §6.2). */

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { createEngine } from "../engine/index.js";
 import { xxh3_64 } from "../hash/xxh3.js";
 import type { Engine } from "../engine/types.js";
+import { hex64 } from "../format/bytes.js";
 import { DEFAULT_WINDOW_BYTES, INDEX_SUFFIX, LOG_SUFFIX, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, type ScanFs, nodeScanFs } from "../io/fs.js";
@@ -346,7 +347,7 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       }
       findings.push(...verification.findings);
       const digest = hasher?.digestOf(identity.size) ?? null;
-      const xxh3 = digest === null ? null : digest.toString(16).padStart(16, "0");
+      const xxh3 = digest === null ? null : hex64(digest);
       if (prior?.sealed && segment.sealed && plan.changed === null && prior.xxh3 !== null && xxh3 !== null && prior.xxh3 !== xxh3) {
         findings.unshift({
           code: "SealedSegmentChanged",

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { createTsEngine } from "../../engine/ts/engine.js";
 import { xxh3_64 } from "../../hash/xxh3.js";
 import type { PartitionLayout } from "../../gen/types.js";
-import type { Severity } from "../types.js";
+import type { Severity } from "../../domain/node.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
 import { WAL_HEADER_BYTES } from "../wal/format.js";
 import { encodeOffsetRecord as encodeRecord } from "../partition-dir.js";

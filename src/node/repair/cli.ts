@@ -3,9 +3,9 @@ import { relative } from "node:path";
 import type { Engine } from "../../engine/types.js";
 import { scanPath } from "../../recovery/scan.js";
 import type { RepairPlan } from "../../repair/plan.js";
-import type { ScanReport } from "../../report/types.js";
+import type { ScanReport } from "../../domain/scan.js";
 import { nodeFindings } from "../scan.js";
-import { type NodeReport, type Severity, worstSeverity } from "../types.js";
+import { type NodeReport, type Severity, worstSeverity } from "../../domain/node.js";
 import { type AppliedOffsetStep, type OffsetRepairPlan, applyOffsetRepairs } from "./offsets.js";
 import { applyWalCut, planWalCut, type WalCutPlan, type WalCutResult } from "./wal-cut.js";
 

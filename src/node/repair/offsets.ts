@@ -26,7 +26,7 @@ import { type RepairFs, nodeRepairFs } from "../../repair/fs-layer.js";
 import { JOURNAL_NAME, JournalWriter } from "../../repair/journal.js";
 import { type HeldLock, acquireLock } from "../../repair/lock.js";
 import { preserveDirOf } from "../../repair/plan.js";
-import type { NodeReport } from "../types.js";
+import type { NodeReport } from "../../domain/node.js";
 import { encodeOffsetRecord } from "../partition-dir.js";
 
 export type OffsetRepairKind = "evidence-copy" | "clamp-to-head" | "complete-record" | "move-aside";

@@ -18,8 +18,8 @@ import { DEFAULT_CHUNK_BYTES, digestRange, newRunId, preserveRange, withFile } f
 import { nodeRepairFs, type RepairFs } from "../../repair/fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, type JournalResidue } from "../../repair/journal.js";
 import { preserveDirOf } from "../../repair/plan.js";
-import type { NodeReport } from "../types.js";
-import { worstSeverity } from "../types.js";
+import type { NodeReport } from "../../domain/node.js";
+import { worstSeverity } from "../../domain/node.js";
 import { scanWal } from "../wal/scan.js";
 
 export interface WalCutPlan {
