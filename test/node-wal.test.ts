@@ -20,7 +20,7 @@ import {
   WAL_VIEW_AT,
   XXH3_EMPTY,
   identityInput,
-} from "../src/node/wal/format.js";
+} from "../src/format/wal.js";
 import { buildWal, concat, encodePrepare, writeU128 } from "../src/node/gen/wal.js";
 import { allEngines } from "./helpers/engines.js";
 import { prng } from "./helpers/fixtures.js";

@@ -12,7 +12,7 @@ import { xxh3_64 } from "../../hash/xxh3.js";
 import type { PartitionLayout } from "../../gen/types.js";
 import type { Severity } from "../../domain/node.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
-import { WAL_HEADER_BYTES } from "../wal/format.js";
+import { WAL_HEADER_BYTES } from "../../format/wal.js";
 import { encodeOffsetRecord as encodeRecord } from "../partition-dir.js";
 import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "./snapshot.js";
 import { buildWal, concat, encodePrepare } from "./wal.js";

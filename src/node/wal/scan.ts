@@ -9,7 +9,7 @@ import type { ReadableFile, ScanFs } from "../../io/fs.js";
 import { FileWindow } from "../../io/window.js";
 import { U64_MAX } from "../../format/constants.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../../domain/node.js";
-import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "./format.js";
+import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "../../format/wal.js";
 import { type EntryFailure, type WalEntry, type WalWalk, WalReader, findStructuralEntry, hashEntry, probeWal, walkWal } from "./walk.js";
 
 export interface WalScanOptions {

@@ -8,7 +8,7 @@ import type { Engine } from "../../engine/types.js";
 import type { FileWindow } from "../../io/window.js";
 import type { WalProbeVerdict } from "../../domain/node.js";
 import { hex64, readU32 } from "../../format/bytes.js";
-import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "./format.js";
+import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "../../format/wal.js";
 
 /** A verified entry, as the op-order checks and the report need it. */
 export interface WalEntry {
