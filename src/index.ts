@@ -37,5 +37,5 @@ export type { JsonScanReport, JsonPartition, JsonSegment, JsonRefusal, JsonResid
 export * from "./repair/index.js";
 export { scanNode, isNodeRoot } from "./node/scan.js";
 export type * from "./domain/node.js";
-export { nodeToJson } from "./node/json.js";
-export { NodeJsonSchema, validateNodeJson } from "./node/schema.js";
+export { nodeToJson } from "./report/node-json.js";
+export { NodeJsonSchema, validateNodeJson } from "./report/node-schema.js";

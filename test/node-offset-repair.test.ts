@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { generateDataDir } from "../src/gen/generate.js";
-import { writeNodeMetadata } from "../src/node/gen/node.js";
+import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { applyOffsetRepairs, planOffsetRepairs } from "../src/node/repair/offsets.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { scanPath } from "../src/recovery/scan.js";

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { generateDataDir } from "../src/gen/generate.js";
 import type { ScanFs } from "../src/io/fs.js";
 import { nodeScanFs } from "../src/io/fs.js";
-import { encodeOffsetRecord, writeNodeMetadata } from "../src/node/gen/node.js";
+import { encodeOffsetRecord, writeNodeMetadata } from "../src/gen/node/node.js";
 import { partitionHead } from "../src/node/partition-dir.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
-import { writeNodeMetadata } from "../src/node/gen/node.js";
+import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { scanNode } from "../src/node/scan.js";
 import { applyWalCut, planWalCut } from "../src/node/repair/wal-cut.js";
 import { InjectedFault, StalePlanError, createFaultyFs, nodeRepairFs, restore } from "../src/repair/index.js";

@@ -21,7 +21,7 @@ import {
   XXH3_EMPTY,
   identityInput,
 } from "../src/format/wal.js";
-import { buildWal, concat, encodePrepare, writeU128 } from "../src/node/gen/wal.js";
+import { buildWal, concat, encodePrepare, writeU128 } from "../src/gen/node/wal.js";
 import { allEngines } from "./helpers/engines.js";
 import { prng } from "./helpers/fixtures.js";
 import { codes, scanWalBytes } from "./helpers/node-wal.js";

@@ -47,13 +47,13 @@ import type { ScanStream } from "../recovery/scan.js";
 import type { NodePartitionReport } from "../domain/node.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";
-import { nodePartitionToJson } from "../node/json.js";
+import { nodePartitionToJson } from "../report/node-json.js";
 import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode, severityExitBits } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
 import { writeHtmlReport } from "./report-html.js";
-import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
+import { genNode, nodeFaultListText, nodeFaultNames } from "../gen/node/cli.js";
 import {
   applyNodeRepair,
   applyNodeOffsets,

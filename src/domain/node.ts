@@ -1,7 +1,7 @@
 /**
  * The whole-node report (docs/node.md N0, N9) as library values: u64 values are
  * bigint, byte positions and sizes numbers. A domain type: the node pass fills
- * it, `nodeToJson` (src/node/json.ts) turns it into the JSON shape with u64
+ * it, `nodeToJson` (src/report/node-json.ts) turns it into the JSON shape with u64
  * values as decimal strings.
  */
 

@@ -34,7 +34,7 @@ import { xxh3_64 } from "../hash/xxh3.js";
 import type { RefusalCode, SegmentOutcome } from "../domain/scan.js";
 import type { Prng } from "./prng.js";
 import type { PartitionLayout, Scenario, ScenarioExpectation, SegmentLayout, SizeProfile } from "./types.js";
-import { samplePartitionSuperblock } from "../node/gen/node.js";
+import { samplePartitionSuperblock } from "./node/node.js";
 
 export type { Scenario, ScenarioExpectation } from "./types.js";
 
