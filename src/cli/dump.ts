@@ -17,7 +17,7 @@ import type { Engine } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
 import { nodeScanFs } from "../io/fs.js";
 import { readExactly } from "../io/read-exactly.js";
-import { FileWindow } from "../io/window.js";
+import { FileWindow } from "../engine/file-window.js";
 import { verifyBatchAt } from "../recovery/verify.js";
 import { stringifyJson } from "../report/json.js";
 import { formatBytes, formatCount, type Colors } from "../report/format.js";

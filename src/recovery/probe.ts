@@ -7,7 +7,7 @@
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../format/constants.js";
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
-import type { FileWindow } from "../io/window.js";
+import type { FileWindow } from "../engine/file-window.js";
 import type { ProbeVerdict } from "../domain/scan.js";
 import { verifyBatchAt } from "./verify.js";
 

@@ -7,7 +7,7 @@ import { BATCH_HEADER_BYTES, INDEX_ENTRY_BYTES } from "../format/constants.js";
 import type { IndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
-import { FileWindow } from "../io/window.js";
+import { FileWindow } from "../engine/file-window.js";
 import type { EngineWindow } from "../engine/types.js";
 import type { Refusal, Residue, SegmentReport, VerifyMode } from "../domain/scan.js";
 import { INDEX_CHUNK_ENTRIES, readIndexEntriesStreaming, validateIndex } from "./index-file.js";

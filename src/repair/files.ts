@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
 import { hex64, isAllZero } from "../format/bytes.js";
+import { type PositionalRead, forEachChunk as forEachChunkOf, readExactly as readExactlyAt } from "../io/read-exactly.js";
 import { PreserveError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 
@@ -37,17 +38,19 @@ export async function withFile<T>(
 
 /** Reads exactly `length` bytes at `position`, or throws: a short read is never taken as the file's content. */
 export async function readExactly(file: RepairFile, filePath: string, buffer: Uint8Array, length: number, position: number): Promise<void> {
-  let done = 0;
-  while (done < length) {
-    const n = await file.read(buffer, done, length - done, position + done);
-    if (n <= 0) {
-      throw new RepairError(`${filePath} ended at byte ${position + done}, before the ${length} bytes expected at ${position}`, {
+  await readExactlyAt(positional(file), buffer.subarray(0, length), position, {
+    readFailed: (cause) => cause,
+    endedAt: (at) =>
+      new RepairError(`${filePath} ended at byte ${at}, before the ${length} bytes expected at ${position}`, {
         path: filePath,
-        position: position + done,
-      });
-    }
-    done += n;
-  }
+        position: at,
+      }),
+  });
+}
+
+/** A RepairFile as the io loops read it. */
+function positional(file: RepairFile): PositionalRead {
+  return { read: (target, position) => file.read(target, 0, target.length, position) };
 }
 
 export async function writeExactly(file: RepairFile, buffer: Uint8Array, length: number, position: number | null): Promise<void> {
@@ -73,12 +76,17 @@ export async function forEachChunk(
   signal?: AbortSignal,
 ): Promise<void> {
   const buffer = new Uint8Array(Math.max(1, Math.min(chunkBytes, length)));
-  for (let at = 0; at < length; at += buffer.length) {
-    signal?.throwIfAborted();
-    const n = Math.min(buffer.length, length - at);
-    await readExactly(file, filePath, buffer, n, from + at);
-    await visit(buffer.subarray(0, n), at);
-  }
+  await forEachChunkOf(
+    from,
+    length,
+    buffer.length,
+    async (position, bytes) => {
+      await readExactly(file, filePath, buffer, bytes, position);
+      return buffer.subarray(0, bytes);
+    },
+    visit,
+    signal,
+  );
 }
 
 export interface RangeDigest {

@@ -5,7 +5,7 @@
  * comparison before anything is read, so a bit-flipped size allocates nothing.
  */
 import type { Engine } from "../../engine/types.js";
-import type { FileWindow } from "../../io/window.js";
+import type { FileWindow } from "../../engine/file-window.js";
 import type { WalProbeVerdict } from "../../domain/node.js";
 import { hex64, readU32 } from "../../format/bytes.js";
 import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "../../format/wal.js";
