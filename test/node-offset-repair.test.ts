@@ -14,7 +14,7 @@ import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { applyOffsetRepairs, planOffsetRepairs } from "../src/node/repair/offsets.js";
 import { nodeFindings } from "../src/node/scan.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { scanPath } from "../src/node/scan-path.js";
 import { InjectedFault, StalePlanError, applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
 import { runCli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/node-wal.js";

@@ -15,7 +15,7 @@ import { partitionHead } from "../src/node/partition-dir.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
 import type { BootForecastEntry } from "../src/domain/node.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { scanPath } from "../src/node/scan-path.js";
 import { applyRepair, planRepair } from "../src/repair/index.js";
 import { runCli } from "./helpers/cli.js";
 import { allEngines } from "./helpers/engines.js";

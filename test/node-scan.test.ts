@@ -13,7 +13,7 @@ import { scanNode } from "../src/node/scan.js";
 import { nodeFindings } from "../src/node/scan.js";
 import { nodeToJson } from "../src/report/node-json.js";
 import { validateNodeJson } from "../src/report/node-schema.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { scanPath } from "../src/node/scan-path.js";
 import { toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { scanExitCode } from "../src/cli/exit.js";
 import { worstSeverity } from "../src/domain/node.js";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { encodeBatch } from "../src/format/encode.js";
 import { nodeScanFs } from "../src/io/fs.js";
 import type { ScanFs } from "../src/io/fs.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { scanPath } from "../src/node/scan-path.js";
 import {
   JOURNAL_NAME,
   PreserveError,

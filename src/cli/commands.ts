@@ -43,7 +43,7 @@ import {
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
 import type { ScanReport } from "../domain/scan.js";
-import type { ScanStream } from "../recovery/scan.js";
+import type { ScanStream } from "../node/scan-path.js";
 import type { NodePartitionReport } from "../domain/node.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";

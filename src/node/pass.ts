@@ -17,7 +17,6 @@ import { abortError } from "../io/errors.js";
 import { type ScanFs, withListing } from "../io/fs.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { PartitionReport } from "../domain/scan.js";
-import { partitionDirectoryNames } from "../recovery/partition.js";
 import { OWN_DIRECTORY_PATTERN } from "../recovery/targets.js";
 import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
 import { scanSuperblock } from "./superblock.js";
@@ -278,11 +277,13 @@ export async function finishNode(
   partitionReports: readonly PartitionProof[],
   /** Scans a `.fenced.<n>` dir's segments read-only (`--include-fenced`, docs/node.md N6). */
   scanFenced?: (dir: string) => Promise<PartitionReport | null>,
+  /** The names a partition's load listed in its dir, when the scan handed them on (src/recovery/scan.ts PartitionSink). */
+  directoryNamesOf?: (proof: PartitionProof) => ReadonlySet<string> | undefined,
 ): Promise<NodeReport> {
   if (options.signal?.aborted) throw abortError(options.signal);
   const pass = new NodePartitionPass(report, { scanFs, engine, signal: options.signal, entries: "keep", scanFenced });
   const inPathOrder = [...partitionReports].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  for (const proof of inPathOrder) await pass.add(proof, partitionDirectoryNames.get(proof));
+  for (const proof of inPathOrder) await pass.add(proof, directoryNamesOf?.(proof));
   return pass.finish();
 }
 

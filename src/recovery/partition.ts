@@ -25,13 +25,6 @@ export function parseSegmentStem(stem: string): bigint | null {
   return value <= U64_MAX ? value : null;
 }
 
-/**
- * Every name a partition load found in its directory, by its report: the
- * node pass (src/node/pass.ts) answers the dir's absent optional files from
- * it instead of listing the dir again (issue 13). Dropped with the report.
- */
-export const partitionDirectoryNames = new WeakMap<object, ReadonlySet<string>>();
-
 interface Listing {
   names?: ReadonlySet<string>;
   segments: SegmentFiles[];
@@ -246,8 +239,16 @@ export interface LoadContext {
    * it the load opens (and closes) its own.
    */
   engineWindow?: EngineWindow;
-  /** Record the directory's names in `partitionDirectoryNames` (a node root's scan: the node pass reads them). */
-  keepDirectoryNames?: boolean;
+}
+
+/**
+ * A partition's report and every name its load found in its directory (when
+ * it listed one): the node pass (src/node/pass.ts) answers the dir's absent
+ * optional files from them instead of listing the dir again (issue 13).
+ */
+export interface ListedPartition {
+  report: PartitionReport;
+  directoryNames: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -261,7 +262,18 @@ export async function loadPartition(
   singleLog = false,
   entries?: readonly DirectoryEntry[],
 ): Promise<PartitionReport> {
+  return (await loadListedPartition(path, context, singleLog, entries)).report;
+}
+
+/** `loadPartition`, with the names the load listed in the directory. */
+export async function loadListedPartition(
+  path: string,
+  context: LoadContext,
+  singleLog = false,
+  entries?: readonly DirectoryEntry[],
+): Promise<ListedPartition> {
   const { used } = context.options;
+  let directoryNames: ReadonlySet<string> | undefined;
   const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
   const report: PartitionReport = {
     path,
@@ -287,7 +299,7 @@ export async function loadPartition(
   };
   try {
     const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path, entries, opened);
-    if (context.keepDirectoryNames && listing.names !== undefined) partitionDirectoryNames.set(report, listing.names);
+    directoryNames = listing.names;
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
     if (listing.segments.length === 0) throw noSegments(path, listing.ignored);
@@ -323,7 +335,7 @@ export async function loadPartition(
   report.verdict = classify(report);
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
   context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
-  return report;
+  return { report, directoryNames };
 }
 
 /** The window a partition load scans in, as the options ask. */

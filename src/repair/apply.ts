@@ -57,7 +57,7 @@ import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { encodeIndex } from "../format/encode.js";
 import type { ScanOptions } from "../recovery/options.js";
-import { scanPartition, scanPath } from "../recovery/scan.js";
+import { scanPartition, scanPartitionPaths as scanPath } from "../recovery/scan.js";
 import type { PartitionReport } from "../domain/scan.js";
 import { PreserveError, RepairError, StalePlanError, TargetRefusedError } from "./errors.js";
 import {

@@ -1,7 +1,7 @@
 /** `segscan repair <node root>`: the WAL torn-tail cut (docs/node.md N7) beside the partitions' plan. */
 import { relative } from "node:path";
 import type { Engine } from "../../engine/types.js";
-import { scanPath } from "../../recovery/scan.js";
+import { scanPath } from "../scan-path.js";
 import type { RepairPlan } from "../../repair/plan.js";
 import type { ScanReport } from "../../domain/scan.js";
 import { nodeFindings } from "../scan.js";
