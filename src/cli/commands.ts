@@ -125,9 +125,13 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
   return scanExitCode(end);
 }
 
-/** Whether `scan` was given one path and it is a node root (docs/node.md N0): the scan then adds the node section. */
+/**
+ * Whether `scan` was given one path and it is a node root (docs/node.md N0):
+ * the scan then adds the node section. A path that cannot be told is no node
+ * root here; the scan reports its failure.
+ */
 async function isSingleNodeRoot(paths: readonly string[]): Promise<boolean> {
-  return paths.length === 1 && (await isNodeRoot(resolve(paths[0]!), nodeBlockingScanFs));
+  return paths.length === 1 && (await isNodeRoot(resolve(paths[0]!), nodeBlockingScanFs).catch(() => false));
 }
 
 /** What the stream's header and a summary make: a report without partitions, for the header and summary formatters. */

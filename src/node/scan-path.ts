@@ -9,6 +9,7 @@
 import { resolve } from "node:path";
 import type { NodePartitionReport, NodeReport } from "../domain/node.js";
 import type { PartitionReport, ScanReport } from "../domain/scan.js";
+import { ScanFailure } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 import { type ScanOptions, resolveEngineOption, resolveScanOptions } from "../recovery/options.js";
 import {
@@ -20,7 +21,7 @@ import {
   scanTargets,
   streamTargets,
 } from "../recovery/scan.js";
-import { type Discovery, type DiscoverySink, discover, discoverStream } from "../recovery/targets.js";
+import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream } from "../recovery/targets.js";
 import type { PartitionProof } from "./partition-dir.js";
 import { type NodeEntries, NodePartitionPass, finishNode, isNodeRoot, scanNodeMetadata } from "./scan.js";
 
@@ -54,10 +55,38 @@ export async function scanPath(paths: string | readonly string[], options: ScanO
   return scanDiscovered(list, discovery, options, scanFs);
 }
 
-/** The one node root among `paths` (only a single path can be one), or null. */
-async function nodeRootOf(paths: readonly string[], scanFs: ScanFs): Promise<string | null> {
-  const root = paths.length === 1 ? resolve(paths[0]!) : null;
-  return root !== null && (await isNodeRoot(root, scanFs)) ? root : null;
+/**
+ * What the paths are: one node root (only a single path can be one), or
+ * none, or one path that could not be told (its stat or listing failed), whose
+ * failure the scan reports as a failed target of its own: never as "not a
+ * node root" (docs/recovery.md §3.6).
+ */
+type NodeRootCheck = { kind: "node"; root: string } | { kind: "none" } | { kind: "failed"; target: ScanTarget };
+
+async function nodeRootOf(paths: readonly string[], scanFs: ScanFs): Promise<NodeRootCheck> {
+  if (paths.length !== 1) return { kind: "none" };
+  const root = resolve(paths[0]!);
+  try {
+    return (await isNodeRoot(root, scanFs)) ? { kind: "node", root } : { kind: "none" };
+  } catch (error) {
+    if (!(error instanceof ScanFailure)) throw error;
+    return { kind: "failed", target: { path: root, singleLog: false, failure: error.toScanError() } };
+  }
+}
+
+/** The targets, led by the root that could not be told (in path order it comes first), which replaces discovery's own failure of it. */
+function withRootCheck(discovery: DiscoveredTargets, check: NodeRootCheck): DiscoveredTargets {
+  if (check.kind !== "failed") return discovery;
+  const failed = check.target;
+  const others = (target: ScanTarget): boolean => target.failure === undefined || target.path !== failed.path;
+  const source = discovery.targets;
+  const targets = Array.isArray(source)
+    ? [failed, ...source.filter(others)]
+    : (async function* () {
+        yield failed;
+        for await (const target of source) if (others(target)) yield target;
+      })();
+  return { ...discovery, targets };
 }
 
 /**
@@ -73,11 +102,11 @@ export async function scanDiscovered(
 ): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   const fs = scanFs ?? defaultScanFs(resolved.io);
-  const root = await nodeRootOf(paths, fs);
-  if (root === null) return scanTargets(discovery, options, fs);
+  const check = await nodeRootOf(paths, fs);
+  if (check.kind !== "node") return scanTargets(withRootCheck(discovery, check), options, fs);
   const engine = await resolveEngineOption(options.engine);
   const withEngine = { ...options, engine };
-  const node = await scanNodeMetadata(root, withEngine, fs, engine);
+  const node = await scanNodeMetadata(check.root, withEngine, fs, engine);
   // The names each partition's load listed, for the node pass (kept as long as the reports are).
   const directoryNames = new Map<PartitionProof, ReadonlySet<string>>();
   const report = await scanTargets(discovery, withEngine, fs, (partition, names) => {
@@ -116,11 +145,11 @@ export async function streamDiscovered(
 ): Promise<ScanStream> {
   const resolved = resolveScanOptions(options);
   const fs = scanFs ?? defaultScanFs(resolved.io);
-  const root = await nodeRootOf(paths, fs);
-  if (root === null) return streamTargets(discovery, options, fs);
+  const check = await nodeRootOf(paths, fs);
+  if (check.kind !== "node") return streamTargets(withRootCheck(discovery, check), options, fs);
   const engine = await resolveEngineOption(options.engine);
   const withEngine = { ...options, engine };
-  const node = await scanNodeMetadata(root, withEngine, fs, engine);
+  const node = await scanNodeMetadata(check.root, withEngine, fs, engine);
   const pass = new NodePartitionPass(node, { scanFs: fs, engine, signal: resolved.signal, entries: nodeEntries });
   const entries = new WeakMap<PartitionReport, NodePartitionReport>();
   const inner = await streamTargets(discovery, withEngine, fs, async (partition, directoryNames) => {
