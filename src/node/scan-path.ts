@@ -8,6 +8,7 @@
  */
 import { resolve } from "node:path";
 import type { NodePartitionReport, NodeReport } from "../domain/node.js";
+import type { Engine } from "../engine/types.js";
 import type { PartitionReport, ScanReport } from "../domain/scan.js";
 import { ScanFailure } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
@@ -90,6 +91,29 @@ function withRootCheck(discovery: DiscoveredTargets, check: NodeRootCheck): Disc
 }
 
 /**
+ * How a scan of `paths` starts: the partitions alone (led by a root that
+ * could not be told), or a node root's metadata, scanned before its
+ * partitions (docs/node.md N0) with the engine both use.
+ */
+type ScanStart =
+  | { kind: "partitions"; fs: ScanFs; discovery: DiscoveredTargets }
+  | { kind: "node"; fs: ScanFs; engine: Engine; options: ScanOptions & { engine: Engine }; node: NodeReport };
+
+async function startScan(
+  paths: readonly string[],
+  discovery: DiscoveredTargets,
+  options: ScanOptions,
+  scanFs?: ScanFs,
+): Promise<ScanStart> {
+  const fs = scanFs ?? defaultScanFs(resolveScanOptions(options).io);
+  const check = await nodeRootOf(paths, fs);
+  if (check.kind !== "node") return { kind: "partitions", fs, discovery: withRootCheck(discovery, check) };
+  const engine = await resolveEngineOption(options.engine);
+  const withEngine = { ...options, engine };
+  return { kind: "node", fs, engine, options: withEngine, node: await scanNodeMetadata(check.root, withEngine, fs, engine) };
+}
+
+/**
  * Scans what `discover` found under `paths` (the CLI discovers first, to check
  * its paths). One node root also gets its node section, its metadata scanned
  * before the partitions (docs/node.md N0).
@@ -100,13 +124,9 @@ export async function scanDiscovered(
   options: ScanOptions,
   scanFs?: ScanFs,
 ): Promise<ScanReport> {
-  const resolved = resolveScanOptions(options);
-  const fs = scanFs ?? defaultScanFs(resolved.io);
-  const check = await nodeRootOf(paths, fs);
-  if (check.kind !== "node") return scanTargets(withRootCheck(discovery, check), options, fs);
-  const engine = await resolveEngineOption(options.engine);
-  const withEngine = { ...options, engine };
-  const node = await scanNodeMetadata(check.root, withEngine, fs, engine);
+  const start = await startScan(paths, discovery, options, scanFs);
+  if (start.kind === "partitions") return scanTargets(start.discovery, options, start.fs);
+  const { fs, engine, options: withEngine, node } = start;
   // The names each partition's load listed, for the node pass (kept as long as the reports are).
   const directoryNames = new Map<PartitionProof, ReadonlySet<string>>();
   const report = await scanTargets(discovery, withEngine, fs, (partition, names) => {
@@ -143,14 +163,10 @@ export async function streamDiscovered(
   /** docs/node.md N9: "per-partition" hands each partition dir's node entry out beside its report (`nodeEntryOf`) instead of keeping it. */
   nodeEntries: NodeEntries = "keep",
 ): Promise<ScanStream> {
-  const resolved = resolveScanOptions(options);
-  const fs = scanFs ?? defaultScanFs(resolved.io);
-  const check = await nodeRootOf(paths, fs);
-  if (check.kind !== "node") return streamTargets(withRootCheck(discovery, check), options, fs);
-  const engine = await resolveEngineOption(options.engine);
-  const withEngine = { ...options, engine };
-  const node = await scanNodeMetadata(check.root, withEngine, fs, engine);
-  const pass = new NodePartitionPass(node, { scanFs: fs, engine, signal: resolved.signal, entries: nodeEntries });
+  const start = await startScan(paths, discovery, options, scanFs);
+  if (start.kind === "partitions") return streamTargets(start.discovery, options, start.fs);
+  const { fs, engine, options: withEngine, node } = start;
+  const pass = new NodePartitionPass(node, { scanFs: fs, engine, signal: withEngine.signal, entries: nodeEntries });
   const entries = new WeakMap<PartitionReport, NodePartitionReport>();
   const inner = await streamTargets(discovery, withEngine, fs, async (partition, directoryNames) => {
     const entry = await pass.add(partition, directoryNames);
