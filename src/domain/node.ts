@@ -225,3 +225,24 @@ export interface NodeReport {
   crossCheck: { orphanDirs: string[]; missingDirs: string[]; inconclusiveStreams: number[] };
   bootForecast: BootForecastEntry[];
 }
+
+/** Every finding of the node section (metadata items and partition dirs). */
+export function nodeFindings(report: NodeReport): NodeFinding[] {
+  return [
+    ...report.metadata.findings,
+    ...(report.metadata.snapshot?.findings ?? []),
+    ...(report.metadata.superblock?.findings ?? []),
+    ...(report.metadata.wal?.findings ?? []),
+    ...report.partitions.flatMap(partitionDirFindings),
+  ];
+}
+
+/** Every finding of one partition dir's entry. */
+export function partitionDirFindings(partition: NodePartitionReport): NodeFinding[] {
+  return [
+    ...(partition.superblock?.findings ?? []),
+    ...(partition.purgeGeneration?.findings ?? []),
+    ...partition.offsets.flatMap((offset) => offset.findings),
+    ...partition.findings,
+  ];
+}

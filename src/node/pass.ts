@@ -27,6 +27,8 @@ import {
   type NodePartitionReport,
   type NodeReport,
   type Severity,
+  nodeFindings,
+  partitionDirFindings,
   worstSeverity,
 } from "../domain/node.js";
 
@@ -391,27 +393,6 @@ function crossCheck(
       message: `WAL ops after the snapshot (op ${snapshotOp}) create, delete or purge streams, topics or partitions, and their bodies are not decoded: which partitions of stream ${stream} exist is not proven, so its orphan and missing directories are not judged`,
     });
   }
-}
-
-/** Every finding of the node section (metadata items and partition dirs). */
-export function nodeFindings(report: NodeReport): NodeFinding[] {
-  return [
-    ...report.metadata.findings,
-    ...(report.metadata.snapshot?.findings ?? []),
-    ...(report.metadata.superblock?.findings ?? []),
-    ...(report.metadata.wal?.findings ?? []),
-    ...report.partitions.flatMap(partitionDirFindings),
-  ];
-}
-
-/** Every finding of one partition dir's entry. */
-function partitionDirFindings(partition: NodePartitionReport): NodeFinding[] {
-  return [
-    ...(partition.superblock?.findings ?? []),
-    ...(partition.purgeGeneration?.findings ?? []),
-    ...partition.offsets.flatMap((offset) => offset.findings),
-    ...partition.findings,
-  ];
 }
 
 /** docs/node.md N8: what the next boot does with the bytes as they are; destructive effects first. */

@@ -130,7 +130,8 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
 export type { PartitionProof } from "./partition-dir.js";
 
 import { STREAMS_DIR, finishNode } from "./pass.js";
-export { finishNode, nodeFindings, NodePartitionPass, STREAMS_DIR, type NodeEntries, type NodePassOptions } from "./pass.js";
+export { finishNode, NodePartitionPass, STREAMS_DIR, type NodeEntries, type NodePassOptions } from "./pass.js";
+export { nodeFindings } from "../domain/node.js";
 
 async function scanWalItem(
   walPath: string,

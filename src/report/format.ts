@@ -6,7 +6,7 @@
  */
 import pc from "picocolors";
 import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "../domain/scan.js";
-import { formatNode } from "../node/format.js";
+import { formatNode } from "./node-format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
