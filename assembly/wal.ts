@@ -1,6 +1,6 @@
 // Metadata WAL kernels (docs/node.md N1): the prepare-header gate and the
 // residue probe's candidate loop with skip-ahead. Semantics are defined by
-// src/node/wal/format.ts and src/node/wal/candidates.ts (the plain loop); the
+// src/format/wal.ts and src/engine/ts/wal-candidates.ts (the plain loop); the
 // TypeScript wrapper (src/engine/wasm/engine.ts) does the unit arithmetic, as
 // for the segment candidate loop.
 
@@ -13,7 +13,7 @@
 // @ts-ignore: decorator
 @inline const PREPARE: u8 = 6;
 
-// WalHeaderStatus codes (src/node/wal/format.ts).
+// WalHeaderStatus codes (src/format/wal.ts).
 // @ts-ignore: decorator
 @inline const OK: i32 = 0;
 // @ts-ignore: decorator

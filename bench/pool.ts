@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createEngine } from "../src/engine/index.js";
 import { generateDataDir } from "../src/gen/index.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { scanPath } from "../src/node/scan-path.js";
 import { cacheRoot } from "./data.js";
 
 /** 8 topics × 8 partitions × 2 segments of 12 MiB: ≈ 1.6 GiB, enough to amortise worker start-up. */

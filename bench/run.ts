@@ -35,7 +35,7 @@ import { createEngine } from "../src/engine/index.js";
 import type { Engine } from "../src/engine/types.js";
 import { PROBE_BUDGET_UNITS } from "../src/format/constants.js";
 import { scanPartition } from "../src/recovery/scan.js";
-import type { ScanReport } from "../src/report/types.js";
+import type { ScanReport } from "../src/domain/scan.js";
 import { ByteSource, type DataKind, type DataSet, cacheRoot, ensureDataSet } from "./data.js";
 import { scanWalFile, walProbeData, walProblem, walVerifyData } from "./wal.js";
 

@@ -32,7 +32,7 @@ import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEngine } from "../src/engine/index.js";
 import { generateDataDir } from "../src/gen/index.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { scanPath } from "../src/node/scan-path.js";
 import { cacheRoot } from "./data.js";
 import { machineLine } from "./run.js";
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { nodeBlockingScanFs } from "../src/io/fs.js";
 import type { Engine } from "../src/engine/types.js";
 import { PROBE_BUDGET_UNITS } from "../src/format/constants.js";
-import { buildWal, encodePrepare } from "../src/node/gen/wal.js";
+import { buildWal, encodePrepare } from "../src/gen/node/wal.js";
 import { scanWal, type WalScan } from "../src/node/wal/scan.js";
 import { ByteSource, cacheRoot } from "./data.js";
 

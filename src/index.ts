@@ -1,14 +1,15 @@
 /** segscan's library surface (docs/interfaces.md §9.1). */
 export { createEngine, createTsEngine } from "./engine/index.js";
 export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./engine/index.js";
-export { scanPartition, scanPath, scanIter, discoverTargets, discoverStream, SEGSCAN_VERSION } from "./recovery/scan.js";
+export { scanPartition, discoverTargets, discoverStream, SEGSCAN_VERSION } from "./recovery/scan.js";
 export type { DiscoverySink, DiscoveredRoot, ScanTarget } from "./recovery/scan.js";
+export { scanPath, scanIter } from "./node/scan-path.js";
 export type { ScanOptions, ProgressEvent } from "./recovery/options.js";
 export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js";
 export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";
 export { ScanFailure } from "./io/errors.js";
 export { decideAction } from "./policy/policy.js";
-export type * from "./report/types.js";
+export type * from "./domain/scan.js";
 export * from "./format/constants.js";
 export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";
 export type { BatchInput, MessageInput } from "./format/encode.js";
@@ -35,7 +36,8 @@ export { toJsonReport, stringifyJson, validateJsonReport } from "./report/json.j
 export type { JsonScanReport, JsonPartition, JsonSegment, JsonRefusal, JsonResidue, JsonGap, JsonScanOptions } from "./report/json.js";
 // Repair (docs/repair.md §6.2): plan, apply with a journal, restore, and the errors they throw.
 export * from "./repair/index.js";
+export { formatApplied, formatPlan } from "./report/repair-format.js";
 export { scanNode, isNodeRoot } from "./node/scan.js";
-export type * from "./node/types.js";
-export { nodeToJson } from "./node/json.js";
-export { NodeJsonSchema, validateNodeJson } from "./node/schema.js";
+export type * from "./domain/node.js";
+export { nodeToJson } from "./report/node-json.js";
+export { NodeJsonSchema, validateNodeJson } from "./report/node-schema.js";

@@ -14,9 +14,10 @@ import { createTsEngine } from "../src/engine/ts/engine.js";
 import type { Engine } from "../src/engine/types.js";
 import { describeCause } from "../src/io/errors.js";
 import { type ScanFs, NotRegularFileError, nodeScanFs } from "../src/io/fs.js";
-import { discover, discoverStream, scanIter, scanPartition, scanPath } from "../src/recovery/scan.js";
+import { discover, discoverStream, scanPartition } from "../src/recovery/scan.js";
+import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { type ScanOptions, maxConcurrency, resolveScanOptions } from "../src/recovery/options.js";
-import type { PartitionReport } from "../src/report/types.js";
+import type { PartitionReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, indexAt, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 

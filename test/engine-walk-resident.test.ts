@@ -21,7 +21,7 @@ import {
 } from "../src/format/constants.js";
 import { type IndexEntry, VerifyStatus, readBatchHeader } from "../src/format/records.js";
 import { generateDataDir } from "../src/gen/index.js";
-import { FileWindow } from "../src/io/window.js";
+import { FileWindow } from "../src/engine/file-window.js";
 import { IndexEntryMatcher, type WalkOptions, type WalkResult, walkBatches } from "../src/recovery/walk.js";
 import { allEngines } from "./helpers/engines.js";
 import { type BuiltChain, buildChain, randomBytes, trackedTempDir } from "./helpers/fixtures.js";

@@ -14,7 +14,7 @@ import { dumpLog } from "../src/cli/dump.js";
 import { BATCH_HEADER_BYTES, FRAME_HEADER_BYTES } from "../src/format/constants.js";
 import { readBatchHeader, readFrameHeader } from "../src/format/records.js";
 import { decodeUserHeaders } from "../src/format/user-headers.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { scanPath } from "../src/node/scan-path.js";
 import { validateJsonReport, toJsonReport } from "../src/report/json.js";
 import { colors } from "../src/report/format.js";
 import { allEngines } from "./helpers/engines.js";

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { toJsonReport, validateJsonReport } from "../src/report/json.js";
-import { scanIter, scanPath } from "../src/recovery/scan.js";
+import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { tempDir } from "./helpers/node-wal.js";
 
 /** The JSON objects of `--ndjson` output, one per line. */

@@ -8,17 +8,17 @@ import { describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateDataDir } from "../src/gen/generate.js";
-import { NODE_FAULTS, writeNodeMetadata } from "../src/node/gen/node.js";
-import { scanNode } from "../src/node/scan.js";
-import { nodeFindings } from "../src/node/scan.js";
-import { nodeToJson } from "../src/node/json.js";
-import { validateNodeJson } from "../src/node/schema.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { NODE_FAULTS, writeNodeMetadata } from "../src/gen/node/node.js";
+import { isNodeRoot, nodeFindings, scanNode } from "../src/node/scan.js";
+import { nodeToJson } from "../src/report/node-json.js";
+import { validateNodeJson } from "../src/report/node-schema.js";
+import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { scanExitCode } from "../src/cli/exit.js";
-import { worstSeverity } from "../src/node/types.js";
+import { worstSeverity } from "../src/domain/node.js";
 import { allEngines } from "./helpers/engines.js";
 import { type ScanFs, nodeScanFs, withListing } from "../src/io/fs.js";
+import type { PartitionReport } from "../src/domain/scan.js";
 import { tempDir } from "./helpers/node-wal.js";
 
 const engines = await allEngines();
@@ -286,5 +286,92 @@ describe("the node pass over partition dirs (issue 13)", () => {
     expect(fs.knownAbsent!("/data/p/1/nothing/deeper")).toBe(true);
     expect(fs.knownAbsent!("/data/p/10/superblock.a")).toBe(false);
     expect(fs.knownAbsent!("/data/p/1")).toBe(false);
+  });
+});
+
+describe("a failed read is failed, never evidence (issue 21 item 6)", () => {
+  const failure = (code: "EACCES" | "EIO"): Error =>
+    Object.assign(new Error(code === "EACCES" ? "EACCES: permission denied" : "EIO: i/o error"), { code });
+  /** nodeScanFs, but `list` of `dir` fails (EIO) on the listings numbered in `failing` (1-based). */
+  function flakyListing(dir: string, failing: readonly number[]): ScanFs {
+    let listings = 0;
+    return {
+      ...nodeScanFs,
+      list: (path) => (path === dir && failing.includes(++listings) ? Promise.reject(failure("EIO")) : nodeScanFs.list(path)),
+    };
+  }
+
+  it("a partitions dir the node pass cannot list is failed (StreamsDirUnreadable), never MissingPartitionDir", async () => {
+    // Partition 2's dir is gone and no WAL op makes the cross-check inconclusive: an absent dir is MissingPartitionDir.
+    const root = await node("missing-dir");
+    const engine = engines[0]!;
+    const missing = nodeFindings(await scanNode(root, { engine })).filter((f) => f.code === "MissingPartitionDir");
+    expect(missing.map((f) => f.path)).toEqual([join(root, "streams/1/topics/1/partitions/2")]);
+    // A partitions dir that cannot be listed is no evidence that its partition dirs are missing.
+    const partitionsDir = join(root, "streams/1/topics/1/partitions");
+    const denied: ScanFs = {
+      ...nodeScanFs,
+      list: (path) => (path === partitionsDir ? Promise.reject(failure("EACCES")) : nodeScanFs.list(path)),
+    };
+    for (const report of [await scanNode(root, { engine }, denied), (await scanPath(root, { engine, concurrency: 1 }, denied)).node!]) {
+      const findings = nodeFindings(report);
+      expect(findings.map((f) => f.code)).not.toContain("MissingPartitionDir");
+      expect(report.crossCheck.missingDirs).toEqual([]);
+      expect(findings.filter((f) => f.code === "StreamsDirUnreadable")).toEqual([
+        expect.objectContaining({
+          severity: "failed",
+          path: partitionsDir,
+          message: expect.stringContaining("permission denied (EACCES)"),
+        }),
+      ]);
+      expect(report.verdict).toBe("failed");
+      expect(report.bootForecast.map((entry) => entry.effect)).not.toContain("recreate-partition-empty");
+    }
+  });
+
+  it("a node root whose check fails: isNodeRoot rejects naming path and cause, and the scan reports the root failed", async () => {
+    const root = await node();
+    const engine = engines[0]!;
+    await expect(isNodeRoot(root, flakyListing(root, [1]))).rejects.toMatchObject({
+      name: "ScanFailure",
+      code: "ListFailure",
+      path: root,
+      message: expect.stringContaining(`cannot list the directory ${root}: i/o error (EIO)`),
+    });
+    await expect(isNodeRoot(join(root, "absent"), nodeScanFs)).resolves.toBe(false);
+    // Discovery lists the root first and succeeds; the node root check (the second listing) fails.
+    const report = await scanPath(root, { engine, concurrency: 1 }, flakyListing(root, [2]));
+    // scanIter checks the root before discovery walks it: there the first listing fails.
+    const streamed: PartitionReport[] = [];
+    const iterator = scanIter(root, { engine, concurrency: 1 }, flakyListing(root, [1]));
+    let next = await iterator.next();
+    for (; !next.done; next = await iterator.next()) streamed.push(next.value);
+    for (const partitions of [report.partitions, streamed]) {
+      expect(partitions.map((p) => [p.path, p.verdict])).toEqual([
+        [root, "failed"],
+        [join(root, "streams/1/topics/1/partitions/1"), "clean"],
+        [join(root, "streams/1/topics/1/partitions/2"), "clean"],
+      ]);
+      expect(partitions[0]!.error).toMatchObject({ code: "ListFailure", path: root, message: expect.stringContaining("i/o error (EIO)") });
+    }
+    expect(report.node).toBeUndefined();
+    expect(next.value).not.toHaveProperty("node");
+    expect(report.summary.failed).toBe(1);
+    expect(scanExitCode(report) & 8).toBe(8);
+  });
+
+  it("a leftover .tmp whose stat fails is a failed TmpReadFailure, not absent", async () => {
+    const root = await node();
+    const tmp = join(root, "metadata/journal.wal.tmp");
+    const denied: ScanFs = { ...nodeScanFs, stat: (path) => (path === tmp ? Promise.reject(failure("EACCES")) : nodeScanFs.stat(path)) };
+    const report = await scanNode(root, { engine: engines[0]! }, denied);
+    expect(nodeFindings(report).filter((f) => f.path === tmp)).toEqual([
+      expect.objectContaining({
+        severity: "failed",
+        code: "TmpReadFailure",
+        message: expect.stringContaining("permission denied (EACCES)"),
+      }),
+    ]);
+    expect(report.verdict).toBe("failed");
   });
 });

@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { encode } from "@msgpack/msgpack";
 import { generateDataDir } from "../src/gen/generate.js";
-import { writeNodeMetadata } from "../src/node/gen/node.js";
-import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "../src/node/gen/snapshot.js";
+import { writeNodeMetadata } from "../src/gen/node/node.js";
+import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "../src/gen/node/snapshot.js";
 import { measureMsgpackValue } from "../src/node/msgpack-measure.js";
 import { nodeFindings, scanNode } from "../src/node/scan.js";
 import {
@@ -25,7 +25,7 @@ import {
   estimatedDecodedBytes,
 } from "../src/node/snapshot.js";
 import { classifySlot, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
-import type { VsrState } from "../src/node/types.js";
+import type { VsrState } from "../src/domain/node.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { allEngines } from "./helpers/engines.js";

@@ -8,9 +8,9 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { writeU32, writeU64 } from "../src/format/bytes.js";
 import type { WalCandidateScanRequest } from "../src/engine/types.js";
-import { scanWalCandidatesPlain, scanWalCandidatesSkipping } from "../src/node/wal/candidates.js";
-import { WAL_OP_AT, WAL_SIZE_AT, walHeaderStatus } from "../src/node/wal/format.js";
-import { buildWal } from "../src/node/gen/wal.js";
+import { scanWalCandidatesPlain, scanWalCandidatesSkipping } from "../src/engine/ts/wal-candidates.js";
+import { WAL_OP_AT, WAL_SIZE_AT, walHeaderStatus } from "../src/format/wal.js";
+import { buildWal } from "../src/gen/node/wal.js";
 import { allEngines } from "./helpers/engines.js";
 import { prng } from "./helpers/fixtures.js";
 

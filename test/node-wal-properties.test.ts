@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { stringifyJson } from "../src/report/json.js";
-import { buildWal } from "../src/node/gen/wal.js";
+import { buildWal } from "../src/gen/node/wal.js";
 import { allEngines } from "./helpers/engines.js";
 import { prng } from "./helpers/fixtures.js";
 import { scanWalBytes } from "./helpers/node-wal.js";

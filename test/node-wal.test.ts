@@ -20,8 +20,8 @@ import {
   WAL_VIEW_AT,
   XXH3_EMPTY,
   identityInput,
-} from "../src/node/wal/format.js";
-import { buildWal, concat, encodePrepare, writeU128 } from "../src/node/gen/wal.js";
+} from "../src/format/wal.js";
+import { buildWal, concat, encodePrepare, writeU128 } from "../src/gen/node/wal.js";
 import { allEngines } from "./helpers/engines.js";
 import { prng } from "./helpers/fixtures.js";
 import { codes, scanWalBytes } from "./helpers/node-wal.js";

@@ -15,7 +15,7 @@ import { scanPartition } from "../src/recovery/scan.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import { formatPartition } from "../src/report/format.js";
 import { toJsonReport, validateJsonReport } from "../src/report/json.js";
-import type { PartitionReport, ScanReport } from "../src/report/types.js";
+import type { PartitionReport, ScanReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
 

@@ -12,7 +12,7 @@ import { encodeBatch } from "../src/format/encode.js";
 import type { IndexEntry } from "../src/format/records.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import { scanPartition } from "../src/recovery/scan.js";
-import type { PartitionReport, SegmentReport, VerifyMode } from "../src/report/types.js";
+import type { PartitionReport, SegmentReport, VerifyMode } from "../src/domain/scan.js";
 import { type DamageSpec, type DamagedLog, refSegment, resolveDamage } from "./helpers/damage.js";
 import { allEngines } from "./helpers/engines.js";
 import { type BuiltChain, buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";

@@ -112,11 +112,15 @@ describe("moves across filesystems (16.4)", () => {
   it("rename failing with EXDEV: refused naming both paths; the file is not moved; restore and a new repair still converge", async () => {
     const { dir } = buildScenario(sweepScenario);
     const before = snapshot(dir);
+    // Another filesystem: neither a hard link nor a rename can cross into the preserve dir.
     const fs: RepairFs = {
       ...nodeRepairFs,
       rename: async (from, to) => {
         if (dirname(from) !== dirname(to)) throw errno("EXDEV", "rename");
         return nodeRepairFs.rename(from, to);
+      },
+      link: async () => {
+        throw errno("EXDEV", "link");
       },
     };
     const error = await failure(repair(dir, sweepScenario, fs));

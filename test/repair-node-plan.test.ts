@@ -33,8 +33,8 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { generateDataDir } from "../src/gen/generate.js";
-import { writeNodeMetadata } from "../src/node/gen/node.js";
-import { scanPath } from "../src/recovery/scan.js";
+import { writeNodeMetadata } from "../src/gen/node/node.js";
+import { scanPath } from "../src/node/scan-path.js";
 import {
   JournalCorruptError,
   OFFSET_EVIDENCE_MAX_BYTES,

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { PartitionReport, ScanReport, SegmentReport } from "../src/report/types.js";
+import type { PartitionReport, ScanReport, SegmentReport } from "../src/domain/scan.js";
 import {
   InjectedFault,
   JOURNAL_NAME,
@@ -10,12 +10,12 @@ import {
   type PlanStep,
   createFaultyFs,
   firstDifference,
-  formatPlan,
   nodeRepairFs,
   parsePlan,
   planRepair,
   readJournal,
 } from "../src/repair/index.js";
+import { formatPlan } from "../src/report/repair-format.js";
 import { planPartitionTarget } from "../src/repair/plan-partition.js";
 import { JournalWriter } from "../src/repair/journal.js";
 import { tempDataDir } from "./helpers/fixtures.js";

@@ -14,7 +14,7 @@ import type { ApplyResultSchema, RepairPlanSchema } from "../src/repair/schema.j
 import { repairJsonSchemaText, validateRepairJson } from "../src/report/repair-json.js";
 import { runCli } from "./helpers/cli.js";
 import { generateDataDir } from "../src/gen/generate.js";
-import { writeNodeMetadata } from "../src/node/gen/node.js";
+import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { tempDir } from "./helpers/node-wal.js";
 
 describe("repair --json schema", () => {

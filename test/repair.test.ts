@@ -5,17 +5,9 @@ import { describe, expect, it } from "vitest";
 import { encodeBatch } from "../src/format/encode.js";
 import { nodeScanFs } from "../src/io/fs.js";
 import type { ScanFs } from "../src/io/fs.js";
-import { scanPath } from "../src/recovery/scan.js";
-import {
-  JOURNAL_NAME,
-  PreserveError,
-  StalePlanError,
-  applyRepair,
-  formatPlan,
-  planRepair,
-  readJournal,
-  restore,
-} from "../src/repair/index.js";
+import { scanPath } from "../src/node/scan-path.js";
+import { JOURNAL_NAME, PreserveError, StalePlanError, applyRepair, planRepair, readJournal, restore } from "../src/repair/index.js";
+import { formatPlan } from "../src/report/repair-format.js";
 import { hex64 } from "../src/repair/files.js";
 import { nodeRepairFs } from "../src/repair/fs-layer.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";

@@ -14,18 +14,11 @@ import type { Engine } from "../src/engine/types.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
 import { resolveScanOptions } from "../src/recovery/options.js";
 import { loadPartition } from "../src/recovery/partition.js";
-import {
-  PARTITIONS_IN_FLIGHT,
-  POOL_MIN_BYTES,
-  POOL_MIN_BYTES_PER_PARTITION,
-  discover,
-  poolPays,
-  scanIter,
-  scanPath,
-} from "../src/recovery/scan.js";
+import { PARTITIONS_IN_FLIGHT, POOL_MIN_BYTES, POOL_MIN_BYTES_PER_PARTITION, discover, poolPays } from "../src/recovery/scan.js";
+import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { formatReport } from "../src/report/format.js";
 import type { toJsonReport } from "../src/report/json.js";
-import type { PartitionReport } from "../src/report/types.js";
+import type { PartitionReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 

@@ -6,7 +6,7 @@
  * the metrics file under a strict Prometheus text-format parser, and the
  * incremental pass reading ≤ 1% of an unchanged tree. Both engines.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
@@ -24,13 +24,14 @@ import {
   writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Engine } from "../src/engine/types.js";
 import { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "../src/format/encode.js";
 import type { IndexEntry } from "../src/format/records.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
+import { scanPartition } from "../src/recovery/scan.js";
 import type { PassSummary, ScrubEvent, ScrubFinding } from "../src/scrub/findings.js";
 import { formatMetrics } from "../src/scrub/metrics.js";
 import { TokenBucket } from "../src/scrub/rate.js";
@@ -507,6 +508,19 @@ describe("scrub: retention and unreadable files", () => {
     expect(findings.map((finding) => [finding.code, finding.path])).toEqual([["UnreadableFile", broken.logPath]]);
     expect(findings[0]!.message).toContain("EIO");
     expect(summary).toMatchObject({ complete: true, segmentsVerified: 2 });
+  });
+
+  it("a FIFO named like a segment .log is an UnreadableFile finding, never opened, as the scan fails it (one lister)", async () => {
+    const tree = writeTree(1, 2, 4, 9);
+    const dir = dirname(tree.partitions[0]![0]!.logPath);
+    const fifo = join(dir, "10000000000000000000.log");
+    execFileSync("mkfifo", [fifo]);
+    const { findings, summary } = await collect(tree.root, { engine: engines[0]!, state: null });
+    expect(findings.map((finding) => [finding.code, finding.path, finding.segmentPath])).toEqual([["UnreadableFile", fifo, fifo]]);
+    expect(findings[0]!.message).toContain("not a regular file");
+    expect(summary).toMatchObject({ complete: true, segmentsVerified: 2 });
+    // The scan lists the partition the same way and fails it on the same file.
+    expect((await scanPartition(dir, { engine: engines[0]! })).partitions[0]!.error).toMatchObject({ code: "NotRegularFile", path: fifo });
   });
 });
 

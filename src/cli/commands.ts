@@ -1,3 +1,4 @@
+/** The command actions. Each returns its exit status (see ./exit.ts). */
 import { mkdtemp, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -17,8 +18,6 @@ import {
   TargetRefusedError,
   applyRepair,
   findRestorable,
-  formatApplied,
-  formatPlan,
   isEmptyPlan,
   planRepair,
   planScanOptions,
@@ -42,18 +41,19 @@ import {
 } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
 import { escapeControl, escapeControlKeepingLines, terminalSafe } from "../report/terminal-safe.js";
-import type { ScanReport } from "../report/types.js";
-import type { ScanStream } from "../recovery/scan.js";
-import type { NodePartitionReport } from "../node/types.js";
+import { formatApplied, formatPlan } from "../report/repair-format.js";
+import type { ScanReport } from "../domain/scan.js";
+import type { ScanStream } from "../node/scan-path.js";
+import type { NodePartitionReport } from "../domain/node.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { isNodeRoot } from "../node/scan.js";
-import { nodePartitionToJson } from "../node/json.js";
+import { nodePartitionToJson } from "../report/node-json.js";
 import { nodeBlockingScanFs } from "../io/fs.js";
 import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, runScan, runScanStream, type ScanFlags } from "./scan-flags.js";
 import { HTML_TO_STDOUT, writeHtmlReport } from "./report-html.js";
-import { genNode, nodeFaultListText, nodeFaultNames } from "../node/gen/cli.js";
+import { genNode, nodeFaultListText, nodeFaultNames } from "../gen/node/cli.js";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
@@ -132,9 +132,13 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
   return scanExitCode(end);
 }
 
-/** Whether `scan` was given one path and it is a node root (docs/node.md N0): the scan then adds the node section. */
+/**
+ * Whether `scan` was given one path and it is a node root (docs/node.md N0):
+ * the scan then adds the node section. A path that cannot be told is no node
+ * root here; the scan reports its failure.
+ */
 async function isSingleNodeRoot(paths: readonly string[]): Promise<boolean> {
-  return paths.length === 1 && (await isNodeRoot(resolve(paths[0]!), nodeBlockingScanFs));
+  return paths.length === 1 && (await isNodeRoot(resolve(paths[0]!), nodeBlockingScanFs).catch(() => false));
 }
 
 /** What the stream's header and a summary make: a report without partitions, for the header and summary formatters. */
@@ -252,7 +256,7 @@ function problemsLeft(report: ScanReport): string {
 /** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
 function planText(plan: RepairPlan, report: ScanReport): string {
   const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
-  return formatPlan(terminalSafe(hasProblems ? { ...plan, skipped: [] } : plan));
+  return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
 }
 
 /**
@@ -359,7 +363,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (flags.json) {
       await out(repairJson(report, plan, result, after));
     } else {
-      await out(`${formatApplied(terminalSafe(result))}${problemsLeft(after)}\n${afterLine(plan, after)}\n`);
+      await out(`${formatApplied(result)}${problemsLeft(after)}\n${afterLine(plan, after)}\n`);
     }
     return code;
   });

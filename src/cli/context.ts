@@ -20,17 +20,16 @@ export function warn(message: string): void {
 
 /**
  * The engine for a command. The default (wasm) falls back to the TypeScript
- * engine with a warning when the wasm module cannot be loaded; an engine the
- * operator asked for explicitly must load or the command fails (exit 8).
+ * engine with a warning when the wasm module cannot be loaded (createEngine
+ * does that, for the library too); an engine the operator asked for
+ * explicitly must load or the command fails (exit 8).
  */
 export async function resolveEngine(kind: EngineKind, explicit: boolean): Promise<Engine> {
   try {
-    return await createEngine(kind, { onWarning: warn });
+    return await createEngine(explicit || kind !== "wasm" ? kind : undefined, {
+      onWarning: (message) => process.stderr.write(`${message}\n`),
+    });
   } catch (error) {
-    if (kind === "wasm" && !explicit) {
-      warn(`the wasm engine is unavailable (${(error as Error).message}); using the TypeScript engine`);
-      return createEngine("ts");
-    }
     throw new OperationalError(`cannot load the ${kind} engine: ${(error as Error).message}`);
   }
 }

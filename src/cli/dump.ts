@@ -9,14 +9,15 @@
  * (nothing after it can be located), and says so.
  * A `.index` file lists its entries instead.
  */
+import { hex64 } from "../format/bytes.js";
 import { BATCH_HEADER_BYTES, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_SUFFIX } from "../format/constants.js";
-import { VERIFY_STATUS_NAMES, VerifyStatus, readFrameHeader, readIndexEntry, type BatchHeader } from "../format/records.js";
+import { VERIFY_STATUS_NAMES, VerifyStatus, readFrameHeader, type BatchHeader } from "../format/records.js";
 import { type UserHeaderKind, decodeUserHeaders, formatUserHeaderField } from "../format/user-headers.js";
 import type { Engine } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
 import { nodeScanFs } from "../io/fs.js";
-import { readExactly } from "../io/read-exactly.js";
-import { FileWindow } from "../io/window.js";
+import { FileWindow } from "../engine/file-window.js";
+import { readIndexEntriesStreaming } from "../recovery/index-file.js";
 import { verifyBatchAt } from "../recovery/verify.js";
 import { stringifyJson } from "../report/json.js";
 import { formatBytes, formatCount, type Colors } from "../report/format.js";
@@ -187,7 +188,7 @@ function batchLine(batch: DumpBatch, c: Colors): string {
   return (
     `position: ${batch.position} baseOffset: ${h.baseOffset} lastOffset: ${last} count: ${h.messageCount} ` +
     `baseTimestamp: ${h.baseTimestamp}${iso(h.baseTimestamp) ? ` (${iso(h.baseTimestamp)})` : ""} originTimestamp: ${h.originTimestamp} ` +
-    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${h.batchChecksum.toString(16).padStart(16, "0")} verify: ${verify}`
+    `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${hex64(h.batchChecksum)} verify: ${verify}`
   );
 }
 
@@ -220,7 +221,7 @@ function batchJson(batch: DumpBatch): Record<string, unknown> {
     originTimestamp: h.originTimestamp.toString(),
     batchLength: h.batchLength,
     partitionId: h.partitionId.toString(),
-    checksum: `0x${h.batchChecksum.toString(16).padStart(16, "0")}`,
+    checksum: `0x${hex64(h.batchChecksum)}`,
     verify: batch.verify,
   };
   if (batch.frames) {
@@ -331,43 +332,39 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
   return result;
 }
 
-/** Index entries read (and printed) per read: 96 KiB of entries keeps reads few and memory constant. */
+/** Index entries printed per write: keeps writes few and the text held small. */
 const INDEX_DUMP_CHUNK_ENTRIES = 4096;
 
-/** Dumps a `.index`: one line per whole entry, and any trailing partial entry. */
+/** Dumps a `.index`: one line per whole entry (read by the scan's own index reader), and any trailing partial entry. */
 export async function dumpIndex(
   path: string,
   options: Pick<DumpOptions, "json" | "write" | "color">,
 ): Promise<{ entries: number; trailingBytes: number }> {
-  const file = await nodeScanFs.open(path);
-  try {
-    const size = (await nodeScanFs.stat(path)).size;
-    const whole = Math.floor(size / INDEX_ENTRY_BYTES);
-    const trailingBytes = size - whole * INDEX_ENTRY_BYTES;
-    const entries: { offset: string; timestamp: string; position: string }[] = [];
-    const chunk = new Uint8Array(INDEX_ENTRY_BYTES * INDEX_DUMP_CHUNK_ENTRIES);
-    if (!options.json) await options.write(`Dumping ${escapeControl(path)} (${formatCount(size)} bytes, ${whole} entries)\n`);
-    for (let i = 0; i < whole; i += INDEX_DUMP_CHUNK_ENTRIES) {
-      const count = Math.min(INDEX_DUMP_CHUNK_ENTRIES, whole - i);
-      await readExactly(file, chunk.subarray(0, count * INDEX_ENTRY_BYTES), i * INDEX_ENTRY_BYTES, { path, sizeAtStart: size });
-      let text = "";
-      for (let k = 0; k < count; k++) {
-        const entry = readIndexEntry(chunk, k * INDEX_ENTRY_BYTES);
-        if (options.json)
-          entries.push({ offset: entry.offset.toString(), timestamp: entry.timestamp.toString(), position: entry.position.toString() });
-        else text += `entry: ${i + k} offset: ${entry.offset} timestamp: ${entry.timestamp} position: ${entry.position}\n`;
-      }
-      if (!options.json) await options.write(text);
-    }
+  const size = (await nodeScanFs.stat(path)).size;
+  const whole = Math.floor(size / INDEX_ENTRY_BYTES);
+  const trailingBytes = size - whole * INDEX_ENTRY_BYTES;
+  const entries: { offset: string; timestamp: string; position: string }[] = [];
+  if (!options.json) await options.write(`Dumping ${escapeControl(path)} (${formatCount(size)} bytes, ${whole} entries)\n`);
+  let text = "";
+  let index = 0;
+  for await (const entry of readIndexEntriesStreaming(nodeScanFs, path, size)) {
     if (options.json) {
-      await options.write(stringifyJson({ file: path, size, entries, trailingBytes }) + "\n");
-    } else if (trailingBytes > 0) {
-      await options.write(options.color.yellow(`${trailingBytes} trailing bytes: a partial entry (torn index write)`) + "\n");
+      entries.push({ offset: entry.offset.toString(), timestamp: entry.timestamp.toString(), position: entry.position.toString() });
+    } else {
+      text += `entry: ${index} offset: ${entry.offset} timestamp: ${entry.timestamp} position: ${entry.position}\n`;
+      if ((index + 1) % INDEX_DUMP_CHUNK_ENTRIES === 0 || index + 1 === whole) {
+        await options.write(text);
+        text = "";
+      }
     }
-    return { entries: whole, trailingBytes };
-  } finally {
-    await file.close();
+    index++;
   }
+  if (options.json) {
+    await options.write(stringifyJson({ file: path, size, entries, trailingBytes }) + "\n");
+  } else if (trailingBytes > 0) {
+    await options.write(options.color.yellow(`${trailingBytes} trailing bytes: a partial entry (torn index write)`) + "\n");
+  }
+  return { entries: whole, trailingBytes };
 }
 
 export function isIndexPath(path: string): boolean {

@@ -3,8 +3,8 @@
  * several ORs them together (e.g. 1|4 = 5: some partitions were repaired and
  * clean now, others were refused and left as they are).
  */
-import type { ScanReport } from "../report/types.js";
-import type { Severity } from "../node/types.js";
+import type { ScanReport } from "../domain/scan.js";
+import type { Severity } from "../domain/node.js";
 
 export const EXIT = {
   /** Every partition is clean. */

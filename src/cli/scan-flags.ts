@@ -8,18 +8,16 @@ import {
   type DiscoveredTargets,
   type Discovery,
   type DiscoverySink,
-  type ScanStream,
   type ScanTarget,
   discover,
   discoverStream,
   logBytesByTarget,
-  scanDiscovered,
-  streamDiscovered,
 } from "../recovery/scan.js";
+import { type ScanStream, scanDiscovered, streamDiscovered } from "../node/scan-path.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { NodeEntries } from "../node/scan.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { ScanReport } from "../report/types.js";
+import type { ScanReport } from "../domain/scan.js";
 import { resolveEngine, warn } from "./context.js";
 import { UsageError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";

@@ -203,7 +203,7 @@ export interface EngineWindow {
   firstNonZero(index: number, lengthBytes: number): number;
   /**
    * docs/node.md N1 prepare-header gate on the 256 bytes at window `index`: a
-   * `WalHeaderStatus` (src/node/wal/format.ts). "Fits the file" and the
+   * `WalHeaderStatus` (src/format/wal.ts). "Fits the file" and the
    * checksums are the caller's.
    */
   walHeaderStatus(index: number): number;

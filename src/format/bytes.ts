@@ -52,3 +52,8 @@ export function isAllZero(bytes: Uint8Array): boolean {
   for (let i = 0; i < bytes.length; i++) if (bytes[i] !== 0) return false;
   return true;
 }
+
+/** A u64 (an XXH3-64, a checksum) as 16 lower-case hex digits: how reports, WAL findings and the repair journal write it. */
+export function hex64(value: bigint): string {
+  return value.toString(16).padStart(16, "0");
+}

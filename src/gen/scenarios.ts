@@ -31,10 +31,10 @@ import {
 import { readU32, writeU32, writeU64 } from "../format/bytes.js";
 import { encodeIndex, encodeIndexEntry, segmentStem } from "../format/encode.js";
 import { xxh3_64 } from "../hash/xxh3.js";
-import type { RefusalCode, SegmentOutcome } from "../report/types.js";
+import type { RefusalCode, SegmentOutcome } from "../domain/scan.js";
 import type { Prng } from "./prng.js";
 import type { PartitionLayout, Scenario, ScenarioExpectation, SegmentLayout, SizeProfile } from "./types.js";
-import { samplePartitionSuperblock } from "../node/gen/node.js";
+import { samplePartitionSuperblock } from "./node/node.js";
 
 export type { Scenario, ScenarioExpectation } from "./types.js";
 

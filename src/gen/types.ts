@@ -3,7 +3,7 @@
  * module so that `generate.ts` → `scenarios.ts` is the only import direction.
  */
 import type { IndexEntry } from "../format/records.js";
-import type { PartitionAction, PartitionVerdict, RefusalCode, SegmentOutcome } from "../report/types.js";
+import type { PartitionAction, PartitionVerdict, RefusalCode, SegmentOutcome } from "../domain/scan.js";
 import type { Prng } from "./prng.js";
 
 export interface SizeProfile {

@@ -19,7 +19,7 @@ export const SCAN_ERROR_CODES = [
 
 export type ScanErrorCode = (typeof SCAN_ERROR_CODES)[number];
 
-/** A ScanFailure as the report carries it (re-exported by `report/types.ts`). */
+/** A ScanFailure as the report carries it (re-exported by `domain/scan.ts`). */
 export interface ScanError {
   code: ScanErrorCode;
   path: string;

@@ -1,6 +1,7 @@
 /** Small-file reads for the node items (snapshot, superblock slots): bounded, through the ScanFs layer. */
 import { describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
+import type { NodeFinding } from "../domain/node.js";
 
 export type SmallFile =
   | { kind: "absent" }
@@ -9,7 +10,8 @@ export type SmallFile =
   | { kind: "failed"; message: string }
   | { kind: "read"; bytes: Uint8Array };
 
-function isNotFound(cause: unknown): boolean {
+/** ENOENT, or ENOTDIR (a path component is no directory): the path is absent. Any other failure says nothing about it. */
+export function isNotFound(cause: unknown): boolean {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
   return code === "ENOENT" || code === "ENOTDIR";
 }
@@ -54,12 +56,39 @@ export async function readSmallFile(scanFs: ScanFs, path: string, maxBytes: numb
   }
 }
 
-export async function exists(scanFs: ScanFs, path: string): Promise<boolean> {
-  if (scanFs.knownAbsent?.(path)) return false;
+/** Whether a path exists, as a stat tells it: an absent path is "absent"; a stat that fails otherwise is `failed` (never "absent"). */
+export type Presence = { kind: "present" } | { kind: "absent" } | { kind: "failed"; message: string };
+
+export async function presence(scanFs: ScanFs, path: string): Promise<Presence> {
+  if (scanFs.knownAbsent?.(path)) return { kind: "absent" };
   try {
     await scanFs.stat(path);
-    return true;
-  } catch {
-    return false;
+    return { kind: "present" };
+  } catch (cause) {
+    if (isNotFound(cause)) return { kind: "absent" };
+    return { kind: "failed", message: `cannot stat ${path} (${describeCause(cause)})` };
   }
+}
+
+/**
+ * What a leftover `.tmp` (`what` left it) adds to its item's findings: an
+ * info finding when it is there, a failed one when a stat could not tell.
+ */
+export async function leftoverFindings(
+  scanFs: ScanFs,
+  path: string,
+  present: { code: string; message: string },
+  what: string,
+): Promise<NodeFinding[]> {
+  const found = await presence(scanFs, path);
+  if (found.kind === "present") return [{ ...present, severity: "info", path }];
+  if (found.kind === "absent") return [];
+  return [
+    {
+      severity: "failed",
+      code: "TmpReadFailure",
+      path,
+      message: `${found.message}: whether ${what} left this file is unknown; nothing was changed`,
+    },
+  ];
 }

@@ -5,10 +5,11 @@
  */
 import { join } from "node:path";
 import type { Engine } from "../engine/types.js";
+import { hex64 } from "../format/bytes.js";
 import { describeCause } from "../io/errors.js";
 import type { FileStat, ScanFs } from "../io/fs.js";
-import type { PartitionReport, SegmentReport } from "../report/types.js";
-import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, SnapshotPartition } from "./types.js";
+import type { PartitionReport, SegmentReport } from "../domain/scan.js";
+import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, SnapshotPartition } from "../domain/node.js";
 
 /** docs/node.md N4: u64 LE offset + u64 LE XXH3-64 of those 8 bytes. */
 export const OFFSET_RECORD_BYTES = 16;
@@ -274,10 +275,10 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
         severity: "refused",
         code: "OffsetCorrupt",
         path,
-        message: `${path} (${who}) fails its checksum (offset bytes say ${offset}, stored checksum 0x${stored.toString(16).padStart(16, "0")}, computed 0x${computed.toString(16).padStart(16, "0")}): the server's next boot UNLINKS this file and the consumer restarts from 0; repair copies it into the preserve dir as evidence`,
+        message: `${path} (${who}) fails its checksum (offset bytes say ${offset}, stored checksum 0x${hex64(stored)}, computed 0x${hex64(computed)}): the server's next boot UNLINKS this file and the consumer restarts from 0; repair copies it into the preserve dir as evidence`,
         offset,
-        expectedChecksum: `0x${computed.toString(16).padStart(16, "0")}`,
-        foundChecksum: `0x${stored.toString(16).padStart(16, "0")}`,
+        expectedChecksum: `0x${hex64(computed)}`,
+        foundChecksum: `0x${hex64(stored)}`,
       });
       if (size > OFFSET_RECORD_BYTES) findings.push(oversized(path, who, size));
       return report;

@@ -13,13 +13,13 @@
  */
 import { basename, dirname, join, sep } from "node:path";
 import type { Engine } from "../engine/types.js";
-import { abortError } from "../io/errors.js";
+import { abortError, describeCause } from "../io/errors.js";
 import { type ScanFs, withListing } from "../io/fs.js";
 import type { ScanOptions } from "../recovery/options.js";
-import type { PartitionReport } from "../report/types.js";
-import { partitionDirectoryNames } from "../recovery/partition.js";
+import type { PartitionReport } from "../domain/scan.js";
 import { OWN_DIRECTORY_PATTERN } from "../recovery/targets.js";
 import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
+import { isNotFound } from "./files.js";
 import { scanSuperblock } from "./superblock.js";
 import {
   type BootForecastEntry,
@@ -27,12 +27,14 @@ import {
   type NodePartitionReport,
   type NodeReport,
   type Severity,
+  nodeFindings,
+  partitionDirFindings,
   worstSeverity,
-} from "./types.js";
+} from "../domain/node.js";
 
 export const STREAMS_DIR = "streams";
 /** Findings `finishNode` adds to the metadata findings (recomputed on every call). */
-const CROSS_CHECK_CODES = new Set(["OrphanPartitionDir", "MissingPartitionDir", "CrossCheckInconclusive"]);
+const CROSS_CHECK_CODES = new Set(["OrphanPartitionDir", "MissingPartitionDir", "CrossCheckInconclusive", "StreamsDirUnreadable"]);
 /** docs/node.md N6: WAL operations after the snapshot that create, delete or purge streams, topics, partitions or groups. */
 const METADATA_SHAPE_OPERATIONS = new Set([128, 130, 131, 64, 134, 135, 65, 137, 68, 139, 140]);
 /** CreateStream: it can only add a stream the snapshot does not hold. */
@@ -91,6 +93,8 @@ export class NodePartitionPass {
   /** Partition dirs seen, for the snapshot's missing dirs (N6): kept only when a snapshot decoded. */
   private readonly seen: Set<string> | null;
   private readonly orphans: { path: string; stream: string }[] = [];
+  /** Dirs of the streams/ tree that exist but could not be listed: what lies under them is unknown, never missing. */
+  private readonly unlisted: string[] = [];
   private readonly partitionEffects: BootForecastEntry[] = [];
   private readonly severities = new Set<Severity>();
 
@@ -127,7 +131,7 @@ export class NodePartitionPass {
     if (this.open !== null) await this.close(this.open);
     this.open = null;
     for (const dir of (await this.pendingDirs()).splice(0)) await this.close(await this.list(dir));
-    crossCheck(this.report, this.contents, this.seen, this.orphans);
+    crossCheck(this.report, this.contents, this.seen, this.orphans, this.unlisted);
     this.report.bootForecast = forecast(this.report, this.partitionEffects);
     this.report.verdict = worstSeverity([...nodeFindings(this.report).map((finding) => finding.severity), ...this.severities]);
     return this.report;
@@ -179,7 +183,17 @@ export class NodePartitionPass {
         fenced: named(FENCED_DIR),
         fencedLike: named(FENCED_LIKE_DIR).filter((name) => !FENCED_DIR.test(name)),
       };
-    } catch {
+    } catch (cause) {
+      // Absent: nothing under it. Any other failure is no evidence of absence (docs/recovery.md §3.6).
+      if (!isNotFound(cause)) {
+        this.unlisted.push(directory);
+        this.report.metadata.findings.push({
+          severity: "failed",
+          code: "StreamsDirUnreadable",
+          path: directory,
+          message: `cannot list ${directory} (${describeCause(cause)}): the partition dirs under it are unknown, so none of them is judged missing or orphaned; nothing was changed`,
+        });
+      }
       return { dirs: [], fenced: [], fencedLike: [] };
     }
   }
@@ -294,11 +308,13 @@ export async function finishNode(
   partitionReports: readonly PartitionProof[],
   /** Scans a `.fenced.<n>` dir's segments read-only (`--include-fenced`, docs/node.md N6). */
   scanFenced?: (dir: string) => Promise<PartitionReport | null>,
+  /** The names a partition's load listed in its dir, when the scan handed them on (src/recovery/scan.ts PartitionSink). */
+  directoryNamesOf?: (proof: PartitionProof) => ReadonlySet<string> | undefined,
 ): Promise<NodeReport> {
   if (options.signal?.aborted) throw abortError(options.signal);
   const pass = new NodePartitionPass(report, { scanFs, engine, signal: options.signal, entries: "keep", scanFenced });
   const inPathOrder = [...partitionReports].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  for (const proof of inPathOrder) await pass.add(proof, partitionDirectoryNames.get(proof));
+  for (const proof of inPathOrder) await pass.add(proof, directoryNamesOf?.(proof));
   return pass.finish();
 }
 
@@ -336,6 +352,8 @@ function crossCheck(
   contents: NonNullable<NodeReport["metadata"]["snapshot"]>["contents"] | null,
   seen: ReadonlySet<string> | null,
   orphans: readonly { path: string; stream: string }[],
+  /** Dirs that could not be listed: the partition dirs under them are unknown (StreamsDirUnreadable), never missing. */
+  unlisted: readonly string[],
 ): void {
   const root = report.path;
   const snapshotOp = report.metadata.snapshot?.sequenceNumber ?? 0n;
@@ -369,7 +387,7 @@ function crossCheck(
     for (const topic of stream.topics) {
       for (const partition of topic.partitions) {
         const path = join(root, STREAMS_DIR, `${stream.id}`, "topics", `${topic.id}`, "partitions", `${partition.id}`);
-        if (seen?.has(path) || isInconclusive(`${stream.id}`)) continue;
+        if (seen?.has(path) || unlisted.some((dir) => path.startsWith(dir + sep)) || isInconclusive(`${stream.id}`)) continue;
         report.crossCheck.missingDirs.push(path);
         const lost = topic.messagesCount > 0n;
         report.metadata.findings.push({
@@ -391,27 +409,6 @@ function crossCheck(
       message: `WAL ops after the snapshot (op ${snapshotOp}) create, delete or purge streams, topics or partitions, and their bodies are not decoded: which partitions of stream ${stream} exist is not proven, so its orphan and missing directories are not judged`,
     });
   }
-}
-
-/** Every finding of the node section (metadata items and partition dirs). */
-export function nodeFindings(report: NodeReport): NodeFinding[] {
-  return [
-    ...report.metadata.findings,
-    ...(report.metadata.snapshot?.findings ?? []),
-    ...(report.metadata.superblock?.findings ?? []),
-    ...(report.metadata.wal?.findings ?? []),
-    ...report.partitions.flatMap(partitionDirFindings),
-  ];
-}
-
-/** Every finding of one partition dir's entry. */
-function partitionDirFindings(partition: NodePartitionReport): NodeFinding[] {
-  return [
-    ...(partition.superblock?.findings ?? []),
-    ...(partition.purgeGeneration?.findings ?? []),
-    ...partition.offsets.flatMap((offset) => offset.findings),
-    ...partition.findings,
-  ];
 }
 
 /** docs/node.md N8: what the next boot does with the bytes as they are; destructive effects first. */

@@ -10,25 +10,40 @@ import type { Engine } from "../engine/types.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import { type ScanOptions, resolveScanOptions } from "../recovery/options.js";
-import { exists } from "./files.js";
+import { isNotFound, leftoverFindings } from "./files.js";
 import { scanSnapshot } from "./snapshot.js";
 import { pairingFindings, scanSuperblock } from "./superblock.js";
-import type { NodeReport } from "./types.js";
+import type { NodeReport } from "../domain/node.js";
 import { committedOpsForecast, committedOpsLoss, committedOpsLostFinding, scanWal } from "./wal/scan.js";
 
 export const METADATA_DIR = "metadata";
 /** docs/node.md N0: listed, never judged (not durable state). */
 export const NOT_DURABLE_DIRS = ["state", "runtime", "logs"] as const;
 
-/** A node root is a directory holding `metadata/` or `streams/` (docs/node.md N0). */
+/**
+ * A node root is a directory holding `metadata/` or `streams/` (docs/node.md
+ * N0). An absent path is none; a stat or listing that fails otherwise (EACCES,
+ * EIO) rejects with a ScanFailure naming the path and the cause: a failed
+ * read is no evidence that the path is not a node root.
+ */
 export async function isNodeRoot(path: string, scanFs: ScanFs = nodeScanFs): Promise<boolean> {
+  const why = `so whether it is an Iggy node root (holding ${METADATA_DIR}/ or ${STREAMS_DIR}/) is unknown; nothing was changed`;
+  let info;
   try {
-    if (!(await scanFs.stat(path)).isDirectory) return false;
-    const entries = await scanFs.list(path);
-    return entries.some((entry) => entry.isDirectory && (entry.name === METADATA_DIR || entry.name === STREAMS_DIR));
-  } catch {
-    return false;
+    info = await scanFs.stat(path);
+  } catch (cause) {
+    if (isNotFound(cause)) return false;
+    throw new ScanFailure("OpenFailure", path, `cannot stat ${path}: ${describeCause(cause)}, ${why}`, { cause });
   }
+  if (!info.isDirectory) return false;
+  let entries;
+  try {
+    entries = await scanFs.list(path);
+  } catch (cause) {
+    if (isNotFound(cause)) return false;
+    throw new ScanFailure("ListFailure", path, `cannot list the directory ${path}: ${describeCause(cause)}, ${why}`, { cause });
+  }
+  return entries.some((entry) => entry.isDirectory && (entry.name === METADATA_DIR || entry.name === STREAMS_DIR));
 }
 
 export async function scanNode(root: string, options: ScanOptions = {}, scanFs?: ScanFs): Promise<NodeReport> {
@@ -99,13 +114,8 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
       ["snapshot.bin.tmp", "SnapshotTmpPresent", "a snapshot write that died before its rename"],
     ] as const) {
       const path = join(metadataDir, name);
-      if (await exists(scanFs, path))
-        metaFindings.push({
-          severity: "info",
-          code,
-          path,
-          message: `${path} is left over from ${what}: inert, never read by the server; left alone`,
-        });
+      const message = `${path} is left over from ${what}: inert, never read by the server; left alone`;
+      metaFindings.push(...(await leftoverFindings(scanFs, path, { code, message }, what)));
     }
   } else if (rootEntries.some((entry) => entry.isDirectory && entry.name === STREAMS_DIR)) {
     metaFindings.push({
@@ -121,7 +131,8 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
 export type { PartitionProof } from "./partition-dir.js";
 
 import { STREAMS_DIR, finishNode } from "./pass.js";
-export { finishNode, nodeFindings, NodePartitionPass, STREAMS_DIR, type NodeEntries, type NodePassOptions } from "./pass.js";
+export { finishNode, NodePartitionPass, STREAMS_DIR, type NodeEntries, type NodePassOptions } from "./pass.js";
+export { nodeFindings } from "../domain/node.js";
 
 async function scanWalItem(
   walPath: string,

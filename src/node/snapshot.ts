@@ -14,7 +14,7 @@ import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
 import { readSmallFile } from "./files.js";
 import { type MsgpackExtent, measureMsgpackValue } from "./msgpack-measure.js";
-import type { NodeFinding, SnapshotContents, SnapshotReport, SnapshotTopic } from "./types.js";
+import type { NodeFinding, SnapshotContents, SnapshotReport, SnapshotTopic } from "../domain/node.js";
 
 export const SNAPSHOT_TRAILER_BYTES = 20;
 /** Trailer magic as the u32 LE Iggy writes (bytes `50 4E 53 49` on disk). */

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { readU32, readU64 } from "../format/bytes.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
-import { exists, readSmallFile } from "./files.js";
-import type { NodeFinding, SlotState, SuperblockReport, VsrState } from "./types.js";
+import { leftoverFindings, readSmallFile } from "./files.js";
+import type { NodeFinding, SlotState, SuperblockReport, VsrState } from "../domain/node.js";
 
 export const SUPERBLOCK_MAGIC = 0x53424c4b;
 export const SUPERBLOCK_VERSION = 1;
@@ -145,14 +145,15 @@ export async function scanSuperblock(
   }
   for (const name of ["superblock.a.tmp", "superblock.b.tmp"]) {
     const path = join(directory, name);
-    if (await exists(scanFs, path)) {
-      report.findings.push({
-        severity: "info",
-        code: "SuperblockTmpPresent",
+    const message = `${path} is left over from a superblock write that died before its rename: inert, never read; left alone`;
+    report.findings.push(
+      ...(await leftoverFindings(
+        scanFs,
         path,
-        message: `${path} is left over from a superblock write that died before its rename: inert, never read; left alone`,
-      });
-    }
+        { code: "SuperblockTmpPresent", message },
+        "a superblock write that died before its rename",
+      )),
+    );
   }
   if (report.state === "failed") return report;
   if (a.kind === "corrupt" || b.kind === "corrupt") {

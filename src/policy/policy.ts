@@ -3,7 +3,7 @@
  * its refusal and the replica count. A tombstone leaves every file where it is,
  * so the next load re-derives the same refusal from the same bytes.
  */
-import type { PartitionAction, PartitionVerdict, Refusal } from "../report/types.js";
+import type { PartitionAction, PartitionVerdict, Refusal } from "../domain/scan.js";
 
 export interface PolicyDecision {
   action: PartitionAction;

@@ -3,7 +3,7 @@ import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYT
 import { availableParallelism } from "node:os";
 import { createEngine } from "../engine/index.js";
 import type { Engine, EngineKind } from "../engine/types.js";
-import type { ScanOptionsUsed, VerifyMode } from "../report/types.js";
+import type { ScanOptionsUsed, VerifyMode } from "../domain/scan.js";
 
 export interface ProgressEvent {
   /** The partition directory (or single .log) being scanned. */

@@ -9,15 +9,7 @@ import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
 import { decideAction } from "../policy/policy.js";
-import type {
-  IgnoredEntry,
-  PartitionReport,
-  PartitionVerdict,
-  Refusal,
-  ScanError,
-  SegmentReport,
-  SweepCandidate,
-} from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, PartitionVerdict, Refusal, ScanError, SegmentReport, SweepCandidate } from "../domain/scan.js";
 import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
 import { refuse } from "./refusals.js";
@@ -33,13 +25,6 @@ export function parseSegmentStem(stem: string): bigint | null {
   return value <= U64_MAX ? value : null;
 }
 
-/**
- * Every name a partition load found in its directory, by its report: the
- * node pass (src/node/pass.ts) answers the dir's absent optional files from
- * it instead of listing the dir again (issue 13). Dropped with the report.
- */
-export const partitionDirectoryNames = new WeakMap<object, ReadonlySet<string>>();
-
 interface Listing {
   names?: ReadonlySet<string>;
   segments: SegmentFiles[];
@@ -53,14 +38,6 @@ function badNameEntry(path: string): IgnoredEntry {
     kind: "bad-segment-name",
     message: `${basename(path)} is not named like a segment (its start offset as exactly ${SEGMENT_NAME_DIGITS} decimal digits, e.g. 00000000000000000000.log), so it was not read; never touched`,
   };
-}
-
-function notRegular(path: string): ScanFailure {
-  return new ScanFailure(
-    "NotRegularFile",
-    path,
-    `${path} is not a regular file (a directory, FIFO, socket or device), so it was not opened and the partition cannot be judged; nothing was changed`,
-  );
 }
 
 /** Size of a listed segment file; anything but a regular file fails the partition before any open. */
@@ -135,36 +112,42 @@ async function listSingleLog(scanFs: ScanFs, logPath: string): Promise<Listing> 
   return { segments: [{ startOffset, logPath, indexPath, logSize, indexSize }], sweep: [], ignored: [] };
 }
 
-/** docs/recovery.md §4 step 1: one listing (discovery's, when given); segments by `.log` stem, sweep candidates, and files that are not ours. */
-async function listPartition(
-  scanFs: ScanFs,
-  directory: string,
-  listed: readonly DirectoryEntry[] | undefined,
-  opened: Map<string, ReadableFile>,
-): Promise<Listing> {
-  let entries;
-  try {
-    entries = listed ?? (await scanFs.list(directory));
-  } catch (cause) {
-    throw new ScanFailure(
-      "ListFailure",
-      directory,
-      `cannot list the directory ${directory}: ${describeCause(cause)}; nothing was changed`,
-      { cause },
-    );
-  }
-  const listing: Listing = { names: new Set(entries.map((entry) => entry.name)), segments: [], sweep: [], ignored: [] };
+/** A `.log` named like a segment, as a directory listing shows it, and the `.index` that pairs with it. */
+export interface ListedSegment {
+  startOffset: bigint;
+  logPath: string;
+  indexPath: string;
+  /** The `.log` lists as a regular file; anything else (a FIFO, socket or device) is never opened and fails its partition (NotRegularFile). */
+  regular: boolean;
+  /** The listing holds the `.index`'s name (whatever its kind: a directory so named is no "missing index"). */
+  indexListed: boolean;
+}
+
+/** What a partition directory's listing holds (docs/recovery.md §4 step 1), before any file is opened. */
+export interface PartitionListing {
+  names: ReadonlySet<string>;
+  /** In offset order. */
+  segments: ListedSegment[];
+  sweep: SweepCandidate[];
+  /** In path order. */
+  ignored: IgnoredEntry[];
+}
+
+/**
+ * The one segment lister, for scan and scrub (docs/recovery.md §4 step 1): a
+ * partition directory's entries sorted into segments by `.log` stem, sweep
+ * candidates, and the entries that are not ours. Pure: nothing is stat'ed or
+ * opened here.
+ */
+export function listSegments(directory: string, entries: readonly DirectoryEntry[]): PartitionListing {
+  const names = new Set(entries.map((entry) => entry.name));
+  const listing: PartitionListing = { names, segments: [], sweep: [], ignored: [] };
   // Every non-directory name counts for pairing, so a `.log` that is not a
   // regular file never turns its live `.index` into a sweepable orphan.
   const files = new Map(entries.filter((entry) => !entry.isDirectory).map((entry) => [entry.name, entry]));
-  const names = listing.names!;
   for (const entry of entries) {
     if (entry.isDirectory && entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
   }
-  const segmentFiles = entries.filter((entry) => entry.name.endsWith(LOG_SUFFIX) || entry.name.endsWith(INDEX_SUFFIX));
-  // Opened while listing only when every segment file lists as a regular file:
-  // a FIFO or device among them fails the partition before anything is opened (docs/recovery.md §3.6).
-  const preopen = segmentFiles.length <= 2 * PREOPEN_MAX_SEGMENTS && segmentFiles.every((entry) => entry.isFile) ? opened : null;
   for (const name of [...files.keys()].sort()) {
     const path = join(directory, name);
     const regular = files.get(name)!.isFile;
@@ -187,18 +170,67 @@ async function listPartition(
         continue;
       }
       const indexPath = join(directory, stem + INDEX_SUFFIX);
-      listing.segments.push({
-        startOffset,
-        logPath: path,
-        indexPath,
-        logSize: await listedSize(scanFs, path, preopen),
-        // A directory named like the index is no "missing index": it fails the partition like a FIFO would.
-        indexSize: names.has(stem + INDEX_SUFFIX) ? await listedSize(scanFs, indexPath, preopen) : 0,
-      });
+      listing.segments.push({ startOffset, logPath: path, indexPath, regular, indexListed: names.has(stem + INDEX_SUFFIX) });
     }
   }
   listing.segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
   listing.ignored.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return listing;
+}
+
+/** The failure of a listed segment file that is no regular file (docs/recovery.md §3.6). */
+export function notRegular(path: string): ScanFailure {
+  return new ScanFailure(
+    "NotRegularFile",
+    path,
+    `${path} is not a regular file (a directory, FIFO, socket or device), so it was not opened and the partition cannot be judged; nothing was changed`,
+  );
+}
+
+/** A partition directory's entries (discovery's listing, when given), or a ListFailure naming it and the cause. */
+export async function listPartitionDirectory(
+  scanFs: ScanFs,
+  directory: string,
+  listed?: readonly DirectoryEntry[],
+): Promise<readonly DirectoryEntry[]> {
+  try {
+    return listed ?? (await scanFs.list(directory));
+  } catch (cause) {
+    throw new ScanFailure(
+      "ListFailure",
+      directory,
+      `cannot list the directory ${directory}: ${describeCause(cause)}; nothing was changed`,
+      {
+        cause,
+      },
+    );
+  }
+}
+
+/** docs/recovery.md §4 step 1: one listing (discovery's, when given), then each segment's files sized; a segment file that is no regular file fails the partition. */
+async function listPartition(
+  scanFs: ScanFs,
+  directory: string,
+  listed: readonly DirectoryEntry[] | undefined,
+  opened: Map<string, ReadableFile>,
+): Promise<Listing> {
+  const entries = await listPartitionDirectory(scanFs, directory, listed);
+  const { names, segments, sweep, ignored } = listSegments(directory, entries);
+  const segmentFiles = entries.filter((entry) => entry.name.endsWith(LOG_SUFFIX) || entry.name.endsWith(INDEX_SUFFIX));
+  // Opened while listing only when every segment file lists as a regular file:
+  // a FIFO or device among them fails the partition before anything is opened (docs/recovery.md §3.6).
+  const preopen = segmentFiles.length <= 2 * PREOPEN_MAX_SEGMENTS && segmentFiles.every((entry) => entry.isFile) ? opened : null;
+  const listing: Listing = { names, segments: [], sweep, ignored };
+  for (const { startOffset, logPath, indexPath, indexListed } of segments) {
+    listing.segments.push({
+      startOffset,
+      logPath,
+      indexPath,
+      logSize: await listedSize(scanFs, logPath, preopen),
+      // A directory named like the index is no "missing index": it fails the partition like a FIFO would.
+      indexSize: indexListed ? await listedSize(scanFs, indexPath, preopen) : 0,
+    });
+  }
   return listing;
 }
 
@@ -254,8 +286,16 @@ export interface LoadContext {
    * it the load opens (and closes) its own.
    */
   engineWindow?: EngineWindow;
-  /** Record the directory's names in `partitionDirectoryNames` (a node root's scan: the node pass reads them). */
-  keepDirectoryNames?: boolean;
+}
+
+/**
+ * A partition's report and every name its load found in its directory (when
+ * it listed one): the node pass (src/node/pass.ts) answers the dir's absent
+ * optional files from them instead of listing the dir again (issue 13).
+ */
+export interface ListedPartition {
+  report: PartitionReport;
+  directoryNames: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -269,7 +309,18 @@ export async function loadPartition(
   singleLog = false,
   entries?: readonly DirectoryEntry[],
 ): Promise<PartitionReport> {
+  return (await loadListedPartition(path, context, singleLog, entries)).report;
+}
+
+/** `loadPartition`, with the names the load listed in the directory. */
+export async function loadListedPartition(
+  path: string,
+  context: LoadContext,
+  singleLog = false,
+  entries?: readonly DirectoryEntry[],
+): Promise<ListedPartition> {
   const { used } = context.options;
+  let directoryNames: ReadonlySet<string> | undefined;
   const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
   const report: PartitionReport = {
     path,
@@ -295,7 +346,7 @@ export async function loadPartition(
   };
   try {
     const listing = singleLog ? await listSingleLog(context.scanFs, path) : await listPartition(context.scanFs, path, entries, opened);
-    if (context.keepDirectoryNames && listing.names !== undefined) partitionDirectoryNames.set(report, listing.names);
+    directoryNames = listing.names;
     report.sweep = listing.sweep;
     report.ignored = listing.ignored;
     if (listing.segments.length === 0) throw noSegments(path, listing.ignored);
@@ -331,7 +382,7 @@ export async function loadPartition(
   report.verdict = classify(report);
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
   context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
-  return report;
+  return { report, directoryNames };
 }
 
 /** The window a partition load scans in, as the options ask. */

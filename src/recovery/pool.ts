@@ -6,7 +6,7 @@
 import { Worker } from "node:worker_threads";
 import type { EngineKind } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
-import type { PartitionReport, ScanOptionsUsed } from "../report/types.js";
+import type { PartitionReport, ScanOptionsUsed } from "../domain/scan.js";
 import type { ProgressEvent } from "./options.js";
 import type { ScanTarget } from "./targets.js";
 import type { WorkerMessage, WorkerRequest } from "./worker.js";

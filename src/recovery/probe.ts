@@ -1,27 +1,105 @@
 /**
- * The damage probe over a residue (docs/recovery.md §3.5): is there a complete, verifying,
- * chain-extending batch anywhere past the damage? The candidate loop runs in
- * the engine window by window; TypeScript owns the budget across windows and
- * the verification of candidates that pass the cheap checks.
+ * The damage probe over a residue (docs/recovery.md §3.5, and the metadata
+ * WAL's in docs/node.md N1): is there a complete, verifying, chain-extending
+ * record anywhere past the damage? One candidate loop serves both record
+ * kinds (`ProbeRecord`): it runs the engine's candidate kernel window by
+ * window; TypeScript owns the budget across windows and the verification of
+ * candidates that pass the cheap checks.
  */
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../format/constants.js";
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
-import type { FileWindow } from "../io/window.js";
-import type { ProbeVerdict } from "../report/types.js";
+import type { CandidateScanResult } from "../engine/types.js";
+import type { FileWindow } from "../engine/file-window.js";
+import type { ProbeVerdict } from "../domain/scan.js";
 import { verifyBatchAt } from "./verify.js";
 
-/** One partition load's budget, shared by every segment's probe (docs/recovery.md §3.5). */
+/** A probe budget: one partition load's, shared by every segment's probe (docs/recovery.md §3.5), or one WAL scan's (docs/node.md N1). */
 export interface ProbeBudget {
   readonly limitUnits: number;
   spentUnits: number;
 }
 
-export interface ProbeResult {
+/** The part of a candidate scan request the loop fills in; the record kind adds its own fields (chain floor, rule). */
+export interface CandidateSpan {
+  fromIndex: number;
+  toIndex: number;
+  fileEndIndex: number;
+  spentUnits: number;
+  limitUnits: number;
+}
+
+/** What differs between the record kinds the probe looks for (a segment batch, a WAL entry). */
+export interface ProbeRecord {
+  /** Bytes a candidate's header takes: only they must be resident to examine it. */
+  headerBytes: number;
+  /** The engine's candidate kernel over `span` of the window. */
+  scan(window: FileWindow, span: CandidateSpan): CandidateScanResult;
+  /** Bytes the candidate at window `index` claims (read before the survivor check, which may move the window). */
+  claimedBytes(window: FileWindow, index: number): number;
+  /** Whether the candidate at file `position` (window `index`), which passed the kernel's cheap checks, verifies in full. */
+  survives(window: FileWindow, position: number, index: number, claimedBytes: number): Promise<boolean>;
+  /** Sees every window the loop makes resident (the segment probe's ZeroTracker). */
+  observe?(window: FileWindow): void;
+}
+
+export interface ProbeOutcome {
   verdict: ProbeVerdict;
   survivorPosition: number | null;
   /** The candidate where the budget ran out (budget-exhausted only). */
   stoppedAt: number | null;
+}
+
+/**
+ * The candidate loop from `damagePosition + 1` to the last candidate whose
+ * header fits the file. Reads and kernel calls stay within the budget (plus
+ * one window): each candidate costs a unit, the kernel never examines one past
+ * the candidate that exhausts the budget (CheckedEngineWindow.scanCandidates),
+ * and the loop returns as soon as the budget is exhausted, reading nothing
+ * further. A candidate that passes the cheap checks but does not verify costs
+ * its claimed bytes too (pessimistic: the whole claimed slice was handed to
+ * the verifier).
+ */
+export async function probeCandidates(
+  window: FileWindow,
+  damagePosition: number,
+  budget: ProbeBudget,
+  record: ProbeRecord,
+): Promise<ProbeOutcome> {
+  const lastCandidate = window.fileSize - record.headerBytes;
+  let candidate = damagePosition + 1;
+  while (candidate <= lastCandidate) {
+    // Only the candidate's header must be resident: a refill happens when it is not.
+    const index = await window.ensure(candidate, record.headerBytes);
+    record.observe?.(window);
+    const windowStart = window.start;
+    const windowLastCandidate = Math.min(lastCandidate, window.end - record.headerBytes);
+    const scan = record.scan(window, {
+      fromIndex: index,
+      toIndex: windowLastCandidate - windowStart + 1,
+      fileEndIndex: window.fileSize - windowStart,
+      spentUnits: budget.spentUnits,
+      limitUnits: budget.limitUnits,
+    });
+    budget.spentUnits = scan.spentUnits;
+    const stopPosition = windowStart + scan.index;
+    if (scan.status === "exhausted") return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stopPosition };
+    if (scan.status === "done") {
+      candidate = stopPosition;
+      continue;
+    }
+    const claimedBytes = record.claimedBytes(window, scan.index);
+    if (await record.survives(window, stopPosition, scan.index, claimedBytes)) {
+      return { verdict: "survivor", survivorPosition: stopPosition, stoppedAt: null };
+    }
+    budget.spentUnits += claimedBytes;
+    if (budget.spentUnits > budget.limitUnits) return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stopPosition };
+    candidate = stopPosition + 1;
+  }
+  return { verdict: "no-survivor", survivorPosition: null, stoppedAt: null };
+}
+
+export interface ProbeResult extends ProbeOutcome {
   /** Units this probe spent (the budget holds the running total). */
   spentUnits: number;
   /** What the probe's own windows showed about `[damage, size)` being all zero (see ZeroTracker). */
@@ -48,8 +126,9 @@ export class ZeroTracker {
 }
 
 /**
- * `minBaseOffset`: chain end + 1 when the walk proved a batch with messages,
- * else the segment's start offset.
+ * The segment probe (docs/recovery.md §3.5): a survivor is a batch that
+ * verifies and extends the chain. `minBaseOffset`: chain end + 1 when the walk
+ * proved a batch with messages, else the segment's start offset.
  */
 export async function probeResidue(
   window: FileWindow,
@@ -57,56 +136,20 @@ export async function probeResidue(
   minBaseOffset: bigint,
   budget: ProbeBudget,
 ): Promise<ProbeResult> {
-  const kernels = window.engineWindow;
   const unitsBefore = budget.spentUnits;
   const zeros = new ZeroTracker(damagePosition);
-  const finish = (verdict: ProbeVerdict, survivorPosition: number | null, stoppedAt: number | null): ProbeResult => ({
-    verdict,
-    survivorPosition,
-    stoppedAt,
-    spentUnits: budget.spentUnits - unitsBefore,
-    zeros,
-  });
-  const lastCandidate = window.fileSize - BATCH_HEADER_BYTES;
   const extendable = minBaseOffset <= U64_MAX ? minBaseOffset : null;
-  let candidate = damagePosition + 1;
-  // Reads and kernel calls stay within the budget (plus one window): each
-  // candidate costs a unit, the kernel never examines one past the candidate
-  // that exhausts the budget (CheckedEngineWindow.scanCandidates), and the loop
-  // returns as soon as the budget is exhausted, reading nothing further.
-  while (candidate <= lastCandidate) {
-    // Only the candidate's header must be resident: a refill happens when it is not.
-    const index = await window.ensure(candidate, BATCH_HEADER_BYTES);
-    zeros.observe(window);
-    const windowStart = window.start;
-    const windowLastCandidate = Math.min(lastCandidate, window.end - BATCH_HEADER_BYTES);
-    const scan = kernels.scanCandidates({
-      fromIndex: index,
-      toIndex: windowLastCandidate - windowStart + 1,
-      fileEndIndex: window.fileSize - windowStart,
-      minBaseOffset: extendable,
-      spentUnits: budget.spentUnits,
-      limitUnits: budget.limitUnits,
-    });
-    budget.spentUnits = scan.spentUnits;
-    const stopPosition = windowStart + scan.index;
-    if (scan.status === "exhausted") return finish("budget-exhausted", null, stopPosition);
-    if (scan.status === "done") {
-      candidate = stopPosition;
-      continue;
-    }
+  const outcome = await probeCandidates(window, damagePosition, budget, {
+    headerBytes: BATCH_HEADER_BYTES,
+    observe: (resident) => zeros.observe(resident),
+    scan: (resident, span) => resident.engineWindow.scanCandidates({ ...span, minBaseOffset: extendable }),
+    claimedBytes: (resident, index) => readU64Clamped(resident.engineWindow.view(), index + BATCH_LENGTH_AT),
     // The candidate may claim more than maxBatchBytes: an oversized batch that
     // fits the file is verified by streaming like any other (docs/format.md §2.2).
-    const claimedBytes = readU64Clamped(kernels.view(), scan.index + BATCH_LENGTH_AT);
-    const verified =
-      stopPosition + claimedBytes <= window.end
-        ? kernels.verifyInWindow(scan.index) === VerifyStatus.Ok // resident: no await, no refill
-        : (await verifyBatchAt(window, stopPosition)).verified;
-    if (verified) return finish("survivor", stopPosition, null);
-    // Pessimistic: the whole slice the header claims was handed to the verifier.
-    budget.spentUnits += claimedBytes;
-    if (budget.spentUnits > budget.limitUnits) return finish("budget-exhausted", null, stopPosition);
-    candidate = stopPosition + 1;
-  }
-  return finish("no-survivor", null, null);
+    survives: async (resident, position, index, claimedBytes) =>
+      position + claimedBytes <= resident.end
+        ? resident.engineWindow.verifyInWindow(index) === VerifyStatus.Ok // resident: no await, no refill
+        : (await verifyBatchAt(resident, position)).verified,
+  });
+  return { ...outcome, spentUnits: budget.spentUnits - unitsBefore, zeros };
 }

@@ -1,5 +1,5 @@
 /** docs/recovery.md §5: refusal values, each with a one-sentence message saying what, where, and why nothing was cut. */
-import type { Refusal } from "../report/types.js";
+import type { Refusal } from "../domain/scan.js";
 
 /** The `.log` file names of the two segments a contiguity refusal is about. */
 export interface SegmentPair {

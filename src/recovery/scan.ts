@@ -1,20 +1,22 @@
 /**
- * The library entry points (docs/interfaces.md §9.1): scan one partition, or discover
- * partitions under a path and scan each. Read-only: nothing here writes.
+ * The partition scans (docs/interfaces.md §9.1): scan one partition, or the
+ * partitions discovery found under paths, each loaded on this thread or on the
+ * worker pool and reported in path order. Nothing here knows the node: the
+ * library's `scanPath` and `scanIter` (src/node/scan-path.ts) add the node
+ * section through `onPartition`, which sees each partition as it is reported
+ * with the names its load listed in its directory. Read-only: nothing here writes.
  */
 import { resolve } from "node:path";
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../report/types.js";
+import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../domain/scan.js";
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
-import { failedTarget, loadPartition, openScanWindow, partitionDirectoryNames } from "./partition.js";
+import { failedTarget, loadListedPartition, openScanWindow } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
-import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "./targets.js";
+import { type ScanTarget, discover, logBytesByTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
-import { type NodeEntries, NodePartitionPass, finishNode, isNodeRoot, scanNodeMetadata } from "../node/scan.js";
-import type { NodePartitionReport, NodeReport } from "../node/types.js";
 
 export {
   discover,
@@ -30,10 +32,25 @@ export {
 /** Targets as `discover` returns them, or as `discoverStream` finds them. */
 export type TargetSource = readonly ScanTarget[] | AsyncIterable<ScanTarget>;
 
-/** What `streamDiscovered` scans: a collected Discovery, or a stream whose `skipped` fills as it is walked. */
+/** What `scanTargets` and `streamTargets` scan: a collected Discovery, or a stream whose `skipped` fills as it is walked. */
 export interface DiscoveredTargets {
   targets: TargetSource;
   skipped: readonly IgnoredEntry[];
+}
+
+/**
+ * Called with each partition's report as the scan reports it (in path order),
+ * before the next: `directoryNames` are the names its load listed in its
+ * directory (undefined when it listed none, or scanned on the worker pool), so
+ * a caller that looks at the partition dir again (the node pass) need not list
+ * it again. The scan waits for a returned promise.
+ */
+export type PartitionSink = (partition: PartitionReport, directoryNames: ReadonlySet<string> | undefined) => Promise<void> | void;
+
+/** A partition's report and the names its load listed (only when a PartitionSink wants them). */
+interface ScannedPartition {
+  report: PartitionReport;
+  directoryNames?: ReadonlySet<string> | undefined;
 }
 
 export { SEGSCAN_VERSION } from "../version.js";
@@ -101,76 +118,68 @@ export async function scanPartition(directory: string, options: ScanOptions = {}
   return scanResolved([{ path, singleLog: false, entries: entries ?? undefined }], resolved, fs, [], options.engine);
 }
 
-function defaultScanFs(io: "async" | "blocking"): ScanFs {
+/** The filesystem a scan reads through when the caller gives none: `options.io` picks it. */
+export function defaultScanFs(io: "async" | "blocking"): ScanFs {
   return io === "blocking" ? nodeBlockingScanFs : nodeScanFs;
 }
 
-/**
- * A data dir, any dir under it, a partition dir, or one `.log` (several paths
- * allowed). One node root (a dir holding metadata/ or streams/, docs/node.md
- * N0) also gets the node section, its metadata scanned before the partitions.
- */
-export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
-  const resolved = resolveScanOptions(options);
+/** `paths` as a list, or a TypeError naming `caller` when they are not path strings. */
+export function scanPathList(paths: string | readonly string[], caller: string): readonly string[] {
   const list = typeof paths === "string" ? [paths] : paths;
   if (!Array.isArray(list) || list.some((path) => typeof path !== "string")) {
-    throw new TypeError("scanPath: paths must be a path string or an array of path strings");
+    throw new TypeError(`${caller}: paths must be a path string or an array of path strings`);
   }
-  const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
-  const discovery = await discover(list, scanFs, resolved.signal);
-  return scanDiscovered(list, discovery, options, scanFs);
+  return list;
 }
 
 /**
- * Scans what `discover` found under `paths` (the CLI discovers first, to check
- * its paths). One node root also gets its node section, its metadata scanned
- * before the partitions (docs/node.md N0).
+ * The partitions under a data dir, any dir under it, a partition dir, or one
+ * `.log` (several paths allowed), without the node section: the library's
+ * `scanPath` (src/node/scan-path.ts) is this plus the node section of a node
+ * root. Repair re-scans a single `.log` through it.
  */
-export async function scanDiscovered(
-  paths: readonly string[],
-  discovery: Discovery,
+export async function scanPartitionPaths(
+  paths: string | readonly string[],
+  options: ScanOptions = {},
+  scanFsOverride?: ScanFs,
+): Promise<ScanReport> {
+  const resolved = resolveScanOptions(options);
+  const list = scanPathList(paths, "scanPath");
+  const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
+  return scanTargets(await discover(list, scanFs, resolved.signal), options, scanFs);
+}
+
+/**
+ * Scans the targets discovery found (the CLI discovers first, to check its
+ * paths): every partition's report in target order, with the skipped links.
+ * `onPartition` sees each partition as it is reported.
+ */
+export async function scanTargets(
+  discovery: DiscoveredTargets,
   options: ScanOptions,
   scanFs?: ScanFs,
+  onPartition?: PartitionSink,
 ): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   const fs = scanFs ?? defaultScanFs(resolved.io);
-  const root = paths.length === 1 ? resolve(paths[0]!) : null;
-  if (root === null || !(await isNodeRoot(root, fs))) {
-    return scanResolved(discovery.targets, resolved, fs, discovery.skipped, options.engine);
-  }
-  const engine = await resolveEngineOption(options.engine);
-  const withEngine = { ...options, engine };
-  const node = await scanNodeMetadata(root, withEngine, fs, engine);
-  const report = await scanResolved(discovery.targets, resolved, fs, discovery.skipped, engine, true);
-  // docs/node.md N6: fenced dirs are scanned (read-only, never repaired) only on request.
-  const scanFenced = options.includeFenced
-    ? async (dir: string) =>
-        (
-          await scanResolved(
-            [{ path: dir, singleLog: false }],
-            resolveScanOptions({ ...withEngine, onProgress: undefined, concurrency: 1 }),
-            fs,
-            [],
-            engine,
-          )
-        ).partitions[0] ?? null
-    : undefined;
-  report.node = await finishNode(node, withEngine, fs, engine, report.partitions, scanFenced);
-  return report;
+  return scanResolved(discovery.targets, resolved, fs, discovery.skipped, options.engine, onPartition);
 }
 
 async function scanResolved(
-  targets: readonly ScanTarget[],
+  targets: TargetSource,
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
   skipped: readonly IgnoredEntry[],
   engineOption?: ScanOptions["engine"],
-  keepDirectoryNames = false,
+  onPartition?: PartitionSink,
 ): Promise<ScanReport> {
   const startedAt = performance.now();
   const engine: Engine = await resolveEngineOption(engineOption);
   const partitions: PartitionReport[] = [];
-  for await (const partition of scanInOrder(targets, engine, resolved, scanFs, keepDirectoryNames)) partitions.push(partition);
+  for await (const { report, directoryNames } of scanInOrder(targets, engine, resolved, scanFs, onPartition !== undefined)) {
+    await onPartition?.(report, directoryNames);
+    partitions.push(report);
+  }
   const report = assembleReport(engine, resolved.used, partitions, performance.now() - startedAt);
   if (skipped.length > 0) report.skipped = [...skipped];
   return report;
@@ -189,9 +198,9 @@ async function* scanInOrder(
   engine: Engine,
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
-  /** For the node pass (partitionDirectoryNames): only a node root's scan keeps them. */
+  /** Hand on each partition's directory names (a PartitionSink wants them). */
   keepDirectoryNames = false,
-): AsyncGenerator<PartitionReport, void, undefined> {
+): AsyncGenerator<ScannedPartition, void, undefined> {
   const poolWanted = resolved.concurrency > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable();
   if (!poolWanted) {
     yield* loadInOrder(source, engine, resolved, scanFs, keepDirectoryNames);
@@ -238,7 +247,7 @@ async function* scanInOrder(
   });
   // Failed listings keep their place in discovery order beside the scanned partitions.
   const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
-  for (const target of targets) yield byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved });
+  for (const target of targets) yield { report: byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved }) };
 }
 
 /**
@@ -291,22 +300,19 @@ async function* loadInOrder(
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
   keepDirectoryNames = false,
-): AsyncGenerator<PartitionReport, void, undefined> {
+): AsyncGenerator<ScannedPartition, void, undefined> {
   const limit = partitionsInFlight(resolved);
   const idleWindows: EngineWindow[] = [];
-  const pending: Promise<PartitionReport>[] = [];
-  const start = (target: ScanTarget): Promise<PartitionReport> => {
-    if (target.failure !== undefined) return Promise.resolve(failedTarget(target.path, target.failure, { options: resolved }));
+  const pending: Promise<ScannedPartition>[] = [];
+  const start = (target: ScanTarget): Promise<ScannedPartition> => {
+    if (target.failure !== undefined) return Promise.resolve({ report: failedTarget(target.path, target.failure, { options: resolved }) });
     const engineWindow = idleWindows.pop() ?? openScanWindow(engine, resolved.used);
     // The listing is used once: a target scanned again is listed afresh.
     const entries = target.entries;
     target.entries = undefined;
-    const load = loadPartition(
-      target.path,
-      { engine, scanFs, options: resolved, engineWindow, keepDirectoryNames },
-      target.singleLog,
-      entries,
-    ).finally(() => idleWindows.push(engineWindow));
+    const load = loadListedPartition(target.path, { engine, scanFs, options: resolved, engineWindow }, target.singleLog, entries)
+      .then(({ report, directoryNames }) => ({ report, directoryNames: keepDirectoryNames ? directoryNames : undefined }))
+      .finally(() => idleWindows.push(engineWindow));
     load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
     return load;
   };
@@ -409,139 +415,45 @@ class SummaryCounter {
 }
 
 /** A streamed scan (`scanIter`, `scan --ndjson`): what its header says, then the partitions one by one. */
-export interface ScanStream {
+export interface PartitionStream {
   segscan: string;
   engine: Engine["kind"];
   options: ScanOptionsUsed;
   skipped: readonly IgnoredEntry[];
   /** Partition reports in path order, each as soon as it and every earlier one is done; returns the summary. */
   partitions: AsyncGenerator<PartitionReport, ScanReport["summary"], undefined>;
-  /**
-   * A single node root's section (docs/node.md N0, N9): its metadata is
-   * scanned before the stream is handed out, and the section is set here
-   * once `partitions` is done (it needs every partition's verdict).
-   */
-  node?: NodeReport;
-  /**
-   * With `nodeEntries: "per-partition"` on a node root: the partition's entry
-   * of the node section (docs/node.md N9), made when the partition was
-   * yielded; `node.partitions` then lists only the partition dirs no scan
-   * target covered.
-   */
-  nodeEntryOf?: (partition: PartitionReport) => NodePartitionReport | undefined;
 }
 
 /**
- * Scans targets as a stream. Nothing but the summary is kept: on one thread
- * memory does not grow with the partition count beyond the targets
- * themselves (the worker pool, used as in `scanPath`, holds its reports until
- * it is done).
+ * Scans the targets discovery finds as a stream. Nothing but the summary is
+ * kept: on one thread memory does not grow with the partition count beyond
+ * the targets themselves (the worker pool, used as in `scanTargets`, holds its
+ * reports until it is done). `onPartition` sees each partition before it is
+ * yielded.
  */
-async function streamTargets(
-  targets: TargetSource,
+export async function streamTargets(
+  discovery: DiscoveredTargets,
   options: ScanOptions,
   scanFs?: ScanFs,
-  skipped: readonly IgnoredEntry[] = [],
-  keepDirectoryNames = false,
-): Promise<ScanStream> {
+  onPartition?: PartitionSink,
+): Promise<PartitionStream> {
   const resolved = resolveScanOptions(options);
   const engine = await resolveEngineOption(options.engine);
   const fs = scanFs ?? defaultScanFs(resolved.io);
   async function* partitions(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
     const counter = new SummaryCounter();
-    for await (const partition of scanInOrder(targets, engine, resolved, fs, keepDirectoryNames)) {
-      counter.add(partition);
-      yield partition;
+    for await (const { report, directoryNames } of scanInOrder(discovery.targets, engine, resolved, fs, onPartition !== undefined)) {
+      counter.add(report);
+      await onPartition?.(report, directoryNames);
+      yield report;
     }
     return counter.summary;
   }
-  return { segscan: SEGSCAN_VERSION, engine: engine.kind, options: resolved.used, skipped, partitions: partitions() };
-}
-
-/**
- * Streams what `discover` found under `paths`, as `scanDiscovered` scans it:
- * one node root (docs/node.md N0) gets its metadata scanned first and its node
- * section set on the stream once the partitions are done. Each partition goes
- * to the node pass as it is yielded (src/node/pass.ts), so nothing per
- * partition is kept for the section but its entries ("keep"), or not even
- * those ("per-partition").
- */
-export async function streamDiscovered(
-  paths: readonly string[],
-  discovery: DiscoveredTargets,
-  options: ScanOptions,
-  scanFs?: ScanFs,
-  /** docs/node.md N9: "per-partition" hands each partition dir's node entry out beside its report (`nodeEntryOf`) instead of keeping it. */
-  nodeEntries: NodeEntries = "keep",
-): Promise<ScanStream> {
-  const resolved = resolveScanOptions(options);
-  const fs = scanFs ?? defaultScanFs(resolved.io);
-  const root = paths.length === 1 ? resolve(paths[0]!) : null;
-  if (root === null || !(await isNodeRoot(root, fs))) return streamTargets(discovery.targets, options, fs, discovery.skipped);
-  const engine = await resolveEngineOption(options.engine);
-  const withEngine = { ...options, engine };
-  const node = await scanNodeMetadata(root, withEngine, fs, engine);
-  const inner = await streamTargets(discovery.targets, withEngine, fs, discovery.skipped, true);
-  const entries = new WeakMap<PartitionReport, NodePartitionReport>();
-  const stream: ScanStream = { ...inner, partitions: withNode(), nodeEntryOf: (partition) => entries.get(partition) };
-  async function* withNode(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
-    const pass = new NodePartitionPass(node, { scanFs: fs, engine, signal: resolved.signal, entries: nodeEntries });
-    for (let next = await inner.partitions.next(); ; next = await inner.partitions.next()) {
-      if (next.done) {
-        stream.node = await pass.finish();
-        return next.value;
-      }
-      const entry = await pass.add(next.value, partitionDirectoryNames.get(next.value));
-      if (entry !== null) entries.set(next.value, entry);
-      yield next.value;
-    }
-  }
-  return stream;
-}
-
-/** `scanIter`'s return value: the summary, and the node section when the one path is a node root. */
-export type ScanIterSummary = ScanReport["summary"] & { node?: NodeReport };
-
-/**
- * The library's streaming scan (docs/interfaces.md §9.1): discovers like
- * `scanPath`, then yields each partition's report in path order as it
- * completes, keeping none of them:
- *
- *     for await (const partition of scanIter(root)) console.log(partition.path, partition.verdict);
- *
- * The generator's return value (seen by calling `next()` by hand) is the
- * summary; when the one path is a node root (docs/node.md N0) its metadata is
- * scanned before the partitions and the return value also carries `node`, the
- * node section `scanPath` would attach. Options are checked before anything is read; a read failure fails
- * only its partition, exactly as in `scanPath`, and the reports are the same.
- */
-export async function* scanIter(
-  paths: string | readonly string[],
-  options: ScanOptions = {},
-  scanFsOverride?: ScanFs,
-): AsyncGenerator<PartitionReport, ScanIterSummary, undefined> {
-  const resolved = resolveScanOptions(options);
-  const list = typeof paths === "string" ? [paths] : paths;
-  if (!Array.isArray(list) || list.some((path) => typeof path !== "string")) {
-    throw new TypeError("scanIter: paths must be a path string or an array of path strings");
-  }
-  const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
-  // Roots are checked before anything is scanned (a file that is no `.log` is a
-  // TypeError); the partitions under them are discovered as the scan goes.
-  for (const path of list) await checkRoot(path, scanFs);
-  const sink: DiscoverySink = { skipped: [], roots: [] };
-  const stream = await streamDiscovered(
-    list,
-    { targets: discoverStream(list, scanFs, sink, resolved.signal), skipped: sink.skipped },
-    options,
-    scanFs,
-  );
-  const summary = yield* stream.partitions;
-  return stream.node === undefined ? summary : { ...summary, node: stream.node };
+  return { segscan: SEGSCAN_VERSION, engine: engine.kind, options: resolved.used, skipped: discovery.skipped, partitions: partitions() };
 }
 
 /** A path given to a scan that is a file but not a `.log` is a caller error (TypeError), before anything is read; unreadable paths are the scan's failed items. */
-async function checkRoot(path: string, scanFs: ScanFs): Promise<void> {
+export async function checkRoot(path: string, scanFs: ScanFs): Promise<void> {
   const absolute = resolve(path);
   const info = await scanFs.stat(absolute).catch(() => null);
   if (info !== null && !info.isDirectory && !absolute.endsWith(LOG_SUFFIX)) {

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError, describeCause } from "../io/errors.js";
 import type { DirectoryEntry, ScanFs } from "../io/fs.js";
-import type { IgnoredEntry, ScanError } from "../report/types.js";
+import type { IgnoredEntry, ScanError } from "../domain/scan.js";
 
 /**
  * Directories beside a partition that are never scanned as partitions:

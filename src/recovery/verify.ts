@@ -5,7 +5,7 @@
  */
 import { BATCH_HEADER_BYTES, BATCH_RESERVED_BYTES, BATCH_RESERVED_START } from "../format/constants.js";
 import { type BatchHeader, VerifyStatus, readBatchHeader } from "../format/records.js";
-import type { FileWindow } from "../io/window.js";
+import type { FileWindow } from "../engine/file-window.js";
 
 export type BatchCheck =
   /** `oversized`: batch_length > the window's `maxBatchBytes` (docs/format.md §2.2): accepted, with a warning. */

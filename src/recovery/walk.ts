@@ -6,8 +6,8 @@
 import { BATCH_HEADER_BYTES, REBUILT_INDEX_STRIDE_BYTES, U64_MAX } from "../format/constants.js";
 import type { ResidentWalkBatch } from "../engine/types.js";
 import type { IndexEntry } from "../format/records.js";
-import type { FileWindow } from "../io/window.js";
-import type { ForwardGap, RebuiltIndexEntry } from "../report/types.js";
+import type { FileWindow } from "../engine/file-window.js";
+import type { ForwardGap, RebuiltIndexEntry } from "../domain/scan.js";
 import { verifyBatchAt, verifyResidentBatch } from "./verify.js";
 
 export interface ProvenBatch {

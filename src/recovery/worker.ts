@@ -6,8 +6,8 @@ import { parentPort } from "node:worker_threads";
 import { createEngine } from "../engine/index.js";
 import type { Engine, EngineKind, EngineWindow } from "../engine/types.js";
 import { nodeBlockingScanFs } from "../io/fs.js";
-import type { PartitionReport } from "../report/types.js";
-import type { ScanOptionsUsed } from "../report/types.js";
+import type { PartitionReport } from "../domain/scan.js";
+import type { ScanOptionsUsed } from "../domain/scan.js";
 import { loadPartition, openScanWindow } from "./partition.js";
 import type { ScanTarget } from "./targets.js";
 

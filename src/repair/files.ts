@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
-import { isAllZero } from "../format/bytes.js";
+import { hex64, isAllZero } from "../format/bytes.js";
+import { type PositionalRead, forEachChunk as forEachChunkOf, readExactly as readExactlyAt } from "../io/read-exactly.js";
 import { PreserveError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 
@@ -18,10 +19,8 @@ export function newRunId(): string {
   return `${new Date().toISOString().replace(/[:.]/g, "")}-${randomBytes(4).toString("hex")}`;
 }
 
-/** XXH3-64 as the journal writes it: 16 lower-case hex digits. */
-export function hex64(value: bigint): string {
-  return value.toString(16).padStart(16, "0");
-}
+/** XXH3-64 as the journal writes it: 16 lower-case hex digits (defined with the byte helpers). */
+export { hex64 } from "../format/bytes.js";
 
 /** The path each file `withFile` opened was opened at, so a failed write can name it. */
 const openedPaths = new WeakMap<RepairFile, string>();
@@ -43,17 +42,19 @@ export async function withFile<T>(
 
 /** Reads exactly `length` bytes at `position`, or throws: a short read is never taken as the file's content. */
 export async function readExactly(file: RepairFile, filePath: string, buffer: Uint8Array, length: number, position: number): Promise<void> {
-  let done = 0;
-  while (done < length) {
-    const n = await file.read(buffer, done, length - done, position + done);
-    if (n <= 0) {
-      throw new RepairError(`${filePath} ended at byte ${position + done}, before the ${length} bytes expected at ${position}`, {
+  await readExactlyAt(positional(file), buffer.subarray(0, length), position, {
+    readFailed: (cause) => cause,
+    endedAt: (at) =>
+      new RepairError(`${filePath} ended at byte ${at}, before the ${length} bytes expected at ${position}`, {
         path: filePath,
-        position: position + done,
-      });
-    }
-    done += n;
-  }
+        position: at,
+      }),
+  });
+}
+
+/** A RepairFile as the io loops read it. */
+function positional(file: RepairFile): PositionalRead {
+  return { read: (target, position) => file.read(target, 0, target.length, position) };
 }
 
 /**
@@ -96,12 +97,17 @@ export async function forEachChunk(
   signal?: AbortSignal,
 ): Promise<void> {
   const buffer = new Uint8Array(Math.max(1, Math.min(chunkBytes, length)));
-  for (let at = 0; at < length; at += buffer.length) {
-    signal?.throwIfAborted();
-    const n = Math.min(buffer.length, length - at);
-    await readExactly(file, filePath, buffer, n, from + at);
-    await visit(buffer.subarray(0, n), at);
-  }
+  await forEachChunkOf(
+    from,
+    length,
+    buffer.length,
+    async (position, bytes) => {
+      await readExactly(file, filePath, buffer, bytes, position);
+      return buffer.subarray(0, bytes);
+    },
+    visit,
+    signal,
+  );
 }
 
 export interface RangeDigest {

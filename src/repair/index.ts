@@ -37,7 +37,6 @@ export type { AppliedStep } from "./steps.js";
 export { CUT_PROOF_BYTES } from "./steps.js";
 export { planScanOptions, refuseLoneSegment } from "./preflight.js";
 export type { PartitionScanner } from "./preflight.js";
-export { formatApplied, formatPlan, printable } from "./format.js";
 export { RESTORE_SEARCH_DEPTH, findRestorable, restore } from "./restore.js";
 export type { RestoreOptions, RestoreResult } from "./restore.js";
 export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";

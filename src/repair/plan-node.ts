@@ -19,8 +19,8 @@
  */
 import * as path from "node:path";
 import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
-import type { BootForecastEntry, NodeReport, OffsetReport } from "../node/types.js";
-import { worstSeverity } from "../node/types.js";
+import type { BootForecastEntry, NodeReport, OffsetReport } from "../domain/node.js";
+import { worstSeverity } from "../domain/node.js";
 import type { RepairFs } from "./fs-layer.js";
 import type { ConsumerRef, ForecastEffect, LeftAlone, PlanStep, PlanTarget, RepairPlan } from "./plan-types.js";
 

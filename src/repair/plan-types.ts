@@ -4,7 +4,7 @@
  * plan-partition.ts, plan-node.ts) build it; the runner (runner.ts) applies it.
  */
 import type { EngineKind } from "../engine/types.js";
-import type { PartitionAction, PartitionVerdict, ScanOptionsUsed } from "../report/types.js";
+import type { PartitionAction, PartitionVerdict, ScanOptionsUsed } from "../domain/scan.js";
 
 /** Version of the plan's JSON shape; `parsePlan` refuses any other. */
 export const PLAN_VERSION = 2;

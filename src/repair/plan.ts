@@ -16,9 +16,9 @@
  * and mtime, which `applyRepair`'s preflight compares before anything changes.
  */
 import * as path from "node:path";
-import { scanPath } from "../recovery/scan.js";
+import { scanPath } from "../node/scan-path.js";
 import type { ScanOptions } from "../recovery/options.js";
-import type { ScanReport } from "../report/types.js";
+import type { ScanReport } from "../domain/scan.js";
 import { PlanError } from "./errors.js";
 import type { RepairFs } from "./fs-layer.js";
 import { nodeRepairFs } from "./fs-layer.js";

@@ -5,8 +5,8 @@
  * when the caller enables it (the CLI does so on a TTY without NO_COLOR).
  */
 import pc from "picocolors";
-import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "./types.js";
-import { formatNode } from "../node/format.js";
+import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "../domain/scan.js";
+import { formatNode } from "./node-format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 

@@ -8,10 +8,10 @@
 import type { TSchema } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
-import { nodeToJson } from "../node/json.js";
+import { nodeToJson } from "./node-json.js";
 import type { JsonGap, JsonPartition, JsonRefusal, JsonResidue, JsonScanOptions, JsonScanReport, JsonSegment } from "./schema.js";
 import { REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
-import type { ForwardGap, PartitionReport, Refusal, Residue, ScanReport, SegmentReport } from "./types.js";
+import type { ForwardGap, PartitionReport, Refusal, Residue, ScanReport, SegmentReport } from "../domain/scan.js";
 
 export type {
   JsonGap,

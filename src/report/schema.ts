@@ -7,7 +7,7 @@
  * does not name is an error, not an extension.
  */
 import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
-import { NodeJsonSchema } from "../node/schema.js";
+import { NodeJsonSchema } from "./node-schema.js";
 import { SCAN_ERROR_CODES } from "../io/errors.js";
 
 export { SCAN_ERROR_CODES } from "../io/errors.js";

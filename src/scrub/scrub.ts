@@ -7,14 +7,15 @@
  * that state file.
  */
 import { stat as statFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { createEngine } from "../engine/index.js";
 import { xxh3_64 } from "../hash/xxh3.js";
 import type { Engine } from "../engine/types.js";
-import { DEFAULT_WINDOW_BYTES, INDEX_SUFFIX, LOG_SUFFIX, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
+import { hex64 } from "../format/bytes.js";
+import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, type ScanFs, nodeScanFs } from "../io/fs.js";
-import { parseSegmentStem } from "../recovery/partition.js";
+import { listSegments, notRegular } from "../recovery/partition.js";
 import { discoverTargets } from "../recovery/targets.js";
 import {
   type FindingCode,
@@ -124,22 +125,24 @@ interface SegmentEntry {
   indexPath: string;
   startOffset: bigint;
   sealed: boolean;
+  /** The `.log` lists as a regular file; any other is reported, never opened. */
+  regular: boolean;
 }
 
-/** A partition's segments in offset order; the last is the active one. */
-async function listSegments(scanFs: ScanFs, directory: string, listed?: readonly DirectoryEntry[]): Promise<SegmentEntry[]> {
-  const entries = listed ?? (await scanFs.list(directory));
-  const segments: SegmentEntry[] = [];
-  for (const entry of entries) {
-    if (!entry.isFile || !entry.name.endsWith(LOG_SUFFIX)) continue;
-    const stem = entry.name.slice(0, -LOG_SUFFIX.length);
-    const startOffset = parseSegmentStem(stem);
-    if (startOffset === null) continue; // not a segment name: not ours (docs/recovery.md §4)
-    segments.push({ logPath: join(directory, entry.name), indexPath: join(directory, stem + INDEX_SUFFIX), startOffset, sealed: true });
-  }
-  segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
-  if (segments.length > 0) segments[segments.length - 1]!.sealed = false;
-  return segments;
+/**
+ * A partition's segments in offset order, as the scan lists them (one lister,
+ * src/recovery/partition.ts: a `.log` not named like a segment is not ours,
+ * docs/recovery.md §4); the last is the active one.
+ */
+function segmentsOf(directory: string, entries: readonly DirectoryEntry[]): SegmentEntry[] {
+  const listed = listSegments(directory, entries).segments;
+  return listed.map(({ logPath, indexPath, startOffset, regular }, i) => ({
+    logPath,
+    indexPath,
+    startOffset,
+    sealed: i < listed.length - 1,
+    regular,
+  }));
 }
 
 type Plan = { kind: "skip" } | { kind: "verify"; fromPosition: number; expectedOffset: bigint; changed: string | null };
@@ -253,16 +256,22 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     const plannedSegments: SegmentEntry[] = [];
     for (const target of targets) {
       const directory = target.singleLog ? dirname(target.path) : target.path;
+      let segments: SegmentEntry[];
       try {
         // Discovery's own listing of the partition, when it kept one (docs/scrub.md: one listing per pass).
-        const segments = await listSegments(scanFs, directory, target.singleLog ? undefined : target.entries);
-        plannedSegments.push(...(target.singleLog ? segments.filter((segment) => segment.logPath === target.path) : segments));
+        segments = segmentsOf(directory, (target.singleLog ? undefined : target.entries) ?? (await scanFs.list(directory)));
       } catch (cause) {
         yield unreadable(
           directory,
           null,
           new ScanFailure("ListFailure", directory, `cannot list ${directory} (${describeCause(cause)}); nothing was changed`, { cause }),
         );
+        continue;
+      }
+      for (const segment of target.singleLog ? segments.filter((segment) => segment.logPath === target.path) : segments) {
+        // A FIFO, socket or device named like a segment: never opened (a FIFO's open would block), reported as the scan reports it.
+        if (segment.regular) plannedSegments.push(segment);
+        else yield unreadable(segment.logPath, segment.logPath, notRegular(segment.logPath));
       }
     }
     for (const segment of plannedSegments) {
@@ -358,7 +367,7 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       }
       findings.push(...verification.findings);
       const digest = hasher?.digestOf(identity.size) ?? null;
-      const xxh3 = digest === null ? null : digest.toString(16).padStart(16, "0");
+      const xxh3 = digest === null ? null : hex64(digest);
       if (prior?.sealed && segment.sealed && plan.changed === null && prior.xxh3 !== null && xxh3 !== null && prior.xxh3 !== xxh3) {
         findings.unshift({
           code: "SealedSegmentChanged",

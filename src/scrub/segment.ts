@@ -8,7 +8,7 @@
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
 import { type IndexEntry, VERIFY_STATUS_NAMES, VerifyStatus } from "../format/records.js";
 import type { EngineWindow } from "../engine/types.js";
-import { FileWindow } from "../io/window.js";
+import { FileWindow } from "../engine/file-window.js";
 import { readIndexEntriesStreaming } from "../recovery/index-file.js";
 import { verifyBatchAt } from "../recovery/verify.js";
 import { IndexEntryMatcher, type ProvenBatch, walkBatches } from "../recovery/walk.js";

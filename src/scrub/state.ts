@@ -10,6 +10,7 @@ import { constants, type Stats } from "node:fs";
 import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { hex64 } from "../format/bytes.js";
 import { xxh3_64 } from "../hash/xxh3.js";
 import { describeCause } from "../io/errors.js";
 
@@ -69,7 +70,7 @@ export function defaultStateDirectory(env: NodeJS.ProcessEnv = process.env): str
 /** One state file per scrubbed root, named by the root's hash so two roots never share one. */
 export function defaultStatePath(root: string, env: NodeJS.ProcessEnv = process.env): string {
   const absolute = resolve(root);
-  const digest = xxh3_64(new TextEncoder().encode(absolute)).toString(16).padStart(16, "0");
+  const digest = hex64(xxh3_64(new TextEncoder().encode(absolute)));
   return join(defaultStateDirectory(env), `scrub-${basename(absolute) || "root"}-${digest}.json`);
 }
 

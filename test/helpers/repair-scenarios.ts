@@ -6,7 +6,7 @@ import type { Engine } from "../../src/engine/types.js";
 import { encodeIndex, segmentStem } from "../../src/format/encode.js";
 import { scanPartition } from "../../src/recovery/scan.js";
 import type { ScanOptions } from "../../src/recovery/options.js";
-import type { ScanReport } from "../../src/report/types.js";
+import type { ScanReport } from "../../src/domain/scan.js";
 import { applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../../src/repair/index.js";
 import type { ApplyResult, RepairFs, RepairPlan, RestoreResult } from "../../src/repair/index.js";
 import { buildChain, concat, indexAt, randomBytes, tempPartition, writeSegment } from "./fixtures.js";

@@ -22,8 +22,8 @@ import { scanCandidatesSkipping } from "./candidates.js";
 import { BatchVerifier } from "./verifier.js";
 import { walkResidentBatches } from "./walk.js";
 import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
-import { walHeaderStatus } from "../../node/wal/format.js";
-import { scanWalCandidatesSkipping } from "../../node/wal/candidates.js";
+import { walHeaderStatus } from "../../format/wal.js";
+import { scanWalCandidatesSkipping } from "./wal-candidates.js";
 
 class TsWindow extends CheckedEngineWindow {
   private readonly windowBytes: Uint8Array;

@@ -6,10 +6,10 @@
 import type { Engine } from "../../engine/types.js";
 import { ScanFailure, describeCause } from "../../io/errors.js";
 import type { ReadableFile, ScanFs } from "../../io/fs.js";
-import { FileWindow } from "../../io/window.js";
+import { FileWindow } from "../../engine/file-window.js";
 import { U64_MAX } from "../../format/constants.js";
-import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../types.js";
-import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "./format.js";
+import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../../domain/node.js";
+import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "../../format/wal.js";
 import {
   type EntryFailure,
   type WalEntry,

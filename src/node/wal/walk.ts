@@ -4,12 +4,11 @@
  * memory); a `size` that claims more than the file holds is rejected by
  * comparison before anything is read, so a bit-flipped size allocates nothing.
  */
-import type { Engine } from "../../engine/types.js";
-import type { FileWindow } from "../../io/window.js";
-import type { WalProbeVerdict } from "../types.js";
-import { isAllZero, readU32 } from "../../format/bytes.js";
-import { hex64 } from "../../repair/files.js";
-import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "./format.js";
+import type { Engine, WalCandidateScanRequest } from "../../engine/types.js";
+import type { FileWindow } from "../../engine/file-window.js";
+import { hex64, isAllZero, readU32 } from "../../format/bytes.js";
+import { type ProbeBudget, type ProbeOutcome, type ProbeRecord, probeCandidates } from "../../recovery/probe.js";
+import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "../../format/wal.js";
 
 /** A verified entry, as the op-order checks and the report need it. */
 export interface WalEntry {
@@ -210,62 +209,40 @@ export async function walkWal(
   return { entries, stopPosition: position, failure: null };
 }
 
-export interface WalBudget {
-  readonly limitUnits: number;
-  spentUnits: number;
-}
-
-export interface WalProbeResult {
-  verdict: WalProbeVerdict;
-  survivorPosition: number | null;
-  stoppedAt: number | null;
+/** The WAL entry as the probe loop (src/recovery/probe.ts) looks for it: the WAL kernel under `rule`, `survives` the full check. */
+function walRecord(
+  rule: WalCandidateScanRequest["rule"],
+  minOp: bigint | null,
+  survives: (position: number) => Promise<boolean>,
+): ProbeRecord {
+  return {
+    headerBytes: WAL_HEADER_BYTES,
+    scan: (window, span) => window.engineWindow.scanWalCandidates({ rule, ...span, minOp }),
+    // The candidate passed the gate, so its claimed size is in [256, 64 MiB].
+    claimedBytes: (window, index) => readU32(window.engineWindow.view(), index + WAL_SIZE_AT),
+    survives: (_window, position) => survives(position),
+  };
 }
 
 /**
  * docs/node.md N1 residue probe: a candidate c > damagePosition survives when
  * the entry at c verifies fully (checksums included) and its op ≥ `minOp`
  * (above every op the walk proved). Candidates cost 1 unit each; a candidate
- * that passes the cheap checks but fails verification costs its claimed size.
+ * that passes the cheap checks but fails verification costs its claimed size,
+ * as in the segment probe (one loop, src/recovery/probe.ts).
  */
 export async function probeWal(
   reader: WalReader,
   damagePosition: number,
   minOp: bigint | null,
-  budget: WalBudget,
-): Promise<WalProbeResult> {
-  const window = reader.window;
-  const lastCandidate = window.fileSize - WAL_HEADER_BYTES;
-  let candidate = damagePosition + 1;
-  while (candidate <= lastCandidate) {
-    const index = await window.ensure(candidate, WAL_HEADER_BYTES);
-    const windowStart = window.start;
-    const windowLast = Math.min(lastCandidate, window.end - WAL_HEADER_BYTES);
-    const scan = window.engineWindow.scanWalCandidates({
-      rule: "verified",
-      fromIndex: index,
-      toIndex: windowLast - windowStart + 1,
-      fileEndIndex: window.fileSize - windowStart,
-      minOp,
-      spentUnits: budget.spentUnits,
-      limitUnits: budget.limitUnits,
-    });
-    budget.spentUnits = scan.spentUnits;
-    const stop = windowStart + scan.index;
-    if (scan.status === "exhausted") return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stop };
-    if (scan.status === "done") {
-      candidate = stop;
-      continue;
-    }
-    // The candidate passed the gate, so its claimed size is in [256, 64 MiB].
-    const claimedBytes = readU32(window.engineWindow.view(), scan.index + WAL_SIZE_AT);
-    const check = await reader.examine(stop, null, "segscan");
-    if (check.verified) return { verdict: "survivor", survivorPosition: stop, stoppedAt: null };
-    // Pessimistic, as the segment probe: the whole claimed entry was handed to verification.
-    budget.spentUnits += claimedBytes;
-    if (budget.spentUnits > budget.limitUnits) return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stop };
-    candidate = stop + 1;
-  }
-  return { verdict: "no-survivor", survivorPosition: null, stoppedAt: null };
+  budget: ProbeBudget,
+): Promise<ProbeOutcome> {
+  return probeCandidates(
+    reader.window,
+    damagePosition,
+    budget,
+    walRecord("verified", minOp, async (position) => (await reader.examine(position, null, "segscan")).verified),
+  );
 }
 
 /**
@@ -274,24 +251,12 @@ export async function probeWal(
  * on at most 64 MiB of trailing bytes.
  */
 export async function findStructuralEntry(reader: WalReader, from: number): Promise<number | null> {
-  const window = reader.window;
-  const lastCandidate = window.fileSize - WAL_HEADER_BYTES;
-  let candidate = from + 1;
-  while (candidate <= lastCandidate) {
-    const index = await window.ensure(candidate, WAL_HEADER_BYTES);
-    const windowStart = window.start;
-    const windowLast = Math.min(lastCandidate, window.end - WAL_HEADER_BYTES);
-    const scan = window.engineWindow.scanWalCandidates({
-      rule: "structural",
-      fromIndex: index,
-      toIndex: windowLast - windowStart + 1,
-      fileEndIndex: window.fileSize - windowStart,
-      minOp: 0n,
-      spentUnits: 0,
-      limitUnits: Number.MAX_SAFE_INTEGER,
-    });
-    if (scan.status === "passed") return windowStart + scan.index;
-    candidate = windowStart + scan.index;
-  }
-  return null;
+  const unbudgeted: ProbeBudget = { limitUnits: Number.MAX_SAFE_INTEGER, spentUnits: 0 };
+  const found = await probeCandidates(
+    reader.window,
+    from,
+    unbudgeted,
+    walRecord("structural", 0n, async () => true),
+  );
+  return found.survivorPosition;
 }

@@ -5,10 +5,10 @@
  * abort signal and reports progress.
  */
 import { setImmediate as yieldMacrotask } from "node:timers/promises";
-import type { EngineWindow } from "../engine/types.js";
-import { abortError } from "./errors.js";
-import type { ReadableFile } from "./fs.js";
-import { readExactly } from "./read-exactly.js";
+import type { EngineWindow } from "./types.js";
+import { abortError } from "../io/errors.js";
+import type { ReadableFile } from "../io/fs.js";
+import { forEachChunk, readExactly } from "../io/read-exactly.js";
 
 export interface WindowHooks {
   signal?: AbortSignal | undefined;
@@ -70,12 +70,16 @@ export class FileWindow {
    * `doneBytes` is how much of the range came before this chunk.
    */
   async forEachChunk(position: number, lengthBytes: number, visit: (chunk: Uint8Array, doneBytes: number) => void): Promise<void> {
-    for (let doneBytes = 0; doneBytes < lengthBytes; ) {
-      const chunkBytes = Math.min(this.capacityBytes, lengthBytes - doneBytes);
-      const index = await this.ensure(position + doneBytes, chunkBytes);
-      visit(this.engineWindow.view().subarray(index, index + chunkBytes), doneBytes);
-      doneBytes += chunkBytes;
-    }
+    await forEachChunk(
+      position,
+      lengthBytes,
+      this.capacityBytes,
+      async (at, bytes) => {
+        const index = await this.ensure(at, bytes);
+        return this.engineWindow.view().subarray(index, index + bytes);
+      },
+      visit,
+    );
   }
 
   /**

@@ -5,8 +5,7 @@
  */
 import { relative } from "node:path";
 import pc from "picocolors";
-import { nodeFindings } from "./scan.js";
-import { type NodeReport, type Severity, worstSeverity } from "./types.js";
+import { type NodeReport, type Severity, nodeFindings, worstSeverity } from "../domain/node.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 

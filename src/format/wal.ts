@@ -4,7 +4,7 @@
  * Every multi-byte field is little-endian. The gate and the candidate checks
  * here are the definition that both engines' kernels follow.
  */
-import { readU32, readU64 } from "../../format/bytes.js";
+import { readU32, readU64 } from "./bytes.js";
 
 const MiB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 /** `segscan gen --node` / `--node-fault NAME` (docs/node.md N1–N6 faults) and their `--list` text. */
-import type { PartitionLayout } from "../../gen/generate.js";
+import type { PartitionLayout } from "../generate.js";
 import { type GeneratedNode, NODE_FAULTS, writeNodeMetadata } from "./node.js";
 
 export function nodeFaultListText(): string {

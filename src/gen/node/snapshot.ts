@@ -1,7 +1,7 @@
 /** Builds `metadata/snapshot.bin` (docs/node.md N2) as Iggy writes it: msgpack positional arrays + trailer. */
 import { encode } from "@msgpack/msgpack";
 import { xxh3_64 } from "../../hash/xxh3.js";
-import { SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC, SNAPSHOT_TRAILER_BYTES } from "../snapshot.js";
+import { SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC, SNAPSHOT_TRAILER_BYTES } from "../../node/snapshot.js";
 
 export interface SnapshotSpec {
   sequenceNumber: bigint;

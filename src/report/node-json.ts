@@ -1,10 +1,10 @@
 /**
  * The node section of `scan --json` (docs/node.md N9): u64 values as decimal
  * strings, positions and counts as numbers; library-only fields (the decoded
- * snapshot tree) left out. The shape is `NodeJsonSchema` (src/node/schema.ts).
+ * snapshot tree) left out. The shape is `NodeJsonSchema` (src/report/node-schema.ts).
  */
-import type { NodeFinding, NodePartitionReport, NodeReport, SuperblockReport } from "./types.js";
-import type { JsonNode, JsonNodeFinding, JsonSuperblock } from "./schema.js";
+import type { NodeFinding, NodePartitionReport, NodeReport, SuperblockReport } from "../domain/node.js";
+import type { JsonNode, JsonNodeFinding, JsonSuperblock } from "./node-schema.js";
 
 const u64 = (value: bigint): string => value.toString();
 const u64OrNull = (value: bigint | null): string | null => (value === null ? null : value.toString());

@@ -25,7 +25,7 @@ import {
   WAL_USER_ID_AT,
   WAL_VIEW_AT,
   identityInput,
-} from "../wal/format.js";
+} from "../../format/wal.js";
 
 export function writeU128(bytes: Uint8Array, at: number, value: bigint): void {
   writeU64(bytes, at, value & ((1n << 64n) - 1n));

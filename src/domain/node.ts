@@ -1,7 +1,8 @@
 /**
  * The whole-node report (docs/node.md N0, N9) as library values: u64 values are
- * bigint, byte positions and sizes numbers. `nodeToJson` (src/node/json.ts)
- * turns it into the JSON shape with u64 values as decimal strings.
+ * bigint, byte positions and sizes numbers. A domain type: the node pass fills
+ * it, `nodeToJson` (src/report/node-json.ts) turns it into the JSON shape with u64
+ * values as decimal strings.
  */
 
 /** docs/node.md N0: every finding's severity, worst last. */
@@ -226,4 +227,25 @@ export interface NodeReport {
   notDurable: string[];
   crossCheck: { orphanDirs: string[]; missingDirs: string[]; inconclusiveStreams: number[] };
   bootForecast: BootForecastEntry[];
+}
+
+/** Every finding of the node section (metadata items and partition dirs). */
+export function nodeFindings(report: NodeReport): NodeFinding[] {
+  return [
+    ...report.metadata.findings,
+    ...(report.metadata.snapshot?.findings ?? []),
+    ...(report.metadata.superblock?.findings ?? []),
+    ...(report.metadata.wal?.findings ?? []),
+    ...report.partitions.flatMap(partitionDirFindings),
+  ];
+}
+
+/** Every finding of one partition dir's entry. */
+export function partitionDirFindings(partition: NodePartitionReport): NodeFinding[] {
+  return [
+    ...(partition.superblock?.findings ?? []),
+    ...(partition.purgeGeneration?.findings ?? []),
+    ...partition.offsets.flatMap((offset) => offset.findings),
+    ...partition.findings,
+  ];
 }

@@ -5,18 +5,13 @@
  */
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
-import { JOURNAL_NAME } from "./journal.js";
-import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan } from "./plan-types.js";
-import type { ApplyResult } from "./runner.js";
+import { JOURNAL_NAME } from "../repair/journal.js";
+import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan } from "../repair/plan-types.js";
+import type { ApplyResult } from "../repair/runner.js";
+import { escapeControl as printable } from "./terminal-safe.js";
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-/** Every control character (C0, DEL, C1) shown as a visible escape: a file name must never drive the terminal. */
-export function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 
 function who(step: PlanStep): string {

@@ -7,8 +7,8 @@
  * definition; the skipping loop and the wasm kernel must match it exactly.
  */
 import { readU32, readU64 } from "../../format/bytes.js";
-import type { WalCandidateScanRequest, WalCandidateScanResult } from "../../engine/types.js";
-import { lastNonZero, scanCandidatesOneByOne, scanCandidatesSkippingWith } from "../../engine/ts/candidates.js";
+import type { WalCandidateScanRequest, WalCandidateScanResult } from "../types.js";
+import { lastNonZero, scanCandidatesOneByOne, scanCandidatesSkippingWith } from "./candidates.js";
 import {
   WAL_COMMAND_AT,
   WAL_COMMAND_PREPARE,
@@ -21,7 +21,7 @@ import {
   WalHeaderStatus,
   walHeaderStatus,
   walStructurallyComplete,
-} from "./format.js";
+} from "../../format/wal.js";
 
 /** One candidate's checks: the gate (or Iggy's structural rule), fits the file, op ≥ minOp. */
 export function walCandidatePasses(bytes: Uint8Array, at: number, request: WalCandidateScanRequest): boolean {

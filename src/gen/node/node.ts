@@ -9,15 +9,15 @@ import { copyFile, mkdir, rm, truncate, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createTsEngine } from "../../engine/ts/engine.js";
 import { xxh3_64 } from "../../hash/xxh3.js";
-import type { PartitionLayout } from "../../gen/types.js";
-import type { Severity } from "../types.js";
-import { encodeSuperblockRecord, encodeVsrState } from "../superblock.js";
-import { WAL_HEADER_BYTES } from "../wal/format.js";
-import { encodeOffsetRecord as encodeRecord } from "../partition-dir.js";
-import { SNAPSHOT_TRAILER_BYTES } from "../snapshot.js";
+import type { PartitionLayout } from "../types.js";
+import type { Severity } from "../../domain/node.js";
+import { encodeSuperblockRecord, encodeVsrState } from "../../node/superblock.js";
+import { WAL_HEADER_BYTES } from "../../format/wal.js";
+import { encodeOffsetRecord as encodeRecord } from "../../node/partition-dir.js";
+import { SNAPSHOT_TRAILER_BYTES } from "../../node/snapshot.js";
 import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "./snapshot.js";
 import { buildWal, concat, encodePrepare } from "./wal.js";
-import { Prng } from "../../gen/prng.js";
+import { Prng } from "../prng.js";
 
 /**
  * Stand-in cluster id (Iggy uses the first 16 bytes of BLAKE3 of the cluster

@@ -1,11 +1,12 @@
 /**
  * The scan report (docs/interfaces.md §9.3) as library values: u64 offsets and timestamps are
- * bigint, byte positions and sizes are numbers. `toJsonReport` turns it into
- * the JSON shape with u64 values as decimal strings.
+ * bigint, byte positions and sizes are numbers. A domain type: recovery fills
+ * it, policy decides on it, repair plans from it, and `toJsonReport`
+ * (src/report/json.ts) turns it into the JSON shape with u64 values as decimal strings.
  */
 import type { EngineKind } from "../engine/types.js";
 import type { ScanError } from "../io/errors.js";
-import type { NodeReport } from "../node/types.js";
+import type { NodeReport } from "./node.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
