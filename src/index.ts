@@ -40,4 +40,4 @@ export { formatApplied, formatPlan } from "./report/repair-format.js";
 export { scanNode, isNodeRoot } from "./node/scan.js";
 export type * from "./domain/node.js";
 export { nodeToJson } from "./report/node-json.js";
-export { NodeJsonSchema, validateNodeJson } from "./report/node-schema.js";
+export { NodeJsonSchema, validateNodeJson } from "./report/node-schema-entry.js";

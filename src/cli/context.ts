@@ -1,5 +1,5 @@
 /** What every command shares: colour decision, engine choice, cancellation, output helpers. */
-import { createEngine, type Engine, type EngineKind } from "../engine/index.js";
+import type { Engine, EngineKind } from "../engine/index.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { OperationalError } from "./exit.js";
 
@@ -26,6 +26,7 @@ export function warn(message: string): void {
  */
 export async function resolveEngine(kind: EngineKind, explicit: boolean): Promise<Engine> {
   try {
+    const { createEngine } = await import("../engine/index.js");
     return await createEngine(explicit || kind !== "wasm" ? kind : undefined, {
       onWarning: (message) => process.stderr.write(`${message}\n`),
     });

@@ -1,27 +1,37 @@
 /** The commander program: commands and flags of docs/interfaces.md §9.2, exit status after fsck. */
 import { Command, CommanderError, Option } from "commander";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
-import { SIZE_PROFILES } from "../gen/index.js";
-import { SEGSCAN_VERSION } from "../recovery/scan.js";
-import {
-  benchCommand,
-  demoCommand,
-  dumpCommand,
-  genCommand,
-  repairCommand,
-  restoreCommand,
-  scanCommand,
-  type DumpFlags,
-  type GenFlags,
-  type RepairFlags,
-} from "./commands.js";
+import type { SizeProfileName } from "../gen/index.js";
+import { SEGSCAN_VERSION } from "../version.js";
+import type { DumpFlags, GenFlags, RepairFlags } from "./commands.js";
 import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
-import { reportCommand } from "./report-html.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
 import { addScrubCommand } from "./scrub.js";
+
+/*
+ * Each command's module loads when the command runs (issue 23): `--help` and
+ * `--version` load no scanner, engine, schema or renderer, and `scan` loads
+ * what scanning needs.
+ */
+type Commands = typeof import("./commands.js");
+const commands = (): Promise<Commands> => import("./commands.js");
+const scanCommand: typeof import("./scan-command.js").scanCommand = async (...args) =>
+  (await import("./scan-command.js")).scanCommand(...args);
+const repairCommand: Commands["repairCommand"] = async (...args) => (await commands()).repairCommand(...args);
+const restoreCommand: Commands["restoreCommand"] = async (...args) => (await commands()).restoreCommand(...args);
+const dumpCommand: Commands["dumpCommand"] = async (...args) => (await commands()).dumpCommand(...args);
+const genCommand: Commands["genCommand"] = async (...args) => (await commands()).genCommand(...args);
+const demoCommand: Commands["demoCommand"] = async (...args) => (await commands()).demoCommand(...args);
+const benchCommand: Commands["benchCommand"] = async (...args) => (await commands()).benchCommand(...args);
+const reportCommand: typeof import("./report-html.js").reportCommand = async (...args) =>
+  (await import("./report-html.js")).reportCommand(...args);
+
+/** `gen --size` choices, named here so `--help` loads no generator; the type check fails if one is missing or unknown. */
+const SIZE_PROFILE_NAMES = ["tiny", "small", "medium", "large"] as const satisfies readonly SizeProfileName[];
+const _everySizeProfileNamed: Exclude<SizeProfileName, (typeof SIZE_PROFILE_NAMES)[number]> extends never ? true : never = true;
 
 const EXIT_HELP = `
 Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
@@ -137,7 +147,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option("--list", "list the fault scenarios and their expected verdicts")
     .option("--seed <n>", "PRNG seed: the same seed writes the same bytes", parseInteger(0, 0xffffffff), 1)
-    .addOption(new Option("--size <profile>", "size profile").choices(Object.keys(SIZE_PROFILES)).default("small"))
+    .addOption(new Option("--size <profile>", "size profile").choices(SIZE_PROFILE_NAMES).default("small"))
     .option("--segments <n>", "segments per partition", parseInteger(1, 100_000))
     .option("--segment-bytes <bytes>", "close a segment at this size (e.g. 512KiB, 16MiB)", parseBytes(1024, 2 ** 30))
     .option(

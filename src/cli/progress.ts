@@ -4,10 +4,14 @@
  * run for PROGRESS_DELAY_MS (a quick scan prints no bar at all). It shows bytes
  * read of the total, the rate, the ETA and the partition being read.
  */
-import cliProgress from "cli-progress";
+import type cliProgressModule from "cli-progress";
+import { once, requirePackage } from "../io/lazy.js";
 import type { ProgressEvent } from "../recovery/options.js";
 import { formatBytes } from "../report/format.js";
 import { escapeControl } from "../report/terminal-safe.js";
+
+/** The bar's package loads only when a bar is drawn (a TTY and a long scan), issue 23. */
+const cliProgress = once(() => requirePackage<typeof cliProgressModule>(import.meta.url, "cli-progress"));
 
 export const PROGRESS_DELAY_MS = 500;
 
@@ -120,7 +124,7 @@ export function startProgress(
   const seen = new Map<string, { done: number; total: number }>();
   const startedAt = Date.now();
   let current = "";
-  let bar: cliProgress.SingleBar | null = null;
+  let bar: cliProgressModule.SingleBar | null = null;
   let stopped = false;
 
   const totals = (): { done: number; total: number } => {
@@ -172,9 +176,9 @@ export function startProgress(
 
   const timer = setTimeout(() => {
     if (stopped) return;
-    bar = new cliProgress.SingleBar({
+    bar = new (cliProgress().SingleBar)({
       stream,
-      format: format as unknown as cliProgress.GenericFormatter,
+      format: format as unknown as cliProgressModule.GenericFormatter,
       hideCursor: true,
       clearOnComplete: true,
       fps: 8,

@@ -9,14 +9,10 @@ import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../for
 import { formatBytes } from "../report/format.js";
 import { terminalSafe } from "../report/terminal-safe.js";
 import type { PassSummary, ScrubEvent } from "../scrub/findings.js";
-import { writeMetrics } from "../scrub/metrics.js";
-import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
-import { DEFAULT_REVERIFY_AFTER_MS, scrub } from "../scrub/scrub.js";
-import { defaultStatePath, rewritableFileProblem } from "../scrub/state.js";
+import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
 import { out, resolveEngine, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
 import { parseBytes } from "./parse.js";
-import { checkTargetKind } from "./scan-flags.js";
 
 /** Lowest accepted rate: below this a scrub of one small segment would take hours. */
 const MIN_RATE_BYTES_PER_SECOND = 64 * 1024;
@@ -159,6 +155,7 @@ async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
  * a path the operator gave is a usage error, the default state path an operational one.
  */
 async function checkOutputFiles(statePath: string, flags: ScrubFlags): Promise<void> {
+  const { rewritableFileProblem } = await import("../scrub/state.js");
   const stateProblem = await rewritableFileProblem(statePath, "state file");
   if (stateProblem !== null) {
     if (flags.state !== undefined) throw new UsageError(`--state: ${stateProblem}; nothing was scrubbed`);
@@ -169,6 +166,13 @@ async function checkOutputFiles(statePath: string, flags: ScrubFlags): Promise<v
 }
 
 export async function scrubCommand(path: string, flags: ScrubFlags, command: Command): Promise<number> {
+  // The scrubber loads when the command runs, not when the program is defined (issue 23: `--help` loads no engine).
+  const [{ scrub }, { writeMetrics }, { defaultStatePath }, { checkTargetKind }] = await Promise.all([
+    import("../scrub/scrub.js"),
+    import("../scrub/metrics.js"),
+    import("../scrub/state.js"),
+    import("./scan-run.js"),
+  ]);
   try {
     await stat(path);
   } catch (error) {

@@ -8,13 +8,18 @@
  * JS object is built. A malformed payload is a `refused` finding, never an
  * exception.
  */
-import { decodeMulti } from "@msgpack/msgpack";
+import { once, requirePackage } from "../io/lazy.js";
 import { readU32, readU64 } from "../format/bytes.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
 import { readSmallFile } from "./files.js";
 import { type MsgpackExtent, measureMsgpackValue } from "./msgpack-measure.js";
 import type { NodeFinding, SnapshotContents, SnapshotReport, SnapshotTopic } from "../domain/node.js";
+
+/** msgpack loads with the first snapshot decoded (issue 23): a scan of a node without one never loads it. */
+type Msgpack = typeof import("@msgpack/msgpack");
+const msgpack = once(() => requirePackage<Msgpack>(import.meta.url, "@msgpack/msgpack"));
+const decodeMulti: Msgpack["decodeMulti"] = (...args) => msgpack().decodeMulti(...args);
 
 export const SNAPSHOT_TRAILER_BYTES = 20;
 /** Trailer magic as the u32 LE Iggy writes (bytes `50 4E 53 49` on disk). */

@@ -1,7 +1,6 @@
 /** Options of `scanPartition` / `scanPath` (docs/interfaces.md §9.1) and their resolution to the values a report records. */
 import { DEFAULT_WINDOW_BYTES, MAX_BATCH_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import { availableParallelism } from "node:os";
-import { createEngine } from "../engine/index.js";
 import type { Engine, EngineKind } from "../engine/types.js";
 import type { ScanOptionsUsed, VerifyMode } from "../domain/scan.js";
 
@@ -173,7 +172,8 @@ function isEngine(value: unknown): value is Engine {
 
 /** The engine option as an Engine: the one given, one of the kind named, or the default. Call after `resolveScanOptions`. */
 export async function resolveEngineOption(engine: ScanOptions["engine"]): Promise<Engine> {
-  if (engine === undefined) return createEngine();
-  if (typeof engine === "string") return createEngine(engine);
-  return engine;
+  if (typeof engine === "object") return engine;
+  // Loaded on first use: the CLI's flag definitions read this module's limits without loading an engine (issue 23).
+  const { createEngine } = await import("../engine/index.js");
+  return createEngine(engine);
 }

@@ -8,7 +8,7 @@
 import type { Static } from "@sinclair/typebox";
 import { Type } from "@sinclair/typebox";
 import { ApplyResultSchema, RepairPlanSchema } from "../repair/schema.js";
-import { schemaProblems, validateJsonReport } from "./json.js";
+import { schemaProblems, validateJsonReport } from "./json-validate.js";
 import { ScanReportSchema } from "./schema.js";
 
 export const RepairJsonSchema = Type.Object(

@@ -10,6 +10,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 /** Default scrub rate: modest, a small fraction of any SSD or even a spinning disk. */
 export const DEFAULT_SCRUB_RATE_BYTES_PER_SECOND = 64 * 1024 * 1024;
 
+/** Every byte is re-read at least this often, even when nothing changed (bit rot changes nothing visible). Here, beside the rate, so the CLI's flag defaults load no scrubber. */
+export const DEFAULT_REVERIFY_AFTER_MS = 30 * 24 * 3600 * 1000;
+
 /**
  * Idle credit the bucket may hold, in seconds of rate: enough that a window read
  * never waits when the scrub runs on time, small enough that a scrub paused for

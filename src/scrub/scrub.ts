@@ -25,7 +25,7 @@ import {
   type SegmentVerifiedEvent,
   zeroFindingCounts,
 } from "./findings.js";
-import { DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
+import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
 import { PrefixHasher, ScrubReads } from "./reads.js";
 import { verifySegmentForScrub } from "./segment.js";
 import {
@@ -39,8 +39,7 @@ import {
   saveState,
 } from "./state.js";
 
-/** Every byte is re-read at least this often, even when nothing changed (bit rot changes nothing visible). */
-export const DEFAULT_REVERIFY_AFTER_MS = 30 * 24 * 3600 * 1000;
+export { DEFAULT_REVERIFY_AFTER_MS } from "./rate.js";
 
 /**
  * Re-verification is spread: a segment is due between (1 − REVERIFY_SPREAD) and

@@ -1,0 +1,38 @@
+/**
+ * Loading a module of this package on first use (issue 23): the package entry
+ * and the CLI load no schema until one is checked against. A synchronous
+ * function (`validateJsonReport`) loads its module with `require`, which loads
+ * ES modules synchronously on Node ≥ 20.19 and ≥ 22.12. Where it cannot (an
+ * older Node, Deno, or this package run from its TypeScript source, as the
+ * tests do), the module is imported with the one that needs it, as before.
+ */
+import { createRequire } from "node:module";
+
+/** Whether the module at `moduleUrl` can `requireFrom` its siblings: the compiled `.js`, on a runtime whose `require` loads ES modules. */
+export function canRequireModules(moduleUrl: string): boolean {
+  const features = (globalThis as { process?: { features?: { require_module?: boolean } } }).process?.features;
+  return features?.require_module === true && moduleUrl.endsWith(".js");
+}
+
+/** `specifier`, resolved from `moduleUrl`, loaded now (call only where `canRequireModules(moduleUrl)`). */
+export function requireFrom<T>(moduleUrl: string, specifier: string): T {
+  return createRequire(moduleUrl)(specifier) as T;
+}
+
+/** A package dependency loaded now, through its CommonJS build (any Node, and Deno): for the dependencies only a few scans need (issue 23). */
+export function requirePackage<T>(moduleUrl: string, name: string): T {
+  return createRequire(moduleUrl)(name) as T;
+}
+
+/** `load()`'s value, computed on the first call and kept. */
+export function once<T>(load: () => T): () => T {
+  let loaded = false;
+  let value: T | undefined;
+  return () => {
+    if (!loaded) {
+      value = load();
+      loaded = true;
+    }
+    return value as T;
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * Start-up loads nothing before it is needed (issue 23): which modules the
+ * built CLI and package entry load, recorded by a module resolve hook in the
+ * child process. Timing belongs in bench/; this checks the loading itself, and
+ * that what now loads on first use (the report schema, msgpack) still works.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeBlockingScanFs } from "../src/io/fs.js";
+import { discoverTargets } from "../src/recovery/targets.js";
+import { CLI } from "./helpers/cli.js";
+
+const ENTRY = fileURLToPath(new URL("../dist/src/index.js", import.meta.url));
+
+let dir: string;
+let hooks: string;
+let partition: string;
+let nodeRoot: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "segscan-startup-"));
+  // Resolve hooks run on their own thread: each resolved URL is appended to the log the env names.
+  const resolveHook = join(dir, "resolve-hook.mjs");
+  writeFileSync(
+    resolveHook,
+    `import { appendFileSync } from "node:fs";
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(process.env.SEGSCAN_LOAD_LOG, result.url + "\\n");
+  return result;
+}
+`,
+  );
+  hooks = join(dir, "register.mjs");
+  writeFileSync(hooks, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(resolveHook).href)});\n`);
+  nodeRoot = join(dir, "data");
+  const gen = spawnSync(process.execPath, [CLI, "gen", nodeRoot, "--size", "tiny", "--node", "--json"], { encoding: "utf8" });
+  expect(gen.status).toBe(0);
+  partition = (await discoverTargets(nodeRoot, nodeBlockingScanFs))[0]!.path;
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The files a node process loads (ESM imports; `require` of package code is caught through its own module list), and its output. */
+function loaded(args: readonly string[]): { urls: string[]; stdout: string; status: number | null; stderr: string } {
+  const log = join(dir, `load-${Math.random().toString(36).slice(2)}.log`);
+  writeFileSync(log, "");
+  const run = spawnSync(process.execPath, ["--import", hooks, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, SEGSCAN_LOAD_LOG: log, NO_COLOR: "1" },
+  });
+  const urls = readFileSync(log, "utf8").split("\n").filter(Boolean);
+  return { urls, stdout: run.stdout, stderr: run.stderr, status: run.status };
+}
+
+const HEAVY = {
+  engine: /\/dist\/src\/engine\/(ts|wasm)\//,
+  schema: /@sinclair\/typebox|\/report\/(schema|node-schema|json-validate)\.js/,
+  msgpack: /@msgpack\/msgpack/,
+  html: /\/report\/html\//,
+  repair: /\/dist\/src\/repair\//,
+  gen: /\/dist\/src\/gen\//,
+  scanner: /\/dist\/src\/(recovery\/scan|node\/scan-path)\.js/,
+};
+
+function present(urls: readonly string[], ...kinds: (keyof typeof HEAVY)[]): string[] {
+  return kinds.filter((kind) => urls.some((url) => HEAVY[kind].test(url)));
+}
+
+describe("start-up loads nothing before it is needed (issue 23)", () => {
+  it("`segscan --version` loads only the version", () => {
+    const run = loaded([CLI, "--version"]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    expect(run.urls.filter((url) => url.includes("/dist/src/")).map((url) => url.replace(/.*\/dist\/src\//, ""))).toEqual([
+      "cli/main.js",
+      "version.js",
+    ]);
+    expect(run.urls.filter((url) => url.includes("node_modules"))).toEqual([]);
+  });
+
+  it("`segscan --help` loads no engine, schema, msgpack, scanner, renderer, repair or generator", () => {
+    const run = loaded([CLI, "--help"]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("Usage: segscan");
+    expect(present(run.urls, "engine", "schema", "msgpack", "html", "repair", "gen", "scanner")).toEqual([]);
+  });
+
+  it("`segscan scan` loads the scanner and engine, but no schema, msgpack, renderer, repair or generator", () => {
+    const run = loaded([CLI, "scan", partition, "--no-progress"]);
+    expect(run.status).toBe(0);
+    expect(present(run.urls, "engine", "scanner")).toEqual(["engine", "scanner"]);
+    expect(present(run.urls, "schema", "msgpack", "html", "repair", "gen")).toEqual([]);
+  });
+
+  it("`scan --html` loads the renderer; `report --html` validates with the schema loaded on first use", () => {
+    const page = join(dir, "page.html");
+    const json = join(dir, "scan.json");
+    const scan = loaded([CLI, "scan", partition, "--no-progress", "--json", "--html", page]);
+    expect(scan.status).toBe(0);
+    expect(present(scan.urls, "html")).toEqual(["html"]);
+    writeFileSync(json, scan.stdout);
+    const report = loaded([CLI, "report", json, "--html", join(dir, "again.html")]);
+    expect(report.status).toBe(0);
+    // The schema loads through require (not seen by the resolve hook): the page was drawn, so the report validated.
+    expect(present(report.urls, "html")).toEqual(["html"]);
+  });
+
+  it("importing the package loads no schema or msgpack; each loads on first use and works", () => {
+    const script = `
+      const segscan = await import(${JSON.stringify(pathToFileURL(ENTRY).href)});
+      const before = process.env.SEGSCAN_LOAD_LOG;
+      const { readFileSync } = await import("node:fs");
+      const atImport = readFileSync(before, "utf8");
+      const report = await segscan.scanPath(${JSON.stringify(nodeRoot)}, { concurrency: 1 });
+      const json = JSON.parse(JSON.stringify(segscan.toJsonReport(report)));
+      const problems = segscan.validateJsonReport(json);
+      const nodeProblems = segscan.validateNodeJson(json.node);
+      const broken = segscan.validateJsonReport({ ...json, summary: { ...json.summary, clean: -1 } });
+      const schemaKeys = Object.keys(segscan.NodeJsonSchema).sort().join(",");
+      const { NodeJsonSchema } = await import(${JSON.stringify(pathToFileURL(ENTRY.replace("index.js", "report/node-schema.js")).href)});
+      console.log(JSON.stringify({
+        atImport, problems, nodeProblems, broken: broken.length,
+        schemaKeys, realKeys: Object.keys(NodeJsonSchema).sort().join(","),
+        sameShape: JSON.stringify(segscan.NodeJsonSchema) === JSON.stringify(NodeJsonSchema),
+        snapshot: report.node?.metadata.snapshot?.partitions ?? null,
+      }));
+    `;
+    const run = loaded(["--input-type=module", "-e", script]);
+    expect(run.stderr).toBe("");
+    const result = JSON.parse(run.stdout) as {
+      atImport: string;
+      problems: string[];
+      nodeProblems: string[];
+      broken: number;
+      schemaKeys: string;
+      realKeys: string;
+      sameShape: boolean;
+      snapshot: number | null;
+    };
+    const atImport = result.atImport.split("\n").filter(Boolean);
+    expect(present(atImport, "schema", "msgpack", "html")).toEqual([]);
+    expect(atImport.filter((url) => url.includes("node_modules"))).toEqual([]);
+    expect(result.problems).toEqual([]);
+    expect(result.nodeProblems).toEqual([]);
+    expect(result.broken).toBeGreaterThan(0);
+    expect(result.schemaKeys).toBe(result.realKeys);
+    expect(result.sameShape).toBe(true);
+    // The snapshot was decoded (msgpack, loaded on first use): it lists the two partitions.
+    expect(result.snapshot).toBe(2);
+  });
+});
