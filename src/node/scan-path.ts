@@ -25,6 +25,7 @@ import {
 import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream } from "../recovery/targets.js";
 import type { PartitionProof } from "./partition-dir.js";
 import { type NodeEntries, NodePartitionPass, finishNode, isNodeRoot, scanNodeMetadata } from "./scan.js";
+import { scanIterOnThread, scanPathOnThread, threadOptions } from "./scan-thread.js";
 
 /** A streamed scan (`scanIter`, `scan --ndjson`) of paths: the partitions, and a node root's section. */
 export interface ScanStream extends PartitionStream {
@@ -51,6 +52,9 @@ export interface ScanStream extends PartitionStream {
 export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   const list = scanPathList(paths, "scanPath");
+  // Async io (the default) scans on the scan thread with blocking reads (issue 23: ./scan-thread.ts).
+  const onThread = threadOptions(options, resolved.io, scanFsOverride);
+  if (onThread !== null) return scanPathOnThread(list, onThread, resolved.signal, resolved.onProgress);
   const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
   const discovery = await discover(list, scanFs, resolved.signal);
   return scanDiscovered(list, discovery, options, scanFs);
@@ -204,6 +208,8 @@ export async function* scanIter(
 ): AsyncGenerator<PartitionReport, ScanIterSummary, undefined> {
   const resolved = resolveScanOptions(options);
   const list = scanPathList(paths, "scanIter");
+  const onThread = threadOptions(options, resolved.io, scanFsOverride);
+  if (onThread !== null) return yield* scanIterOnThread<ScanIterSummary>(list, onThread, resolved.signal, resolved.onProgress);
   const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
   // Roots are checked before anything is scanned (a file that is no `.log` is a
   // TypeError); the partitions under them are discovered as the scan goes.

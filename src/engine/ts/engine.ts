@@ -23,6 +23,7 @@ import { BatchVerifier } from "./verifier.js";
 import { walkResidentBatches } from "./walk.js";
 import { Xxh3Stream, xxh3_64 } from "../../hash/xxh3.js";
 import { walHeaderStatus } from "../../format/wal.js";
+import { ownEngine } from "../own.js";
 import { scanWalCandidatesSkipping } from "./wal-candidates.js";
 
 class TsWindow extends CheckedEngineWindow {
@@ -99,10 +100,10 @@ class TsHasher implements Hasher {
 }
 
 export function createTsEngine(): Engine {
-  return {
+  return ownEngine<Engine>({
     kind: "ts",
     xxh3_64,
     createHasher: () => new TsHasher(),
     openWindow: (windowBytes, limits) => new TsWindow(windowBytes, resolveKernelLimits(limits)),
-  };
+  });
 }

@@ -39,6 +39,7 @@ import type {
   WalCandidateScanRequest,
   WalCandidateScanResult,
 } from "../types.js";
+import { ownEngine } from "../own.js";
 import { CheckedEngineWindow } from "../window.js";
 
 /*
@@ -542,7 +543,7 @@ export async function createWasmEngine(): Promise<WasmEngine> {
   const layout = readLayout(stageKernels);
   const stage = new HashStage(stageKernels, layout);
   const instances = new InstancePool(module, layout, readWalkResultAddress(stageKernels, layout));
-  return {
+  return ownEngine<WasmEngine>({
     kind: "wasm",
     xxh3_64: (bytes: Uint8Array) => stage.hash(bytes),
     createHasher: () => new WasmHasher(stage),
@@ -550,5 +551,5 @@ export async function createWasmEngine(): Promise<WasmEngine> {
     memoryBytes: () => stageKernels.memory.buffer.byteLength + instances.memoryBytes(),
     openWindow: (windowBytes: number, limits?: Partial<KernelLimits>) =>
       new WasmWindow(instances, windowBytes, resolveKernelLimits(limits)),
-  };
+  });
 }

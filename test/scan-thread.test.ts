@@ -1,0 +1,179 @@
+/**
+ * The library default (async io) runs on the scan thread with blocking reads
+ * (src/node/scan-thread.ts, issue 23 item 3). Run against the BUILT package:
+ * from the TypeScript sources there is no thread to start, so every scan stays
+ * on the caller's thread. Each report must equal the one `io: "blocking"` makes
+ * on the caller's thread, for both modes, both engines and a small window;
+ * progress, the AbortSignal, errors, a custom ScanFs and an early exit from
+ * `scanIter` behave as on the caller's thread.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PartitionReport, ScanReport } from "../src/domain/scan.js";
+import { CLI } from "./helpers/cli.js";
+
+type Segscan = typeof import("../src/index.js");
+type Thread = typeof import("../src/node/scan-thread.js");
+
+const DIST = fileURLToPath(new URL("../dist/src/", import.meta.url));
+let segscan: Segscan;
+let thread: Thread;
+let dir: string;
+let nodeRoot: string;
+let plain: string;
+
+const SCENARIOS = ["torn-tail", "zero-tail", "payload-bitflip", "lost-index", "scratch-files", "forward-gap", "buried-bitflip", "hole"];
+
+beforeAll(async () => {
+  segscan = (await import(pathToFileURL(join(DIST, "index.js")).href)) as Segscan;
+  thread = (await import(pathToFileURL(join(DIST, "node/scan-thread.js")).href)) as Thread;
+  dir = mkdtempSync(join(tmpdir(), "segscan-scan-thread-"));
+  nodeRoot = join(dir, "node");
+  plain = join(dir, "plain");
+  const scenarios = SCENARIOS.flatMap((name) => ["--scenario", name]);
+  for (const [target, extra] of [
+    [nodeRoot, ["--node", "--partitions", "10"]],
+    [plain, ["--partitions", "5", "--topics", "2"]],
+  ] as const) {
+    const gen = spawnSync(process.execPath, [CLI, "gen", target, "--size", "tiny", ...scenarios, ...extra], { encoding: "utf8" });
+    expect(gen.stderr).toBe("");
+    expect(gen.status).toBe(0);
+  }
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A report without its timing, which differs run to run. */
+function timeless(report: ScanReport): ScanReport {
+  return { ...report, summary: { ...report.summary, elapsedMs: 0 } };
+}
+
+describe("the library default scans on the scan thread, and its reports are the blocking ones (issue 23)", () => {
+  it("is used for async io with the real filesystem and this package's engines only", async () => {
+    const engine = await segscan.createEngine("ts");
+    expect(thread.threadOptions({}, "async", undefined)).toEqual({});
+    expect(thread.threadOptions({ engine, verify: "full" }, "async", undefined)).toEqual({ engine: "ts", verify: "full" });
+    expect(thread.threadOptions({}, "blocking", undefined)).toBeNull();
+    expect(thread.threadOptions({}, "async", segscan.nodeScanFs)).toBeNull();
+    expect(thread.threadOptions({ engine: { ...engine } }, "async", undefined)).toBeNull();
+  });
+
+  for (const verify of ["tail", "full"] as const) {
+    for (const engineKind of ["wasm", "ts"] as const) {
+      for (const windowBytes of [undefined, 4096]) {
+        it(`scanPath ${verify}, ${engineKind}, window ${windowBytes ?? "default"}: node root and plain data dir`, async () => {
+          for (const root of [nodeRoot, plain]) {
+            const options = { verify, engine: engineKind, concurrency: 1, ...(windowBytes === undefined ? {} : { windowBytes }) };
+            const blocking = await segscan.scanPath(root, { ...options, io: "blocking" });
+            const asyncDefault = await segscan.scanPath(root, options);
+            expect(blocking.summary.partitions).toBeGreaterThan(8);
+            expect(timeless(asyncDefault)).toEqual(timeless(blocking));
+          }
+        });
+      }
+    }
+  }
+
+  it("scanIter streams the same partitions and returns the same summary", async () => {
+    for (const root of [nodeRoot, plain]) {
+      const collect = async (
+        iterator: AsyncGenerator<PartitionReport, unknown>,
+      ): Promise<{ partitions: PartitionReport[]; summary: unknown }> => {
+        const partitions: PartitionReport[] = [];
+        for (let next = await iterator.next(); ; next = await iterator.next()) {
+          if (next.done) return { partitions, summary: { ...(next.value as object), elapsedMs: 0 } };
+          partitions.push(next.value);
+        }
+      };
+      const blocking = await collect(segscan.scanIter(root, { io: "blocking", concurrency: 1 }));
+      const asyncDefault = await collect(segscan.scanIter(root, { concurrency: 1 }));
+      expect(asyncDefault).toEqual(blocking);
+    }
+  });
+
+  it("a scanIter loop left early stops the thread's scan, and the next scan runs", async () => {
+    let seen = 0;
+    for await (const _partition of segscan.scanIter(plain, { concurrency: 1 })) {
+      seen++;
+      if (seen === 2) break;
+    }
+    expect(seen).toBe(2);
+    const report = await segscan.scanPath(plain, { concurrency: 1 });
+    expect(report.summary.partitions).toBe(10);
+  });
+
+  it("relays progress: the same events as on the caller's thread", async () => {
+    const events = async (io: "async" | "blocking"): Promise<string[]> => {
+      const seen: string[] = [];
+      await segscan.scanPath(plain, { io, concurrency: 1, onProgress: (event) => seen.push(JSON.stringify(event)) });
+      return seen;
+    };
+    const blocking = await events("blocking");
+    expect(blocking.length).toBeGreaterThan(10);
+    expect(await events("async")).toEqual(blocking);
+  });
+
+  it("an AbortSignal cancels with the caller's abort error; an aborted signal rejects before anything is scanned", async () => {
+    const reason = Object.assign(new Error("stop now"), { name: "AbortError" });
+    const aborted = AbortSignal.abort(reason);
+    await expect(segscan.scanPath(plain, { signal: aborted })).rejects.toBe(reason);
+    const controller = new AbortController();
+    const scan = segscan.scanPath(nodeRoot, {
+      signal: controller.signal,
+      concurrency: 1,
+      onProgress: () => controller.abort(reason),
+    });
+    await expect(scan).rejects.toBe(reason);
+    const iterate = async (): Promise<void> => {
+      const later = new AbortController();
+      for await (const _partition of segscan.scanIter(plain, { signal: later.signal, concurrency: 1 })) later.abort();
+    };
+    await expect(iterate()).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("errors come back with their class and message", async () => {
+    const log = join(dir, "not-a-log.txt");
+    spawnSync(process.execPath, ["-e", `require("node:fs").writeFileSync(${JSON.stringify(log)}, "x")`]);
+    const onThread = await segscan.scanPath(log).catch((error: unknown) => error);
+    const inThread = await segscan.scanPath(log, { io: "blocking" }).catch((error: unknown) => error);
+    expect(onThread).toBeInstanceOf(TypeError);
+    expect((onThread as Error).message).toBe((inThread as Error).message);
+    const iterated = await (async () => {
+      for await (const _partition of segscan.scanIter(log)) void _partition;
+    })().catch((error: unknown) => error);
+    expect(iterated).toBeInstanceOf(TypeError);
+    // A missing path is a failed partition, not an error, on both.
+    const missing = join(dir, "missing");
+    expect(timeless(await segscan.scanPath(missing))).toEqual(timeless(await segscan.scanPath(missing, { io: "blocking" })));
+  });
+
+  it("a custom ScanFs or engine stays on the caller's thread", async () => {
+    const calls: string[] = [];
+    const counting = {
+      ...segscan.nodeScanFs,
+      list: (path: string) => {
+        calls.push(path);
+        return segscan.nodeScanFs.list(path);
+      },
+    };
+    const report = await segscan.scanPath(nodeRoot, { concurrency: 1, engine: "ts" }, counting);
+    expect(calls.length).toBeGreaterThan(10);
+    const engine = await segscan.createEngine("ts");
+    const hashed: number[] = [];
+    const custom = {
+      ...engine,
+      xxh3_64: (bytes: Uint8Array) => {
+        hashed.push(bytes.length);
+        return engine.xxh3_64(bytes);
+      },
+    };
+    const withCustom = await segscan.scanPath(nodeRoot, { concurrency: 1, engine: custom });
+    // The metadata superblock was hashed with the caller's engine, on the caller's thread.
+    expect(hashed.length).toBeGreaterThan(0);
+    expect(timeless(withCustom)).toEqual(timeless(report));
+  });
+});
