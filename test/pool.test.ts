@@ -59,7 +59,8 @@ describe("worker pool (docs/engines.md §7)", () => {
   for (const engine of ["ts", "wasm"] as const) {
     it(`gives the sequential report in the same order (${engine})`, async () => {
       const dataDir = makeDataDir(12);
-      const options = { engine: await dist.createEngine(engine) };
+      // Blocking io keeps the scan on this thread, where the pool's workers are counted (the default, async io, runs it on the scan thread).
+      const options = { engine: await dist.createEngine(engine), io: "blocking" as const };
       const sequential = await dist.scanPath(dataDir, { ...options, concurrency: 1 });
       expect(workers.started).toBe(0);
       const pooled = await dist.scanPath(dataDir, { ...options, concurrency: 2 });
@@ -76,6 +77,7 @@ describe("worker pool (docs/engines.md §7)", () => {
     let progressEvents = 0;
     const scan = dist.scanPath(dataDir, {
       concurrency: 2,
+      io: "blocking",
       signal: controller.signal,
       onProgress: () => {
         // Progress comes from the workers once they scan: cancel then, mid-pool.
@@ -91,7 +93,7 @@ describe("worker pool (docs/engines.md §7)", () => {
   it("a signal aborted before the scan rejects without starting a worker", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(dist.scanPath(makeDataDir(12), { concurrency: 2, signal: controller.signal })).rejects.toMatchObject({
+    await expect(dist.scanPath(makeDataDir(12), { concurrency: 2, io: "blocking", signal: controller.signal })).rejects.toMatchObject({
       name: "AbortError",
     });
     expect(workers.started).toBe(0);

@@ -34,10 +34,14 @@ export interface ScanOptions {
    */
   concurrency?: number;
   /**
-   * "async" (default): reads go through libuv's threadpool and never block the
-   * event loop. "blocking": positioned reads on the scanning thread, about twice
-   * as fast from the page cache; for CLIs and dedicated threads (pool workers
-   * always read this way).
+   * "async" (default): the scan never blocks the caller's event loop.
+   * `scanPath` and `scanIter` run it on a scan thread with blocking reads
+   * (src/node/scan-thread.ts; about as fast as "blocking"); given a ScanFs
+   * (`nodeScanFs` included) or an engine of the caller's own, and in
+   * `scanPartition`, reads go through libuv's threadpool from the caller's
+   * thread. "blocking": positioned reads on the scanning thread, about twice
+   * as fast from the page cache as the threadpool; for CLIs and dedicated
+   * threads (pool workers always read this way).
    */
   io?: "async" | "blocking";
   /**
