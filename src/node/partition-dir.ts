@@ -9,6 +9,7 @@ import { hex64 } from "../format/bytes.js";
 import { describeCause } from "../io/errors.js";
 import type { FileStat, ScanFs } from "../io/fs.js";
 import type { PartitionReport, SegmentReport } from "../domain/scan.js";
+import { childPath } from "../io/paths.js";
 import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, SnapshotPartition } from "../domain/node.js";
 
 /** docs/node.md N4: u64 LE offset + u64 LE XXH3-64 of those 8 bytes. */
@@ -139,8 +140,10 @@ export interface OffsetScanContext {
 export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeFinding[]): Promise<OffsetReport[]> {
   const { scanFs, partitionDir } = context;
   const out: OffsetReport[] = [];
+  const offsetsDir = childPath(partitionDir, OFFSETS_DIR);
+  if (scanFs.knownAbsent?.(offsetsDir)) return out; // most partition dirs hold none
   for (const { kind, dir } of OFFSET_KINDS) {
-    const directory = join(partitionDir, OFFSETS_DIR, dir);
+    const directory = childPath(offsetsDir, dir);
     if (scanFs.knownAbsent?.(directory)) continue;
     let entries: Awaited<ReturnType<ScanFs["list"]>>;
     try {
@@ -345,7 +348,7 @@ export async function scanPurgeGeneration(
   snapshotDecoded: boolean,
   holdsMessages: boolean,
 ): Promise<PurgeGenerationReport | null> {
-  const path = join(partitionDir, PURGE_GENERATION_FILE);
+  const path = childPath(partitionDir, PURGE_GENERATION_FILE);
   const findings: NodeFinding[] = [];
   const report: PurgeGenerationReport = {
     path,

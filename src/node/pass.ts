@@ -21,6 +21,7 @@ import { OWN_DIRECTORY_PATTERN } from "../recovery/targets.js";
 import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
 import { isNotFound } from "./files.js";
 import { scanSuperblock } from "./superblock.js";
+import { childPath } from "../io/paths.js";
 import {
   type BootForecastEntry,
   type NodeFinding,
@@ -97,6 +98,8 @@ export class NodePartitionPass {
   private readonly unlisted: string[] = [];
   private readonly partitionEffects: BootForecastEntry[] = [];
   private readonly severities = new Set<Severity>();
+  /** `<root>/streams/`: a partition dir of the layout lies under it. */
+  private readonly streamsPrefix: string;
 
   constructor(
     private readonly report: NodeReport,
@@ -106,6 +109,7 @@ export class NodePartitionPass {
     report.metadata.findings = report.metadata.findings.filter((f) => !CROSS_CHECK_CODES.has(f.code));
     report.partitions = [];
     this.contents = report.metadata.snapshot?.contents ?? null;
+    this.streamsPrefix = join(report.path, STREAMS_DIR) + sep;
     this.seen = this.contents === null ? null : new Set();
   }
 
@@ -140,7 +144,7 @@ export class NodePartitionPass {
   /** Makes `parent` the open dir when it is one of the layout's partitions dirs, finishing every dir before it; false when it is none. */
   private async enter(parent: string): Promise<boolean> {
     if (this.open?.dir.path === parent) return true;
-    if (!parent.startsWith(join(this.report.path, STREAMS_DIR) + sep) || basename(parent) !== "partitions") return false;
+    if (!parent.startsWith(this.streamsPrefix) || basename(parent) !== "partitions") return false;
     const dirs = await this.pendingDirs();
     while (dirs.length > 0 && dirs[0]!.path <= parent) {
       const next = dirs.shift()!;
@@ -227,7 +231,7 @@ export class NodePartitionPass {
     const { stream, topic, path: partitionsDir } = open.dir;
     const contents = this.contents;
     // The proof's own string when there is one: on a node of many partitions a second copy of every path adds up.
-    const path = proven?.path ?? join(partitionsDir, partition);
+    const path = proven?.path ?? childPath(partitionsDir, partition);
     this.seen?.add(path);
     const partitionFs = directoryNames === undefined ? await listedPartitionFs(scanFs, path) : withListing(scanFs, path, directoryNames);
     const superblock = await scanSuperblock(path, partitionFs, engine, "partition");

@@ -10,6 +10,7 @@ import { readU32, readU64 } from "../format/bytes.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
 import { leftoverFindings, readSmallFile } from "./files.js";
+import { childPath } from "../io/paths.js";
 import type { NodeFinding, SlotState, SuperblockReport, VsrState } from "../domain/node.js";
 
 export const SUPERBLOCK_MAGIC = 0x53424c4b;
@@ -118,8 +119,8 @@ export async function scanSuperblock(
   engine: Engine,
   plane: "metadata" | "partition",
 ): Promise<SuperblockReport> {
-  const pathA = join(directory, "superblock.a");
-  const pathB = join(directory, "superblock.b");
+  const pathA = childPath(directory, "superblock.a");
+  const pathB = childPath(directory, "superblock.b");
   const [a, b] = [await readSlot(scanFs, pathA, engine), await readSlot(scanFs, pathB, engine)];
   const report: SuperblockReport = {
     directory,
@@ -130,7 +131,8 @@ export async function scanSuperblock(
     vsr: null,
     findings: [],
   };
-  const store = plane === "metadata" ? `metadata superblock in ${directory}` : `partition superblock in ${directory}`;
+  // Built only for a finding: most partition dirs hold no superblock.
+  const store = (): string => (plane === "metadata" ? `metadata superblock in ${directory}` : `partition superblock in ${directory}`);
   const refusedCode = plane === "metadata" ? "SuperblockUnreadable" : "PartitionSuperblockUnreadable";
   const consequence =
     plane === "metadata" ? "the server refuses to boot" : "the server tombstones this partition at boot (its segments stay, unserved)";
@@ -144,7 +146,8 @@ export async function scanSuperblock(
     }
   }
   for (const name of ["superblock.a.tmp", "superblock.b.tmp"]) {
-    const path = join(directory, name);
+    const path = childPath(directory, name);
+    if (scanFs.knownAbsent?.(path)) continue; // no finding; skips building the message
     const message = `${path} is left over from a superblock write that died before its rename: inert, never read; left alone`;
     report.findings.push(
       ...(await leftoverFindings(
@@ -163,7 +166,7 @@ export async function scanSuperblock(
       severity: "refused",
       code: refusedCode,
       path: corruptPath,
-      message: `${store}: slot A ${describeSlot(a)}, slot B ${describeSlot(b)}; a slot that does not verify may have held the newer sequence, so neither slot is trusted and ${consequence}. Never rewrite a slot`,
+      message: `${store()}: slot A ${describeSlot(a)}, slot B ${describeSlot(b)}; a slot that does not verify may have held the newer sequence, so neither slot is trusted and ${consequence}. Never rewrite a slot`,
     });
     return report;
   }
@@ -178,7 +181,7 @@ export async function scanSuperblock(
       severity: "refused",
       code: plane === "metadata" ? "SuperblockUndecodable" : "PartitionSuperblockUnreadable",
       path: chosen === a ? pathA : pathB,
-      message: `${store}: ${decoded.error}; ${consequence}`,
+      message: `${store()}: ${decoded.error}; ${consequence}`,
     });
     return report;
   }

@@ -14,6 +14,7 @@ import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { type SegmentFiles, recoverSegment } from "./segment.js";
+import { childPath } from "../io/paths.js";
 import { directoryLinkEntry } from "./targets.js";
 
 const SEGMENT_STEM_PATTERN = new RegExp(`^[0-9]{${SEGMENT_NAME_DIGITS}}$`);
@@ -149,7 +150,7 @@ export function listSegments(directory: string, entries: readonly DirectoryEntry
     if (entry.isDirectory && entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
   }
   for (const name of [...files.keys()].sort()) {
-    const path = join(directory, name);
+    const path = childPath(directory, name);
     const regular = files.get(name)!.isFile;
     if (name.endsWith(STAGING_SUFFIX) || (name.endsWith(INDEX_SUFFIX) && !files.has(name.slice(0, -INDEX_SUFFIX.length) + LOG_SUFFIX))) {
       if (!regular) {
@@ -169,7 +170,7 @@ export function listSegments(directory: string, entries: readonly DirectoryEntry
         listing.ignored.push(badNameEntry(path));
         continue;
       }
-      const indexPath = join(directory, stem + INDEX_SUFFIX);
+      const indexPath = childPath(directory, stem + INDEX_SUFFIX);
       listing.segments.push({ startOffset, logPath: path, indexPath, regular, indexListed: names.has(stem + INDEX_SUFFIX) });
     }
   }

@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError, describeCause } from "../io/errors.js";
 import type { DirectoryEntry, ScanFs } from "../io/fs.js";
+import { childPath } from "../io/paths.js";
 import type { IgnoredEntry, ScanError } from "../domain/scan.js";
 
 /**
@@ -263,7 +264,7 @@ export async function* discoverStream(
       const held = new Map<string, ListedDirectory>();
       for (const key of keys) {
         if (!key.endsWith("/")) {
-          const listed = await listDirectory(join(directory, key), depth + 1);
+          const listed = await listDirectory(childPath(directory, key), depth + 1);
           yield* found(listed);
           if (listed.children.length > 0) held.set(key, listed);
           continue;
@@ -272,7 +273,7 @@ export async function* discoverStream(
         const listed = held.get(name);
         if (listed === undefined) continue;
         held.delete(name);
-        yield* descend(join(directory, name), listed.children, depth + 1);
+        yield* descend(childPath(directory, name), listed.children, depth + 1);
       }
     };
     const top = await listDirectory(realPath, 0);
