@@ -24,6 +24,7 @@ import { isOwnEngine } from "../engine/own.js";
 import { abortError } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 import type { ProgressEvent, ScanOptions } from "../recovery/options.js";
+import { workerExecArgv } from "../recovery/pool.js";
 
 /** The compiled thread entry beside this module. */
 export const SCAN_THREAD_URL = new URL("./scan-thread-worker.js", import.meta.url);
@@ -165,7 +166,7 @@ class ScanThread {
     if (this.idle !== null) clearTimeout(this.idle);
     this.idle = null;
     if (this.worker === null) {
-      const worker = new Worker(SCAN_THREAD_URL);
+      const worker = new Worker(SCAN_THREAD_URL, { execArgv: workerExecArgv() });
       worker.on("message", (reply: ThreadReply) => this.receive(reply));
       worker.on("error", (error: Error) => this.lost(worker, error));
       worker.on("exit", (code: number) =>

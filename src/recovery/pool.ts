@@ -40,6 +40,15 @@ function partitionsPerRequest(remaining: number, workers: number): number {
   return Math.max(1, Math.min(MAX_PARTITIONS_PER_REQUEST, Math.floor(remaining / (workers * REQUESTS_PER_WORKER * 2))));
 }
 
+/**
+ * This process's Node flags for a worker: all but `--input-type`, which
+ * applies to `--eval` text only and makes a worker started from a file fail
+ * (`node --input-type=module -e "…"` importing segscan).
+ */
+export function workerExecArgv(): string[] {
+  return process.execArgv.filter((arg) => !arg.startsWith("--input-type"));
+}
+
 export function poolAvailable(): boolean {
   return import.meta.url.endsWith(".js");
 }
@@ -86,7 +95,7 @@ export function scanOnPool(targets: readonly ScanTarget[], options: PoolOptions)
     };
     const workerCount = Math.max(1, Math.min(options.concurrency, targets.length));
     for (let i = 0; i < workerCount; i++) {
-      const worker = new Worker(WORKER_URL);
+      const worker = new Worker(WORKER_URL, { execArgv: workerExecArgv() });
       workers.push(worker);
       worker.on("message", (message: WorkerMessage) => {
         if (message.type === "progress") {

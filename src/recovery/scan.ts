@@ -316,7 +316,12 @@ async function* loadInOrder(
     load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
     return load;
   };
-  const targets = isTargetList(source) ? source[Symbol.iterator]() : readAhead(source[Symbol.asyncIterator](), TARGETS_READ_AHEAD);
+  // Blocking io lists as it is asked (nothing to overlap): targets held ahead only live long enough to be promoted to the old generation.
+  const targets = isTargetList(source)
+    ? source[Symbol.iterator]()
+    : resolved.io === "blocking"
+      ? source[Symbol.asyncIterator]()
+      : readAhead(source[Symbol.asyncIterator](), TARGETS_READ_AHEAD);
   let exhausted = false;
   try {
     while (!exhausted || pending.length > 0) {
