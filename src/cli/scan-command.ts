@@ -113,6 +113,37 @@ function reportShell(stream: ScanStream, summary: ScanReport["summary"]): ScanRe
   return shell;
 }
 
+/** A batch of output goes to stdout once it holds this much… */
+const COALESCE_BYTES = 64 * 1024;
+/** …or this long after its first line: a slow scan still shows each partition soon after it completes. */
+const COALESCE_MS = 100;
+
+/**
+ * Text for stdout, written in batches (issue 23: a write and its callback per
+ * partition cost a twentieth of a scan of many small partitions). `flush`
+ * writes what is buffered; the printers flush before they return or throw, so
+ * a cancelled scan has printed every partition it finished.
+ */
+class CoalescedOut {
+  private buffered = "";
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  add(text: string): Promise<void> {
+    this.buffered += text;
+    if (this.buffered.length >= COALESCE_BYTES) return this.flush();
+    this.timer ??= setTimeout(() => void this.flush(), COALESCE_MS);
+    return Promise.resolve();
+  }
+
+  flush(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const text = this.buffered;
+    this.buffered = "";
+    return out(text);
+  }
+}
+
 /** Feeds each partition to `print` in order; returns the summary. */
 async function drain(
   stream: ScanStream,
@@ -153,9 +184,14 @@ function ndjsonText(report: ScanReport): string {
  * and on a node root the node section, its metadata scanned before the partitions).
  */
 async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
-  const summary = await drain(stream, (partition) => out(ndjsonPartitionLine(partition, stream.nodeEntryOf?.(partition))));
-  await out(ndjsonLastLine(reportShell(stream, summary)));
-  return summary;
+  const lines = new CoalescedOut();
+  try {
+    const summary = await drain(stream, (partition) => lines.add(ndjsonPartitionLine(partition, stream.nodeEntryOf?.(partition))));
+    await lines.add(ndjsonLastLine(reportShell(stream, summary)));
+    return summary;
+  } finally {
+    await lines.flush();
+  }
 }
 
 /** One partition's `--ndjson` line; on a node root with its partition dir's node entry as `node` (docs/interfaces.md §9.3). */
@@ -172,10 +208,16 @@ async function printText(stream: ScanStream, paths: readonly string[]): Promise<
   // partition completed prints nothing on stdout (one cancelled later has
   // printed the partitions it finished, and no summary).
   let pending = formatHeader(empty, options);
-  const summary = await drain(stream, async (partition) => {
-    await out(pending + "\n\n" + formatPartition(terminalSafe(partition), options));
-    pending = "";
-  });
+  const blocks = new CoalescedOut();
+  let summary: ScanReport["summary"];
+  try {
+    summary = await drain(stream, async (partition) => {
+      await blocks.add(pending + "\n\n" + formatPartition(terminalSafe(partition), options));
+      pending = "";
+    });
+  } finally {
+    await blocks.flush();
+  }
   await out(pending);
   const tail: string[] = [];
   if (summary.partitions === 0) tail.push(NO_PARTITIONS_TEXT);

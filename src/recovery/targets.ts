@@ -109,21 +109,29 @@ async function realPathOf(scanFs: ScanFs, path: string): Promise<string> {
  * with the partition count: inode numbers are kept as numbers per device
  * (a small integer costs a set slot and no string), other keys as strings.
  */
+const DECIMAL = /^\d+$/;
+
 class VisitedDirectories {
   private readonly inodesByDevice = new Map<string, Set<number>>();
   private readonly others = new Set<string>();
 
   /** Adds `key`; false when it was already there. */
   add(key: string): boolean {
-    const match = /^(\d+):(\d+)$/.exec(key);
-    const inode = match === null ? Number.NaN : Number(match[2]);
-    if (match === null || !Number.isSafeInteger(inode)) {
+    // "dev:ino" with decimal numbers, parsed without a regex match per directory (issue 23).
+    const colon = key.indexOf(":");
+    const device = colon > 0 ? key.slice(0, colon) : "";
+    const inodeText = colon > 0 ? key.slice(colon + 1) : "";
+    const inode = DECIMAL.test(device) && DECIMAL.test(inodeText) ? Number(inodeText) : Number.NaN;
+    if (!Number.isSafeInteger(inode)) {
       if (this.others.has(key)) return false;
       this.others.add(key);
       return true;
     }
-    const inodes = this.inodesByDevice.get(match[1]!) ?? new Set<number>();
-    this.inodesByDevice.set(match[1]!, inodes);
+    let inodes = this.inodesByDevice.get(device);
+    if (inodes === undefined) {
+      inodes = new Set<number>();
+      this.inodesByDevice.set(device, inodes);
+    }
     if (inodes.has(inode)) return false;
     inodes.add(inode);
     return true;
