@@ -179,8 +179,10 @@ export interface ScaleRow {
   peakRssDeepBytes: number | null;
   /** Tail, with V8's young generation capped (NODE_OPTIONS=--max-semi-space-size=2): what the scan itself keeps, without V8 growing its nursery from 16 to 32 MiB on a long run. */
   peakRssTailCappedBytes: number | null;
-  /** Deep, one thread, `io: "async"` (the library's default): reads on libuv's threadpool. */
+  /** Deep, `io: "async"` (the library's default: the scan thread, docs/engines.md §7.6). */
   deepAsyncMs: number;
+  /** Tail, `io: "async"`. */
+  tailAsyncMs: number;
 }
 
 const cpuMs = (): number => {
@@ -192,7 +194,14 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
   const dir = await ensureScaleTree(count, args.segmentBytes, (line) => console.error(line));
   const engine = await createEngine("wasm");
   const buffer = new Uint8Array(FLOOR_BUFFER_BYTES);
-  const wall = { floor: [] as number[], tail: [] as number[], deep: [] as number[], deepPool: [] as number[], deepAsync: [] as number[] };
+  const wall = {
+    floor: [] as number[],
+    tail: [] as number[],
+    deep: [] as number[],
+    deepPool: [] as number[],
+    deepAsync: [] as number[],
+    tailAsync: [] as number[],
+  };
   const cpu = { floor: [] as number[], tail: [] as number[], deep: [] as number[] };
   const treeBytes = readEveryFile(dir, buffer); // also warms the page cache
   for (let round = 0; round < args.rounds; round++) {
@@ -206,6 +215,7 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
       ["deep", "full", 1, "blocking"],
       ["deepPool", "full", 2, "blocking"],
       ["deepAsync", "full", 1, "async"],
+      ["tailAsync", "tail", 1, "async"],
     ] as const) {
       startedAt = performance.now();
       cpuAt = cpuMs();
@@ -231,6 +241,7 @@ async function measure(count: number, args: ScaleArgs): Promise<ScaleRow> {
     peakRssDeepBytes: childPeakRss(dir, true),
     peakRssTailCappedBytes: childPeakRss(dir, false, "--max-semi-space-size=2"),
     deepAsyncMs: median(wall.deepAsync),
+    tailAsyncMs: median(wall.tailAsync),
   };
 }
 
@@ -250,7 +261,8 @@ async function main(): Promise<void> {
         `tail 1 thread ${row.tailMs.toFixed(0)} ms = ${ratio(row.floorMs, row.tailMs)} floor (cpu ${ratio(row.floorCpuMs, row.tailCpuMs)}); ` +
         `deep 1 thread ${row.deepMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepMs)} (cpu ${ratio(row.floorCpuMs, row.deepCpuMs)}); ` +
         `deep concurrency 2 ${row.deepPoolMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepPoolMs)}; ` +
-        `deep async io ${row.deepAsyncMs.toFixed(0)} ms = ${ratio(row.floorMs, row.deepAsyncMs)}; ` +
+        `deep async io ${row.deepAsyncMs.toFixed(0)} ms = ${(row.deepAsyncMs / row.deepMs).toFixed(2)}× blocking; ` +
+        `tail async io ${row.tailAsyncMs.toFixed(0)} ms = ${(row.tailAsyncMs / row.tailMs).toFixed(2)}× blocking; ` +
         `peak RSS of scan --ndjson: tail ${mib(row.peakRssTailBytes)}, deep ${mib(row.peakRssDeepBytes)}, tail with a 2 MiB semi-space ${mib(row.peakRssTailCappedBytes)}`,
     );
   }

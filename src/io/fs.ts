@@ -210,9 +210,10 @@ function settle<T>(call: (done: (error: NodeJS.ErrnoException | null, value?: T)
  * The same filesystem with blocking calls (listing, stats and positioned reads). On this class of VM a
  * page-cache read of 1 MiB costs ~55 µs on the calling thread but ~110 µs
  * through libuv's threadpool, so for a thread that does nothing else (a pool
- * worker, the CLI) blocking reads nearly halve the I/O time. The scan still
- * yields a macrotask after every refill (docs/engines.md §7), but each read blocks the
- * event loop while it runs: a service's main thread should keep the default.
+ * worker, the CLI, the scan thread) blocking reads nearly halve the I/O time. The scan still
+ * yields macrotasks (docs/engines.md §7.1), but each read blocks the event loop
+ * while it runs: a service's main thread should keep the default (async, which
+ * `scanPath` runs on the scan thread, docs/engines.md §7.6).
  */
 /** What a link points at, or null when it cannot be stat'ed (dangling, a loop, no permission), as the async listing does. */
 function statOrNull(path: string): { isFile(): boolean; isDirectory(): boolean } | null {
