@@ -10,7 +10,7 @@ import type { ScanFs } from "../io/fs.js";
 import { FileWindow } from "../engine/file-window.js";
 import type { EngineWindow } from "../engine/types.js";
 import type { Refusal, Residue, SegmentReport, VerifyMode } from "../domain/scan.js";
-import { INDEX_CHUNK_ENTRIES, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
+import { INDEX_CHUNK_ENTRIES, readIndexEntries, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
 import { type ProbeBudget, type ProbeResult, probeResidue } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { verifyBatchAt } from "./verify.js";
@@ -98,22 +98,22 @@ function indexEntries(files: SegmentFiles, context: SegmentContext): AsyncGenera
   return readIndexEntriesStreaming(context.scanFs, files.indexPath, files.indexSize);
 }
 
-async function* fromMemory(entries: readonly IndexEntry[]): AsyncGenerator<IndexEntry> {
-  yield* entries;
-}
-
 /**
  * Deep mode reads the index twice (validation, then matching against the
  * walk). An index that fits one read chunk (INDEX_CHUNK_ENTRIES entries,
- * 64 KiB) is read once and both passes run from memory: for a small
- * partition that saves an open, a read and a close. A larger index streams
- * twice, so memory stays bounded whatever its size.
+ * 64 KiB) is read once, in either mode, and its passes run over the array
+ * (issue 23: streaming it cost a promise or more per entry); in deep mode that
+ * also saves a second open, read and close. A larger index streams, twice in
+ * deep mode, so memory stays bounded whatever its size.
  */
-async function indexPasses(files: SegmentFiles, context: SegmentContext, wholeEntries: number): Promise<() => AsyncGenerator<IndexEntry>> {
-  if (context.verify !== "full" || wholeEntries > INDEX_CHUNK_ENTRIES) return () => indexEntries(files, context);
-  const entries: IndexEntry[] = [];
-  for await (const entry of indexEntries(files, context)) entries.push(entry);
-  return () => fromMemory(entries);
+async function indexPasses(
+  files: SegmentFiles,
+  context: SegmentContext,
+  wholeEntries: number,
+): Promise<() => AsyncGenerator<IndexEntry> | readonly IndexEntry[]> {
+  if (wholeEntries > INDEX_CHUNK_ENTRIES) return () => indexEntries(files, context);
+  const entries = await readIndexEntries(context.scanFs, files.indexPath, files.indexSize);
+  return () => entries;
 }
 
 /** docs/recovery.md §3.2: the indexed arm, in tail mode or deep mode. */

@@ -179,6 +179,9 @@ export function lastOffsetOf(batch: ProvenBatch): bigint {
  */
 export class IndexEntryMatcher {
   private pending: IteratorResult<IndexEntry> | null = null;
+  /** Given as an array (an index read whole): entries are taken by position, with no promise per entry. */
+  private readonly list: readonly IndexEntry[] | null;
+  private listNext = 0;
   mismatches = 0;
 
   /**
@@ -187,12 +190,14 @@ export class IndexEntryMatcher {
    * caller such as scrub can report its exact position.
    */
   constructor(
-    private readonly entries: AsyncIterator<IndexEntry>,
+    private readonly entries: AsyncIterator<IndexEntry> | readonly IndexEntry[],
     private readonly onMismatch?: (entry: IndexEntry, batch: ProvenBatch | null) => void,
-  ) {}
+  ) {
+    this.list = Array.isArray(entries) ? (entries as readonly IndexEntry[]) : null;
+  }
 
   private async peek(): Promise<IndexEntry | null> {
-    this.pending ??= await this.entries.next();
+    this.pending ??= await (this.entries as AsyncIterator<IndexEntry>).next();
     return this.pending.done ? null : this.pending.value;
   }
 
@@ -202,6 +207,10 @@ export class IndexEntryMatcher {
    * left, 0 while the next entry is not read yet (every batch is wanted).
    */
   nextStopPosition(): number {
+    if (this.list !== null) {
+      const entry = this.list[this.listNext];
+      return entry === undefined ? Number.POSITIVE_INFINITY : Number(entry.position);
+    }
     const next = this.pending;
     if (next === null) return 0;
     return next.done ? Number.POSITIVE_INFINITY : Number(next.value.position);
@@ -209,24 +218,44 @@ export class IndexEntryMatcher {
 
   /** Synchronous unless the next entry must be read from the index file. */
   onBatch(batch: ProvenBatch): Promise<void> | void {
+    if (this.list !== null) return this.consumeListedUpTo(batch);
     const next = this.pending;
     if (next !== null && (next.done || next.value.position > BigInt(batch.position))) return;
     return this.consumeEntriesUpTo(batch);
   }
 
+  private consumeListedUpTo(batch: ProvenBatch): void {
+    const list = this.list!;
+    const position = BigInt(batch.position);
+    for (let entry = list[this.listNext]; entry !== undefined && entry.position <= position; entry = list[++this.listNext]) {
+      this.check(entry, batch, position);
+    }
+  }
+
+  private check(entry: IndexEntry, batch: ProvenBatch, position: bigint): void {
+    if (entry.position < position || entry.offset !== batch.baseOffset) {
+      this.mismatches++;
+      this.onMismatch?.(entry, batch);
+    }
+  }
+
   private async consumeEntriesUpTo(batch: ProvenBatch): Promise<void> {
     const position = BigInt(batch.position);
     for (let entry = await this.peek(); entry !== null && entry.position <= position; entry = await this.peek()) {
-      if (entry.position < position || entry.offset !== batch.baseOffset) {
-        this.mismatches++;
-        this.onMismatch?.(entry, batch);
-      }
+      this.check(entry, batch, position);
       this.pending = null;
     }
   }
 
   /** Entries past the last verified batch start sit on no proven batch. */
   async finish(): Promise<number> {
+    if (this.list !== null) {
+      for (; this.listNext < this.list.length; this.listNext++) {
+        this.mismatches++;
+        this.onMismatch?.(this.list[this.listNext]!, null);
+      }
+      return this.mismatches;
+    }
     for (let entry = await this.peek(); entry !== null; entry = await this.peek()) {
       this.mismatches++;
       this.onMismatch?.(entry, null);
