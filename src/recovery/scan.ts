@@ -176,7 +176,7 @@ async function scanResolved(
   const startedAt = performance.now();
   const engine: Engine = await resolveEngineOption(engineOption);
   const partitions: PartitionReport[] = [];
-  for await (const { report, directoryNames } of scanInOrder(targets, engine, resolved, scanFs, onPartition !== undefined)) {
+  for await (const { report, directoryNames } of await scanInOrder(targets, engine, resolved, scanFs, onPartition !== undefined)) {
     await onPartition?.(report, directoryNames);
     partitions.push(report);
   }
@@ -193,19 +193,17 @@ async function scanResolved(
  * first POOL_SAMPLE_TARGETS targets are sampled: small partitions never go to
  * the pool, so the rest keeps streaming.
  */
-async function* scanInOrder(
+async function scanInOrder(
   source: TargetSource,
   engine: Engine,
   resolved: ResolvedScanOptions,
   scanFs: ScanFs,
   /** Hand on each partition's directory names (a PartitionSink wants them). */
   keepDirectoryNames = false,
-): AsyncGenerator<ScannedPartition, void, undefined> {
+): Promise<AsyncGenerator<ScannedPartition, void, undefined>> {
+  // Decides, then hands out the one generator that scans: a generator delegating to another cost a few promises per partition (issue 23).
   const poolWanted = resolved.concurrency > 1 && (scanFs === nodeScanFs || scanFs === nodeBlockingScanFs) && poolAvailable();
-  if (!poolWanted) {
-    yield* loadInOrder(source, engine, resolved, scanFs, keepDirectoryNames);
-    return;
-  }
+  if (!poolWanted) return loadInOrder(source, engine, resolved, scanFs, keepDirectoryNames);
   // The first POOL_SAMPLE_TARGETS decide a node of small partitions without a
   // stat of every log (that pass cost a tenth of such a scan), and a streamed
   // discovery keeps streaming.
@@ -219,14 +217,10 @@ async function* scanInOrder(
   }
   const readableSample = sample.filter((target) => target.failure === undefined);
   // One partition (or none) never goes to the pool: no stats to decide it.
-  if (exhausted && readableSample.length <= 1) {
-    yield* loadInOrder(sample, engine, resolved, scanFs, keepDirectoryNames);
-    return;
-  }
+  if (exhausted && readableSample.length <= 1) return loadInOrder(sample, engine, resolved, scanFs, keepDirectoryNames);
   const sampleBytes = sum(await logBytesByTarget(readableSample, scanFs, resolved.signal));
   if (!exhausted && sampleBytes < readableSample.length * POOL_MIN_BYTES_PER_PARTITION) {
-    yield* loadInOrder(chain(sample, iterator), engine, resolved, scanFs, keepDirectoryNames);
-    return;
+    return loadInOrder(chain(sample, iterator), engine, resolved, scanFs, keepDirectoryNames);
   }
   const rest = exhausted ? [] : await collect(iterator);
   const targets = [...sample, ...rest];
@@ -234,20 +228,19 @@ async function* scanInOrder(
   const readableRest = rest.filter((target) => target.failure === undefined);
   const logBytes = sampleBytes + sum(await logBytesByTarget(readableRest, scanFs, resolved.signal));
   const pooled = readable.length > 1 && poolPays(logBytes, readable.length);
-  if (!pooled) {
-    yield* loadInOrder(targets, engine, resolved, scanFs, keepDirectoryNames);
-    return;
-  }
-  const scanned = await scanOnPool(readable, {
-    concurrency: resolved.concurrency,
-    engineKind: engine.kind,
-    used: resolved.used,
-    signal: resolved.signal,
-    onProgress: resolved.onProgress,
-  });
-  // Failed listings keep their place in discovery order beside the scanned partitions.
-  const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
-  for (const target of targets) yield { report: byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved }) };
+  if (!pooled) return loadInOrder(targets, engine, resolved, scanFs, keepDirectoryNames);
+  return (async function* (): AsyncGenerator<ScannedPartition, void, undefined> {
+    const scanned = await scanOnPool(readable, {
+      concurrency: resolved.concurrency,
+      engineKind: engine.kind,
+      used: resolved.used,
+      signal: resolved.signal,
+      onProgress: resolved.onProgress,
+    });
+    // Failed listings keep their place in discovery order beside the scanned partitions.
+    const byPath = new Map(readable.map((target, i) => [target, scanned[i]!]));
+    for (const target of targets) yield { report: byPath.get(target) ?? failedTarget(target.path, target.failure!, { options: resolved }) };
+  })();
 }
 
 /**
@@ -447,7 +440,7 @@ export async function streamTargets(
   const fs = scanFs ?? defaultScanFs(resolved.io);
   async function* partitions(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
     const counter = new SummaryCounter();
-    for await (const { report, directoryNames } of scanInOrder(discovery.targets, engine, resolved, fs, onPartition !== undefined)) {
+    for await (const { report, directoryNames } of await scanInOrder(discovery.targets, engine, resolved, fs, onPartition !== undefined)) {
       counter.add(report);
       await onPartition?.(report, directoryNames);
       yield report;

@@ -254,39 +254,60 @@ export async function* discoverStream(
       }
       return { target: isPartition ? { path: directory, singleLog: false, entries } : null, children, key };
     };
-    const found = function* (listed: ListedDirectory & { key: string }): Generator<ScanTarget> {
-      if (listed.target === null) return;
+    /** The target a listing found, counted and taken (null: none, or already taken through another path). */
+    const found = (listed: ListedDirectory & { key: string }): ScanTarget | null => {
+      if (listed.target === null) return null;
       // Counted before de-duplication: a root inside an earlier one still holds its partitions.
       root.targets++;
-      if (take(listed.key)) yield listed.target;
+      return take(listed.key) ? listed.target : null;
     };
     /**
-     * The children of `directory` in exact path order: a child's own path
+     * The children of a directory in exact path order: a child's own path
      * (`dir/a`) and its subtree (`dir/a/…`) are two keys, `a` and `a/`, sorted
      * as strings, so `dir/a` comes before a sibling `dir/a-b` (whose subtree,
      * `a-b/`, sorts before `a/`). A child is listed at its first key and its
-     * listing held until its second, usually the very next one.
+     * listing held until its second, usually the very next one. One loop over a
+     * stack of directories, not a generator per level: each target passed up
+     * through every level's generator cost a few promises per level (issue 23).
      */
-    const descend = async function* (directory: string, children: readonly string[], depth: number): AsyncGenerator<ScanTarget> {
-      const keys = children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      const held = new Map<string, ListedDirectory>();
-      for (const key of keys) {
-        if (!key.endsWith("/")) {
-          const listed = await listDirectory(childPath(directory, key), depth + 1);
-          yield* found(listed);
-          if (listed.children.length > 0) held.set(key, listed);
-          continue;
-        }
-        const name = key.slice(0, -1);
-        const listed = held.get(name);
-        if (listed === undefined) continue;
-        held.delete(name);
-        yield* descend(childPath(directory, name), listed.children, depth + 1);
-      }
-    };
+    interface Level {
+      directory: string;
+      keys: string[];
+      next: number;
+      held: Map<string, ListedDirectory>;
+      depth: number;
+    }
+    const level = (directory: string, children: readonly string[], depth: number): Level => ({
+      directory,
+      keys: children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+      next: 0,
+      held: new Map(),
+      depth,
+    });
     const top = await listDirectory(realPath, 0);
-    yield* found(top);
-    yield* descend(realPath, top.children, 0);
+    const topTarget = found(top);
+    if (topTarget !== null) yield topTarget;
+    const stack: Level[] = [level(realPath, top.children, 0)];
+    while (stack.length > 0) {
+      const current = stack.at(-1)!;
+      const key = current.keys[current.next++];
+      if (key === undefined) {
+        stack.pop();
+        continue;
+      }
+      if (!key.endsWith("/")) {
+        const listed = await listDirectory(childPath(current.directory, key), current.depth + 1);
+        const target = found(listed);
+        if (target !== null) yield target;
+        if (listed.children.length > 0) current.held.set(key, listed);
+        continue;
+      }
+      const name = key.slice(0, -1);
+      const listed = current.held.get(name);
+      if (listed === undefined) continue;
+      current.held.delete(name);
+      stack.push(level(childPath(current.directory, name), listed.children, current.depth + 1));
+    }
   }
 }
 
