@@ -78,6 +78,22 @@ describe("the library default scans on the scan thread, and its reports are the 
     }
   }
 
+  it("scanPartition runs there too: the same report for every partition, tail and deep", async () => {
+    const report = await segscan.scanPath(plain, { io: "blocking", concurrency: 1 });
+    for (const partition of report.partitions.slice(0, 6)) {
+      for (const verify of ["tail", "full"] as const) {
+        const blocking = await segscan.scanPartition(partition.path, { verify, io: "blocking" });
+        const asyncDefault = await segscan.scanPartition(partition.path, { verify });
+        expect(timeless(asyncDefault)).toEqual(timeless(blocking));
+      }
+    }
+    const notPartition = await segscan.scanPartition(plain).catch((error: unknown) => error);
+    expect(notPartition).toBeInstanceOf(TypeError);
+    expect((notPartition as Error).message).toBe(
+      ((await segscan.scanPartition(plain, { io: "blocking" }).catch((error: unknown) => error)) as Error).message,
+    );
+  });
+
   it("scanIter streams the same partitions and returns the same summary", async () => {
     for (const root of [nodeRoot, plain]) {
       const collect = async (

@@ -8,6 +8,7 @@ import { parentPort } from "node:worker_threads";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanOptions } from "../recovery/options.js";
+import { scanPartition } from "../recovery/scan.js";
 import { scanIter, scanPath } from "./scan-path.js";
 import { PARTITIONS_AHEAD, type ThreadError, type ThreadReply, type ThreadRequest } from "./scan-thread.js";
 
@@ -75,8 +76,8 @@ async function run(request: Extract<ThreadRequest, { type: "scan" }>): Promise<v
       signal: state.controller.signal,
       ...(request.progress ? { onProgress: (event) => post({ type: "progress", id, event }) } : {}),
     };
-    if (request.call === "scanPath") {
-      const report = await scanPath(request.paths, options);
+    if (request.call === "scanPath" || request.call === "scanPartition") {
+      const report = request.call === "scanPath" ? await scanPath(request.paths, options) : await scanPartition(request.paths[0]!, options);
       if (!state.stopped) post({ type: "done", id, result: report });
       return;
     }

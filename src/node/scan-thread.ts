@@ -25,6 +25,7 @@ import { abortError } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 import type { ProgressEvent, ScanOptions } from "../recovery/options.js";
 import { workerExecArgv } from "../recovery/pool.js";
+import { usePartitionThread } from "../recovery/scan.js";
 
 /** The compiled thread entry beside this module. */
 export const SCAN_THREAD_URL = new URL("./scan-thread-worker.js", import.meta.url);
@@ -38,7 +39,7 @@ export const PARTITIONS_AHEAD = 16;
 /** What the thread is told of the options: all but the engine object, signal and callback (relayed), and `io` (the thread reads blocking). */
 export type ThreadScanOptions = Omit<ScanOptions, "engine" | "signal" | "onProgress" | "io"> & { engine?: EngineKind };
 
-export type ThreadCall = "scanPath" | "scanIter";
+export type ThreadCall = "scanPath" | "scanIter" | "scanPartition";
 
 export type ThreadRequest =
   | { type: "scan"; id: number; call: ThreadCall; paths: readonly string[]; options: ThreadScanOptions; progress: boolean }
@@ -223,16 +224,17 @@ const scanThread = (): ScanThread => {
   return thread;
 };
 
-/** `scanPath` on the scan thread. */
+/** `scanPath` (or `scanPartition` of the one path) on the scan thread. */
 export function scanPathOnThread(
   paths: readonly string[],
   options: ThreadScanOptions,
   signal: AbortSignal | undefined,
   onProgress: ((event: ProgressEvent) => void) | undefined,
+  call: "scanPath" | "scanPartition" = "scanPath",
 ): Promise<ScanReport> {
   if (signal?.aborted) return Promise.reject(abortError(signal));
   return new Promise<ScanReport>((resolve, reject) => {
-    scanThread().start("scanPath", paths, options, {
+    scanThread().start(call, paths, options, {
       signal,
       onProgress,
       onPartition: undefined,
@@ -300,3 +302,9 @@ export async function* scanIterOnThread<Summary>(
     }
   }
 }
+
+// `scanPartition` (a layer down, in src/recovery/scan.ts) hands its async scans here too, once this module has loaded.
+usePartitionThread((directory, options, resolved) => {
+  const onThread = threadOptions(options, resolved.io, undefined);
+  return onThread === null ? null : scanPathOnThread([directory], onThread, resolved.signal, resolved.onProgress, "scanPartition");
+});

@@ -35,11 +35,10 @@ export interface ScanOptions {
   concurrency?: number;
   /**
    * "async" (default): the scan never blocks the caller's event loop.
-   * `scanPath` and `scanIter` run it on a scan thread with blocking reads
-   * (src/node/scan-thread.ts; about as fast as "blocking"); given a ScanFs
-   * (`nodeScanFs` included) or an engine of the caller's own, and in
-   * `scanPartition`, reads go through libuv's threadpool from the caller's
-   * thread. "blocking": positioned reads on the scanning thread, about twice
+   * `scanPath`, `scanIter` and `scanPartition` run it on a scan thread with
+   * blocking reads (src/node/scan-thread.ts; about as fast as "blocking");
+   * given a ScanFs (`nodeScanFs` included) or an engine of the caller's own,
+   * reads go through libuv's threadpool from the caller's thread. "blocking": positioned reads on the scanning thread, about twice
    * as fast from the page cache as the threadpool; for CLIs and dedicated
    * threads (pool workers always read this way).
    */

@@ -103,6 +103,8 @@ function partitionsInFlight(resolved: Pick<ResolvedScanOptions, "io" | "used">):
 export async function scanPartition(directory: string, options: ScanOptions = {}, scanFs?: ScanFs): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   if (typeof directory !== "string") throw new TypeError(`scanPartition: directory must be a path string, got ${String(directory)}`);
+  const onThread = scanFs === undefined ? partitionThread?.(directory, options, resolved) : null;
+  if (onThread) return onThread;
   const fs = scanFs ?? defaultScanFs(resolved.io);
   const path = resolve(directory);
   // A listing failure is reported by the load itself (ListFailure); only a
@@ -116,6 +118,20 @@ export async function scanPartition(directory: string, options: ScanOptions = {}
   }
   // The load takes this listing instead of listing the directory again.
   return scanResolved([{ path, singleLog: false, entries: entries ?? undefined }], resolved, fs, [], options.engine);
+}
+
+/**
+ * Runs `scanPartition` on the scan thread (docs/engines.md §7.6), or returns
+ * null to keep the scan on this thread. The thread lives a layer up
+ * (src/node/scan-thread.ts), which registers itself here when it loads.
+ */
+export type PartitionThread = (directory: string, options: ScanOptions, resolved: ResolvedScanOptions) => Promise<ScanReport> | null;
+
+let partitionThread: PartitionThread | null = null;
+
+/** Where `scanPartition` may hand its scan (null: always this thread). */
+export function usePartitionThread(run: PartitionThread | null): void {
+  partitionThread = run;
 }
 
 /** The filesystem a scan reads through when the caller gives none: `options.io` picks it. */
