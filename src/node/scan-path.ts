@@ -55,9 +55,20 @@ export async function scanPath(paths: string | readonly string[], options: ScanO
   // Async io (the default) scans on the scan thread with blocking reads (issue 23: ./scan-thread.ts).
   const onThread = threadOptions(options, resolved.io, scanFsOverride);
   if (onThread !== null) return scanPathOnThread(list, onThread, resolved.signal, resolved.onProgress);
+  return scanPathHere(list, options, scanFsOverride);
+}
+
+/** `scanPath` on this thread; `onPartition` sees each partition as it is reported (the scan thread sends them on as it goes). */
+export async function scanPathHere(
+  list: readonly string[],
+  options: ScanOptions,
+  scanFsOverride?: ScanFs,
+  onPartition?: (partition: PartitionReport) => void,
+): Promise<ScanReport> {
+  const resolved = resolveScanOptions(options);
   const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
   const discovery = await discover(list, scanFs, resolved.signal);
-  return scanDiscovered(list, discovery, options, scanFs);
+  return scanDiscovered(list, discovery, options, scanFs, onPartition);
 }
 
 /**
@@ -127,14 +138,18 @@ export async function scanDiscovered(
   discovery: Discovery,
   options: ScanOptions,
   scanFs?: ScanFs,
+  /** Sees each partition's report as it is reported, in path order (never changed after). */
+  onPartition?: (partition: PartitionReport) => void,
 ): Promise<ScanReport> {
   const start = await startScan(paths, discovery, options, scanFs);
-  if (start.kind === "partitions") return scanTargets(start.discovery, options, start.fs);
+  if (start.kind === "partitions")
+    return scanTargets(start.discovery, options, start.fs, onPartition && ((partition) => onPartition(partition)));
   const { fs, engine, options: withEngine, node } = start;
   // The names each partition's load listed, for the node pass (kept as long as the reports are).
   const directoryNames = new Map<PartitionProof, ReadonlySet<string>>();
   const report = await scanTargets(discovery, withEngine, fs, (partition, names) => {
     if (names !== undefined) directoryNames.set(partition, names);
+    onPartition?.(partition);
   });
   // docs/node.md N6: fenced dirs are scanned (read-only, never repaired) only on request.
   const scanFenced = options.includeFenced

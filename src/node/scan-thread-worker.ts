@@ -9,7 +9,8 @@ import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanOptions } from "../recovery/options.js";
 import { scanPartition } from "../recovery/scan.js";
-import { scanIter, scanPath } from "./scan-path.js";
+import type { PartitionReport } from "../domain/scan.js";
+import { scanIter, scanPathHere } from "./scan-path.js";
 import { PARTITIONS_AHEAD, type ThreadError, type ThreadReply, type ThreadRequest } from "./scan-thread.js";
 
 interface Running {
@@ -19,6 +20,9 @@ interface Running {
   stopped: boolean;
   wake: (() => void) | null;
 }
+
+/** `scanPath`'s partitions per message: fewer messages, each copy still small. */
+const PARTITIONS_PER_MESSAGE = 64;
 
 const running = new Map<number, Running>();
 const engines = new Map<string, Promise<Engine>>();
@@ -76,9 +80,23 @@ async function run(request: Extract<ThreadRequest, { type: "scan" }>): Promise<v
       signal: state.controller.signal,
       ...(request.progress ? { onProgress: (event) => post({ type: "progress", id, event }) } : {}),
     };
-    if (request.call === "scanPath" || request.call === "scanPartition") {
-      const report = request.call === "scanPath" ? await scanPath(request.paths, options) : await scanPartition(request.paths[0]!, options);
+    if (request.call === "scanPartition") {
+      const report = await scanPartition(request.paths[0]!, options);
       if (!state.stopped) post({ type: "done", id, result: report });
+      return;
+    }
+    if (request.call === "scanPath") {
+      // Partitions go out in batches as the scan makes them: the caller's thread copies them while this one scans.
+      const batch: PartitionReport[] = [];
+      const flush = (): void => {
+        if (batch.length > 0 && !state.stopped) post({ type: "partitions", id, partitions: batch.splice(0) });
+      };
+      const report = await scanPathHere(request.paths, options, undefined, (partition) => {
+        batch.push(partition);
+        if (batch.length >= PARTITIONS_PER_MESSAGE) flush();
+      });
+      flush();
+      if (!state.stopped) post({ type: "done", id, result: { ...report, partitions: [] } });
       return;
     }
     const partitions = scanIter(request.paths, options);

@@ -58,6 +58,8 @@ export interface ThreadError {
 export type ThreadReply =
   | { type: "progress"; id: number; event: ProgressEvent }
   | { type: "partition"; id: number; partition: PartitionReport }
+  /** `scanPath`: reports sent on as the scan makes them, so their copies overlap the scan; `done` then has `partitions: []`. */
+  | { type: "partitions"; id: number; partitions: PartitionReport[] }
   | { type: "done"; id: number; result: unknown }
   | { type: "error"; id: number; error: ThreadError };
 
@@ -190,6 +192,9 @@ class ScanThread {
         case "partition":
           entry.onPartition?.(reply.partition);
           return;
+        case "partitions":
+          for (const partition of reply.partitions) entry.onPartition?.(partition);
+          return;
         case "done":
           this.finish(reply.id);
           entry.resolve(reply.result);
@@ -233,12 +238,18 @@ export function scanPathOnThread(
   call: "scanPath" | "scanPartition" = "scanPath",
 ): Promise<ScanReport> {
   if (signal?.aborted) return Promise.reject(abortError(signal));
+  const partitions: PartitionReport[] = [];
   return new Promise<ScanReport>((resolve, reject) => {
     scanThread().start(call, paths, options, {
       signal,
       onProgress,
-      onPartition: undefined,
-      resolve: (result) => resolve(result as ScanReport),
+      onPartition: (partition) => partitions.push(partition),
+      resolve: (result) => {
+        const report = result as ScanReport;
+        // The thread sent the partitions ahead; `partitions` keeps its place among the keys.
+        if (call === "scanPath") report.partitions = partitions;
+        resolve(report);
+      },
       reject,
     });
   });
