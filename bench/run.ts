@@ -34,7 +34,8 @@ import { Bench } from "tinybench";
 import { createEngine } from "../src/engine/index.js";
 import type { Engine } from "../src/engine/types.js";
 import { PROBE_BUDGET_UNITS } from "../src/format/constants.js";
-import { scanPartition } from "../src/recovery/scan.js";
+// From the package entry, as a service imports it: its async scans then run on the scan thread (docs/engines.md §7.6).
+import { scanPartition } from "../src/index.js";
 import type { ScanReport } from "../src/domain/scan.js";
 import { ByteSource, type DataKind, type DataSet, cacheRoot, ensureDataSet } from "./data.js";
 import { scanWalFile, walProbeData, walProblem, walVerifyData } from "./wal.js";
