@@ -178,9 +178,11 @@ function syntheticReport(partitions: number): JsonScanReport {
     });
   }
   const tally = (verdict: JsonPartition["verdict"]): number => out.filter((p) => p.verdict === verdict).length;
+  const worst = (["failed", "refused", "repairable"] as const).find((verdict) => tally(verdict) > 0) ?? "clean";
   return {
     segscan: "1.0.0",
     engine: "wasm",
+    verdict: worst,
     options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 2_281_701_376, windowBytes: 1_048_576 },
     partitions: out,
     summary: {

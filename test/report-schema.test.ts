@@ -14,6 +14,7 @@ const committed = fileURLToPath(new URL("../docs/report.schema.json", import.met
 const good: JsonScanReport = {
   segscan: "1.0.0",
   engine: "ts",
+  verdict: "failed",
   options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
   partitions: [
     {
@@ -124,6 +125,7 @@ describe("validateJsonReport on a minimal report", () => {
     const minimal = {
       segscan: "1.0.0",
       engine: "ts",
+      verdict: "refused",
       options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
       partitions: [
         {

@@ -6,7 +6,7 @@
  */
 import type { EngineKind } from "../engine/types.js";
 import type { ScanError } from "../io/errors.js";
-import type { NodeReport } from "./node.js";
+import { type NodeReport, type Severity, worstSeverity } from "./node.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
@@ -188,4 +188,22 @@ export interface ScanReport {
   summary: ScanSummary;
   /** docs/node.md N9: present when the scanned path is a node root. */
   node?: NodeReport;
+}
+
+/**
+ * docs/node.md N0, docs/interfaces.md §9.3: the one verdict of a scan — the
+ * worst over its partitions' verdicts and, on a node root, the node's own
+ * verdict (metadata plane, offsets, cross-check, which already counts every
+ * partition). The text report's first line, its summary line, the HTML
+ * headline and the JSON's top-level `verdict` all show this value, and the
+ * exit status follows it (cli/exit.ts); a refused node finding is never
+ * behind "all clean".
+ */
+export function scanVerdict(report: {
+  summary: Pick<ScanSummary, "failed" | "refused" | "repairable">;
+  node?: { verdict: Severity } | undefined;
+}): Severity {
+  const { failed, refused, repairable } = report.summary;
+  const partitions: Severity = failed > 0 ? "failed" : refused > 0 ? "refused" : repairable > 0 ? "repairable" : "clean";
+  return report.node === undefined ? partitions : worstSeverity([partitions, report.node.verdict]);
 }

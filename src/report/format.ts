@@ -5,8 +5,9 @@
  * when the caller enables it (the CLI does so on a TTY without NO_COLOR).
  */
 import pc from "picocolors";
-import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "../domain/scan.js";
-import { formatNode } from "./node-format.js";
+import { type Severity, SEVERITY_ORDER, nodeFindings } from "../domain/node.js";
+import { type IgnoredEntry, type PartitionReport, type Refusal, type ScanReport, type SegmentReport, scanVerdict } from "../domain/scan.js";
+import { formatNode, paint } from "./node-format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -206,6 +207,29 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
   return lines.join("\n");
 }
 
+/** The node's findings by severity, worst first, for the summary ("1 refused, 2 warn"); empty when it has none. */
+function nodeFindingCounts(report: Pick<ScanReport, "node">, c: Colors): string {
+  if (report.node === undefined) return "";
+  const counts = new Map<Severity, number>();
+  for (const finding of nodeFindings(report.node)) counts.set(finding.severity, (counts.get(finding.severity) ?? 0) + 1);
+  const parts = [...SEVERITY_ORDER]
+    .reverse()
+    .filter((severity) => severity !== "clean" && (counts.get(severity) ?? 0) > 0)
+    .map((severity) => paint(severity, `${counts.get(severity)} ${severity}`, c));
+  return parts.length === 0 ? "no node findings" : `node findings: ${parts.join(", ")}`;
+}
+
+/**
+ * The scan's one verdict (docs/node.md N0: partitions and, on a node root, the
+ * metadata plane and offsets), as the first word of the summary and the first
+ * line of the report.
+ */
+export function formatVerdict(report: Parameters<typeof scanVerdict>[0], options: FormatOptions = {}): string {
+  const c = colors(options.color ?? false);
+  const verdict = scanVerdict(report);
+  return `${c.bold("verdict")} ${paint(verdict, verdict.toUpperCase(), c)}`;
+}
+
 export function formatSummary(report: ScanReport, options: FormatOptions = {}): string {
   const c = colors(options.color ?? false);
   const s = report.summary;
@@ -217,7 +241,11 @@ export function formatSummary(report: ScanReport, options: FormatOptions = {}): 
     s.failed > 0 ? c.magenta(`${s.failed} failed`) : `${s.failed} failed`,
   ];
   const rate = s.elapsedMs > 0 ? ` (${formatBytes((s.bytesScanned / s.elapsedMs) * 1000)}/s)` : "";
-  return `${parts[0]} ${parts.slice(1).join(", ")} · ${formatBytes(s.bytesScanned)} read in ${formatDuration(s.elapsedMs)}${rate}`;
+  const node = nodeFindingCounts(report, c);
+  return (
+    `${formatVerdict(report, options)} · ${parts[0]} ${parts.slice(1).join(", ")}${node === "" ? "" : ` · ${node}`}` +
+    ` · ${formatBytes(s.bytesScanned)} read in ${formatDuration(s.elapsedMs)}${rate}`
+  );
 }
 
 export function formatHeader(report: ScanReport, options: FormatOptions = {}): string {
@@ -250,7 +278,11 @@ export const NO_PARTITIONS_TEXT = "no partitions found (no directory holding .lo
 
 /** The whole human report. */
 export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
-  const blocks = [formatHeader(report, options)];
+  // A node root's one verdict is the report's first line (docs/node.md N0); a partitions-only
+  // scan prints partitions as they complete, so its verdict leads the summary line instead.
+  const blocks = [
+    report.node === undefined ? formatHeader(report, options) : `${formatVerdict(report, options)}\n${formatHeader(report, options)}`,
+  ];
   if (report.node !== undefined) blocks.push(formatNode(report.node, options));
   if (report.partitions.length === 0) blocks.push(NO_PARTITIONS_TEXT);
   for (const partition of report.partitions) blocks.push(formatPartition(partition, options));

@@ -9,7 +9,7 @@ import { type NodeReport, type Severity, nodeFindings, worstSeverity } from "../
 
 type Colors = ReturnType<typeof pc.createColors>;
 
-function paint(severity: Severity, text: string, c: Colors): string {
+export function paint(severity: Severity, text: string, c: Colors): string {
   switch (severity) {
     case "clean":
       return c.green(text);

@@ -7,7 +7,7 @@
  * does not name is an error, not an extension.
  */
 import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
-import { NodeJsonSchema } from "./node-schema.js";
+import { NodeJsonSchema, SeveritySchema } from "./node-schema.js";
 import { SCAN_ERROR_CODES } from "../io/errors.js";
 
 export { SCAN_ERROR_CODES } from "../io/errors.js";
@@ -160,6 +160,8 @@ export const ScanReportSchema = closed(
   {
     segscan: Text,
     engine: Type.Union([Type.Literal("wasm"), Type.Literal("ts")]),
+    /** docs/node.md N0: the scan's one verdict, partitions and (on a node root) the node together. */
+    verdict: SeveritySchema,
     options: ScanOptionsSchema,
     partitions: Type.Array(PartitionSchema),
     summary: SummarySchema,

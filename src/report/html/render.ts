@@ -207,6 +207,58 @@ function legend(): string {
 }
 
 /** The complete HTML document for a JSON scan report. */
+/** The node's findings of one severity, as the headline counts them. */
+function nodeFindingsOf(report: HtmlReportInput, severity: string): { code: string }[] {
+  // Optional chaining throughout: the page renders what it is given, a partial node section included.
+  const node = report.node as Partial<NonNullable<HtmlReportInput["node"]>> | undefined;
+  if (node === undefined) return [];
+  const metadata = node.metadata;
+  const all = [
+    ...(metadata?.findings ?? []),
+    ...(metadata?.snapshot?.findings ?? []),
+    ...(metadata?.superblock?.findings ?? []),
+    ...(metadata?.wal?.findings ?? []),
+    ...(node.partitions ?? []).flatMap((p) => [
+      ...p.findings,
+      ...(p.superblock?.findings ?? []),
+      ...(p.purgeGeneration?.findings ?? []),
+      ...p.offsets.flatMap((o) => o.findings),
+    ]),
+  ];
+  return all.filter((finding) => finding.severity === severity);
+}
+
+/**
+ * The page's headline (docs/html-report.md): the scan's one verdict (docs/node.md
+ * N0) first, then what makes it — partitions and node findings alike, so a
+ * refused node finding is never behind "all clean".
+ */
+function headlineOf(report: HtmlReportInput): string {
+  const summary = report.summary;
+  const problems = summary.repairable + summary.refused + summary.failed;
+  const partitions =
+    summary.partitions === 0
+      ? "no partitions were found (no directory held a .log file)"
+      : problems === 0
+        ? `all ${formatCount(summary.partitions)} partitions are clean`
+        : `${formatCount(problems)} of ${formatCount(summary.partitions)} partitions need attention: ` +
+          `${formatCount(summary.repairable)} repairable, ${formatCount(summary.refused)} refused, ${formatCount(summary.failed)} failed`;
+  const node = ["failed", "refused", "repairable", "warn"]
+    .map((severity) => [severity, nodeFindingsOf(report, severity)] as const)
+    .filter(([, findings]) => findings.length > 0)
+    .map(([severity, findings]) => `${formatCount(findings.length)} ${severity} (${[...new Set(findings.map((f) => f.code))].join(", ")})`);
+  const nodeText =
+    report.node === undefined
+      ? ""
+      : node.length === 0
+        ? "; the node's metadata and offsets are clean"
+        : `; node findings: ${node.join("; ")}`;
+  const verdict = report.verdict;
+  const word =
+    verdict === "clean" || verdict === "info" || verdict === "warn" ? `Verdict: ${verdict}` : `Verdict: ${verdict.toUpperCase()}`;
+  return `${word} — ${partitions}${nodeText}.`;
+}
+
 export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOptions = {}): string {
   const json = scriptSafeJson(report);
   const gzip = options.embed === "gzip" || (options.embed !== "plain" && Buffer.byteLength(json) > HTML_PLAIN_JSON_MAX_BYTES);
@@ -222,14 +274,7 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
   const title = options.title ?? "segscan report";
   const summary = report.summary;
   const opts = report.options;
-  const problems = summary.repairable + summary.refused + summary.failed;
-  const headline =
-    summary.partitions === 0
-      ? "No partitions were found (no directory held a .log file)."
-      : problems === 0
-        ? `All ${formatCount(summary.partitions)} partitions are clean.`
-        : `${formatCount(problems)} of ${formatCount(summary.partitions)} partitions need attention: ` +
-          `${formatCount(summary.repairable)} repairable, ${formatCount(summary.refused)} refused, ${formatCount(summary.failed)} failed.`;
+  const headline = headlineOf(report);
   const facts = [
     ["segscan", report.segscan],
     ["engine", report.engine],
