@@ -32,7 +32,7 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
         step.reason === "empty"
           ? "empty segment: no whole batch"
           : step.reason === "wal-torn-tail"
-            ? "a proven WAL torn tail"
+            ? "WAL tail: no verified entry follows it"
             : "torn tail";
       return `truncate ${name}: ${step.fromSize} -> ${step.toSize} bytes (${why}; cut ${kept})`;
     }
