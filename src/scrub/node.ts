@@ -187,6 +187,12 @@ export async function checkNode(context: NodeCheckContext): Promise<NodeCheckRes
           deferral(candidate, "unconfirmed", "seen by the first look, gone on a second look right after: a write in progress, not damage"),
         );
     }
+    for (const candidate of again) {
+      if (!firstKeys.has(keyOf(candidate)))
+        deferred.push(
+          deferral(candidate, "unconfirmed", "seen by the second look only: a write in progress, or new; the next pass judges it"),
+        );
+    }
     found = again.filter((candidate) => firstKeys.has(keyOf(candidate)));
   }
   const findings: ScrubFinding[] = [];
