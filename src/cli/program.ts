@@ -165,6 +165,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--partitions <n>", "partitions per topic", parseInteger(1, 10_000))
     .option("--force", "write even if the directory is not empty")
     .option("--node", "also write metadata/ (WAL, snapshot, superblocks): a whole node root")
+    .option(
+      "--cluster <n>",
+      "write n node roots of one cluster (<dir>/node-0 …), the same bytes on each replica, then replica-specific faults (see --list)",
+      parseInteger(2, 255),
+    )
+    .option(
+      "--cluster-fault <name>",
+      "with --cluster: inject only these cluster faults (repeatable; default: all; `none` for a clean cluster)",
+      (name: string, previous: string[]) => [...previous, name],
+      [] as string[],
+    )
     .option("--node-fault <name>", "inject this metadata-plane fault (see --list); implies --node")
     .option("--json", "print what was written as JSON")
     .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));

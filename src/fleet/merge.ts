@@ -106,7 +106,7 @@ export function mergePartition(
       kind: "last-batch",
       offset: base.toString(),
       replicas: list.map((entry) => ({ node: entry.node, segment: entry.segment.toString(), checksum: entry.checksum.toString() })),
-      message: `the batch at offset ${base} differs between ${list.map((entry) => entry.node).join(", ")} (batch checksums ${[...new Set(list.map((entry) => entry.checksum))].join(" ≠ ")}): a split brain`,
+      message: `the batch at offset ${base} differs between replicas (${byChecksum(list)}): a split brain`,
     });
   }
   for (const [, list] of sortedEntries(byDigest)) {
@@ -114,7 +114,7 @@ export function mergePartition(
       kind: "segment-digest",
       offset: list[0]!.segment.toString(),
       replicas: list.map((entry) => ({ node: entry.node, segment: entry.segment.toString(), checksum: entry.checksum.toString() })),
-      message: `segment ${list[0]!.segment} holds the same offsets and bytes on ${list.map((entry) => entry.node).join(", ")} but other batches (--deep batch checksum digests differ): a split brain`,
+      message: `segment ${list[0]!.segment} holds the same offsets and byte count on every replica but other batches (--deep digests ${byChecksum(list)}): a split brain`,
     });
   }
 
@@ -166,6 +166,13 @@ export function mergePartition(
     divergence,
     offsetsAhead,
   };
+}
+
+/** `node-0, node-2: checksum 12; node-1: checksum 34`. */
+function byChecksum(list: readonly { node: string; checksum: bigint }[]): string {
+  const groups = new Map<bigint, string[]>();
+  for (const entry of list) groups.set(entry.checksum, [...(groups.get(entry.checksum) ?? []), entry.node]);
+  return [...groups.entries()].map(([checksum, nodes]) => `${nodes.join(", ")}: checksum ${checksum}`).join("; ");
 }
 
 function replicaJson(
@@ -313,7 +320,7 @@ export function mergeMetadata(nodes: readonly { name: string; node: JsonNode | u
     identityConflicts.push({
       code: "ClusterMismatch",
       nodes: odd.map((row) => row.node),
-      message: `${odd.map((row) => `${row.node} (cluster ${row.cluster})`).join(", ")} belong to another cluster than ${known.length - odd.length} other node(s) (cluster ${cluster}): a misplaced data dir, or reports of two clusters`,
+      message: `${odd.map((row) => `${row.node} (cluster ${row.cluster})`).join(", ")} ${odd.length === 1 ? "belongs" : "belong"} to another cluster than the ${known.length - odd.length} other node(s) (cluster ${cluster}): a misplaced data dir, or reports of two clusters`,
     });
   }
   const count = majority(known.map((row) => row.replicaCount));
