@@ -27,7 +27,7 @@ export function checkNames(sources: readonly Pick<ReportSource, "file" | "name">
       throw new ReportInputError(
         source.file,
         `${other} and ${source.file} are both labelled "${source.name}" (the same node root, or the same name): ` +
-          "label each report with its node's name, e.g. `segscan fleet a=a.ndjson b=b.ndjson`",
+          "label each report with its node's name as name=path, e.g. `segscan fleet a=a.ndjson b=b.ndjson`",
       );
     }
     seen.set(source.name, source.file);
