@@ -32,6 +32,8 @@ Exit status (conditions are OR-ed):
       the file), or a replica's partition failed (its offsets are unknown)
   16  usage error: bad flags or arguments, two reports with the same node label`;
 
+const JSON_BLOCK_CHARS = 1 << 20;
+
 export interface FleetFlags {
   json?: boolean;
   html?: string;
@@ -86,6 +88,7 @@ export async function fleetCommand(reports: string[], flags: FleetFlags, _comman
   let first = true;
   const textOut = !flags.json && flags.html !== "-";
   let result;
+  let pending = "";
   try {
     if (flags.json) {
       // Streamed: the nodes first, each partition as it is merged, the metadata and summary last.
@@ -93,8 +96,13 @@ export async function fleetCommand(reports: string[], flags: FleetFlags, _comman
     }
     result = await runFleet(sources, async (partition) => {
       if (flags.json) {
-        await out(`${first ? "" : ",\n"}${JSON.stringify(partition)}`);
+        // Written in blocks of about 1 MiB: one write per partition would wait on stdout 10,000s of times.
+        pending += `${first ? "" : ",\n"}${JSON.stringify(partition)}`;
         first = false;
+        if (pending.length >= JSON_BLOCK_CHARS) {
+          await out(pending);
+          pending = "";
+        }
       }
       if (isNotable(partition)) {
         if (flags.html !== undefined) notable.push(partition);
@@ -108,7 +116,7 @@ export async function fleetCommand(reports: string[], flags: FleetFlags, _comman
   }
   if (flags.json) {
     await out(
-      `\n],\n"segscan": ${JSON.stringify(result.segscan)},\n"nodes": ${JSON.stringify(result.nodes)},\n` +
+      `${pending}\n],\n"segscan": ${JSON.stringify(result.segscan)},\n"nodes": ${JSON.stringify(result.nodes)},\n` +
         `"metadata": ${JSON.stringify(result.metadata)},\n"summary": ${JSON.stringify(result.summary)}\n}\n`,
     );
   } else if (textOut) {
