@@ -47,7 +47,7 @@ describe("fleet at scale", () => {
       wrapper,
       `const { run } = await import(${JSON.stringify(new URL("../dist/src/cli/program.js", import.meta.url).href)});\n` +
         "const started = performance.now();\nconst code = await run(process.argv);\n" +
-        "process.stderr.write(`MEASURE ${JSON.stringify({ ms: Math.round(performance.now() - started), maxRssKiB: process.resourceUsage().maxRSS })}\\n`);\n" +
+        'process.stderr.write("MEASURE " + JSON.stringify({ ms: Math.round(performance.now() - started), maxRssKiB: process.resourceUsage().maxRSS }) + "\\n");\n' +
         "process.exitCode = code;\n",
     );
     expect(CLI).toContain("dist");

@@ -57,14 +57,25 @@ export function subtract(a: readonly Range[], b: readonly Range[]): Range[] {
   return out;
 }
 
+/** Math.max and Math.min take no bigint. */
+function later(x: bigint, y: bigint): bigint {
+  if (x > y) return x;
+  return y;
+}
+
+function earlier(x: bigint, y: bigint): bigint {
+  if (x < y) return x;
+  return y;
+}
+
 /** Offsets in both (both normalized). */
 export function intersect(a: readonly Range[], b: readonly Range[]): Range[] {
   const out: Range[] = [];
   let i = 0;
   let j = 0;
   while (i < a.length && j < b.length) {
-    const from = a[i]!.from > b[j]!.from ? a[i]!.from : b[j]!.from;
-    const to = a[i]!.to < b[j]!.to ? a[i]!.to : b[j]!.to;
+    const from = later(a[i]!.from, b[j]!.from);
+    const to = earlier(a[i]!.to, b[j]!.to);
     if (from <= to) out.push({ from, to });
     if (a[i]!.to < b[j]!.to) i++;
     else j++;
