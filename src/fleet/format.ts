@@ -72,9 +72,10 @@ export function formatFleetPartition(partition: FleetPartition, color = false): 
     if (replica.role === "in-sync") continue;
     const from =
       replica.rebuildFrom === null ? "" : ` → ${replica.role === "lagging" ? "catch up" : "rebuild"} from ${safe(replica.rebuildFrom)}`;
+    const onlyCuts = replica.refusals.length === 0 && replica.cuts.length > 0;
     const none =
       replica.rebuildFrom === null && (replica.role === "damaged" || replica.role === "missing")
-        ? c.dim(" (no peer holds what it lacks)")
+        ? c.dim(onlyCuts ? " → repair in place (segscan repair): no peer holds more" : " (no peer holds what it lacks)")
         : "";
     lines.push(`    ${replicaText(replica)}${from}${none}`);
   }

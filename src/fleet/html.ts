@@ -36,6 +36,7 @@ h1{font-size:1.3rem;margin:0 0 .5rem}
 .unreadable{background:repeating-linear-gradient(45deg,${OKABE_ITO.vermillion} 0 4px,#fff 4px 8px)}
 .cut{background:repeating-linear-gradient(-45deg,#000 0 3px,#fff 3px 6px)}
 .lost{position:absolute;top:0;bottom:0;background:${FLEET_LOST_COLOR};opacity:.85;min-width:3px}
+.diverge{position:absolute;top:-3px;bottom:-3px;width:3px;background:${OKABE_ITO.reddishPurple}}
 .axis{display:flex;justify-content:space-between;margin-left:9rem;font-size:.75rem;color:#666;font-family:ui-monospace,monospace}
 .notes{margin:.3rem 0 0 9rem;font-size:.85rem}
 .notes li.bad{color:${OKABE_ITO.vermillion}}
@@ -82,6 +83,12 @@ function partitionHtml(partition: FleetPartition): string {
     const right = percent(BigInt(r.to) + 1n, span);
     parts.push(
       `<div class="lost" data-lost="${r.from}..${r.to}" style="left:${left.toFixed(3)}%;width:${Math.max(0, right - left).toFixed(3)}%" title="lost on every replica: ${r.from}..${r.to} (${r.count} offsets)"></div>`,
+    );
+  }
+  for (const divergence of partition.divergence) {
+    const at = percent(BigInt(divergence.offset), span);
+    parts.push(
+      `<div class="diverge" data-diverge="${divergence.offset}" style="left:${at.toFixed(3)}%" title="${escapeHtml(divergence.message)}"></div>`,
     );
   }
   parts.push(`</div><div class="axis"><span>${partition.span.from}</span><span>${partition.span.to}</span></div>`);
