@@ -61,7 +61,7 @@ describe("fleet at scale", () => {
       },
     );
     let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     closeSync(fd);
     expect(stderr).toMatch(/MEASURE/);
