@@ -35,7 +35,7 @@ h1{font-size:1.3rem;margin:0 0 .5rem}
 .proven{background:${MARK_COLORS.prefix}}.intact{background:${OKABE_ITO.bluishGreen}}
 .unreadable{background:repeating-linear-gradient(45deg,${OKABE_ITO.vermillion} 0 4px,#fff 4px 8px)}
 .cut{background:repeating-linear-gradient(-45deg,#000 0 3px,#fff 3px 6px)}
-.lost{position:absolute;top:0;bottom:0;background:${FLEET_LOST_COLOR};opacity:.85;min-width:3px}
+.lost{position:absolute;top:0;bottom:0;background:${FLEET_LOST_COLOR};min-width:3px}
 .diverge{position:absolute;top:-3px;bottom:-3px;width:3px;background:${OKABE_ITO.reddishPurple}}
 .axis{display:flex;justify-content:space-between;margin-left:9rem;font-size:.75rem;color:#666;font-family:ui-monospace,monospace}
 .notes{margin:.3rem 0 0 9rem;font-size:.85rem}
