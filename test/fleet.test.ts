@@ -261,6 +261,48 @@ describe("segscan fleet (CLI) on --ndjson reports", () => {
   });
 });
 
+describe("gen --cluster (CLI)", () => {
+  it("writes N node roots; --list shows the cluster faults; bad combinations are usage errors (16)", async () => {
+    const target = join(dir, "cli-cluster");
+    const run = await runCli(["gen", target, "--cluster", "2", "--cluster-fault", "lagging", "--json"]);
+    expect(run.code).toBe(0);
+    const written = JSON.parse(run.stdout) as { nodes: { name: string }[]; faults: { name: string; expected: { verdict: string } }[] };
+    expect(written.nodes.map((n) => n.name)).toEqual(["node-0", "node-1"]);
+    expect(written.faults.map((f) => [f.name, f.expected.verdict])).toEqual([["lagging", "lagging"]]);
+    const list = await runCli(["gen", "--list"]);
+    for (const name of ["torn-on-one", "lost-everywhere", "divergent", "identity-mismatch", "metadata-ops-lost"])
+      expect(list.stdout).toContain(name);
+    for (const args of [
+      ["gen", join(dir, "x1"), "--cluster", "3", "--cluster-fault", "nope"],
+      ["gen", join(dir, "x2"), "--cluster", "3", "--scenario", "torn-tail"],
+      ["gen", join(dir, "x3"), "--cluster-fault", "lagging"],
+      ["gen", join(dir, "x4"), "--cluster", "1"],
+    ]) {
+      const bad = await runCli(args);
+      expect(bad.code, args.join(" ")).toBe(16);
+    }
+  });
+});
+
+describe("mergeReports (library)", () => {
+  it("refuses a report that is not one, or of another version, naming it", async () => {
+    const report = toJsonReport(await scanPath(join(dir, "cluster", "node-0"), { engine: engines[0]! }));
+    await expect(
+      mergeReports([
+        { name: "a", report },
+        { name: "b", report: { ...report, segscan: "0.1.0" } },
+      ]),
+    ).rejects.toThrow(/b was written by segscan 0\.1\.0/);
+    const broken = { ...report, summary: { ...report.summary, partitions: 99 } };
+    await expect(
+      mergeReports([
+        { name: "a", report },
+        { name: "b", report: broken },
+      ]),
+    ).rejects.toThrow(/b is not a `segscan scan --json`.*summary\.partitions/);
+  });
+});
+
 it("docs/fleet.schema.json is what the schema writes (npm run schema)", () => {
   expect(readFileSync(new URL("../docs/fleet.schema.json", import.meta.url), "utf8")).toBe(fleetJsonSchemaText());
 });
