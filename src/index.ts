@@ -41,3 +41,14 @@ export { scanNode, isNodeRoot } from "./node/scan.js";
 export type * from "./domain/node.js";
 export { nodeToJson } from "./report/node-json.js";
 export { NodeJsonSchema, validateNodeJson } from "./report/node-schema.js";
+export {
+  mergeReports,
+  runFleet,
+  openReport,
+  ReportInputError,
+  fleetExitCode,
+  validateFleetReport,
+  fleetJsonSchemaText,
+  FleetReportSchema,
+} from "./fleet/index.js";
+export type { FleetReport, FleetPartition, FleetReplica, FleetMetadata, FleetSummary, FleetNode, MergeInput } from "./fleet/index.js";

@@ -120,6 +120,8 @@ function syntheticReport(partitions: number): JsonScanReport {
         warnings: [],
         index: { entries: 4, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
         refusal: null,
+        lastBatch: null,
+        batchChecksumsXxh3: null,
       };
       if (tail && verdict === "repairable") {
         const damagePosition = segmentBytes - rng.int(100, 100_000);

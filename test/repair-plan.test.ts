@@ -39,6 +39,8 @@ function segment(overrides: Partial<SegmentReport> & { startOffset: bigint }): S
     gaps: [],
     warnings: [],
     refusal: null,
+    lastBatch: null,
+    batchChecksumsXxh3: null,
     rebuiltIndex: null,
     index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
     ...overrides,

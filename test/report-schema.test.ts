@@ -44,6 +44,8 @@ const good: JsonScanReport = {
           index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
           refusal: null,
           warnings: [{ code: "OversizedBatch", position: 0, batchLength: 5000, message: "a batch over the cap, verified" }],
+          lastBatch: { baseOffset: "9", checksum: "18446744073709551615" },
+          batchChecksumsXxh3: null,
         },
       ],
     },

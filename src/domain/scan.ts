@@ -132,6 +132,18 @@ export interface SegmentReport {
   index: SegmentIndexReport;
   refusal: Refusal | null;
   /**
+   * The last verified batch that holds messages: its base offset and its header's
+   * batch checksum (null: the scan verified none). Two replicas holding a batch at
+   * the same base offset must agree on its checksum (docs/fleet.md, divergence).
+   */
+  lastBatch: { baseOffset: bigint; checksum: bigint } | null;
+  /**
+   * Deep mode (`verify: "full"`) only: XXH3-64 over the checksums of every batch
+   * the walk from byte 0 verified, in file order (each as 8 little-endian bytes);
+   * null in tail mode and where no walk ran (an index refusal, an empty file).
+   */
+  batchChecksumsXxh3: bigint | null;
+  /**
    * Library-only (not in the JSON): the entries repair writes when `index.rebuilt`
    * (docs/recovery.md §3.3 index-less arm, or deep-mode re-derivation), and whole-entry count
    * to keep when only a trailing partial entry is trimmed.

@@ -14,7 +14,7 @@ import { INDEX_CHUNK_ENTRIES, readIndexEntriesStreaming, validateIndex } from ".
 import { type ProbeBudget, type ProbeResult, probeResidue } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { verifyBatchAt } from "./verify.js";
-import { IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
+import { BatchChecksumDigest, IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
 
 export interface SegmentFiles {
   startOffset: bigint;
@@ -84,8 +84,16 @@ function blankReport(files: SegmentFiles, wholeEntries: number): SegmentReport {
       mismatches: 0,
     },
     refusal: null,
+    lastBatch: null,
+    batchChecksumsXxh3: null,
     rebuiltIndex: null,
   };
+}
+
+/** The report's `lastBatch` and (deep mode) `batchChecksumsXxh3` from a walk (docs/interfaces.md §9.3). */
+function recordBatches(report: SegmentReport, lastWithMessages: ProvenBatch | null, checksums: BatchChecksumDigest | undefined): void {
+  report.lastBatch = lastWithMessages === null ? null : { baseOffset: lastWithMessages.baseOffset, checksum: lastWithMessages.checksum };
+  if (checksums !== undefined) report.batchChecksumsXxh3 = checksums.digest();
 }
 
 function markRefused(report: SegmentReport, refusal: Refusal): void {
@@ -146,13 +154,16 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   if (lastPosition === null) return markRefused(report, divergence());
 
   let walk: WalkResult;
+  let checksums: BatchChecksumDigest | undefined;
   if (context.verify === "full") {
     const matcher = new IndexEntryMatcher(passes());
     let lastEntryProven = false;
+    checksums = new BatchChecksumDigest();
     walk = await walkBatches(window, {
       fromPosition: 0,
       expectedOffset: files.startOffset,
       rebuildIndex: true,
+      checksums,
       onVerifiedBatch: (batch) => {
         if (batch.position === lastPosition) lastEntryProven = true;
         return matcher.onBatch(batch);
@@ -183,6 +194,7 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : last.offset;
   report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : last.timestamp;
   report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;
+  recordBatches(report, lastWithMessages, checksums);
   // The probe's floor is the same chain end the report prints, so tail and deep mode agree.
   await settleWalk(files, context, window, report, walk, lastWithMessages);
 }
@@ -225,7 +237,14 @@ function addOversizedWarnings(report: SegmentReport, walk: Pick<WalkResult, "ove
 
 /** docs/recovery.md §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */
 async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
-  const walk = await walkBatches(window, { fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true });
+  const checksums = context.verify === "full" ? new BatchChecksumDigest() : undefined;
+  const walk = await walkBatches(window, {
+    fromPosition: 0,
+    expectedOffset: files.startOffset,
+    rebuildIndex: true,
+    ...(checksums === undefined ? {} : { checksums }),
+  });
+  recordBatches(report, walk.lastWithMessages, checksums);
   if (walk.firstWithMessages && walk.lastWithMessages) {
     report.startTimestamp = walk.firstWithMessages.baseTimestamp;
     report.endOffset = lastOffsetOf(walk.lastWithMessages);

@@ -93,6 +93,11 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
       mismatches: segment.index.mismatches,
     },
     refusal: segment.refusal === null ? null : refusalToJson(segment.refusal),
+    lastBatch:
+      segment.lastBatch === null
+        ? null
+        : { baseOffset: segment.lastBatch.baseOffset.toString(), checksum: segment.lastBatch.checksum.toString() },
+    batchChecksumsXxh3: u64OrNull(segment.batchChecksumsXxh3),
   };
 }
 

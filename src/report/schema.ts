@@ -104,6 +104,10 @@ export const SegmentSchema = closed({
   index: closed({ entries: Count, trailingBytes: Count, rebuilt: Type.Boolean(), rebuiltEntries: Count, mismatches: Count }),
   refusal: Type.Union([RefusalSchema, Type.Null()]),
   warnings: Type.Array(SegmentWarningSchema),
+  /** The last verified batch holding messages (null: none verified): base offset and header batch checksum. */
+  lastBatch: Type.Union([closed({ baseOffset: U64, checksum: U64 }), Type.Null()]),
+  /** Deep mode only: XXH3-64 over the checksums of every batch verified from byte 0 (null otherwise). */
+  batchChecksumsXxh3: Type.Union([U64, Type.Null()]),
 });
 
 export const ScanErrorSchema = closed({
