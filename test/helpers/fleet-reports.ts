@@ -3,6 +3,7 @@
  * fleet tests and the fleet memory check: schema-valid shapes built from a
  * small model (per segment: start, proven end, outcome), no bytes scanned.
  */
+import { scanVerdict } from "../../src/domain/scan.js";
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import type { JsonPartition, JsonRefusal, JsonSegment } from "../../src/report/json.js";
@@ -106,6 +107,8 @@ export function summaryOf(partitions: readonly Pick<JsonPartition, "verdict">[])
 export const reportHeader = (summary: ReturnType<typeof summaryOf>) => ({
   segscan: SEGSCAN_VERSION,
   engine: "ts" as const,
+  // docs/node.md N0: the scan's one verdict (no node section here: the partitions' worst).
+  verdict: scanVerdict({ summary }),
   options: { verify: "tail" as const, replicaCount: 3, probeBudgetUnits: 100, windowBytes: 65536 },
   summary,
 });
