@@ -13,7 +13,7 @@ import type { IndexEntry } from "../src/format/records.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import type { PartitionReport, SegmentReport, VerifyMode } from "../src/domain/scan.js";
-import { type DamageSpec, type DamagedLog, refSegment, resolveDamage } from "./helpers/damage.js";
+import { type DamageSpec, type DamagedLog, refScopeAfterProven, refSegment, refTornEvidence, resolveDamage } from "./helpers/damage.js";
 import { allEngines } from "./helpers/engines.js";
 import { type BuiltChain, buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
@@ -147,23 +147,34 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
     expect(segment.walkedSize, where).toBe(ref.walkedSize);
     expect(segment.refusal?.code ?? null, where).toBe(ref.refusal);
     if (ref.refusal !== "SizeDivergence" && ref.walk) expect(segment.gaps, where).toEqual(ref.walk.gaps);
+    let residueAllZero = false;
     if (ref.probe) {
       const damagePosition = ref.damagePosition!;
+      // A probe out of budget reads no further than its last candidate's header (issue 16 item 5):
+      // all-zero is claimed only when that header ends the file.
+      residueAllZero =
+        isAllZero(segmentFiles.log.subarray(damagePosition)) &&
+        !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length);
       expect(segment.residue, where).toEqual({
         damagePosition,
         bytes: segmentFiles.log.length - damagePosition,
-        // A probe out of budget reads no further than its last candidate's header (issue 16 item 5):
-        // all-zero is claimed only when that header ends the file.
-        allZero:
-          isAllZero(segmentFiles.log.subarray(damagePosition)) &&
-          !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length),
+        allZero: residueAllZero,
         probe: ref.probe.verdict,
         survivorPosition: ref.probe.survivorPosition,
         spentUnits: ref.probe.spentTotal - spentBefore,
+        tornEvidence: refTornEvidence(segmentFiles.log, damagePosition, residueAllZero),
       });
     } else {
       expect(segment.residue, where).toBeNull();
     }
+    // docs/recovery.md §3.7: the proven range, then what the reference's own walk and probes say lies after it.
+    expect(segment.scope[0], where).toMatchObject({ kind: "proven", startPosition: 0, endPosition: segment.walkedSize });
+    const rest = refScopeAfterProven(segmentFiles.log, ref, segmentFiles.startOffset, limit, residueAllZero);
+    expect(
+      segment.scope.slice(1).map(({ bytes: _bytes, ...range }) => range),
+      `${where}: scope`,
+    ).toEqual(rest);
+    expectScopeTiles(segment, where);
     if (ref.refusal === "InteriorDamage") {
       expect(segment.refusal, where).toMatchObject({ damagePosition: ref.damagePosition, survivorPosition: ref.probe!.survivorPosition });
     } else if (ref.refusal === "UnverifiedResidue") {
@@ -187,6 +198,30 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
     expect(partition.refusal, context).toEqual(firstRefused.refusal);
     expect(partition.verdict, context).toBe("refused");
   }
+}
+
+/**
+ * docs/recovery.md §3.7 invariants of any segment's scope: the ranges tile the
+ * `.log` in byte order, the first is the proven prefix, and what follows it
+ * matches the outcome (nothing for a clean segment, one torn range for a
+ * torn tail or an empty segment, unreadable-first for a refusal).
+ */
+function expectScopeTiles(segment: SegmentReport, where: string): void {
+  const scope = segment.scope;
+  expect(scope.length, where).toBeGreaterThanOrEqual(1);
+  expect(scope[0]!.kind, where).toBe("proven");
+  let position = 0;
+  for (const range of scope) {
+    expect(range.startPosition, where).toBe(position);
+    expect(range.bytes, where).toBe(range.endPosition - range.startPosition);
+    position = range.endPosition;
+  }
+  expect(position, where).toBe(segment.messagesSize);
+  expect(scope[0]!.endPosition, where).toBe(segment.walkedSize);
+  const after = scope.slice(1).map((range) => range.kind);
+  if (segment.outcome === "clean") expect(after, where).toEqual([]);
+  if (segment.outcome === "torn-tail" || segment.outcome === "empty") expect(after, where).toEqual(["torn"]);
+  if (segment.outcome === "refused") expect(after[0], where).toBe("unreadable");
 }
 
 // ---------------------------------------------------------------------------
