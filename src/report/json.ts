@@ -9,20 +9,41 @@ import type { TSchema } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import { nodeToJson } from "./node-json.js";
-import type { JsonGap, JsonPartition, JsonRefusal, JsonResidue, JsonScanOptions, JsonScanReport, JsonSegment } from "./schema.js";
+import type {
+  JsonGap,
+  JsonPartition,
+  JsonPartitionScopeRange,
+  JsonRefusal,
+  JsonResidue,
+  JsonScanOptions,
+  JsonScanReport,
+  JsonSegment,
+  JsonSegmentScopeRange,
+} from "./schema.js";
 import { REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
-import type { ForwardGap, PartitionReport, Refusal, Residue, ScanReport, SegmentReport } from "../domain/scan.js";
+import type {
+  ForwardGap,
+  PartitionReport,
+  PartitionScopeRange,
+  Refusal,
+  Residue,
+  ScanReport,
+  SegmentReport,
+  SegmentScopeRange,
+} from "../domain/scan.js";
 
 export type {
   JsonGap,
   JsonIgnoredEntry,
   JsonPartition,
+  JsonPartitionScopeRange,
   JsonRefusal,
   JsonResidue,
   JsonScanError,
   JsonScanOptions,
   JsonScanReport,
   JsonSegment,
+  JsonSegmentScopeRange,
   JsonSegmentWarning,
 } from "./schema.js";
 
@@ -46,6 +67,7 @@ function residueToJson(residue: Residue): JsonResidue {
     probe: residue.probe,
     survivorPosition: residue.survivorPosition,
     spentUnits: residue.spentUnits,
+    tornEvidence: residue.tornEvidence,
   };
 }
 
@@ -54,6 +76,23 @@ function gapToJson(gap: ForwardGap): JsonGap {
 }
 
 const u64OrNull = (value: bigint | null): string | null => (value === null ? null : value.toString());
+
+/** A partition scope range (docs/recovery.md §3.7): offsets as decimal strings. */
+export function scopeRangeToJson(range: PartitionScopeRange): JsonPartitionScopeRange {
+  return {
+    kind: range.kind,
+    firstOffset: u64OrNull(range.firstOffset),
+    lastOffset: u64OrNull(range.lastOffset),
+    messages: range.messages,
+    bytes: range.bytes,
+    tornEvidence: range.tornEvidence,
+  };
+}
+
+/** A segment scope range: the partition range's fields, then its positions. */
+export function segmentScopeRangeToJson(range: SegmentScopeRange): JsonSegmentScopeRange {
+  return { ...scopeRangeToJson(range), startPosition: range.startPosition, endPosition: range.endPosition };
+}
 
 export function segmentToJson(segment: SegmentReport): JsonSegment {
   return {
@@ -84,6 +123,7 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
       mismatches: segment.index.mismatches,
     },
     refusal: segment.refusal === null ? null : refusalToJson(segment.refusal),
+    scope: segment.scope.map(segmentScopeRangeToJson),
   };
 }
 
@@ -98,6 +138,8 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     sweep: partition.sweep.map((candidate) => ({ path: candidate.path, kind: candidate.kind })),
     segments: partition.segments.map(segmentToJson),
     ignored: partition.ignored.map((entry) => ({ path: entry.path, kind: entry.kind, message: entry.message })),
+    scope: partition.scope.map(scopeRangeToJson),
+    nextStep: partition.nextStep,
   };
 }
 
