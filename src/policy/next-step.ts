@@ -183,6 +183,9 @@ const NODE_NEXT_STEPS: Record<string, (finding: NodeFinding) => string> = {
   CrossCheckInconclusive: () => "nothing to do: scan again after the next snapshot to check this stream's dirs",
 };
 
+/** Every node finding code with a next step of its own (the read failures share one: `nodeFindingNextStep`). */
+export const NODE_CODES_WITH_NEXT_STEPS: readonly string[] = Object.keys(NODE_NEXT_STEPS);
+
 /** The next step of a finding whose code has no line of its own, by severity. */
 function bySeverity(finding: NodeFinding): string {
   switch (finding.severity) {
