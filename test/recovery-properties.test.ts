@@ -577,6 +577,110 @@ describe("recovery properties", () => {
   });
 });
 
+describe("scope of loss properties (docs/recovery.md §3.7)", () => {
+  /** One hit on a batch: a bit flip, a zeroed run, or random bytes inserted after it. */
+  const hitArb = fc.record({
+    kind: fc.constantFrom("flip", "zero", "insert"),
+    batch: fc.nat(),
+    at: fc.nat(),
+    length: fc.integer({ min: 1, max: 600 }),
+    seed: fc.nat(),
+  });
+  const indexArb = fc.constantFrom("none", "first", "every-third");
+  const junkArb = fc.oneof(
+    fc.constant<{ kind: "none" }>({ kind: "none" }),
+    fc.record({ kind: fc.constant<"zeros">("zeros"), length: fc.integer({ min: 1, max: 20_000 }) }),
+    fc.record({ kind: fc.constant<"random">("random"), length: fc.integer({ min: 1, max: 5_000 }), seed: fc.nat() }),
+  );
+  const scopeBudgetArb = fc.oneof(
+    { arbitrary: fc.constant<number | undefined>(undefined), weight: 3 },
+    { arbitrary: fc.integer({ min: 0, max: 20_000 }), weight: 1 },
+  );
+
+  it("5. random damage gives the same scope on every engine and window size, and the reference model's (tail mode)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        chainPlanArb({ allowEmpty: true, maxPayload: 800, minBatches: 3, maxBatches: 14 }),
+        fc.constantFrom(0n, 1000n, 2n ** 53n - 3n, U64_MAX - 600n),
+        fc.array(hitArb, { minLength: 1, maxLength: 4 }),
+        indexArb,
+        junkArb,
+        scopeBudgetArb,
+        fc.constantFrom<VerifyMode>("tail", "tail", "full"),
+        async (plan, startOffset, hits, indexKind, tail, probeBudgetUnits, verify) => {
+          const chain = build(plan, startOffset);
+          // Damage any batch but the last (which stays a survivor), several at once.
+          const pieces: Uint8Array[] = [];
+          const positions: number[] = [];
+          let position = 0;
+          const described: string[] = [];
+          chain.batches.forEach((batch, i) => {
+            let bytes: Uint8Array = chain.log.slice(batch.position, batch.position + batch.length);
+            let inserted: Uint8Array = new Uint8Array(0);
+            for (const hit of hits.filter((h) => h.batch % Math.max(1, chain.batches.length - 1) === i && i < chain.batches.length - 1)) {
+              const at = hit.at % bytes.length;
+              if (hit.kind === "flip") bytes[at]! ^= 1 << (hit.seed % 8);
+              if (hit.kind === "zero")
+                bytes = concat([
+                  bytes.subarray(0, at),
+                  new Uint8Array(Math.min(hit.length, bytes.length - at)),
+                  bytes.subarray(at + Math.min(hit.length, bytes.length - at)),
+                ]);
+              if (hit.kind === "insert") inserted = concat([inserted, randomBytes(hit.length, hit.seed)]);
+              described.push(`${hit.kind} batch ${i} at ${at}`);
+            }
+            positions.push(position);
+            pieces.push(bytes, inserted);
+            position += bytes.length + inserted.length;
+          });
+          if (tail.kind === "zeros") pieces.push(new Uint8Array(tail.length));
+          if (tail.kind === "random") pieces.push(randomBytes(tail.length, tail.seed));
+          const log = concat(pieces);
+          const chosen =
+            indexKind === "none" ? [] : chain.batches.map((_, i) => i).filter((i) => (indexKind === "first" ? i === 0 : i % 3 === 0));
+          const index: IndexEntry[] = [];
+          for (const i of chosen) {
+            const batch = chain.batches[i]!;
+            if (index.length > 0 && batch.baseOffset <= index[index.length - 1]!.offset) continue; // entries strictly ascend
+            index.push({ offset: batch.baseOffset, timestamp: batch.baseTimestamp, position: BigInt(positions[i]!) });
+          }
+          const dir = freshPartition();
+          writeSegment(dir, startOffset, log, indexKind === "none" ? undefined : index);
+          const where = `${verify} ${described.join(", ")}; index ${indexKind}; tail ${tail.kind}; budget ${probeBudgetUnits ?? "default"}`;
+          const reports: { label: string; partition: PartitionReport }[] = [];
+          for (const engine of engines) {
+            for (const windowBytes of WINDOWS) {
+              const options: ScanOptions =
+                probeBudgetUnits === undefined ? { windowBytes, verify } : { windowBytes, verify, probeBudgetUnits };
+              reports.push({ label: `${engine.kind} w=${windowBytes}`, partition: await scanWith(dir, engine, options) });
+            }
+          }
+          const [first, ...others] = reports;
+          for (const other of others) {
+            expect(other.partition.segments[0]!.scope, `${other.label} vs ${first!.label}: ${where}`).toEqual(
+              first!.partition.segments[0]!.scope,
+            );
+            expect(strip(other.partition), `${other.label} vs ${first!.label}: ${where}`).toEqual(strip(first!.partition));
+          }
+          const segment = first!.partition.segments[0]!;
+          expectScopeTiles(segment, where);
+          expect(segment.scope.length, where).toBeLessThanOrEqual(32);
+          if (verify === "tail") {
+            expectMatchesReference(
+              first!.partition,
+              [{ startOffset, log, index }],
+              first!.partition.budget.limitUnits,
+              `${first!.label}: ${where}`,
+            );
+          }
+          cleanUp();
+        },
+      ),
+      runParameters(0x5c09e, 100),
+    );
+  });
+});
+
 /** Minimal reproductions of what the properties above found, kept as fixed examples. */
 describe("regressions found by the properties", () => {
   it("a probe that starts with the shared budget already overspent stops at its first candidate and charges it (docs/recovery.md §3.5)", async () => {

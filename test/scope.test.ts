@@ -25,10 +25,12 @@ import {
 } from "../src/policy/next-step.js";
 import { decideAction } from "../src/policy/policy.js";
 import { scanPartition } from "../src/recovery/scan.js";
+import { MAX_SCOPE_RANGES_PER_SEGMENT } from "../src/recovery/scope.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { formatPartition, formatReport } from "../src/report/format.js";
 import { partitionToJson, toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { allEngines } from "./helpers/engines.js";
+import { buildChain, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
 let engines: Engine[] = [];
 let root: string;
@@ -354,6 +356,54 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
                 `(a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back); a replica holding ${claimed} re-supplies them`,
         );
       }
+    }
+  });
+});
+
+describe("the survivor walk's bounds (docs/recovery.md §3.7)", () => {
+  it("a segment damaged every other batch lists at most MAX_SCOPE_RANGES_PER_SEGMENT ranges; the rest is one range of unknown end", async () => {
+    const chain = buildChain({ counts: Array.from({ length: 40 }, () => 2), payloadBytes: 40 });
+    const log = chain.log.slice();
+    for (let i = 1; i < 39; i += 2) log[chain.batches[i]!.position + 256 + 60]! ^= 0x01; // a payload bit of every odd batch
+    const dir = tempPartition();
+    writeSegment(dir, 0n, log);
+    for (const engine of engines) {
+      const partition = (await scanPartition(dir, { engine })).partitions[0]!;
+      const scope = partition.segments[0]!.scope;
+      expect(scope).toHaveLength(MAX_SCOPE_RANGES_PER_SEGMENT);
+      expect(scope.slice(0, 5).map(tuple)).toEqual([
+        ["proven", "0", "1", 2, 0, chain.batches[1]!.position],
+        ["unreadable", "2", "3", 2, chain.batches[1]!.position, chain.batches[2]!.position],
+        ["intact", "4", "5", 2, chain.batches[2]!.position, chain.batches[3]!.position],
+        ["unreadable", "6", "7", 2, chain.batches[3]!.position, chain.batches[4]!.position],
+        ["intact", "8", "9", 2, chain.batches[4]!.position, chain.batches[5]!.position],
+      ]);
+      // Proven, then 15 unreadable/intact pairs, then the rest: unknown, from the chain's next offset.
+      const rest = scope[scope.length - 1]!;
+      expect(rest).toMatchObject({ kind: "unreadable", firstOffset: 62n, lastOffset: null, messages: null, endPosition: log.length });
+      expect(rest.startPosition).toBe(chain.batches[31]!.position);
+    }
+  });
+
+  it("the walk spends its own budget, never the probe's: a tight budget leaves the verdict as it was and the rest unknown", async () => {
+    const chain = buildChain({ counts: [3, 3, 3, 3, 3, 3], payloadBytes: 200 });
+    const log = chain.log.slice();
+    log[chain.batches[1]!.position + 256 + 60]! ^= 0x01;
+    const dir = tempPartition();
+    writeSegment(dir, 0n, log);
+    const survivor = chain.batches[2]!;
+    // Enough units to find the survivor (one per candidate up to it), fewer than the bytes after it.
+    const probeBudgetUnits = survivor.position - chain.batches[1]!.position + 10;
+    for (const engine of engines) {
+      const partition = (await scanPartition(dir, { engine, probeBudgetUnits })).partitions[0]!;
+      const segment = partition.segments[0]!;
+      expect(segment.refusal?.code).toBe("InteriorDamage");
+      expect(partition.budget.spentUnits).toBe(survivor.position - chain.batches[1]!.position);
+      const intact = segment.scope[2]!;
+      expect(intact).toMatchObject({ kind: "intact", firstOffset: 6n, startPosition: survivor.position });
+      // The walk takes batches that start within its budget (the survivor always), then says "unknown".
+      expect(intact.endPosition).toBeLessThan(log.length);
+      expect(segment.scope[3]).toMatchObject({ kind: "unreadable", lastOffset: null, endPosition: log.length });
     }
   });
 });
