@@ -7,6 +7,7 @@
  * severity and fields. Commands name their argument as a placeholder
  * (`<partition>`, `<node root>`): the path is printed beside the line.
  */
+import { assert } from "../assert.js";
 import type { NodeFinding } from "../domain/node.js";
 import type { PartitionReport, PartitionScopeRange, SegmentScopeRange } from "../domain/scan.js";
 
@@ -50,6 +51,7 @@ export type NextStepInput = Pick<PartitionReport, "verdict" | "action" | "refusa
  * only where one exists).
  */
 export function partitionNextStep(partition: NextStepInput, replicaCount: number): string {
+  assert(Number.isInteger(replicaCount) && replicaCount >= 1, `a replica count is a positive integer, got ${replicaCount}`);
   switch (partition.verdict) {
     case "clean":
       return "nothing to do: every byte is proven";

@@ -6,6 +6,7 @@
  * size give the same ranges; the survivor walk after a refusal spends its own
  * budget (`ScopeBudget`), never the probe's, so it can never change a verdict.
  */
+import { assert } from "../assert.js";
 import { U64_MAX } from "../format/constants.js";
 import { type BatchHeader, VerifyStatus } from "../format/records.js";
 import type { FileWindow } from "../engine/file-window.js";
@@ -170,6 +171,7 @@ export async function survivorScope(
   const size = window.fileSize;
   let { damagePosition, nextOffset, survivorPosition } = start;
   for (;;) {
+    assert(damagePosition < survivorPosition && survivorPosition < size, "a survivor lies after its damage, inside the log");
     const survivor = await survivorHeader(window, survivorPosition);
     if (survivor === null) {
       ranges.push(unreadableRange(damagePosition, size, nextOffset, null));
@@ -222,6 +224,24 @@ export async function survivorScope(
 /** The refusal-specific part of a walked segment's scope when no survivor was found: the rest is unreadable, its end unknown. */
 export function unknownRestScope(proven: SegmentScopeRange, report: SegmentReport, nextOffset: bigint | null): SegmentScopeRange[] {
   return [proven, unreadableRange(report.walkedSize, report.messagesSize, nextOffset, null)];
+}
+
+/**
+ * The invariants every segment's scope keeps (docs/recovery.md §3.7): the
+ * proven range `[0, walkedSize)` first, then ranges that tile the log to its
+ * size in byte order, never more than MAX_SCOPE_RANGES_PER_SEGMENT.
+ */
+export function assertScopeTiles(report: SegmentReport): void {
+  const scope = report.scope;
+  const where = `the scope of ${report.logPath}`;
+  assert(scope.length >= 1 && scope.length <= MAX_SCOPE_RANGES_PER_SEGMENT, `${where} holds 1..${MAX_SCOPE_RANGES_PER_SEGMENT} ranges`);
+  assert(scope[0]!.kind === "proven" && scope[0]!.endPosition === report.walkedSize, `${where} starts with the proven prefix`);
+  let position = 0;
+  for (const range of scope) {
+    assert(range.startPosition === position && range.endPosition >= position, `${where} tiles the log in byte order`);
+    position = range.endPosition;
+  }
+  assert(position === report.messagesSize, `${where} ends at the log's size ${report.messagesSize}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -280,6 +300,7 @@ function append(ranges: PartitionScopeRange[], range: PartitionScopeRange): void
  */
 export function partitionScope(segments: readonly SegmentReport[], failed: boolean): PartitionScopeRange[] {
   if (failed) return [];
+  assert(segments.length > 0, "a partition that did not fail holds a segment");
   const ranges: PartitionScopeRange[] = [
     { kind: "proven", firstOffset: null, lastOffset: null, messages: 0, bytes: 0, tornEvidence: null },
   ];
