@@ -10,7 +10,7 @@ import { assert } from "../assert.js";
 import { U64_MAX } from "../format/constants.js";
 import { type BatchHeader, VerifyStatus } from "../format/records.js";
 import type { FileWindow } from "../engine/file-window.js";
-import type { PartitionScopeRange, Refusal, SegmentReport, SegmentScopeRange, TornEvidence } from "../domain/scan.js";
+import type { PartitionScopeRange, SegmentReport, SegmentScopeRange, TornEvidence } from "../domain/scan.js";
 import { type ProbeBudget, probeResidue, residueIsAllZero } from "./probe.js";
 import { verifyBatchAt } from "./verify.js";
 import { type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
@@ -89,7 +89,7 @@ export function provenRange(report: SegmentReport, prefixMessages: number | null
  * `nextOffset` (the chain's next expected offset) to the survivor's base
  * offset − 1; the last offset is unknown (null) when no survivor bounds them.
  */
-export function unreadableRange(start: number, end: number, nextOffset: bigint | null, survivorBase: bigint | null): SegmentScopeRange {
+function unreadableRange(start: number, end: number, nextOffset: bigint | null, survivorBase: bigint | null): SegmentScopeRange {
   if (nextOffset === null) return segmentRange("unreadable", start, end, NO_OFFSETS); // nothing can extend a chain ending at u64::MAX
   if (survivorBase === null) return segmentRange("unreadable", start, end, { firstOffset: nextOffset, lastOffset: null, messages: null });
   // A survivor at the very next offset: the damage hid bytes but no offset (a damaged empty batch, inserted junk).
@@ -342,18 +342,9 @@ export function partitionScope(segments: readonly SegmentReport[], failed: boole
       }
       append(ranges, partitionRange);
     }
-    // A segment that holds no offset (an empty one, or only a torn tail) leaves the chain where it was.
-    if (expected === null && holdsOffsets === false && segment.scope.length > 0) expected = segment.startOffset;
+    // A first segment that holds no offset (an empty one, or only a torn tail) still starts the chain
+    // at its name's offset: a later segment starting above it leaves offsets missing (EmptyNonTailSegment).
+    if (expected === null && !holdsOffsets) expected = segment.startOffset;
   });
   return ranges;
-}
-
-/** The ranges of a scope that lose or risk data: unreadable and missing ones. */
-export function lostRanges<R extends PartitionScopeRange>(scope: readonly R[]): R[] {
-  return scope.filter((range) => range.kind === "unreadable" || range.kind === "missing");
-}
-
-/** Whether a refusal is about the chain of segments (the segments themselves are intact). */
-export function isContiguityRefusal(refusal: Refusal | null): boolean {
-  return refusal?.code === "Hole" || refusal?.code === "Overlap" || refusal?.code === "EmptyNonTailSegment";
 }
