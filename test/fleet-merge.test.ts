@@ -195,15 +195,21 @@ describe("mergePartition", () => {
 
   it("the scope-of-loss fields take precedence: intact ranges count as held, unreadable ranges are exact, a cut's claim is unacknowledged", () => {
     const refused = partitionJson(`/a/${KEY}`, [{ start: 0n, end: 9n, outcome: "refused", refusal: "InteriorDamage" }]);
+    const at = (kind: string, first: string, last: string, messages: number, startPosition: number, endPosition: number) => ({
+      kind,
+      firstOffset: first,
+      lastOffset: last,
+      messages,
+      bytes: endPosition - startPosition,
+      tornEvidence: kind === "torn" ? "complete-batch" : null,
+      startPosition,
+      endPosition,
+    });
     Object.assign(refused.segments[0]!, {
-      scope: {
-        proven: [{ from: "0", to: "9", messages: 10 }],
-        unreadable: [{ from: "10", to: "12", messages: 3 }],
-        intact: [{ from: "13", to: "19", messages: 7 }],
-      },
+      scope: [at("proven", "0", "9", 10, 0, 2048), at("unreadable", "10", "12", 3, 2048, 3072), at("intact", "13", "19", 7, 3072, 4096)],
     });
     const torn = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 11n, outcome: "torn-tail" }]);
-    Object.assign(torn.segments[0]!, { cut: { baseOffset: "12", messageCount: 10 } });
+    Object.assign(torn.segments[0]!, { scope: [at("proven", "0", "11", 12, 0, 2048), at("torn", "12", "21", 10, 2048, 4096)] });
     const merged = mergePartition(identity, ["a", "b"], [refused, torn]);
     expect(merged.held).toEqual([
       { from: "0", to: "11", count: "12" },

@@ -5,13 +5,13 @@
  * at segment fields.
  *
  * Two sources, the first taking precedence where present:
- * 1. The scope-of-loss fields (per segment `scope: {proven, unreadable, intact}`
- *    offset ranges, per torn tail `cut: {baseOffset, messageCount}`, and a
- *    `nextStep` per segment or partition). They are read loosely typed, so a
- *    report that carries them is used as soon as the scan writes them.
- * 2. What every report carries: segment start and end offsets, outcome,
- *    walked and file sizes, refusal codes and their fields, and (issue 25)
- *    `lastBatch` and `batchChecksumsXxh3`.
+ * 1. The scope of loss (docs/recovery.md §3.7, docs/interfaces.md §9.3): each
+ *    segment's ordered `scope` ranges — `proven`, `unreadable` (a null
+ *    `lastOffset`: end unknown), `intact`, `torn` (what a cut removes, as its
+ *    first header claims) — and the partition's `nextStep`.
+ * 2. What a segment whose scope is empty still says (a failed partition has
+ *    none): start and end offsets, outcome, walked and file sizes, refusal
+ *    codes and their fields; and (issue 25) `lastBatch` and `batchChecksumsXxh3`.
  */
 import type { JsonPartition, JsonRefusal, JsonSegment } from "../report/json.js";
 import type { JsonNode } from "../report/node-schema.js";
@@ -39,7 +39,7 @@ export interface Cut {
   /** The first offset the cut removes: one past the proven end of the segment. */
   fromOffset: bigint;
   bytes: number;
-  /** The offsets the torn bytes claim (scope-of-loss `cut`), or null when the report does not say. */
+  /** The offsets the torn bytes claim (the scope's `torn` range), or null when its header does not decode. */
   claimed: Range | null;
 }
 
@@ -73,32 +73,17 @@ export interface ReplicaView {
   segmentDigests: { segment: bigint; endOffset: bigint; bytes: number; digest: bigint }[];
   /** Stored consumer and group offsets in this partition dir (node root reports only). */
   offsets: { kind: "consumer" | "group"; id: number; offset: bigint }[];
-  /** The scope-of-loss `nextStep` of the partition or its segments, when the report has them. */
+  /** The partition's `nextStep` (docs/repair.md §6.4). */
   nextSteps: string[];
 }
 
 const WALK_REFUSALS = new Set(["InteriorDamage", "UnverifiedResidue", "OffsetDiscontinuity"]);
 
-interface ScopeRange {
-  from: string;
-  to: string | null;
-  messages?: number | null;
-}
-
-/** The scope-of-loss fields of a segment, when present (loosely read: see the module comment). */
-interface SegmentScope {
-  scope?: { proven?: ScopeRange[]; unreadable?: ScopeRange[]; intact?: ScopeRange[] } | null;
-  cut?: { baseOffset: string; messageCount: number } | null;
-  nextStep?: string | null;
-}
-
-const scopeOf = (segment: JsonSegment): SegmentScope => segment as unknown as SegmentScope;
-
-function scopeRanges(ranges: readonly ScopeRange[] | undefined): { range: Range; openEnded: boolean }[] {
-  return (ranges ?? []).map((r) => {
-    const from = BigInt(r.from);
-    return r.to === null ? { range: { from, to: from }, openEnded: true } : { range: { from, to: BigInt(r.to) }, openEnded: false };
-  });
+/** A scope range's offsets, when it names any (both ends may be null: see docs/interfaces.md §9.3). */
+function offsetsOf(range: JsonSegment["scope"][number]): { from: bigint; to: bigint | null } | null {
+  return range.firstOffset === null
+    ? null
+    : { from: BigInt(range.firstOffset), to: range.lastOffset === null ? null : BigInt(range.lastOffset) };
 }
 
 /** The partition's view of one replica. */
@@ -112,8 +97,7 @@ export function replicaView(line: PartitionLine): ReplicaView {
   const lastBatches: ReplicaView["lastBatches"] = [];
   const segmentDigests: ReplicaView["segmentDigests"] = [];
   const nextSteps: string[] = [];
-  const partitionNextStep = (line as { nextStep?: unknown }).nextStep;
-  if (typeof partitionNextStep === "string") nextSteps.push(partitionNextStep);
+  nextSteps.push(line.nextStep);
 
   for (const [i, segment] of segments.entries()) {
     const start = BigInt(segment.startOffset);
@@ -121,8 +105,6 @@ export function replicaView(line: PartitionLine): ReplicaView {
     const next = segments[i + 1];
     /** The last offset this segment can hold: one before the next segment's start, when there is one. */
     const bound = next === undefined ? null : BigInt(next.startOffset) - 1n;
-    const extra = scopeOf(segment);
-    if (typeof extra.nextStep === "string") nextSteps.push(extra.nextStep);
     if (segment.lastBatch !== null) {
       lastBatches.push({ segment: start, baseOffset: BigInt(segment.lastBatch.baseOffset), checksum: BigInt(segment.lastBatch.checksum) });
     }
@@ -131,12 +113,22 @@ export function replicaView(line: PartitionLine): ReplicaView {
     }
     if (segment.refusal !== null) refusals.push(refusalOf(segment.refusal, start));
 
-    if (extra.scope !== undefined && extra.scope !== null) {
+    let claimed: Range | null = null;
+    if (segment.scope.length > 0) {
       // Scope-of-loss ranges take precedence over what the offsets and outcome imply.
-      for (const { range } of scopeRanges(extra.scope.proven)) proven.push(range);
-      for (const { range } of scopeRanges(extra.scope.intact)) intact.push(range);
       const code = segment.refusal?.code ?? segment.outcome;
-      for (const { range, openEnded } of scopeRanges(extra.scope.unreadable)) unreadable.push({ range, openEnded, code });
+      for (const range of segment.scope) {
+        const offsets = offsetsOf(range);
+        if (offsets === null) continue;
+        if (range.kind === "proven" && offsets.to !== null) proven.push({ from: offsets.from, to: offsets.to });
+        else if (range.kind === "intact" && offsets.to !== null) intact.push({ from: offsets.from, to: offsets.to });
+        else if (range.kind === "unreadable") {
+          // An unknown end is bounded by the next segment's start; in the last segment it stays open.
+          if (offsets.to !== null) unreadable.push({ range: { from: offsets.from, to: offsets.to }, openEnded: false, code });
+          else if (bound !== null) unreadable.push({ range: { from: offsets.from, to: bound }, openEnded: false, code });
+          else unreadable.push({ range: { from: offsets.from, to: offsets.from }, openEnded: true, code });
+        } else if (range.kind === "torn" && offsets.to !== null) claimed = { from: offsets.from, to: offsets.to };
+      }
     } else if (segment.outcome === "clean" || segment.outcome === "torn-tail") {
       if (end !== null) proven.push({ from: start, to: end });
     } else if (segment.outcome === "refused") {
@@ -155,16 +147,7 @@ export function replicaView(line: PartitionLine): ReplicaView {
     }
 
     if (segment.outcome === "torn-tail") {
-      const cut = extra.cut;
-      cuts.push({
-        segment: start,
-        fromOffset: end === null ? start : end + 1n,
-        bytes: segment.messagesSize - segment.walkedSize,
-        claimed:
-          cut === undefined || cut === null || cut.messageCount <= 0
-            ? null
-            : { from: BigInt(cut.baseOffset), to: BigInt(cut.baseOffset) + BigInt(cut.messageCount) - 1n },
-      });
+      cuts.push({ segment: start, fromOffset: end === null ? start : end + 1n, bytes: segment.messagesSize - segment.walkedSize, claimed });
     }
   }
 

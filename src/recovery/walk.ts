@@ -7,7 +7,7 @@ import { BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, REBUILT_INDEX_S
 import { readU64 } from "../format/bytes.js";
 import { Xxh3Stream } from "../hash/xxh3.js";
 import type { ResidentWalkBatch } from "../engine/types.js";
-import type { IndexEntry } from "../format/records.js";
+import type { BatchHeader, IndexEntry, VerifyStatus } from "../format/records.js";
 import type { FileWindow } from "../engine/file-window.js";
 import type { ForwardGap, RebuiltIndexEntry } from "../domain/scan.js";
 import { verifyBatchAt, verifyResidentBatch } from "./verify.js";
@@ -72,6 +72,12 @@ export interface WalkResult {
   oversizedBatches: { position: number; batchLength: number }[];
   /** A verified batch below the expected offset (docs/recovery.md §3.4): the walk stopped on it. */
   discontinuity: { position: number; expectedOffset: bigint; foundOffset: bigint } | null;
+  /**
+   * Why the batch at `stopPosition` did not verify, and its header when that
+   * decodes (docs/recovery.md §3.7 reads the torn evidence from it); null when
+   * the walk reached its end or stopped on a discontinuity.
+   */
+  failure: { status: VerifyStatus; header: BatchHeader | null } | null;
   /** docs/recovery.md §3.3 rebuilt index, when asked for. */
   rebuiltIndex: RebuiltIndexEntry[] | null;
 }
@@ -106,6 +112,7 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     gaps: [],
     oversizedBatches: [],
     discontinuity: null,
+    failure: null,
     rebuiltIndex: options.rebuildIndex ? [] : null,
   };
   let lastIndexedPosition = -1;
@@ -129,7 +136,10 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     // The batch the bulk walk left: a read, a gap, a discontinuity, an oversized or
     // failing batch, or a position the caller must be told of.
     const check = verifyResidentBatch(window, position) ?? (await verifyBatchAt(window, position));
-    if (!check.verified) break;
+    if (!check.verified) {
+      result.failure = { status: check.status, header: check.header };
+      break;
+    }
     const { header } = check;
     if (header.baseOffset < result.expectedOffset) {
       result.discontinuity = { position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset };

@@ -16,6 +16,8 @@ export const NodeFindingSchema = Type.Object(
     code: Type.String({ minLength: 1 }),
     path: Type.String(),
     message: Type.String({ minLength: 1 }),
+    /** docs/repair.md §6.4: what the operator does next, one line (the text and HTML reports print the same). */
+    nextStep: Type.String({ minLength: 1 }),
   },
   { additionalProperties: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]) },
 );

@@ -57,6 +57,7 @@ export function segmentJson(dir: string, model: ModelSegment): JsonSegment {
             probe: model.outcome === "refused" ? "survivor" : "no-survivor",
             survivorPosition: model.outcome === "refused" ? 3072 : null,
             spentUnits: 10,
+            tornEvidence: "unverifiable",
           },
     gaps: [],
     warnings: [],
@@ -71,7 +72,43 @@ export function segmentJson(dir: string, model: ModelSegment): JsonSegment {
           ? null
           : { baseOffset: model.end.toString(), checksum: ((model.end * 2654435761n) % (1n << 64n)).toString() },
     batchChecksumsXxh3: null,
+    scope: scopeOf(model, size, walked),
   };
+}
+
+type ScopeRange = JsonSegment["scope"][number];
+
+const range = (
+  kind: ScopeRange["kind"],
+  first: bigint | null,
+  last: bigint | null,
+  startPosition: number,
+  endPosition: number,
+  tornEvidence: ScopeRange["tornEvidence"] = null,
+): ScopeRange => ({
+  kind,
+  firstOffset: first === null ? null : first.toString(),
+  lastOffset: last === null ? null : last.toString(),
+  messages: first !== null && last !== null ? Number(last - first + 1n) : null,
+  bytes: endPosition - startPosition,
+  tornEvidence,
+  startPosition,
+  endPosition,
+});
+
+/**
+ * The scope of loss a scan reports for the model (docs/interfaces.md §9.3): the
+ * proven prefix, then a torn tail (its header claims nothing decodable) or, for
+ * a refusal, an unreadable range whose end no survivor bounds.
+ */
+function scopeOf(model: ModelSegment, size: number, walked: number): ScopeRange[] {
+  if (model.outcome === "clean") return [range("proven", model.start, model.end, 0, size)];
+  if (model.outcome === "torn-tail")
+    return [range("proven", model.start, model.end, 0, walked), range("torn", null, null, walked, size, "unverifiable")];
+  if (model.refusal === "IndexEntriesNotMonotone")
+    return [range("proven", null, null, 0, 0), range("unreadable", model.start, null, 0, size)];
+  const from = model.end === null ? model.start : model.end + 1n;
+  return [range("proven", model.start, model.end, 0, walked), range("unreadable", from, null, walked, size)];
 }
 
 export function partitionJson(dir: string, segments: readonly ModelSegment[]): JsonPartition {
@@ -88,6 +125,10 @@ export function partitionJson(dir: string, segments: readonly ModelSegment[]): J
     sweep: [],
     ignored: [],
     segments: segments.map((s) => segmentJson(dir, s)),
+    scope: segments.flatMap((s) =>
+      segmentJson(dir, s).scope.map(({ startPosition: _start, endPosition: _end, ...partitionRange }) => partitionRange),
+    ),
+    nextStep: refused ? "rebuild this partition from a replica" : torn ? "segscan repair <partition> --apply" : "nothing to do",
   };
 }
 
