@@ -9,6 +9,8 @@ export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js"
 export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";
 export { ScanFailure } from "./io/errors.js";
 export { decideAction } from "./policy/policy.js";
+export { decideSalvage } from "./policy/salvage.js";
+export type { SalvageDecision, SalvageRefusalCode, SegmentSalvage } from "./policy/salvage.js";
 export type * from "./domain/scan.js";
 export * from "./format/constants.js";
 export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";

@@ -117,7 +117,8 @@ function refusedStep(partition: NextStepInput, replicaCount: number): string {
       "(what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup"
     );
   }
-  if (salvage.code === "ScopeNotMapped") return `scan again with a larger --probe-budget: ${salvage.why.replace(/; scan again.*$/, "")}; ${proven}`;
+  if (salvage.code === "ScopeNotMapped")
+    return `scan again with a larger --probe-budget: ${salvage.why.replace(/; scan again.*$/, "")}; ${proven}`;
   const after = intact.length > 0 ? ` (and ${joinWords(intact)} after the damage)` : "";
   return `restore this partition from a backup: ${proven}${after}, ${lostWords} cannot be proven; keep these files as evidence`;
 }
