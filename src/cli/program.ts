@@ -21,6 +21,7 @@ import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
 import { reportCommand } from "./report-html.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
+import { addSalvageCommand } from "./salvage.js";
 import { addScrubCommand } from "./scrub.js";
 
 const EXIT_HELP = `
@@ -97,6 +98,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
+
+  addSalvageCommand(program, setExit);
 
   program
     .command("restore")
