@@ -8,7 +8,7 @@
  * two damaged ranges in one segment), tail and deep mode, both engines; every
  * refusal; the CLI and its JSON. (Crashes: salvage-crash.test.ts.)
  */
-import { cpSync, readFileSync, readdirSync } from "node:fs";
+import { cpSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -100,6 +100,53 @@ describe("salvage: the shapes of the plan (issue 24 item 3)", () => {
       expect(restored.restored).toBe(true);
       expect(snapshot(dir)).toEqual(before);
     });
+  });
+
+  it("deep mode, an index entry inside the proven prefix that disagrees with the walk: the index is rebuilt over the prefix first", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [2, 3, 2, 2, 2], seed: 37 });
+    const entries = indexAt(chain, [0, 1, 3]);
+    entries[1] = { ...entries[1]!, offset: entries[1]!.offset + 1n };
+    writeSegment(dir, 0n, flipped(chain, [2]), entries);
+    const before = snapshot(dir);
+    const report = await scanPartition(dir, { engine, verify: "full" });
+    expect(report.partitions[0]!.segments[0]!.index.mismatches).toBe(1);
+    const plan = await planSalvage(report, { engine });
+    expect(plan.targets[0]!.steps.map(stepShape)).toEqual(["replace/index/index-entries", "replace/segment-log/log-ranges"]);
+    const index = plan.targets[0]!.steps[0]!;
+    expect(index.kind === "replace" && index.content.type === "index-entries" && index.content.entries).toEqual([
+      { offset: "0", position: 0, timestamp: chain.batches[0]!.baseTimestamp.toString() },
+    ]);
+    await apply(plan);
+    const after = (await scanPartition(dir, { engine, verify: "full" })).partitions[0]!;
+    expect(after.verdict).toBe("clean");
+    expect(after.segments[0]!.index.mismatches).toBe(0);
+    await restore(dir, { engine, checkWriters: false });
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it("an index rebuilt over the new log is exactly what segscan rebuilds for that log index-less (a stride per MiB), on both engines", async () => {
+    for (const scanEngine of engines) {
+      const dir = tempPartition();
+      // About 4 MiB: several strides, so the bulk walk between them is exercised.
+      const chain = buildChain({ counts: Array.from({ length: 40 }, (_, i) => 3 + (i % 4)), payloadBytes: 24_000, seed: 38 });
+      writeSegment(dir, 0n, flipped(chain, [0, 17]), indexAt(chain, [0, 10, 20, 30]));
+      const plan = await planSalvage(await scanPartition(dir, { engine: scanEngine, verify: "full" }), { engine: scanEngine });
+      expect(plan.targets[0]!.steps.map(stepShape)).toEqual([
+        "move-aside/index/salvage",
+        "replace/segment-log/log-ranges",
+        "replace/index/index-entries",
+      ]);
+      await apply(plan, scanEngine);
+      const written = indexEntries(join(dir, "00000000000000000000.index"));
+      expect(written.length).toBeGreaterThan(2);
+      rmSync(join(dir, "00000000000000000000.index"));
+      const indexLess = (await scanPartition(dir, { engine: scanEngine })).partitions[0]!.segments[0]!;
+      expect(indexLess.arm).toBe("index-less");
+      expect(indexLess.rebuiltIndex).toEqual(
+        written.map((e) => ({ offset: e.offset, timestamp: e.timestamp, position: Number(e.position) })),
+      );
+    }
   });
 
   it("the journal records what was kept and the offsets lost, in the begin record and in the log step's intent", async () => {

@@ -115,7 +115,8 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
       return refused(
         "ScopeNotMapped",
         `the survivor walk of segment ${segment.startOffset} stopped at byte ${last?.startPosition ?? 0} before the segment's end ` +
-          "(its budget or the range cap ran out), so the bytes after it were never looked at; scan again with a larger --probe-budget",
+          "(its budget ran out, or the segment holds more damaged ranges than a scope lists), so the bytes after it were never " +
+          "looked at; scan again with a larger --probe-budget (if the scope still ends there, restore the partition from a backup)",
       );
     }
     const kept = segment.scope.filter((range) => (range.kind === "proven" && range.bytes > 0) || range.kind === "intact");

@@ -382,28 +382,27 @@ async function rebuiltEntries(
     let lastIndexed = -1;
     let expectedOffset = segment.startOffset;
     for (const range of ranges) {
-      const batches: ProvenBatch[] = [];
+      const shift = newPosition - range.from;
       const walk = await walkBatches(window, {
         fromPosition: range.from,
         untilPosition: range.to,
         expectedOffset,
         rebuildIndex: false,
-        onVerifiedBatch: (batch) => {
-          batches.push(batch);
+        onVerifiedBatch: (batch: ProvenBatch) => {
+          const position = batch.position + shift;
+          if (batch.messageCount > 0 && (lastIndexed < 0 || position - lastIndexed >= REBUILT_INDEX_STRIDE_BYTES)) {
+            entries.push({ offset: batch.baseOffset, timestamp: batch.baseTimestamp, position });
+            lastIndexed = position;
+          }
         },
+        // Batches before the next position that could need an entry are verified in bulk, untold (as walkBatches' own rebuild).
+        nextStopPosition: (position) => (lastIndexed < 0 ? position : Math.max(position, lastIndexed + REBUILT_INDEX_STRIDE_BYTES - shift)),
       });
       if (walk.stopPosition !== range.to || walk.failure !== null || walk.discontinuity !== null) {
         throw new PlanError(
           `segment ${segment.startOffset}: the bytes [${range.from}, ${range.to}) the scan proved no longer verify (they stop at byte ${walk.stopPosition}); scan and plan again`,
           { path: segment.logPath, segment: segment.startOffset, position: walk.stopPosition },
         );
-      }
-      for (const batch of batches) {
-        const position = newPosition + (batch.position - range.from);
-        if (batch.messageCount > 0 && (lastIndexed < 0 || position - lastIndexed >= REBUILT_INDEX_STRIDE_BYTES)) {
-          entries.push({ offset: batch.baseOffset, timestamp: batch.baseTimestamp, position });
-          lastIndexed = position;
-        }
       }
       expectedOffset = walk.expectedOffset;
       newPosition += range.to - range.from;
