@@ -242,9 +242,11 @@ function problemsLeft(report: ScanReport): string {
     if (partition.refusal !== null && partition.verdict === "refused") {
       lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
       lines.push(`    ${refusalLine(partition.refusal, c)}`);
+      lines.push(`    next step: ${partition.nextStep}`);
     } else if (partition.error !== null) {
       lines.push(`  ${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
       lines.push(`    ${partition.error.code}: ${partition.error.message}`);
+      lines.push(`    next step: ${partition.nextStep}`);
     }
   }
   const cleanCount = report.partitions.filter((partition) => partition.verdict === "clean").length;

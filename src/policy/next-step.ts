@@ -7,6 +7,7 @@
  * severity and fields. Commands name their argument as a placeholder
  * (`<partition>`, `<node root>`): the path is printed beside the line.
  */
+import { assert } from "../assert.js";
 import type { NodeFinding } from "../domain/node.js";
 import type { PartitionReport, PartitionScopeRange, SegmentReport } from "../domain/scan.js";
 import { decideSalvage } from "./salvage.js";
@@ -51,6 +52,7 @@ export type NextStepInput = Pick<PartitionReport, "verdict" | "action" | "refusa
  * only where one exists).
  */
 export function partitionNextStep(partition: NextStepInput, replicaCount: number): string {
+  assert(Number.isInteger(replicaCount) && replicaCount >= 1, `a replica count is a positive integer, got ${replicaCount}`);
   switch (partition.verdict) {
     case "clean":
       return "nothing to do: every byte is proven";
@@ -129,6 +131,8 @@ function refusedStep(partition: NextStepInput, replicaCount: number): string {
 const FROM_ELSEWHERE = "restore metadata/ from a replica or a backup";
 const REREAD = "fix the read error and scan again; nothing was judged or changed";
 const INERT = "nothing to do: the leftover file is inert and never read by the server";
+/** docs/node.md N7: offset rewrites wait for a partition whose head is settled. */
+const SETTLED = " once its partition is not refused";
 
 /** A node finding's next step, by code; a code not listed falls back on its severity. */
 const NODE_NEXT_STEPS: Record<string, (finding: NodeFinding) => string> = {
@@ -165,11 +169,11 @@ const NODE_NEXT_STEPS: Record<string, (finding: NodeFinding) => string> = {
   OffsetFrontierAhead: () => "nothing to do: the offsets below the frontier are never handed out again",
   MetadataMissing: () => "restore metadata/ from a backup before starting the server: without it none of these partitions is served",
   OffsetAheadOfHead: () =>
-    "segscan repair <node root> --clamp-offsets --apply rewrites it to the head (preserved), or leave it and the consumer skips the offsets minted again",
+    `segscan repair <node root> --clamp-offsets --apply rewrites it to the head (preserved)${SETTLED}; or leave it and the consumer skips the offsets minted again`,
   OffsetOnEmptyPartition: () =>
-    "segscan repair <node root> --clamp-offsets --apply moves it aside (preserved), so the consumer does not skip the first new message",
+    `segscan repair <node root> --clamp-offsets --apply moves it aside (preserved)${SETTLED}, so the consumer does not skip the first new message`,
   OffsetChecksumTorn: () =>
-    "segscan repair <node root> --clamp-offsets --apply writes the whole record again with the same offset (preserved)",
+    `segscan repair <node root> --clamp-offsets --apply writes the whole record again with the same offset (preserved)${SETTLED}`,
   OffsetCorrupt: () =>
     "segscan repair <node root> --apply keeps a copy as evidence; tell the consumer's owner: at the next boot it restarts from offset 0",
   OffsetUnsealed: () => "nothing to do: a legacy record, read as it is",

@@ -6,10 +6,11 @@
  * size give the same ranges; the survivor walk after a refusal spends its own
  * budget (`ScopeBudget`), never the probe's, so it can never change a verdict.
  */
+import { assert } from "../assert.js";
 import { U64_MAX } from "../format/constants.js";
 import { type BatchHeader, VerifyStatus } from "../format/records.js";
 import type { FileWindow } from "../engine/file-window.js";
-import type { PartitionScopeRange, Refusal, SegmentReport, SegmentScopeRange, TornEvidence } from "../domain/scan.js";
+import type { PartitionScopeRange, SegmentReport, SegmentScopeRange, TornEvidence } from "../domain/scan.js";
 import { type ProbeBudget, probeResidue, residueIsAllZero } from "./probe.js";
 import { verifyBatchAt } from "./verify.js";
 import { type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
@@ -88,7 +89,7 @@ export function provenRange(report: SegmentReport, prefixMessages: number | null
  * `nextOffset` (the chain's next expected offset) to the survivor's base
  * offset − 1; the last offset is unknown (null) when no survivor bounds them.
  */
-export function unreadableRange(start: number, end: number, nextOffset: bigint | null, survivorBase: bigint | null): SegmentScopeRange {
+function unreadableRange(start: number, end: number, nextOffset: bigint | null, survivorBase: bigint | null): SegmentScopeRange {
   if (nextOffset === null) return segmentRange("unreadable", start, end, NO_OFFSETS); // nothing can extend a chain ending at u64::MAX
   if (survivorBase === null) return segmentRange("unreadable", start, end, { firstOffset: nextOffset, lastOffset: null, messages: null });
   // A survivor at the very next offset: the damage hid bytes but no offset (a damaged empty batch, inserted junk).
@@ -170,6 +171,7 @@ export async function survivorScope(
   const size = window.fileSize;
   let { damagePosition, nextOffset, survivorPosition } = start;
   for (;;) {
+    assert(damagePosition < survivorPosition && survivorPosition < size, "a survivor lies after its damage, inside the log");
     const survivor = await survivorHeader(window, survivorPosition);
     if (survivor === null) {
       ranges.push(unreadableRange(damagePosition, size, nextOffset, null));
@@ -222,6 +224,24 @@ export async function survivorScope(
 /** The refusal-specific part of a walked segment's scope when no survivor was found: the rest is unreadable, its end unknown. */
 export function unknownRestScope(proven: SegmentScopeRange, report: SegmentReport, nextOffset: bigint | null): SegmentScopeRange[] {
   return [proven, unreadableRange(report.walkedSize, report.messagesSize, nextOffset, null)];
+}
+
+/**
+ * The invariants every segment's scope keeps (docs/recovery.md §3.7): the
+ * proven range `[0, walkedSize)` first, then ranges that tile the log to its
+ * size in byte order, never more than MAX_SCOPE_RANGES_PER_SEGMENT.
+ */
+export function assertScopeTiles(report: SegmentReport): void {
+  const scope = report.scope;
+  const where = `the scope of ${report.logPath}`;
+  assert(scope.length >= 1 && scope.length <= MAX_SCOPE_RANGES_PER_SEGMENT, `${where} holds 1..${MAX_SCOPE_RANGES_PER_SEGMENT} ranges`);
+  assert(scope[0]!.kind === "proven" && scope[0]!.endPosition === report.walkedSize, `${where} starts with the proven prefix`);
+  let position = 0;
+  for (const range of scope) {
+    assert(range.startPosition === position && range.endPosition >= position, `${where} tiles the log in byte order`);
+    position = range.endPosition;
+  }
+  assert(position === report.messagesSize, `${where} ends at the log's size ${report.messagesSize}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -280,6 +300,7 @@ function append(ranges: PartitionScopeRange[], range: PartitionScopeRange): void
  */
 export function partitionScope(segments: readonly SegmentReport[], failed: boolean): PartitionScopeRange[] {
   if (failed) return [];
+  assert(segments.length > 0, "a partition that did not fail holds a segment");
   const ranges: PartitionScopeRange[] = [
     { kind: "proven", firstOffset: null, lastOffset: null, messages: 0, bytes: 0, tornEvidence: null },
   ];
@@ -321,18 +342,9 @@ export function partitionScope(segments: readonly SegmentReport[], failed: boole
       }
       append(ranges, partitionRange);
     }
-    // A segment that holds no offset (an empty one, or only a torn tail) leaves the chain where it was.
-    if (expected === null && holdsOffsets === false && segment.scope.length > 0) expected = segment.startOffset;
+    // A first segment that holds no offset (an empty one, or only a torn tail) still starts the chain
+    // at its name's offset: a later segment starting above it leaves offsets missing (EmptyNonTailSegment).
+    if (expected === null && !holdsOffsets) expected = segment.startOffset;
   });
   return ranges;
-}
-
-/** The ranges of a scope that lose or risk data: unreadable and missing ones. */
-export function lostRanges<R extends PartitionScopeRange>(scope: readonly R[]): R[] {
-  return scope.filter((range) => range.kind === "unreadable" || range.kind === "missing");
-}
-
-/** Whether a refusal is about the chain of segments (the segments themselves are intact). */
-export function isContiguityRefusal(refusal: Refusal | null): boolean {
-  return refusal?.code === "Hole" || refusal?.code === "Overlap" || refusal?.code === "EmptyNonTailSegment";
 }

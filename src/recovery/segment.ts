@@ -13,7 +13,7 @@ import type { Refusal, Residue, SegmentReport, SegmentScopeRange, VerifyMode } f
 import { INDEX_CHUNK_ENTRIES, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
 import { type ProbeBudget, probeResidue, residueIsAllZero } from "./probe.js";
 import { refuse } from "./refusals.js";
-import { provenRange, survivorScope, tornEvidenceOf, tornRange, unknownRestScope, unwalkedScope } from "./scope.js";
+import { assertScopeTiles, provenRange, survivorScope, tornEvidenceOf, tornRange, unknownRestScope, unwalkedScope } from "./scope.js";
 import { verifyBatchAt } from "./verify.js";
 import { IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
 
@@ -60,6 +60,7 @@ export async function recoverSegment(files: SegmentFiles, context: SegmentContex
     else await recoverIndexLess(files, context, window, report);
     // A refusal before any walk (an index that cannot be trusted) leaves the scope to this.
     if (report.scope.length === 0) report.scope = unwalkedScope(report);
+    assertScopeTiles(report);
   } finally {
     await file.close();
   }
