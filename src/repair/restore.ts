@@ -538,7 +538,7 @@ async function undoReplace(op: ReplaceOp, ctx: Context): Promise<string | null> 
       throw conflict(ctx, `${target} is not the ${op.what} the repair created (${op.new.size} bytes, XXH3 ${op.new.xxh3})`, target, where);
     }
     await moveAside(fs, target, ctx.preserveDir, ".discarded");
-    return `${op.file}: created by the repair, moved aside (there was no ${op.what} before)`;
+    return `${op.file}: created by the repair, moved aside (no ${op.what} was there before this step)`;
   }
   if (current !== null && (await matches(ctx, target, op.old))) {
     return changed ? `${op.file}: unfinished replacement set aside` : null;
