@@ -9,6 +9,8 @@ export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js"
 export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";
 export { ScanFailure } from "./io/errors.js";
 export { decideAction } from "./policy/policy.js";
+export { decideSalvage } from "./policy/salvage.js";
+export type { SalvageDecision, SalvageRefusalCode, SegmentSalvage } from "./policy/salvage.js";
 // docs/repair.md §6.4: the one next-step line of a partition and of a node finding.
 export { nodeFindingNextStep, partitionNextStep } from "./policy/next-step.js";
 export type * from "./domain/scan.js";

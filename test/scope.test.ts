@@ -177,8 +177,8 @@ describe("scope of loss: interior damage with survivors (issue 24 item 1)", () =
         ]);
         const unreadable = offsetsText({ firstOffset: segment.batches[k]!.baseOffset, lastOffset: lastOf(segment, k) });
         expect(partition.nextStep, where).toBe(
-          `salvage: segscan salvage <partition> keeps 0..${provenLast} and ${segment.batches[k + 1]!.baseOffset}..${partitionEnd} ` +
-            `and records ${unreadable} as lost; or restore the partition from a backup`,
+          `salvage: segscan salvage <partition> --apply keeps 0..${provenLast} and ${segment.batches[k + 1]!.baseOffset}..${partitionEnd} ` +
+            `and records ${unreadable} as lost (what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup`,
         );
         // The batch_length flip leaves a header over the cap: its bytes do not decode, whatever caused it.
         expect(scanned.residue?.tornEvidence, where).toBe("unverifiable");
@@ -439,9 +439,10 @@ describe("scope of loss across segments: missing offsets and overlaps", () => {
       ["missing", missing.startOffset.toString(), missing.endOffset.toString(), missing.messages],
       ["intact", rest[0]!.startOffset.toString(), last.endOffset.toString(), null],
     ]);
+    // Salvage drops damaged bytes inside a segment; a hole between segments has none, so the line does not name it.
     expect(partition.nextStep).toBe(
-      `salvage: segscan salvage <partition> keeps 0..${first.endOffset} and ${rest[0]!.startOffset}..${last.endOffset} ` +
-        `and records ${missing.startOffset}..${missing.endOffset} as lost; or restore the partition from a backup`,
+      `restore this partition from a backup: segscan proves 0..${first.endOffset} here (and ${rest[0]!.startOffset}..${last.endOffset} after the damage), ` +
+        `${missing.startOffset}..${missing.endOffset} cannot be proven; keep these files as evidence`,
     );
   });
 
@@ -557,7 +558,7 @@ const CASES: Case[] = [
     outcome: "refused",
     scope: [range("proven", 0n, 669n), range("unreadable", 670n, 674n), range("intact", 675n, 709n)],
     expected: {
-      1: "salvage: segscan salvage <partition> keeps 0..669 and 675..709 and records 670..674 as lost; or restore the partition from a backup",
+      1: "salvage: segscan salvage <partition> --apply keeps 0..669 and 675..709 and records 670..674 as lost (what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup",
       3: "rebuild this partition from a replica: segscan proves 0..669 here (and 675..709 after the damage)",
     },
   },
@@ -623,7 +624,19 @@ function partitionOf(c: Case, replicas: number): PartitionReport {
     refusal: c.refusal,
     error: c.verdict === "failed" ? { code: "ReadFailure", path: "/p/0.log", message: "EIO reading /p/0.log" } : null,
     scope: c.scope.map(({ startPosition: _s, endPosition: _e, ...partitionRange }) => partitionRange),
-    segments: c.outcome === undefined ? [] : [{ outcome: c.outcome, scope: c.scope }],
+    segments:
+      c.outcome === undefined
+        ? []
+        : [
+            {
+              startOffset: 0n,
+              outcome: c.outcome,
+              refusal: c.outcome === "refused" ? c.refusal : null,
+              scope: c.scope,
+              endOffset: c.scope[0]?.lastOffset ?? null,
+              walkedSize: c.scope[0]?.bytes ?? 0,
+            },
+          ],
   };
   return {
     path: "/p",

@@ -22,6 +22,7 @@ import { parseBytes, parseInteger } from "./parse.js";
 import { reportCommand } from "./report-html.js";
 import { FLEET_EXIT_HELP, type FleetFlags, fleetCommand } from "./fleet.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
+import { addSalvageCommand } from "./salvage.js";
 import { addScrubCommand } from "./scrub.js";
 
 const EXIT_HELP = `
@@ -113,6 +114,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
+
+  addSalvageCommand(program, setExit);
 
   program
     .command("restore")

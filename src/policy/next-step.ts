@@ -9,7 +9,8 @@
  */
 import { assert } from "../assert.js";
 import type { NodeFinding } from "../domain/node.js";
-import type { PartitionReport, PartitionScopeRange, SegmentScopeRange } from "../domain/scan.js";
+import type { PartitionReport, PartitionScopeRange, SegmentReport } from "../domain/scan.js";
+import { decideSalvage } from "./salvage.js";
 
 /** The offsets of a range as an operator reads them: `670..674`, `670`, `670..unknown` (no survivor bounds them), or `no offset`. */
 export function offsetsText(range: Pick<PartitionScopeRange, "firstOffset" | "lastOffset">): string {
@@ -42,7 +43,7 @@ function bytesWords(bytes: number): string {
 
 /** The partition fields the next step is chosen from. */
 export type NextStepInput = Pick<PartitionReport, "verdict" | "action" | "refusal" | "error" | "scope"> & {
-  segments: readonly { outcome: PartitionReport["segments"][number]["outcome"]; scope: readonly SegmentScopeRange[] }[];
+  segments: readonly Pick<SegmentReport, "startOffset" | "outcome" | "refusal" | "scope" | "endOffset" | "walkedSize">[];
 };
 
 /**
@@ -60,7 +61,7 @@ export function partitionNextStep(partition: NextStepInput, replicaCount: number
     case "repairable":
       return repairStep(partition, replicaCount);
     case "refused":
-      return refusedStep(partition);
+      return refusedStep(partition, replicaCount);
   }
 }
 
@@ -87,7 +88,7 @@ function repairStep(partition: NextStepInput, replicaCount: number): string {
     : `check a backup for ${offsets}, then repair: segscan repair <partition> --apply cuts ${bytes} (${why})`;
 }
 
-function refusedStep(partition: NextStepInput): string {
+function refusedStep(partition: NextStepInput, replicaCount: number): string {
   const { refusal, scope } = partition;
   const proven = provenWords(scope);
   if (refusal?.code === "UnverifiedResidue") {
@@ -103,11 +104,25 @@ function refusedStep(partition: NextStepInput): string {
   }
   const lost = scope.filter((range) => (range.kind === "unreadable" || range.kind === "missing") && holdsOffsets(range));
   const lostWords = lost.length === 0 ? "no offset" : joinWords(lost.map((range) => offsetsText(range)));
-  if (intact.length > 0) {
+  // docs/repair.md §6.5: salvage is named only where it would act (the same decision `segscan salvage` plans from).
+  const salvage = decideSalvage(partition, replicaCount);
+  if (salvage.salvageable) {
     const kept = [...(holdsOffsets(scope[0]!) ? [offsetsText(scope[0]!)] : []), ...intact];
-    return `salvage: segscan salvage <partition> keeps ${joinWords(kept)} and records ${lostWords} as lost; or restore the partition from a backup`;
+    const dropped = salvage.segments.flatMap((segment) => segment.lost);
+    const droppedOffsets = dropped.filter(holdsOffsets).map((range) => offsetsText(range));
+    const recorded =
+      droppedOffsets.length > 0
+        ? `records ${joinWords(droppedOffsets)} as lost`
+        : `drops ${bytesWords(dropped.reduce((sum, range) => sum + range.bytes, 0))} that hold no offset`;
+    return (
+      `salvage: segscan salvage <partition> --apply keeps ${joinWords(kept)} and ${recorded} ` +
+      "(what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup"
+    );
   }
-  return `restore this partition from a backup: ${proven}, ${lostWords} cannot be proven; keep these files as evidence`;
+  if (salvage.code === "ScopeNotMapped")
+    return `scan again with a larger --probe-budget: ${salvage.why.replace(/; scan again.*$/, "")}; ${proven}`;
+  const after = intact.length > 0 ? ` (and ${joinWords(intact)} after the damage)` : "";
+  return `restore this partition from a backup: ${proven}${after}, ${lostWords} cannot be proven; keep these files as evidence`;
 }
 
 // ---------------------------------------------------------------------------
