@@ -1,4 +1,4 @@
-// Writes docs/report.schema.json and docs/repair.schema.json from the one
+// Writes docs/report.schema.json, docs/repair.schema.json and docs/fleet.schema.json from the one
 // definition of each (src/report/schema.ts, src/report/repair-json.ts,
 // compiled to dist/ by `npm run schema`). test/report-schema.test.ts and
 // test/repair-schema.test.ts fail when a committed file differs from what this writes.
@@ -6,10 +6,12 @@ import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { repairJsonSchemaText } from "../dist/src/report/repair-json.js";
 import { reportJsonSchemaText } from "../dist/src/report/schema.js";
+import { fleetJsonSchemaText } from "../dist/src/fleet/schema.js";
 
 for (const [name, text] of [
   ["report.schema.json", reportJsonSchemaText()],
   ["repair.schema.json", repairJsonSchemaText()],
+  ["fleet.schema.json", fleetJsonSchemaText()],
 ]) {
   const target = fileURLToPath(new URL(`../docs/${name}`, import.meta.url));
   writeFileSync(target, text);

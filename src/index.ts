@@ -9,6 +9,10 @@ export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js"
 export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";
 export { ScanFailure } from "./io/errors.js";
 export { decideAction } from "./policy/policy.js";
+export { decideSalvage } from "./policy/salvage.js";
+export type { SalvageDecision, SalvageRefusalCode, SegmentSalvage } from "./policy/salvage.js";
+// docs/repair.md §6.4: the one next-step line of a partition and of a node finding.
+export { nodeFindingNextStep, partitionNextStep } from "./policy/next-step.js";
 export type * from "./domain/scan.js";
 export * from "./format/constants.js";
 export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";
@@ -33,7 +37,17 @@ export {
 } from "./scrub/index.js";
 export type { ScrubOptions, ScrubProgress, ScrubEvent, ScrubFinding, FindingCode, PassSummary } from "./scrub/index.js";
 export { toJsonReport, stringifyJson, validateJsonReport } from "./report/json.js";
-export type { JsonScanReport, JsonPartition, JsonSegment, JsonRefusal, JsonResidue, JsonGap, JsonScanOptions } from "./report/json.js";
+export type {
+  JsonScanReport,
+  JsonPartition,
+  JsonSegment,
+  JsonRefusal,
+  JsonResidue,
+  JsonGap,
+  JsonScanOptions,
+  JsonPartitionScopeRange,
+  JsonSegmentScopeRange,
+} from "./report/json.js";
 // Repair (docs/repair.md §6.2): plan, apply with a journal, restore, and the errors they throw.
 export * from "./repair/index.js";
 export { formatApplied, formatPlan } from "./report/repair-format.js";
@@ -41,3 +55,14 @@ export { scanNode, isNodeRoot } from "./node/scan.js";
 export type * from "./domain/node.js";
 export { nodeToJson } from "./report/node-json.js";
 export { NodeJsonSchema, validateNodeJson } from "./report/node-schema-entry.js";
+export {
+  mergeReports,
+  runFleet,
+  openReport,
+  ReportInputError,
+  fleetExitCode,
+  validateFleetReport,
+  fleetJsonSchemaText,
+  FleetReportSchema,
+} from "./fleet/entry.js";
+export type { FleetReport, FleetPartition, FleetReplica, FleetMetadata, FleetSummary, FleetNode, MergeInput } from "./fleet/entry.js";

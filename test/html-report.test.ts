@@ -19,8 +19,18 @@ import { gunzipSync } from "node:zlib";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import pngjs from "pngjs";
 import { DEMO_SCENARIOS, Prng, generateDataDir } from "../src/gen/index.js";
+import { writeNodeMetadata } from "../src/gen/node/node.js";
+import { SEVERITY_ORDER } from "../src/domain/node.js";
 import { MARK_COLORS, renderHtmlReport, type HtmlReportInput } from "../src/report/html/index.js";
-import { validateJsonReport, type JsonPartition, type JsonScanReport, type JsonSegment } from "../src/report/json.js";
+import { naturalCompare } from "../src/report/html/render.js";
+import { scopeLine } from "../src/report/format.js";
+import {
+  validateJsonReport,
+  type JsonPartition,
+  type JsonScanReport,
+  type JsonSegment,
+  type JsonSegmentScopeRange,
+} from "../src/report/json.js";
 
 const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 const CHROMIUM = process.env.SEGSCAN_CHROMIUM ?? "/usr/bin/chromium";
@@ -80,6 +90,27 @@ function runCli(args: string[], stdin?: string, cwd?: string): Promise<Run> {
 
 const count = (value: number): string => String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
+/** A segment scope range of the synthetic report (offsets given as numbers). */
+function scopeRange(
+  kind: JsonSegmentScopeRange["kind"],
+  startPosition: number,
+  endPosition: number,
+  firstOffset: number | null,
+  lastOffset: number | null,
+  messages: number | null,
+): JsonSegmentScopeRange {
+  return {
+    kind,
+    firstOffset: firstOffset === null ? null : String(firstOffset),
+    lastOffset: lastOffset === null ? null : String(lastOffset),
+    messages,
+    bytes: endPosition - startPosition,
+    tornEvidence: null,
+    startPosition,
+    endPosition,
+  };
+}
+
 /**
  * A valid 10,000-partition report: mostly clean, every 13th a torn tail, every
  * 97th refused with a survivor, every 1,001st failed. Sizes, offsets and
@@ -120,6 +151,9 @@ function syntheticReport(partitions: number): JsonScanReport {
         warnings: [],
         index: { entries: 4, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
         refusal: null,
+        lastBatch: null,
+        batchChecksumsXxh3: null,
+        scope: [scopeRange("proven", 0, segmentBytes, start, start + perSegment - 1, perSegment)],
       };
       if (tail && verdict === "repairable") {
         const damagePosition = segmentBytes - rng.int(100, 100_000);
@@ -135,7 +169,15 @@ function syntheticReport(partitions: number): JsonScanReport {
             probe: "no-survivor",
             survivorPosition: null,
             spentUnits: 1000,
+            tornEvidence: i % 2 === 0 ? "zero-filled" : "short-batch",
           },
+          scope: [
+            scopeRange("proven", 0, damagePosition, start, start + perSegment - 20, null),
+            {
+              ...scopeRange("torn", damagePosition, segmentBytes, null, null, null),
+              tornEvidence: i % 2 === 0 ? "zero-filled" : "short-batch",
+            },
+          ],
         });
       }
       if (s === 1 && verdict === "refused") {
@@ -152,7 +194,13 @@ function syntheticReport(partitions: number): JsonScanReport {
             probe: "survivor",
             survivorPosition,
             spentUnits: 300_000,
+            tornEvidence: "complete-batch",
           },
+          scope: [
+            scopeRange("proven", 0, damagePosition, start, start + 99, null),
+            scopeRange("unreadable", damagePosition, survivorPosition, start + 100, start + 104, 5),
+            scopeRange("intact", survivorPosition, segmentBytes, start + 105, start + perSegment - 1, perSegment - 105),
+          ],
           refusal: {
             code: "InteriorDamage",
             message: `segment ${start}: damage at byte ${damagePosition} is followed by a verifying batch at byte ${survivorPosition}`,
@@ -175,12 +223,22 @@ function syntheticReport(partitions: number): JsonScanReport {
       sweep: [],
       ignored: [],
       segments,
+      scope:
+        verdict === "failed"
+          ? []
+          : segments.flatMap((segment) => segment.scope).map(({ startPosition: _s, endPosition: _e, ...range }) => range),
+      nextStep:
+        verdict === "failed"
+          ? "retry: fix what stopped the scan (ReadFailure) and scan again; nothing was concluded or changed"
+          : `the next step of ${path}`,
     });
   }
   const tally = (verdict: JsonPartition["verdict"]): number => out.filter((p) => p.verdict === verdict).length;
+  const worst = (["failed", "refused", "repairable"] as const).find((verdict) => tally(verdict) > 0) ?? "clean";
   return {
     segscan: "1.0.0",
     engine: "wasm",
+    verdict: worst,
     options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 2_281_701_376, windowBytes: 1_048_576 },
     partitions: out,
     summary: {
@@ -206,6 +264,8 @@ function embeddedReport(html: string): unknown {
 let root: string;
 let demoJson: JsonScanReport;
 let demoHtmlPath: string;
+let nodeHtmlPath: string;
+let nodeJson: JsonScanReport;
 let demoAgainPath: string;
 let demoScanRun: Run;
 
@@ -218,6 +278,28 @@ beforeAll(async () => {
   demoJson = JSON.parse(demoScanRun.stdout) as JsonScanReport;
   const jsonPath = join(root, "demo.json");
   await writeFile(jsonPath, demoScanRun.stdout);
+  nodeHtmlPath = join(root, "node.html");
+  const nodeDir = join(root, "node");
+  const generated = await generateDataDir(nodeDir, {
+    size: "tiny",
+    topicsPerStream: 1,
+    partitionsPerTopic: 12,
+    scenarios: [
+      "two-damaged-ranges",
+      "last-batch-bitflip",
+      "payload-bitflip",
+      "torn-tail",
+      "zero-tail",
+      "crafted-residue",
+      "hole",
+      "torn-tail",
+      "zero-tail",
+      "lost-index",
+    ],
+  });
+  await writeNodeMetadata(nodeDir, generated.partitions, { fault: "wal-torn-tail" });
+  const nodeScan = await runCli(["scan", nodeDir, "--json", "--engine", "ts", "--html", nodeHtmlPath]);
+  nodeJson = JSON.parse(nodeScan.stdout) as JsonScanReport;
   demoAgainPath = join(root, "demo-again.html");
   const again = await runCli(["report", jsonPath, "--html", demoAgainPath]);
   expect(again.stderr).toContain(`wrote the HTML report ${demoAgainPath}`);
@@ -497,6 +579,37 @@ describeBrowser("HTML report in headless Chromium", () => {
       `Damage position and cut point at byte ${count(tornSegment.walkedSize)}: a repair truncates the .log from ${count(tornSegment.messagesSize)}`,
     );
 
+    // Every card says its next step and its scope in the words of the JSON and the text report (issue 24 items 2, 6).
+    for (const [i, partition] of demoJson.partitions.entries()) {
+      const card = page.locator(`li.partition[data-index="${i}"]`);
+      await expect(card.locator("p.next-step").textContent()).resolves.toBe(
+        `Next step: ${partition.nextStep} (action ${partition.action})`,
+      );
+      if (partition.scope.length > 1) {
+        await expect(card.locator("p.scope").textContent()).resolves.toBe(`Scope: ${scopeLine(partition.scope as never)}`);
+      } else {
+        await expect(card.locator("p.scope").count()).resolves.toBe(0);
+      }
+    }
+    // The scope's ranges are drawn on the bar where their bytes are: the unreadable one from the damage to the survivor.
+    const unreadable = segment.scope.find((range) => range.kind === "unreadable")!;
+    const unreadableBox = (await bar.locator('[data-mark="range-unreadable"] rect.range').boundingBox())!;
+    expect(Math.abs(unreadableBox.x - (file.x + file.width * (unreadable.startPosition / segment.messagesSize)))).toBeLessThanOrEqual(
+      POSITION_TOLERANCE_PX,
+    );
+    expect(
+      Math.abs(unreadableBox.x + unreadableBox.width - (file.x + file.width * (unreadable.endPosition / segment.messagesSize))),
+    ).toBeLessThanOrEqual(POSITION_TOLERANCE_PX);
+    await expect(bar.locator('[data-mark="range-unreadable"]').getAttribute("data-tip")).resolves.toContain(
+      `offsets ${unreadable.firstOffset === unreadable.lastOffset ? unreadable.firstOffset : `${unreadable.firstOffset}..${unreadable.lastOffset}`} cannot be proven`,
+    );
+    await expect(bar.locator('[data-mark="range-intact"]').count()).resolves.toBe(1);
+    // The verdicts' meanings are said once, in the header, not in every card.
+    const refusedWords = await page.evaluate(
+      () => (document.body.textContent ?? "").split("damage hides data that may be durable").length - 1,
+    );
+    expect(refusedWords).toBe(1);
+
     // Zero and non-zero residues are told apart by pattern; sweep candidates are listed; index entries are ticks.
     const zeroResidues = demoJson.partitions.flatMap((p) => p.segments).filter((s) => s.residue?.allZero === true).length;
     const nonZeroResidues = demoJson.partitions.flatMap((p) => p.segments).filter((s) => s.residue?.allZero === false).length;
@@ -583,6 +696,101 @@ describeBrowser("HTML report in headless Chromium", () => {
     await page.close();
   });
 
+  it("a node with faults: findings with their paths and next steps, worst first; 600 px wide without sideways scrolling; no label collides (issue 24 item 6)", async () => {
+    const { page, errors, requests } = await open(nodeHtmlPath);
+    const node = nodeJson.node!;
+    // Node findings: each names its file (relative to the node root) and its next step, worst first, then by path.
+    const items = await page.locator("ul.node-findings > li").evaluateAll((lis) =>
+      lis.map((li) => ({
+        severity: li.querySelector("b")!.textContent,
+        path: li.querySelector(".finding-path")!.textContent!,
+        next: li.querySelector(".next-step")?.textContent ?? "",
+      })),
+    );
+    expect(items.length).toBeGreaterThan(3);
+    for (const item of items) {
+      expect(item.path.length).toBeGreaterThan(0);
+      expect(item.next).toMatch(/^Next step: \S/);
+    }
+    const sorted = [...items].sort(
+      (a, b) => SEVERITY_ORDER.indexOf(b.severity as never) - SEVERITY_ORDER.indexOf(a.severity as never) || naturalCompare(a.path, b.path),
+    );
+    expect(items).toEqual(sorted);
+    // Findings about one kind of file in several partitions can be told apart by their paths.
+    const aheadPaths = items.filter((item) => item.path.includes("offsets/groups/")).map((item) => item.path);
+    expect(new Set(aheadPaths).size).toBe(aheadPaths.length);
+    expect(node.verdict).toBe("refused");
+
+    // Numbers as numbers: partitions/2 before partitions/10 when sorted by path.
+    await page.locator("#sort").selectOption("path");
+    const paths = await page
+      .locator("ol#partitions > li.partition .path")
+      .evaluateAll((spans) => spans.map((span) => span.getAttribute("title")!));
+    expect(paths).toEqual([...paths].sort(naturalCompare));
+    expect(paths.findIndex((path) => path.endsWith("/1/partitions/2"))).toBeLessThan(
+      paths.findIndex((path) => path.endsWith("/1/partitions/10")),
+    );
+
+    /** Labels under a bar that overlap another label of the same bar, and range names that overrun their range. */
+    const collisions = (): Promise<string[]> =>
+      page.evaluate(() => {
+        const found: string[] = [];
+        for (const bar of Array.from(document.querySelectorAll("svg.bar"))) {
+          const boxes = Array.from(bar.querySelectorAll("text.mark-label, text.cut-label")).map((label) => ({
+            text: label.textContent,
+            box: label.getBoundingClientRect(),
+          }));
+          for (let i = 0; i < boxes.length; i++)
+            for (let j = i + 1; j < boxes.length; j++) {
+              const [a, b] = [boxes[i]!.box, boxes[j]!.box];
+              if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)
+                found.push(`${boxes[i]!.text}/${boxes[j]!.text}`);
+            }
+          const barWidth = bar.getBoundingClientRect().width;
+          for (const name of Array.from(bar.querySelectorAll("text.range-label"))) {
+            if (name.getAttribute("visibility") === "hidden") continue;
+            const room = (barWidth * Number.parseFloat(name.parentElement!.getAttribute("width")!)) / 100;
+            if ((name as SVGTextElement).getComputedTextLength() + 3 > room)
+              found.push(`range label ${name.textContent} overruns its range`);
+          }
+        }
+        return found;
+      });
+    await page.locator("#page-size").selectOption("0");
+    expect(await collisions()).toEqual([]);
+
+    // 600 px: nothing scrolls sideways (the boot forecast stacks), and still nothing collides.
+    await page.setViewportSize({ width: 600, height: 900 });
+    await page.waitForTimeout(400); // the resize re-lays the labels after a pause
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(600);
+    expect(await collisions()).toEqual([]);
+    await page.screenshot({ path: join(root, "node-600.png"), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    await page.close();
+  });
+
+  it("marks a few bytes apart get their letters on separate rows: D and S never read DS", async () => {
+    const close = structuredClone(demoJson) as HtmlReportInput;
+    const refused = close.partitions.find((p) => p.verdict === "refused")!;
+    const segment = refused.segments.find((s) => s.residue?.probe === "survivor")!;
+    const residue = segment.residue!;
+    residue.survivorPosition = residue.damagePosition + 5;
+    const path = join(root, "close-marks.html");
+    await writeFile(path, renderHtmlReport(close));
+    const { page, errors } = await open(path);
+    const bar = page.locator(`li.partition[data-verdict="refused"] svg.bar:not(.zoom)`).nth(refused.segments.indexOf(segment));
+    const d = (await bar.locator('[data-mark="damage"] text.mark-label').boundingBox())!;
+    const s = (await bar.locator('[data-mark="survivor"] text.mark-label').boundingBox())!;
+    expect(Math.abs(d.x - s.x)).toBeLessThan(4); // drawn at nearly one position …
+    expect(s.y).toBeGreaterThanOrEqual(d.y + d.height); // … on separate rows
+    expect((await bar.boundingBox())!.height).toBeGreaterThan(38); // the bar grew to hold the second row
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("10,000 partitions: opens with clean ones hidden, filters, searches and pages; logs size and timings", async () => {
     const report = syntheticReport(LARGE_PARTITIONS);
     const path = join(root, "large.html");
@@ -603,7 +811,9 @@ describeBrowser("HTML report in headless Chromium", () => {
     expect(await page.locator("li.partition.v-clean").count()).toBe(0);
     const failedRow = page.locator('li.partition[data-verdict="failed"]').first();
     await expect(failedRow.locator(".error").textContent()).resolves.toContain("ReadFailure: EIO reading 4096 bytes at 0");
-    await expect(failedRow.locator(".words").first().textContent()).resolves.toContain("Retry: fix the storage and scan again");
+    await expect(failedRow.locator(".next-step").first().textContent()).resolves.toContain(
+      "Next step: retry: fix what stopped the scan (ReadFailure) and scan again",
+    );
 
     // Show the clean ones too: timed in the page, up to the next painted frame.
     const filterMs = await page.evaluate(
@@ -623,9 +833,24 @@ describeBrowser("HTML report in headless Chromium", () => {
         `and re-filter in ${filterMs.toFixed(1)} ms (click to next frame) in headless Chromium`,
     );
 
-    // Paging: page 2 starts at the 51st partition.
+    // Rows come worst first, then by path with numbers as numbers (issue 24 item 6); page 2 starts at the 51st.
+    const worstFirst = report.partitions
+      .map((p, i) => ({ p, i }))
+      .sort((a, b) => SEVERITY_ORDER.indexOf(b.p.verdict) - SEVERITY_ORDER.indexOf(a.p.verdict) || naturalCompare(a.p.path, b.p.path));
+    const firstRows = await page
+      .locator("ol#partitions > li.partition")
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-index")));
+    expect(firstRows).toEqual(worstFirst.slice(0, 50).map(({ i }) => String(i)));
     await page.locator("#next").click();
-    await expect(page.locator("ol#partitions > li.partition").first().getAttribute("data-index")).resolves.toBe("50");
+    await expect(page.locator("ol#partitions > li.partition").first().getAttribute("data-index")).resolves.toBe(String(worstFirst[50]!.i));
+    // By path: streams/1/topics/1/partitions/2 before …/partitions/10.
+    await page.locator("#sort").selectOption("path");
+    const byPath = await page
+      .locator("ol#partitions > li.partition .path")
+      .evaluateAll((paths) => paths.slice(0, 12).map((p) => p.getAttribute("title")));
+    expect(byPath.slice(0, 3)).toEqual([1, 2, 3].map((n) => `/var/lib/iggy/streams/1/topics/1/partitions/${n}`));
+    expect(byPath[9]).toBe("/var/lib/iggy/streams/1/topics/1/partitions/10");
+    await page.locator("#sort").selectOption("worst");
 
     // Search by path: the same substring match the test computes from the JSON.
     const query = "streams/3/topics/4/partitions/5";

@@ -56,6 +56,7 @@ const LAYERS = [
   "repair",
   "scrub",
   "report",
+  "fleet",
   "gen",
   "cli",
   "index.ts",

@@ -13,7 +13,7 @@ import type { IndexEntry } from "../src/format/records.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import type { PartitionReport, SegmentReport, VerifyMode } from "../src/domain/scan.js";
-import { type DamageSpec, type DamagedLog, refSegment, resolveDamage } from "./helpers/damage.js";
+import { type DamageSpec, type DamagedLog, refScopeAfterProven, refSegment, refTornEvidence, resolveDamage } from "./helpers/damage.js";
 import { allEngines } from "./helpers/engines.js";
 import { type BuiltChain, buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
@@ -147,23 +147,34 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
     expect(segment.walkedSize, where).toBe(ref.walkedSize);
     expect(segment.refusal?.code ?? null, where).toBe(ref.refusal);
     if (ref.refusal !== "SizeDivergence" && ref.walk) expect(segment.gaps, where).toEqual(ref.walk.gaps);
+    let residueAllZero = false;
     if (ref.probe) {
       const damagePosition = ref.damagePosition!;
+      // A probe out of budget reads no further than its last candidate's header (issue 16 item 5):
+      // all-zero is claimed only when that header ends the file.
+      residueAllZero =
+        isAllZero(segmentFiles.log.subarray(damagePosition)) &&
+        !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length);
       expect(segment.residue, where).toEqual({
         damagePosition,
         bytes: segmentFiles.log.length - damagePosition,
-        // A probe out of budget reads no further than its last candidate's header (issue 16 item 5):
-        // all-zero is claimed only when that header ends the file.
-        allZero:
-          isAllZero(segmentFiles.log.subarray(damagePosition)) &&
-          !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length),
+        allZero: residueAllZero,
         probe: ref.probe.verdict,
         survivorPosition: ref.probe.survivorPosition,
         spentUnits: ref.probe.spentTotal - spentBefore,
+        tornEvidence: refTornEvidence(segmentFiles.log, damagePosition, residueAllZero),
       });
     } else {
       expect(segment.residue, where).toBeNull();
     }
+    // docs/recovery.md §3.7: the proven range, then what the reference's own walk and probes say lies after it.
+    expect(segment.scope[0], where).toMatchObject({ kind: "proven", startPosition: 0, endPosition: segment.walkedSize });
+    const rest = refScopeAfterProven(segmentFiles.log, ref, segmentFiles.startOffset, limit, residueAllZero);
+    expect(
+      segment.scope.slice(1).map(({ bytes: _bytes, ...range }) => range),
+      `${where}: scope`,
+    ).toEqual(rest);
+    expectScopeTiles(segment, where);
     if (ref.refusal === "InteriorDamage") {
       expect(segment.refusal, where).toMatchObject({ damagePosition: ref.damagePosition, survivorPosition: ref.probe!.survivorPosition });
     } else if (ref.refusal === "UnverifiedResidue") {
@@ -187,6 +198,30 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
     expect(partition.refusal, context).toEqual(firstRefused.refusal);
     expect(partition.verdict, context).toBe("refused");
   }
+}
+
+/**
+ * docs/recovery.md §3.7 invariants of any segment's scope: the ranges tile the
+ * `.log` in byte order, the first is the proven prefix, and what follows it
+ * matches the outcome (nothing for a clean segment, one torn range for a
+ * torn tail or an empty segment, unreadable-first for a refusal).
+ */
+function expectScopeTiles(segment: SegmentReport, where: string): void {
+  const scope = segment.scope;
+  expect(scope.length, where).toBeGreaterThanOrEqual(1);
+  expect(scope[0]!.kind, where).toBe("proven");
+  let position = 0;
+  for (const range of scope) {
+    expect(range.startPosition, where).toBe(position);
+    expect(range.bytes, where).toBe(range.endPosition - range.startPosition);
+    position = range.endPosition;
+  }
+  expect(position, where).toBe(segment.messagesSize);
+  expect(scope[0]!.endPosition, where).toBe(segment.walkedSize);
+  const after = scope.slice(1).map((range) => range.kind);
+  if (segment.outcome === "clean") expect(after, where).toEqual([]);
+  if (segment.outcome === "torn-tail" || segment.outcome === "empty") expect(after, where).toEqual(["torn"]);
+  if (segment.outcome === "refused") expect(after[0], where).toBe("unreadable");
 }
 
 // ---------------------------------------------------------------------------
@@ -538,6 +573,110 @@ describe("recovery properties", () => {
         },
       ),
       runParameters(0xdee9, 80),
+    );
+  });
+});
+
+describe("scope of loss properties (docs/recovery.md §3.7)", () => {
+  /** One hit on a batch: a bit flip, a zeroed run, or random bytes inserted after it. */
+  const hitArb = fc.record({
+    kind: fc.constantFrom("flip", "zero", "insert"),
+    batch: fc.nat(),
+    at: fc.nat(),
+    length: fc.integer({ min: 1, max: 600 }),
+    seed: fc.nat(),
+  });
+  const indexArb = fc.constantFrom("none", "first", "every-third");
+  const junkArb = fc.oneof(
+    fc.constant<{ kind: "none" }>({ kind: "none" }),
+    fc.record({ kind: fc.constant<"zeros">("zeros"), length: fc.integer({ min: 1, max: 20_000 }) }),
+    fc.record({ kind: fc.constant<"random">("random"), length: fc.integer({ min: 1, max: 5_000 }), seed: fc.nat() }),
+  );
+  const scopeBudgetArb = fc.oneof(
+    { arbitrary: fc.constant<number | undefined>(undefined), weight: 3 },
+    { arbitrary: fc.integer({ min: 0, max: 20_000 }), weight: 1 },
+  );
+
+  it("5. random damage gives the same scope on every engine and window size, and the reference model's (tail mode)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        chainPlanArb({ allowEmpty: true, maxPayload: 800, minBatches: 3, maxBatches: 14 }),
+        fc.constantFrom(0n, 1000n, 2n ** 53n - 3n, U64_MAX - 600n),
+        fc.array(hitArb, { minLength: 1, maxLength: 4 }),
+        indexArb,
+        junkArb,
+        scopeBudgetArb,
+        fc.constantFrom<VerifyMode>("tail", "tail", "full"),
+        async (plan, startOffset, hits, indexKind, tail, probeBudgetUnits, verify) => {
+          const chain = build(plan, startOffset);
+          // Damage any batch but the last (which stays a survivor), several at once.
+          const pieces: Uint8Array[] = [];
+          const positions: number[] = [];
+          let position = 0;
+          const described: string[] = [];
+          chain.batches.forEach((batch, i) => {
+            let bytes: Uint8Array = chain.log.slice(batch.position, batch.position + batch.length);
+            let inserted: Uint8Array = new Uint8Array(0);
+            for (const hit of hits.filter((h) => h.batch % Math.max(1, chain.batches.length - 1) === i && i < chain.batches.length - 1)) {
+              const at = hit.at % bytes.length;
+              if (hit.kind === "flip") bytes[at]! ^= 1 << (hit.seed % 8);
+              if (hit.kind === "zero")
+                bytes = concat([
+                  bytes.subarray(0, at),
+                  new Uint8Array(Math.min(hit.length, bytes.length - at)),
+                  bytes.subarray(at + Math.min(hit.length, bytes.length - at)),
+                ]);
+              if (hit.kind === "insert") inserted = concat([inserted, randomBytes(hit.length, hit.seed)]);
+              described.push(`${hit.kind} batch ${i} at ${at}`);
+            }
+            positions.push(position);
+            pieces.push(bytes, inserted);
+            position += bytes.length + inserted.length;
+          });
+          if (tail.kind === "zeros") pieces.push(new Uint8Array(tail.length));
+          if (tail.kind === "random") pieces.push(randomBytes(tail.length, tail.seed));
+          const log = concat(pieces);
+          const chosen =
+            indexKind === "none" ? [] : chain.batches.map((_, i) => i).filter((i) => (indexKind === "first" ? i === 0 : i % 3 === 0));
+          const index: IndexEntry[] = [];
+          for (const i of chosen) {
+            const batch = chain.batches[i]!;
+            if (index.length > 0 && batch.baseOffset <= index[index.length - 1]!.offset) continue; // entries strictly ascend
+            index.push({ offset: batch.baseOffset, timestamp: batch.baseTimestamp, position: BigInt(positions[i]!) });
+          }
+          const dir = freshPartition();
+          writeSegment(dir, startOffset, log, indexKind === "none" ? undefined : index);
+          const where = `${verify} ${described.join(", ")}; index ${indexKind}; tail ${tail.kind}; budget ${probeBudgetUnits ?? "default"}`;
+          const reports: { label: string; partition: PartitionReport }[] = [];
+          for (const engine of engines) {
+            for (const windowBytes of WINDOWS) {
+              const options: ScanOptions =
+                probeBudgetUnits === undefined ? { windowBytes, verify } : { windowBytes, verify, probeBudgetUnits };
+              reports.push({ label: `${engine.kind} w=${windowBytes}`, partition: await scanWith(dir, engine, options) });
+            }
+          }
+          const [first, ...others] = reports;
+          for (const other of others) {
+            expect(other.partition.segments[0]!.scope, `${other.label} vs ${first!.label}: ${where}`).toEqual(
+              first!.partition.segments[0]!.scope,
+            );
+            expect(strip(other.partition), `${other.label} vs ${first!.label}: ${where}`).toEqual(strip(first!.partition));
+          }
+          const segment = first!.partition.segments[0]!;
+          expectScopeTiles(segment, where);
+          expect(segment.scope.length, where).toBeLessThanOrEqual(32);
+          if (verify === "tail") {
+            expectMatchesReference(
+              first!.partition,
+              [{ startOffset, log, index }],
+              first!.partition.budget.limitUnits,
+              `${first!.label}: ${where}`,
+            );
+          }
+          cleanUp();
+        },
+      ),
+      runParameters(0x5c09e, 100),
     );
   });
 });

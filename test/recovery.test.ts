@@ -93,6 +93,7 @@ describe("torn tails (docs/recovery.md §3.5: no-survivor is cut)", () => {
       probe: "no-survivor",
       survivorPosition: null,
       spentUnits: 4096 - 256,
+      tornEvidence: "zero-filled",
     });
     expect(partition.budget.spentUnits).toBe(4096 - 256);
   });

@@ -39,8 +39,11 @@ function segment(overrides: Partial<SegmentReport> & { startOffset: bigint }): S
     gaps: [],
     warnings: [],
     refusal: null,
+    lastBatch: null,
+    batchChecksumsXxh3: null,
     rebuiltIndex: null,
     index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
+    scope: [],
     ...overrides,
   };
 }
@@ -58,6 +61,8 @@ function partition(overrides: Partial<PartitionReport>): PartitionReport {
     ignored: [],
     bytesScanned: 0,
     singleSegment: false,
+    scope: [],
+    nextStep: "repair",
     ...overrides,
   };
 }
@@ -79,6 +84,7 @@ const residue = (damagePosition: number, bytes: number, allZero: boolean) => ({
   probe: "no-survivor" as const,
   survivorPosition: null,
   spentUnits: bytes,
+  tornEvidence: allZero ? ("zero-filled" as const) : ("short-batch" as const),
 });
 
 describe("planRepair", () => {

@@ -14,6 +14,7 @@ const committed = fileURLToPath(new URL("../docs/report.schema.json", import.met
 const good: JsonScanReport = {
   segscan: "1.0.0",
   engine: "ts",
+  verdict: "failed",
   options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
   partitions: [
     {
@@ -43,8 +44,27 @@ const good: JsonScanReport = {
           index: { entries: 1, trailingBytes: 0, rebuilt: false, rebuiltEntries: 0, mismatches: 0 },
           refusal: null,
           warnings: [{ code: "OversizedBatch", position: 0, batchLength: 5000, message: "a batch over the cap, verified" }],
+          lastBatch: { baseOffset: "9", checksum: "18446744073709551615" },
+          batchChecksumsXxh3: null,
+          scope: [
+            {
+              kind: "proven",
+              firstOffset: "0",
+              lastOffset: "9",
+              messages: 10,
+              bytes: 5000,
+              tornEvidence: null,
+              startPosition: 0,
+              endPosition: 5000,
+            },
+          ],
         },
       ],
+      scope: [
+        { kind: "proven", firstOffset: "0", lastOffset: "9", messages: 10, bytes: 5000, tornEvidence: null },
+        { kind: "missing", firstOffset: "10", lastOffset: "19", messages: 10, bytes: 0, tornEvidence: null },
+      ],
+      nextStep: "restore this partition from a backup: segscan proves 0..9 here, 10..19 cannot be proven; keep these files as evidence",
     },
     {
       path: "q",
@@ -56,6 +76,8 @@ const good: JsonScanReport = {
       sweep: [],
       ignored: [],
       segments: [],
+      scope: [],
+      nextStep: "retry: fix what stopped the scan (NoSegments) and scan again; nothing was concluded or changed",
     },
   ],
   summary: { partitions: 2, clean: 0, repairable: 0, refused: 1, failed: 1, bytesScanned: 0, elapsedMs: 1.5 },
@@ -117,6 +139,26 @@ describe("the report schema", () => {
     expect(mutate((v) => (v.summary.refused = 0))).toEqual(["$.summary.refused: 0 but 1 partitions are refused"]);
     expect(mutate((v) => (v.summary.partitions = 3))).toEqual(["$.summary.partitions: 3 but 2 partitions"]);
   });
+
+  it("checks the scope of loss and the next step (docs/interfaces.md §9.3)", () => {
+    expect(mutate((v) => delete v.partitions[0].scope)).toEqual(["$.partitions[0].scope: missing"]);
+    expect(mutate((v) => delete v.partitions[0].nextStep)).toEqual(["$.partitions[0].nextStep: missing"]);
+    expect(mutate((v) => (v.partitions[0].nextStep = " "))).toHaveLength(1);
+    expect(mutate((v) => delete v.partitions[0].segments[0].scope)).toEqual(["$.partitions[0].segments[0].scope: missing"]);
+    expect(mutate((v) => (v.partitions[0].scope[1].kind = "lost"))).toEqual([
+      '$.partitions[0].scope[1].kind: expected one of proven|unreadable|intact|torn|missing, got "lost"',
+    ]);
+    expect(mutate((v) => (v.partitions[0].scope[0].firstOffset = 0))).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0].scope[0].startPosition = 0))).toEqual([
+      "$.partitions[0].scope[0].startPosition: not part of the report contract",
+    ]);
+    expect(mutate((v) => delete v.partitions[0].segments[0].scope[0].endPosition)).toEqual([
+      "$.partitions[0].segments[0].scope[0].endPosition: missing",
+    ]);
+    expect(mutate((v) => (v.partitions[0].segments[0].scope[0].tornEvidence = "maybe"))).toHaveLength(1);
+    expect(mutate((v) => (v.partitions[0].segments[0].scope[0].tornEvidence = "complete-batch"))).toEqual([]);
+    expect(mutate((v) => (v.partitions[0].scope[1].lastOffset = null))).toEqual([]);
+  });
 });
 
 describe("validateJsonReport on a minimal report", () => {
@@ -124,6 +166,7 @@ describe("validateJsonReport on a minimal report", () => {
     const minimal = {
       segscan: "1.0.0",
       engine: "ts",
+      verdict: "refused",
       options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 10, windowBytes: 4096 },
       partitions: [
         {
@@ -136,6 +179,8 @@ describe("validateJsonReport on a minimal report", () => {
           sweep: [],
           segments: [],
           ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
+          scope: [{ kind: "proven", firstOffset: null, lastOffset: null, messages: 0, bytes: 0, tornEvidence: null }],
+          nextStep: "restore this partition from a backup",
         },
       ],
       summary: { partitions: 1, clean: 0, repairable: 0, refused: 1, failed: 0, bytesScanned: 0, elapsedMs: 1 },

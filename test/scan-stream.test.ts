@@ -224,7 +224,7 @@ describe("segscan scan --ndjson and the streamed text report (issue 13)", () => 
     const [engine] = await allEngines();
     const run = await runCli(["scan", "--engine", engine!.kind, dataDir]);
     const library = await scanPath(dataDir, { engine: engine!, concurrency: 1 });
-    const summaryLine = /^\d+ partitions: .*$/m;
+    const summaryLine = /^verdict \S+ · \d+ partitions: .*$/m;
     const text = formatReport(library).replace(summaryLine, "SUMMARY");
     expect(run.stdout.replace(summaryLine, "SUMMARY").startsWith(text)).toBe(true);
     expect(run.stdout).toMatch(/14 partitions: 3 clean, 11 repairable, 0 refused, 0 failed/);

@@ -38,6 +38,7 @@ import { TokenBucket } from "../src/scrub/rate.js";
 import { type ScrubOptions, scrub } from "../src/scrub/scrub.js";
 import { defaultStatePath, loadState } from "../src/scrub/state.js";
 import { spawnBounded } from "./helpers/cli.js";
+import { parsePrometheusText } from "./helpers/prometheus.js";
 import { allEngines } from "./helpers/engines.js";
 import { type BuiltChain, buildChain, indexAt, tempDataDir, tempPartition, trackedTempDir, writeSegment } from "./helpers/fixtures.js";
 
@@ -122,15 +123,26 @@ function countingFs(beforeRead?: (path: string, position: number, length: number
   return { scanFs, counter };
 }
 
+/**
+ * One pass. `findings` are the segment findings: these trees hold `streams/`
+ * without `metadata/`, so each pass's node check also reports `warn`
+ * `MetadataMissing` (docs/scrub.md §1.1), in `nodeFindings`.
+ */
 async function collect(
   root: string,
   options: ScrubOptions,
-): Promise<{ events: ScrubEvent[]; findings: ScrubFinding[]; summary: PassSummary }> {
+): Promise<{ events: ScrubEvent[]; findings: ScrubFinding[]; nodeFindings: ScrubFinding[]; summary: PassSummary }> {
   const events: ScrubEvent[] = [];
   for await (const event of scrub(root, { rate: Infinity, ...options })) events.push(event);
   const last = events.at(-1);
   if (last?.type !== "pass-complete") throw new Error("a pass must end with pass-complete");
-  return { events, findings: events.flatMap((event) => (event.type === "finding" ? [event.finding] : [])), summary: last.summary };
+  const all = events.flatMap((event) => (event.type === "finding" ? [event.finding] : []));
+  return {
+    events,
+    findings: all.filter((finding) => finding.item === undefined),
+    nodeFindings: all.filter((finding) => finding.item !== undefined),
+    summary: last.summary,
+  };
 }
 
 /** Every path under `root` with its size and mtime. */
@@ -187,7 +199,9 @@ describe("scrub: deep verification and the incremental pass", () => {
       // --reverify-after 0: every byte is read again.
       const third = countingFs();
       const pass3 = await collect(tree.root, { engine, state, scanFs: third.scanFs, reverifyAfterMs: 0 });
-      expect(pass3.summary).toMatchObject({ segmentsVerified: 6, findings: 0 });
+      expect(pass3.summary).toMatchObject({ segmentsVerified: 6 });
+      expect(pass3.findings).toEqual([]);
+      expect(pass3.nodeFindings.map((finding) => [finding.code, finding.severity])).toEqual([["MetadataMissing", "warn"]]);
       expect(third.counter.bytes).toBeGreaterThanOrEqual(tree.logBytes);
       // Read-only: not a file added, removed, resized or touched under the root.
       expect(snapshot(tree.root)).toEqual(before);
@@ -466,7 +480,7 @@ describe("scrub: retention and unreadable files", () => {
           unlinkSync(second!.indexPath);
         }
       }
-      expect(events.filter((event) => event.type === "finding")).toEqual([]);
+      expect(events.filter((event) => event.type === "finding" && event.finding.item === undefined)).toEqual([]);
       expect(events.filter((event) => event.type === "segment-skipped")).toEqual([
         expect.objectContaining({ path: second!.logPath, reason: "deleted" }),
       ]);
@@ -648,80 +662,6 @@ const jsonLines = (run: Run): ScrubEvent[] =>
     .filter(Boolean)
     .map((line) => JSON.parse(line) as ScrubEvent);
 
-/**
- * A strict parser of the Prometheus text exposition format (0.0.4): HELP and
- * TYPE at most once per family and before its samples, a family's samples
- * contiguous, metric and label names and escapes as the format defines them, no
- * duplicate series, values as Go's ParseFloat accepts, a final newline.
- */
-function parsePrometheusText(text: string): Map<string, { type: string; samples: { labels: Record<string, string>; value: number }[] }> {
-  if (!text.endsWith("\n")) throw new Error("exposition must end with a newline");
-  const families = new Map<string, { type: string; help: boolean; samples: { labels: Record<string, string>; value: number }[] }>();
-  const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
-  const seenSeries = new Set<string>();
-  let current: string | null = null;
-  const family = (name: string) => {
-    if (!NAME.test(name)) throw new Error(`bad metric name ${name}`);
-    let entry = families.get(name);
-    if (!entry) {
-      entry = { type: "untyped", help: false, samples: [] };
-      families.set(name, entry);
-    }
-    return entry;
-  };
-  for (const [lineNo, line] of text.slice(0, -1).split("\n").entries()) {
-    const fail = (why: string): never => {
-      throw new Error(`line ${lineNo + 1}: ${why}: ${line}`);
-    };
-    if (line.trim() === "") continue;
-    if (line.startsWith("#")) {
-      const match = /^# (HELP|TYPE) (\S+) ?(.*)$/.exec(line);
-      if (!match) continue; // a plain comment
-      const [, keyword, name, rest] = match;
-      const entry = family(name!);
-      if (entry.samples.length > 0) fail(`${keyword} after the family's samples`);
-      if (keyword === "HELP") {
-        if (entry.help) fail("second HELP");
-        if (/\\[^\\n]/.test(rest!.replace(/\\\\/g, ""))) fail("bad escape in HELP");
-        entry.help = true;
-      } else {
-        if (entry.type !== "untyped" || families.get(name!)!.samples.length > 0) fail("second TYPE");
-        if (!["counter", "gauge", "histogram", "summary", "untyped"].includes(rest!)) fail(`bad type ${rest}`);
-        entry.type = rest!;
-      }
-      continue;
-    }
-    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? ([^ ]+)( -?\d+)?$/.exec(line) ?? fail("not a sample line");
-    const [, name, , labelText, valueText] = sample;
-    const entry = family(name!);
-    if (current !== name && entry.samples.length > 0) fail("samples of a family are not contiguous");
-    current = name!;
-    const labels: Record<string, string> = {};
-    let rest = labelText ?? "";
-    while (rest.length > 0) {
-      const label = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"(,|$)/.exec(rest) ?? fail(`bad label list ${rest}`);
-      if (label[1]! in labels) fail(`duplicate label ${label[1]}`);
-      labels[label[1]!] = label[2]!.replace(/\\(["\\n])/g, (_m, c: string) => (c === "n" ? "\n" : c));
-      rest = rest.slice(label[0].length);
-    }
-    const value = /^[+-]?Inf$/.test(valueText!)
-      ? valueText!.startsWith("-")
-        ? -Infinity
-        : Infinity
-      : valueText === "NaN"
-        ? NaN
-        : /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(valueText!)
-          ? Number(valueText)
-          : fail(`bad value ${valueText}`);
-    const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
-    if (seenSeries.has(key)) fail("duplicate series");
-    seenSeries.add(key);
-    if (entry.type === "counter" && !(value >= 0)) fail("negative counter");
-    entry.samples.push({ labels, value });
-  }
-  return new Map([...families].map(([name, entry]) => [name, { type: entry.type, samples: entry.samples }]));
-}
-
 describe("segscan scrub (CLI)", () => {
   it("finds an injected flip, exits 4, and writes a metrics file a strict Prometheus parser accepts", async () => {
     const tree = writeTree(2, 2, 6, 11);
@@ -743,7 +683,9 @@ describe("segscan scrub (CLI)", () => {
     writeFileSync(target.logPath, bytes);
     const found = await runCli(["scrub", tree.root, "--state", state, "--metrics", metrics, "--json"]);
     expect(found.code).toBe(4);
-    const findings = jsonLines(found).flatMap((event) => (event.type === "finding" ? [event.finding] : []));
+    const findings = jsonLines(found).flatMap((event) =>
+      event.type === "finding" && event.finding.item === undefined ? [event.finding] : [],
+    );
     expect(findings).toContainEqual(
       expect.objectContaining({ code: "FrameChecksumFailure", path: target.logPath, position: batch.position }),
     );
@@ -784,8 +726,11 @@ describe("segscan scrub (CLI)", () => {
       statePath: null,
       lastFullPassAt: null,
       totals: { bytesVerified: 10, segmentsVerified: 1, passesCompleted: 1 },
+      failingPartitions: [{ partition: `${root}/streams/1`, findings: 2 }],
+      node: null,
     };
     const parsed = parsePrometheusText(formatMetrics({ root, summary, rateLimitBytesPerSecond: Infinity }));
+    expect(parsed.get("segscan_scrub_partition_findings")!.samples[0]!.labels.partition).toBe(`${root}/streams/1`);
     expect(parsed.get("segscan_scrub_bytes_verified_total")!.samples[0]!.labels.root).toBe(root);
     expect(parsed.get("segscan_scrub_rate_limit_bytes_per_second")!.samples[0]!.value).toBe(Infinity);
   });
@@ -912,7 +857,7 @@ describe("segscan scrub (CLI)", () => {
         ],
         (line, child) => {
           const event = JSON.parse(line) as ScrubEvent;
-          if (event.type === "finding") findings.push(event.finding);
+          if (event.type === "finding" && event.finding.item === undefined) findings.push(event.finding);
           if (event.type !== "pass-complete") return;
           if (!flipped) {
             flipped = true;

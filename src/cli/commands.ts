@@ -5,6 +5,11 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import type { EngineKind } from "../engine/types.js";
 import {
+  CLUSTER_FAULTS,
+  clusterFaultListText,
+  generateCluster,
+  type ClusterOptions,
+  type GeneratedCluster,
   DEMO_SCENARIOS,
   generateDataDir,
   listScenarios,
@@ -62,9 +67,11 @@ function problemsLeft(report: ScanReport): string {
     if (partition.refusal !== null && partition.verdict === "refused") {
       lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
       lines.push(`    ${refusalLine(partition.refusal, c)}`);
+      lines.push(`    next step: ${partition.nextStep}`);
     } else if (partition.error !== null) {
       lines.push(`  ${partition.path}: ${c.magenta("failed")}, action ${partition.action}`);
       lines.push(`    ${partition.error.code}: ${partition.error.message}`);
+      lines.push(`    next step: ${partition.nextStep}`);
     }
   }
   const cleanCount = report.partitions.filter((partition) => partition.verdict === "clean").length;
@@ -318,6 +325,9 @@ export interface GenFlags {
   /** Also write metadata/ (docs/node.md N1–N3): a whole node root. */
   node?: boolean;
   nodeFault?: string;
+  /** docs/fleet.md: write this many node roots of one cluster. */
+  cluster?: number;
+  clusterFault?: string[];
 }
 
 function listText(): string {
@@ -359,11 +369,13 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
     await out(
       flags.json
         ? stringifyJson(SCENARIOS.map(({ name, description, expected }) => ({ name, description, expected }))) + "\n"
-        : listText() + nodeFaultListText(),
+        : listText() + nodeFaultListText() + clusterFaultListText(),
     );
     return EXIT.CLEAN;
   }
   if (dir === undefined) throw new UsageError("gen needs a target directory (or --list)");
+  if (flags.cluster !== undefined) return genClusterCommand(dir, flags);
+  if ((flags.clusterFault ?? []).length > 0) throw new UsageError("--cluster-fault needs --cluster N");
   for (const name of flags.scenario) {
     if (!listScenarios().some((s) => s.name === name))
       throw new UsageError(`unknown scenario "${name}"; \`segscan gen --list\` shows them`);
@@ -426,6 +438,64 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   } else {
     await out(describeGenerated(generated, useColor()) + escapeControlKeepingLines(`${node?.text ?? ""}scan it: segscan scan ${dir}\n`));
   }
+  return EXIT.CLEAN;
+}
+
+/** `gen <dir> --cluster N` (docs/fleet.md): N node roots of one cluster with replica-specific faults. */
+async function genClusterCommand(dir: string, flags: GenFlags): Promise<number> {
+  if (flags.scenario.length > 0 || flags.node || flags.nodeFault !== undefined) {
+    throw new UsageError(
+      "--cluster writes whole node roots with its own faults: give --cluster-fault, not --scenario, --node or --node-fault",
+    );
+  }
+  const requested = flags.clusterFault ?? [];
+  const faults = requested.includes("none") ? [] : requested.length > 0 ? requested : undefined;
+  for (const name of faults ?? []) {
+    if (!CLUSTER_FAULTS.some((fault) => fault.name === name))
+      throw new UsageError(`unknown cluster fault "${name}"; \`segscan gen --list\` shows them`);
+  }
+  const options: ClusterOptions = {
+    seed: flags.seed,
+    size: flags.size === "small" && flags.segmentBytes === undefined ? "tiny" : flags.size,
+    force: flags.force ?? false,
+  };
+  if (faults !== undefined) options.faults = faults;
+  if (flags.segments !== undefined) options.segmentsPerPartition = flags.segments;
+  if (flags.segmentBytes !== undefined) options.segmentBytes = flags.segmentBytes;
+  if (flags.flushBytes !== undefined) options.flushBytes = flags.flushBytes;
+  if (flags.topics !== undefined) options.topicsPerStream = flags.topics;
+  if (flags.partitions !== undefined) options.partitionsPerTopic = flags.partitions;
+  let cluster: GeneratedCluster;
+  try {
+    cluster = await generateCluster(dir, flags.cluster!, options);
+  } catch (error) {
+    if ((error as Error).name === "GenerateTargetNotEmpty" || error instanceof RangeError) throw new UsageError((error as Error).message);
+    throw error;
+  }
+  if (flags.json) {
+    await out(
+      stringifyJson({
+        dir: cluster.dir,
+        nodes: cluster.nodes.map((node) => ({ name: node.name, root: node.root })),
+        partitions: cluster.partitions,
+        faults: cluster.faults.map(({ fault, partition, detail }) => ({ name: fault.name, partition, detail, expected: fault.expected })),
+      }) + "\n",
+    );
+    return EXIT.CLEAN;
+  }
+  const lines = [`wrote ${cluster.nodes.length} node roots of one cluster (${cluster.partitions} partitions each) under ${dir}:`];
+  for (const node of cluster.nodes) lines.push(`  ${node.name}: ${node.root}`);
+  for (const { fault, partition, detail } of cluster.faults) {
+    lines.push(`  ${fault.name}${partition === null ? "" : ` → ${partition}`}: ${detail}`);
+    lines.push(`    expected: ${fault.expected.verdict ?? fault.expected.metadata}`);
+  }
+  const scans = cluster.nodes.map((node) => `segscan scan ${node.root} --ndjson > ${node.name}.ndjson`);
+  lines.push(
+    "then:",
+    ...scans.map((line) => `  ${line}`),
+    `  segscan fleet ${cluster.nodes.map((node) => `${node.name}=${node.name}.ndjson`).join(" ")}`,
+  );
+  await out(escapeControlKeepingLines(lines.join("\n") + "\n"));
   return EXIT.CLEAN;
 }
 

@@ -8,7 +8,9 @@ import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
+import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
+import { addSalvageCommand } from "./salvage.js";
 import { addScrubCommand } from "./scrub.js";
 
 /*
@@ -28,6 +30,7 @@ const demoCommand: Commands["demoCommand"] = async (...args) => (await commands(
 const benchCommand: Commands["benchCommand"] = async (...args) => (await commands()).benchCommand(...args);
 const reportCommand: typeof import("./report-html.js").reportCommand = async (...args) =>
   (await import("./report-html.js")).reportCommand(...args);
+const fleetCommand: typeof import("./fleet.js").fleetCommand = async (...args) => (await import("./fleet.js")).fleetCommand(...args);
 
 /** `gen --size` choices, named here so `--help` loads no generator; the type check fails if one is missing or unknown. */
 const SIZE_PROFILE_NAMES = ["tiny", "small", "medium", "large"] as const satisfies readonly SizeProfileName[];
@@ -94,6 +97,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption("--html <file>", "write the HTML report to <file> (- writes it to stdout)")
     .action(async (file: string, flags: { html: string }) => setExit(await reportCommand(file, flags)));
 
+  program
+    .command("fleet")
+    .description(
+      "the cluster view: merge several nodes' `scan --json` or `--ndjson` reports, per partition what the cluster " +
+        "still holds, what is lost on every replica, which replica to rebuild from, lagging and divergent replicas",
+    )
+    .argument("<report...>", "a node's report, as name=path (the name labels the node) or path (labelled by the report's node root)")
+    .option("--json", "print the cluster view as JSON (docs/fleet.schema.json), partitions streamed as they are merged")
+    .option(
+      "--html <file>",
+      "also write one HTML page (partitions as rows, replicas as lanes on one offset scale) to <file> (- for stdout)",
+    )
+    .addHelpText("after", FLEET_EXIT_HELP)
+    .action(async (reports: string[], flags: FleetFlags, command: Command) => setExit(await fleetCommand(reports, flags, command)));
+
   addScanFlags(
     program
       .command("repair")
@@ -107,6 +125,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
+
+  addSalvageCommand(program, setExit);
 
   program
     .command("restore")
@@ -159,6 +179,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--partitions <n>", "partitions per topic", parseInteger(1, 10_000))
     .option("--force", "write even if the directory is not empty")
     .option("--node", "also write metadata/ (WAL, snapshot, superblocks): a whole node root")
+    .option(
+      "--cluster <n>",
+      "write n node roots of one cluster (<dir>/node-0 …), the same bytes on each replica, then replica-specific faults (see --list)",
+      parseInteger(2, 255),
+    )
+    .option(
+      "--cluster-fault <name>",
+      "with --cluster: inject only these cluster faults (repeatable; default: all; `none` for a clean cluster)",
+      (name: string, previous: string[]) => [...previous, name],
+      [] as string[],
+    )
     .option("--node-fault <name>", "inject this metadata-plane fault (see --list); implies --node")
     .option("--json", "print what was written as JSON")
     .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));

@@ -1,4 +1,4 @@
-/** `segscan scrub` (docs/scrub.md): verify a running broker's segments, once or every interval. */
+/** `segscan scrub` (docs/scrub.md): verify a running broker's segments and node items, once or every interval. */
 import { stat } from "node:fs/promises";
 import { constants as osConstants, setPriority } from "node:os";
 import { resolve } from "node:path";
@@ -8,7 +8,7 @@ import type { EngineKind } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { formatBytes } from "../report/format.js";
 import { terminalSafe } from "../report/terminal-safe.js";
-import type { PassSummary, ScrubEvent } from "../scrub/findings.js";
+import { COUNTED_NODE_SEVERITIES, type PassSummary, type ScrubEvent, passOutcome } from "../scrub/findings.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
 import { out, resolveEngine, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
@@ -67,7 +67,7 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
   program
     .command("scrub")
     .description(
-      "verify sealed segments in full and the active one up to its current size, beside a running server (read-only, rate-limited, incremental)",
+      "verify sealed segments in full and the active one up to its current size, and on a node root the metadata WAL, snapshot, superblocks, offsets and purge.gen, beside a running server (read-only, rate-limited, incremental)",
     )
     .argument("<path>", "data dir, any dir under it, a partition dir, or one .log file")
     .addOption(
@@ -77,9 +77,12 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
     )
     .option("--state <file>", "state file (default: $XDG_STATE_HOME/segscan/… or ~/.local/state/segscan/…)")
     .addOption(
-      new Option("--reverify-after <duration>", "re-verify unchanged segments last verified longer ago than this (0 = every pass)")
+      new Option(
+        "--reverify-after <duration>",
+        "re-read and re-hash a segment whose size, mtime and inode did not change at most this long after it was last verified (0 = every pass): bit rot changes none of them, so this bounds how long it goes unfound",
+      )
         .argParser(parseDuration(0))
-        .default(DEFAULT_REVERIFY_AFTER_MS, "30d"),
+        .default(DEFAULT_REVERIFY_AFTER_MS, "7d, as Ceph's weekly deep scrub"),
     )
     .option(
       "--metrics <file>",
@@ -103,8 +106,19 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
     .addHelpText(
       "after",
       `
-Exit status: 0 no findings · 4 findings · 8 operational error (unreadable files, state not writable) ·
-16 usage error · 32 a single pass was cancelled (with --watch a SIGTERM/SIGINT stop exits 0).`,
+Re-verification and bit rot: a segment is read in full when first seen and whenever it changes; one
+that did not change (bit rot keeps size, mtime and inode) is re-read and re-hashed once it is due,
+between half and all of --reverify-after after its last verification. Bit rot in it is found within
+--reverify-after plus one --interval. The node items (WAL, snapshot, superblocks, offsets, purge.gen)
+are small and re-read by every pass.
+
+On a node root (a dir holding metadata/ or streams/) each pass ends with the node check; a finding
+about a file the server is writing (the WAL's live tail, a .tmp, offsets ahead of unflushed
+messages) waits until the file has been left alone for a minute (docs/scrub.md §1.1).
+
+Exit status: 0 no findings (node findings of severity info or warn are printed and exit 0) · 4 findings ·
+8 operational error (unreadable files, a failed node item, state not writable) · 16 usage error ·
+32 a single pass was cancelled (with --watch a SIGTERM/SIGINT stop exits 0).`,
     )
     .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(path, flags, command)));
 }
@@ -118,11 +132,20 @@ function unchangedJsonLine(count: number): string {
   return `${JSON.stringify({ type: "segments-skipped", reason: "unchanged", count })}\n`;
 }
 
+/** `scrub --json`: the pass's deferred node findings as one line, by reason, just before its `pass-complete`. */
+function deferredJsonLine(byReason: Record<string, number>): string {
+  const count = Object.values(byReason).reduce((sum, n) => sum + n, 0);
+  return `${JSON.stringify({ type: "node-deferred", count, byReason })}\n`;
+}
+
 function passLine(summary: PassSummary): string {
   const seconds = summary.elapsedMs / 1000;
+  const deferred = summary.node === null ? 0 : Object.values(summary.node.deferred).reduce((sum, n) => sum + n, 0);
+  const node =
+    summary.node === null ? "" : `, node items checked${deferred > 0 ? ` (${deferred} node finding(s) deferred to the next pass)` : ""}`;
   return (
     `scrub pass ${summary.complete ? "complete" : "stopped"}: ${summary.segmentsVerified} segment(s) verified ` +
-    `(${formatBytes(summary.bytesVerified)}), ${summary.segmentsSkipped} unchanged, ${summary.segmentsDeleted} deleted mid-scrub, ` +
+    `(${formatBytes(summary.bytesVerified)}), ${summary.segmentsSkipped} unchanged, ${summary.segmentsDeleted} deleted mid-scrub${node}, ` +
     `${summary.findings} finding(s) · read ${formatBytes(summary.bytesRead)} in ${seconds.toFixed(1)} s (${formatBytes(summary.bytesPerSecond)}/s)\n`
   );
 }
@@ -133,8 +156,16 @@ async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
   switch (event.type) {
     case "finding": {
       const { finding } = event;
+      // A node finding names its item and severity; info and warn ones are notes (exit 0), as in `scan`.
+      const label =
+        finding.severity === undefined
+          ? "FINDING"
+          : COUNTED_NODE_SEVERITIES.has(finding.severity)
+            ? "FINDING"
+            : finding.severity.toUpperCase();
+      const node = finding.item === undefined ? "" : ` [${finding.item}, ${finding.severity}]`;
       return out(
-        `FINDING ${finding.code} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n`,
+        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n`,
       );
     }
     case "state-ignored":
@@ -209,6 +240,7 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
       const passStartedMs = performance.now();
       let summary: PassSummary | null = null;
       let unchanged = 0;
+      const deferred: Record<string, number> = {};
       for await (const event of scrub(root, {
         rate: flags.rate,
         state: statePath,
@@ -222,7 +254,13 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
           unchanged++;
           continue;
         }
+        // Deferred node findings are routine beside a busy server (a WAL being appended): counted per pass, not one line each.
+        if (event.type === "node-deferred") {
+          deferred[event.reason] = (deferred[event.reason] ?? 0) + 1;
+          continue;
+        }
         if (event.type === "pass-complete" && flags.json && unchanged > 0) await out(unchangedJsonLine(unchanged));
+        if (event.type === "pass-complete" && flags.json && Object.keys(deferred).length > 0) await out(deferredJsonLine(deferred));
         await printEvent(event, flags.json === true);
         if (event.type === "pass-complete") summary = event.summary;
       }
@@ -245,8 +283,9 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
       }
       if (!summary.complete) return flags.watch ? EXIT.CLEAN : EXIT.CANCELLED;
       code = EXIT.CLEAN;
-      if (summary.findingsByCode.UnreadableFile > 0) code |= EXIT.OPERATIONAL;
-      if (summary.findings > summary.findingsByCode.UnreadableFile) code |= EXIT.PROBLEMS;
+      const outcome = passOutcome(summary);
+      if (outcome.failures > 0) code |= EXIT.OPERATIONAL;
+      if (outcome.problems > 0) code |= EXIT.PROBLEMS;
       if (!flags.watch) return code;
       const waitMs = Math.max(0, flags.interval - (performance.now() - passStartedMs));
       await sleep(waitMs, undefined, { signal: controller.signal }).catch(() => undefined);

@@ -6,7 +6,7 @@
  */
 import type { EngineKind } from "../engine/types.js";
 import type { ScanError } from "../io/errors.js";
-import type { NodeReport } from "./node.js";
+import { type NodeReport, type Severity, worstSeverity } from "./node.js";
 
 export type VerifyMode = "tail" | "full";
 export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
@@ -57,6 +57,17 @@ export type RefusalCode = Refusal["code"];
 /** docs/recovery.md §3.6: read failures stop the partition; they are never evidence (defined with ScanFailure, below the report). */
 export type { ScanError, ScanErrorCode } from "../io/errors.js";
 
+/**
+ * What the bytes at a damage position prove about the batch that did not
+ * verify there (docs/recovery.md §3.7), in the metadata WAL's words
+ * (`tornEvidence`, docs/node.md N1.1). Only `zero-filled` and `short-batch`
+ * prove the append never completed (never fsynced, so never acknowledged);
+ * `complete-batch` (the header decodes, the length fits, only a checksum
+ * fails) and `unverifiable` cannot be told from corruption of an
+ * acknowledged batch.
+ */
+export type TornEvidence = "zero-filled" | "short-batch" | "complete-batch" | "unverifiable";
+
 export interface Residue {
   damagePosition: number;
   bytes: number;
@@ -69,6 +80,60 @@ export interface Residue {
   probe: ProbeVerdict;
   survivorPosition: number | null;
   spentUnits: number;
+  /** What the bytes at `damagePosition` prove (docs/recovery.md §3.7): the words a torn tail gets. */
+  tornEvidence: TornEvidence;
+}
+
+/**
+ * The kinds of a scope-of-loss range (docs/recovery.md §3.7), in the order a
+ * segment's bytes hold them:
+ * - `proven`: the proven prefix, a verified chain from the segment's start
+ *   (in a partition's scope: from the partition's start, up to the first
+ *   `unreadable` or `missing` range);
+ * - `unreadable`: bytes segscan cannot prove, hiding the offsets
+ *   `firstOffset..lastOffset` (`lastOffset` null: unknown, no survivor bounds them);
+ * - `intact`: a verified chain after damage, from a survivor on;
+ * - `torn`: a tail no chain-extending batch follows; a repair cuts it when the
+ *   segment's outcome is `torn-tail` or `empty` (its offsets are what the
+ *   first header claims, null when it does not decode);
+ * - `missing` (partition scope only): offsets no segment holds (a Hole, an
+ *   empty segment in the middle of the chain).
+ */
+export type ScopeKind = "proven" | "unreadable" | "intact" | "torn" | "missing";
+
+/**
+ * One range of a partition's scope of loss (docs/recovery.md §3.7): offsets
+ * and bytes, without positions (it may span segments).
+ */
+export interface PartitionScopeRange {
+  kind: ScopeKind;
+  /** First offset of the range; null when it holds no offset, or (torn) the header does not decode. */
+  firstOffset: bigint | null;
+  /** Last offset; null when it holds none, or is unknown (see `kind`). */
+  lastOffset: bigint | null;
+  /**
+   * `proven`/`intact`: messages the verified batches hold (null when the scan
+   * did not walk them all: tail mode before the last index entry);
+   * `unreadable`/`missing`: the offsets in firstOffset..lastOffset (at most that
+   * many messages are at stake; null when unknown); `torn`: the message count
+   * the first header claims (null when it does not decode).
+   */
+  messages: number | null;
+  bytes: number;
+  /**
+   * `torn` ranges: what their bytes prove (docs/recovery.md §3.7); null for the
+   * other kinds, and for a torn range holding only verified batches without a
+   * message (an `empty` segment with no residue).
+   */
+  tornEvidence: TornEvidence | null;
+}
+
+/** One range of a segment's scope of loss: a partition range plus where its bytes lie in the `.log`. */
+export interface SegmentScopeRange extends PartitionScopeRange {
+  /** Byte position in the `.log` of the range's first byte. */
+  startPosition: number;
+  /** Byte position just past its last byte (`startPosition + bytes`). */
+  endPosition: number;
 }
 
 export interface ForwardGap {
@@ -132,6 +197,23 @@ export interface SegmentReport {
   index: SegmentIndexReport;
   refusal: Refusal | null;
   /**
+   * The last verified batch that holds messages: its base offset and its header's
+   * batch checksum (null: the scan verified none). Two replicas holding a batch at
+   * the same base offset must agree on its checksum (docs/fleet.md, divergence).
+   */
+  lastBatch: { baseOffset: bigint; checksum: bigint } | null;
+  /**
+   * Deep mode (`verify: "full"`) only: XXH3-64 over the checksums of every batch
+   * the walk from byte 0 verified, in file order (each as 8 little-endian bytes);
+   * null in tail mode and where no walk ran (an index refusal, an empty file).
+   */
+  batchChecksumsXxh3: bigint | null;
+  /**
+   * The scope of loss (docs/recovery.md §3.7): ranges tiling `[0, messagesSize)`
+   * in byte order, always starting with the `proven` range `[0, walkedSize)`.
+   */
+  scope: SegmentScopeRange[];
+  /**
    * Library-only (not in the JSON): the entries repair writes when `index.rebuilt`
    * (docs/recovery.md §3.3 index-less arm, or deep-mode re-derivation), and whole-entry count
    * to keep when only a trailing partial entry is trimmed.
@@ -166,6 +248,14 @@ export interface PartitionReport {
   bytesScanned: number;
   /** True when this report describes one `.log` scanned alone (no sweep, no contiguity). */
   singleSegment: boolean;
+  /**
+   * The partition's scope of loss (docs/recovery.md §3.7): its segments'
+   * ranges in offset order, merged across segments, always starting with the
+   * `proven` range; empty for a `failed` partition (nothing was concluded).
+   */
+  scope: PartitionScopeRange[];
+  /** What the operator does next, one line (docs/repair.md §6.1, `nextStep` in src/policy/next-step.ts). */
+  nextStep: string;
 }
 
 export interface ScanSummary {
@@ -188,4 +278,22 @@ export interface ScanReport {
   summary: ScanSummary;
   /** docs/node.md N9: present when the scanned path is a node root. */
   node?: NodeReport;
+}
+
+/**
+ * docs/node.md N0, docs/interfaces.md §9.3: the one verdict of a scan — the
+ * worst over its partitions' verdicts and, on a node root, the node's own
+ * verdict (metadata plane, offsets, cross-check, which already counts every
+ * partition). The text report's first line, its summary line, the HTML
+ * headline and the JSON's top-level `verdict` all show this value, and the
+ * exit status follows it (cli/exit.ts); a refused node finding is never
+ * behind "all clean".
+ */
+export function scanVerdict(report: {
+  summary: Pick<ScanSummary, "failed" | "refused" | "repairable">;
+  node?: { verdict: Severity } | undefined;
+}): Severity {
+  const { failed, refused, repairable } = report.summary;
+  const partitions: Severity = failed > 0 ? "failed" : refused > 0 ? "refused" : repairable > 0 ? "repairable" : "clean";
+  return report.node === undefined ? partitions : worstSeverity([partitions, report.node.verdict]);
 }

@@ -23,3 +23,12 @@ export {
   type ScenarioExpectation,
 } from "./scenarios.js";
 export { Prng } from "./prng.js";
+export {
+  CLUSTER_FAULTS,
+  clusterFaultListText,
+  generateCluster,
+  getClusterFault,
+  type ClusterFault,
+  type ClusterOptions,
+  type GeneratedCluster,
+} from "./cluster.js";

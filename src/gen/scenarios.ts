@@ -121,6 +121,8 @@ const fileName = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
 // The scenarios
 
 const ZERO_TAIL_BYTES = 4 * 1024 * 1024;
+/** Two damaged ranges, each with an intact batch after it, need a batch before, two damaged and two intact: five at least. */
+const MIN_BATCHES_FOR_TWO_RANGES = 5;
 const CRAFTED_HEADERS = 48;
 
 const repairable = (outcome: SegmentOutcome | null): ScenarioExpectation => ({
@@ -183,6 +185,49 @@ export const SCENARIOS: readonly Scenario[] = [
       const bit = rng.int(0, 7);
       await writeAt(segment.logPath, position, Uint8Array.of(byte! ^ (1 << bit)));
       return `flipped bit ${bit} of byte ${at(position)} in ${fileName(segment.logPath)} (batch at ${at(batch.position)})`;
+    },
+  },
+  {
+    name: "two-damaged-ranges",
+    description:
+      "the tail segment's .index keeps only its first entry (tail mode walks the whole log) and two interior batches a third and two thirds in have one flipped payload bit each: two damaged ranges, intact batches between and after",
+    expected: refused("InteriorDamage", "refused"),
+    async inject(partition, rng) {
+      const segment = tail(partition);
+      const batches = segment.batches;
+      if (batches.length < MIN_BATCHES_FOR_TWO_RANGES) {
+        throw new RangeError(
+          `segment ${segment.stem} holds ${batches.length} batches; two damaged ranges need ${MIN_BATCHES_FOR_TWO_RANGES}`,
+        );
+      }
+      const first = Math.max(1, Math.floor(batches.length / 3));
+      const second = Math.min(batches.length - 2, Math.max(first + 2, Math.floor((2 * batches.length) / 3)));
+      await writeFile(segment.indexPath, encodeIndex(segment.indexEntries.slice(0, 1)));
+      const flipped: string[] = [];
+      for (const index of [first, second]) {
+        const batch = batches[index]!;
+        const position = batch.position + BATCH_HEADER_BYTES + FRAME_HEADER_BYTES + rng.int(0, 150);
+        const [byte] = await readAt(segment.logPath, position, 1);
+        await writeAt(segment.logPath, position, Uint8Array.of(byte! ^ (1 << rng.int(0, 7))));
+        flipped.push(
+          `byte ${at(position)} (batch ${index} at ${at(batch.position)}, offsets ${batch.baseOffset}..${batch.baseOffset + BigInt(batch.messageCount) - 1n})`,
+        );
+      }
+      return `kept only the first entry of ${fileName(segment.indexPath)} and flipped a bit of ${flipped.join(" and ")} in ${fileName(segment.logPath)}`;
+    },
+  },
+  {
+    name: "last-batch-bitflip",
+    description:
+      "one flipped payload bit in the tail segment's LAST batch, complete and full length: a torn tail segscan cannot tell from corruption (the cut is kept, its bytes preserved)",
+    expected: repairable("torn-tail"),
+    async inject(partition, rng) {
+      const segment = tail(partition);
+      const batch = segment.batches[segment.batches.length - 1]!;
+      const position = batch.position + BATCH_HEADER_BYTES + FRAME_HEADER_BYTES + rng.int(0, 150);
+      const [byte] = await readAt(segment.logPath, position, 1);
+      await writeAt(segment.logPath, position, Uint8Array.of(byte! ^ (1 << rng.int(0, 7))));
+      return `flipped a bit of byte ${at(position)} in the last batch of ${fileName(segment.logPath)} (at ${at(batch.position)}, offsets ${batch.baseOffset}..${segment.endOffset})`;
     },
   },
   {

@@ -36,3 +36,20 @@ export function once<T>(load: () => T): () => T {
     return value as T;
   };
 }
+
+/** The object `get()` returns, loaded on the first operation on it. */
+export function loadedOnUse<T extends object>(get: () => T): T {
+  return new Proxy({} as T, {
+    get: (_target, key) => Reflect.get(get(), key),
+    has: (_target, key) => Reflect.has(get(), key),
+    ownKeys: () => Reflect.ownKeys(get()),
+    getOwnPropertyDescriptor: (_target, key) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(get(), key);
+      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(get()),
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  });
+}

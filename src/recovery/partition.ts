@@ -8,11 +8,13 @@ import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_NAME_DIGITS, STAGING_SUFFIX, U64_MAX 
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
+import { partitionNextStep } from "../policy/next-step.js";
 import { decideAction } from "../policy/policy.js";
 import type { IgnoredEntry, PartitionReport, PartitionVerdict, Refusal, ScanError, SegmentReport, SweepCandidate } from "../domain/scan.js";
 import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
 import { refuse } from "./refusals.js";
+import { partitionScope } from "./scope.js";
 import { type SegmentFiles, recoverSegment } from "./segment.js";
 import { childPath } from "../io/paths.js";
 import { directoryLinkEntry } from "./targets.js";
@@ -335,6 +337,8 @@ export async function loadListedPartition(
     ignored: [],
     bytesScanned: 0,
     singleSegment: singleLog,
+    scope: [],
+    nextStep: "",
   };
   const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
   // Files opened while listing, each handed to the first open of its path (withOpenFiles); the rest closed below.
@@ -382,6 +386,8 @@ export async function loadListedPartition(
   report.budget.spentUnits = budget.spentUnits;
   report.verdict = classify(report);
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
+  report.scope = partitionScope(report.segments, report.verdict === "failed");
+  report.nextStep = partitionNextStep(report, used.replicaCount);
   context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
   return { report, directoryNames };
 }
@@ -395,7 +401,7 @@ export function openScanWindow(engine: Engine, used: ResolvedScanOptions["used"]
 export function failedTarget(path: string, error: ScanError, context: Pick<LoadContext, "options">): PartitionReport {
   const { used } = context.options;
   const verdict: PartitionVerdict = "failed";
-  return {
+  const report: PartitionReport = {
     path,
     verdict,
     action: decideAction(verdict, null, used.replicaCount).action,
@@ -407,5 +413,9 @@ export function failedTarget(path: string, error: ScanError, context: Pick<LoadC
     ignored: [],
     bytesScanned: 0,
     singleSegment: false,
+    scope: [],
+    nextStep: "",
   };
+  report.nextStep = partitionNextStep(report, used.replicaCount);
+  return report;
 }

@@ -153,3 +153,25 @@ export async function probeResidue(
   });
   return { ...outcome, spentUnits: budget.spentUnits - unitsBefore, zeros };
 }
+
+/**
+ * Whether the residue is all zero: repair records such a residue by its length
+ * only (docs/repair.md §6.2). True only when every residue byte was read and found zero.
+ *
+ * The probe's windows usually answered already; a residue too short to hold a
+ * candidate (< 257 bytes) is read here. A probe that ran out of budget must
+ * not read on (its reads stay bounded by the budget, never by the file size: a
+ * 2 TiB sparse tail), so it answers false unless its own candidates reached
+ * the file end (stopped at the last candidate, whose header ends the file).
+ * That rule depends only on the bytes and the limit, so the report is the same
+ * whatever window size or engine ran the probe.
+ */
+export async function residueIsAllZero(window: FileWindow, probe: ProbeResult): Promise<boolean> {
+  const zeros = probe.zeros;
+  if (probe.verdict === "budget-exhausted" && probe.stoppedAt! + BATCH_HEADER_BYTES < window.fileSize) return false;
+  while (zeros.firstNonZero === null && zeros.checkedUntil < window.fileSize) {
+    await window.ensure(zeros.checkedUntil, Math.min(window.capacityBytes, window.fileSize - zeros.checkedUntil));
+    zeros.observe(window);
+  }
+  return zeros.firstNonZero === null;
+}

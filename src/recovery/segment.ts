@@ -3,18 +3,19 @@
  * and say what is proven. Pure over its inputs apart from reads through the
  * window; it never writes.
  */
-import { BATCH_HEADER_BYTES, INDEX_ENTRY_BYTES } from "../format/constants.js";
+import { INDEX_ENTRY_BYTES, U64_MAX } from "../format/constants.js";
 import type { IndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 import { FileWindow } from "../engine/file-window.js";
 import type { EngineWindow } from "../engine/types.js";
-import type { Refusal, Residue, SegmentReport, VerifyMode } from "../domain/scan.js";
+import type { Refusal, Residue, SegmentReport, SegmentScopeRange, VerifyMode } from "../domain/scan.js";
 import { INDEX_CHUNK_ENTRIES, readIndexEntries, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
-import { type ProbeBudget, type ProbeResult, probeResidue } from "./probe.js";
+import { type ProbeBudget, probeResidue, residueIsAllZero } from "./probe.js";
 import { refuse } from "./refusals.js";
+import { assertScopeTiles, provenRange, survivorScope, tornEvidenceOf, tornRange, unknownRestScope, unwalkedScope } from "./scope.js";
 import { verifyBatchAt } from "./verify.js";
-import { IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
+import { BatchChecksumDigest, IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
 
 export interface SegmentFiles {
   startOffset: bigint;
@@ -37,7 +38,10 @@ export interface SegmentContext {
 export async function recoverSegment(files: SegmentFiles, context: SegmentContext): Promise<SegmentReport> {
   const wholeEntries = Math.floor(files.indexSize / INDEX_ENTRY_BYTES);
   const report = blankReport(files, wholeEntries);
-  if (wholeEntries === 0 && files.logSize === 0) return report; // docs/recovery.md §3.1: an empty segment, P = 0 = size.
+  if (wholeEntries === 0 && files.logSize === 0) {
+    report.scope = unwalkedScope(report);
+    return report; // docs/recovery.md §3.1: an empty segment, P = 0 = size.
+  }
   report.arm = wholeEntries > 0 ? "indexed" : "index-less";
   let file;
   try {
@@ -54,6 +58,9 @@ export async function recoverSegment(files: SegmentFiles, context: SegmentContex
     });
     if (wholeEntries > 0) await recoverIndexed(files, context, window, report);
     else await recoverIndexLess(files, context, window, report);
+    // A refusal before any walk (an index that cannot be trusted) leaves the scope to this.
+    if (report.scope.length === 0) report.scope = unwalkedScope(report);
+    assertScopeTiles(report);
   } finally {
     await file.close();
   }
@@ -84,8 +91,17 @@ function blankReport(files: SegmentFiles, wholeEntries: number): SegmentReport {
       mismatches: 0,
     },
     refusal: null,
+    lastBatch: null,
+    batchChecksumsXxh3: null,
+    scope: [],
     rebuiltIndex: null,
   };
+}
+
+/** The report's `lastBatch` and (deep mode) `batchChecksumsXxh3` from a walk (docs/interfaces.md §9.3). */
+function recordBatches(report: SegmentReport, lastWithMessages: ProvenBatch | null, checksums: BatchChecksumDigest | undefined): void {
+  report.lastBatch = lastWithMessages === null ? null : { baseOffset: lastWithMessages.baseOffset, checksum: lastWithMessages.checksum };
+  if (checksums !== undefined) report.batchChecksumsXxh3 = checksums.digest();
 }
 
 function markRefused(report: SegmentReport, refusal: Refusal): void {
@@ -146,13 +162,22 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   if (lastPosition === null) return markRefused(report, divergence());
 
   let walk: WalkResult;
+  let checksums: BatchChecksumDigest | undefined;
+  let deepIndexMismatchesInPrefix: number | null = null;
   if (context.verify === "full") {
-    const matcher = new IndexEntryMatcher(passes());
+    // Entries past the proven prefix of a segment that ends refused are the damage's doing, not the index's (docs/recovery.md §3.2).
+    let prefixEnd: bigint | null = null;
+    let mismatchesInPrefix = 0;
+    const matcher = new IndexEntryMatcher(passes(), (entry, batch) => {
+      if (batch !== null || (prefixEnd !== null && entry.position < prefixEnd)) mismatchesInPrefix++;
+    });
     let lastEntryProven = false;
+    checksums = new BatchChecksumDigest();
     walk = await walkBatches(window, {
       fromPosition: 0,
       expectedOffset: files.startOffset,
       rebuildIndex: true,
+      checksums,
       onVerifiedBatch: (batch) => {
         if (batch.position === lastPosition) lastEntryProven = true;
         return matcher.onBatch(batch);
@@ -161,6 +186,7 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
       nextStopPosition: (position) =>
         Math.min(matcher.nextStopPosition(), !lastEntryProven && lastPosition >= position ? lastPosition : Number.POSITIVE_INFINITY),
     });
+    prefixEnd = BigInt(walk.stopPosition);
     const mismatches = await matcher.finish();
     // Tail-mode refusals first, so both modes refuse the same indexes (docs/recovery.md §3.2
     // deep mode). The walk has usually proven the last entry's batch already;
@@ -168,6 +194,7 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
     if (!lastEntryProven && !(await verifyBatchAt(window, lastPosition)).verified) return markRefused(report, divergence());
     report.index.mismatches = mismatches;
     if (mismatches > 0 && walk.rebuiltIndex) setRebuiltIndex(report, walk);
+    deepIndexMismatchesInPrefix = mismatchesInPrefix;
   } else {
     walk = await walkBatches(window, { fromPosition: lastPosition, expectedOffset: last.offset, rebuildIndex: false });
     if (walk.batchesVerified === 0 && walk.discontinuity === null) return markRefused(report, divergence());
@@ -183,8 +210,24 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : last.offset;
   report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : last.timestamp;
   report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;
+  recordBatches(report, lastWithMessages, checksums);
   // The probe's floor is the same chain end the report prints, so tail and deep mode agree.
   await settleWalk(files, context, window, report, walk, lastWithMessages);
+  if (report.outcome === "refused" && deepIndexMismatchesInPrefix !== null) keepPrefixMismatches(report, deepIndexMismatchesInPrefix);
+}
+
+/**
+ * docs/recovery.md §3.2 deep mode, on a segment that ends refused: no repair
+ * rewrites its index, and entries at or past the damage sit on no verified
+ * batch only because the walk stopped there (the scope of loss says what lies
+ * there). Only the entries inside the proven prefix that miss a batch are
+ * the index's own fault, and only they are counted.
+ */
+function keepPrefixMismatches(report: SegmentReport, mismatchesInPrefix: number): void {
+  report.index.mismatches = mismatchesInPrefix;
+  report.index.rebuilt = false;
+  report.index.rebuiltEntries = 0;
+  report.rebuiltIndex = null;
 }
 
 /**
@@ -225,7 +268,14 @@ function addOversizedWarnings(report: SegmentReport, walk: Pick<WalkResult, "ove
 
 /** docs/recovery.md §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */
 async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
-  const walk = await walkBatches(window, { fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true });
+  const checksums = context.verify === "full" ? new BatchChecksumDigest() : undefined;
+  const walk = await walkBatches(window, {
+    fromPosition: 0,
+    expectedOffset: files.startOffset,
+    rebuildIndex: true,
+    ...(checksums === undefined ? {} : { checksums }),
+  });
+  recordBatches(report, walk.lastWithMessages, checksums);
   if (walk.firstWithMessages && walk.lastWithMessages) {
     report.startTimestamp = walk.firstWithMessages.baseTimestamp;
     report.endOffset = lastOffsetOf(walk.lastWithMessages);
@@ -239,9 +289,22 @@ async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, wi
     report.outcome = "empty";
     report.walkedSize = 0;
     report.messageCount = 0;
+    report.scope = [provenRange(report, 0), emptyTail(report, walk)];
   } else {
     setRebuiltIndex(report, walk);
   }
+}
+
+/**
+ * An `empty` segment's scope after its proven range: the whole log is cut
+ * (docs/recovery.md §3.3), what its damaged batch claims and proves as for any torn
+ * tail. With no residue at all it holds only verified batches without a
+ * message: no offset, and nothing whose acknowledgement is in doubt (no evidence).
+ */
+function emptyTail(report: SegmentReport, walk: WalkResult): SegmentScopeRange {
+  const residue = report.residue;
+  const tail = tornRange(0, report.messagesSize, walk.failure, residue?.allZero ?? false);
+  return residue === null ? { ...tail, firstOffset: null, lastOffset: null, messages: 0, tornEvidence: null } : tail;
 }
 
 /**
@@ -259,7 +322,11 @@ function setRebuiltIndex(report: SegmentReport, walk: WalkResult): void {
   report.index.rebuiltEntries = report.rebuiltIndex.length;
 }
 
-/** Continuity refusal, then the residue and its probe (docs/recovery.md §3.4–3.5). */
+/**
+ * Continuity refusal, then the residue and its probe (docs/recovery.md §3.4–3.5), then
+ * the scope of loss (§3.7). `prefixMessages`: the proven prefix's message count
+ * when the walk counted it from byte 0, else null.
+ */
 async function settleWalk(
   files: SegmentFiles,
   context: SegmentContext,
@@ -269,27 +336,39 @@ async function settleWalk(
   lastWithMessages: ProvenBatch | null = walk.lastWithMessages,
 ): Promise<void> {
   const segment = files.startOffset;
+  const prefixMessages = report.messageCount;
   report.gaps = walk.gaps;
   addOversizedWarnings(report, walk, context.engineWindow.limits.maxBatchBytes);
   report.walkedSize = walk.stopPosition;
   if (walk.discontinuity) {
-    return markRefused(report, refuse.offsetDiscontinuity({ segment, ...walk.discontinuity }));
+    markRefused(report, refuse.offsetDiscontinuity({ segment, ...walk.discontinuity }));
+    report.scope = unknownRestScope(provenRange(report, prefixMessages), report, chainOffset(walk.discontinuity.expectedOffset));
+    return;
   }
-  if (walk.stopPosition >= files.logSize) return; // outcome stays clean
+  if (walk.stopPosition >= files.logSize) {
+    report.scope = [provenRange(report, prefixMessages)]; // outcome stays clean
+    return;
+  }
   const damagePosition = walk.stopPosition;
   const minBaseOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) + 1n : files.startOffset;
   const probe = await probeResidue(window, damagePosition, minBaseOffset, context.budget);
+  const allZero = await residueIsAllZero(window, probe);
   const residue: Residue = {
     damagePosition,
     bytes: files.logSize - damagePosition,
-    allZero: await residueIsAllZero(window, probe),
+    allZero,
     probe: probe.verdict,
     survivorPosition: probe.survivorPosition,
     spentUnits: probe.spentUnits,
+    tornEvidence: tornEvidenceOf(walk.failure, allZero),
   };
   report.residue = residue;
   if (probe.verdict === "survivor") {
     markRefused(report, refuse.interiorDamage({ segment, damagePosition, survivorPosition: probe.survivorPosition! }));
+    // The survivor walk spends its own budget, with the probe's limit, never the probe's units (docs/recovery.md §3.7).
+    const scopeBudget = { limitUnits: context.budget.limitUnits, spentUnits: 0 };
+    const start = { damagePosition, nextOffset: chainOffset(minBaseOffset), survivorPosition: probe.survivorPosition! };
+    report.scope = await survivorScope(window, provenRange(report, prefixMessages), start, scopeBudget);
   } else if (probe.verdict === "budget-exhausted") {
     markRefused(
       report,
@@ -302,29 +381,14 @@ async function settleWalk(
         stoppedAt: probe.stoppedAt!,
       }),
     );
+    report.scope = unknownRestScope(provenRange(report, prefixMessages), report, chainOffset(minBaseOffset));
   } else {
     report.outcome = "torn-tail";
+    report.scope = [provenRange(report, prefixMessages), tornRange(damagePosition, files.logSize, walk.failure, allZero)];
   }
 }
 
-/**
- * Whether the residue is all zero: repair records such a residue by its length
- * only (docs/repair.md §6.2). True only when every residue byte was read and found zero.
- *
- * The probe's windows usually answered already; a residue too short to hold a
- * candidate (< 257 bytes) is read here. A probe that ran out of budget must
- * not read on (its reads stay bounded by the budget, never by the file size: a
- * 2 TiB sparse tail), so it answers false unless its own candidates reached
- * the file end (stopped at the last candidate, whose header ends the file).
- * That rule depends only on the bytes and the limit, so the report is the same
- * whatever window size or engine ran the probe.
- */
-async function residueIsAllZero(window: FileWindow, probe: ProbeResult): Promise<boolean> {
-  const zeros = probe.zeros;
-  if (probe.verdict === "budget-exhausted" && probe.stoppedAt! + BATCH_HEADER_BYTES < window.fileSize) return false;
-  while (zeros.firstNonZero === null && zeros.checkedUntil < window.fileSize) {
-    await window.ensure(zeros.checkedUntil, Math.min(window.capacityBytes, window.fileSize - zeros.checkedUntil));
-    zeros.observe(window);
-  }
-  return zeros.firstNonZero === null;
+/** The chain's next expected offset, or null past u64::MAX (a chain ending there: nothing can extend it). */
+function chainOffset(offset: bigint): bigint | null {
+  return offset <= U64_MAX ? offset : null;
 }

@@ -3,9 +3,11 @@
  * from a position, apply the continuity rule, and stop at the first position
  * that does not verify. Everything it proves is returned; nothing is decided here.
  */
-import { BATCH_HEADER_BYTES, REBUILT_INDEX_STRIDE_BYTES, U64_MAX } from "../format/constants.js";
+import { BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, REBUILT_INDEX_STRIDE_BYTES, U64_MAX } from "../format/constants.js";
+import { readU64 } from "../format/bytes.js";
+import { Xxh3Stream } from "../hash/xxh3.js";
 import type { ResidentWalkBatch } from "../engine/types.js";
-import type { IndexEntry } from "../format/records.js";
+import type { BatchHeader, IndexEntry, VerifyStatus } from "../format/records.js";
 import type { FileWindow } from "../engine/file-window.js";
 import type { ForwardGap, RebuiltIndexEntry } from "../domain/scan.js";
 import { verifyBatchAt, verifyResidentBatch } from "./verify.js";
@@ -15,6 +17,44 @@ export interface ProvenBatch {
   baseOffset: bigint;
   baseTimestamp: bigint;
   messageCount: number;
+  /** The header's batch checksum (docs/format.md §1.4), which the walk verified. */
+  checksum: bigint;
+}
+
+/**
+ * A rolling XXH3-64 over the checksums of every batch a walk verified, in
+ * file order, each as its 8 little-endian header bytes (docs/interfaces.md
+ * §9.3 `batchChecksumsXxh3`): two replicas whose walks verified the same
+ * batches give the same digest. Buffers 64 checksums per update.
+ */
+export class BatchChecksumDigest {
+  private readonly stream = new Xxh3Stream();
+  private readonly pending = new Uint8Array(64 * 8);
+  private readonly view = new DataView(this.pending.buffer);
+  private filled = 0;
+
+  add(checksum: bigint): void {
+    this.view.setBigUint64(this.filled, checksum, true);
+    this.filled += 8;
+    if (this.filled === this.pending.length) this.flush();
+  }
+
+  /** Adds the checksum bytes at `bytes[at .. at + 8)` as they are. */
+  addBytes(bytes: Uint8Array, at: number): void {
+    this.pending.set(bytes.subarray(at, at + 8), this.filled);
+    this.filled += 8;
+    if (this.filled === this.pending.length) this.flush();
+  }
+
+  private flush(): void {
+    this.stream.update(this.pending.subarray(0, this.filled));
+    this.filled = 0;
+  }
+
+  digest(): bigint {
+    this.flush();
+    return this.stream.digest();
+  }
 }
 
 export interface WalkResult {
@@ -32,6 +72,12 @@ export interface WalkResult {
   oversizedBatches: { position: number; batchLength: number }[];
   /** A verified batch below the expected offset (docs/recovery.md §3.4): the walk stopped on it. */
   discontinuity: { position: number; expectedOffset: bigint; foundOffset: bigint } | null;
+  /**
+   * Why the batch at `stopPosition` did not verify, and its header when that
+   * decodes (docs/recovery.md §3.7 reads the torn evidence from it); null when
+   * the walk reached its end or stopped on a discontinuity.
+   */
+  failure: { status: VerifyStatus; header: BatchHeader | null } | null;
   /** docs/recovery.md §3.3 rebuilt index, when asked for. */
   rebuiltIndex: RebuiltIndexEntry[] | null;
 }
@@ -51,6 +97,8 @@ export interface WalkOptions {
    * verified batch is told of.
    */
   nextStopPosition?: (position: number) => number;
+  /** Deep mode: fed the checksum of every verified batch, in file order (empty batches too). */
+  checksums?: BatchChecksumDigest;
 }
 
 export async function walkBatches(window: FileWindow, options: WalkOptions): Promise<WalkResult> {
@@ -64,13 +112,20 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     gaps: [],
     oversizedBatches: [],
     discontinuity: null,
+    failure: null,
     rebuiltIndex: options.rebuildIndex ? [] : null,
   };
   let lastIndexedPosition = -1;
   let position = options.fromPosition;
   const endPosition = Math.min(options.untilPosition ?? window.fileSize, window.fileSize);
   while (position < endPosition) {
-    position = walkResidentRun(window, position, bulkStopPosition(options, endPosition, position, lastIndexedPosition), result);
+    position = walkResidentRun(
+      window,
+      position,
+      bulkStopPosition(options, endPosition, position, lastIndexedPosition),
+      result,
+      options.checksums,
+    );
     if (result.rebuiltIndex && lastIndexedPosition < 0 && result.firstWithMessages) {
       // The bulk walk's stop keeps every later batch within the stride of this one (bulkStopPosition).
       const first = result.firstWithMessages;
@@ -81,7 +136,10 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     // The batch the bulk walk left: a read, a gap, a discontinuity, an oversized or
     // failing batch, or a position the caller must be told of.
     const check = verifyResidentBatch(window, position) ?? (await verifyBatchAt(window, position));
-    if (!check.verified) break;
+    if (!check.verified) {
+      result.failure = { status: check.status, header: check.header };
+      break;
+    }
     const { header } = check;
     if (header.baseOffset < result.expectedOffset) {
       result.discontinuity = { position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset };
@@ -96,7 +154,9 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
       baseOffset: header.baseOffset,
       baseTimestamp: header.baseTimestamp,
       messageCount: header.messageCount,
+      checksum: header.batchChecksum,
     };
+    options.checksums?.add(header.batchChecksum);
     if (header.messageCount > 0) {
       result.firstWithMessages ??= batch;
       result.lastWithMessages = batch;
@@ -137,7 +197,13 @@ function bulkStopPosition(options: WalkOptions, endPosition: number, position: n
  * would take whole (held, decodes within the cap, verifies, exactly the expected
  * offset), folded into `result` the same way. Returns the position it stopped at.
  */
-function walkResidentRun(window: FileWindow, position: number, stopPosition: number, result: WalkResult): number {
+function walkResidentRun(
+  window: FileWindow,
+  position: number,
+  stopPosition: number,
+  result: WalkResult,
+  checksums: BatchChecksumDigest | undefined,
+): number {
   // A chain that ended at offset u64::MAX expects 2^64: no batch can carry it (the per-batch path says what it is).
   if (stopPosition <= position || result.expectedOffset > U64_MAX) return position;
   const fromIndex = window.residentOffset(position, BATCH_HEADER_BYTES);
@@ -151,6 +217,14 @@ function walkResidentRun(window: FileWindow, position: number, stopPosition: num
     expectedOffset: result.expectedOffset,
   });
   if (walked.batches === 0) return position;
+  if (checksums !== undefined) {
+    // The walked batches are still in the window: their checksums are read from their headers, in order.
+    const view = window.engineWindow.view();
+    for (let index = fromIndex, n = 0; n < walked.batches; n++) {
+      checksums.addBytes(view, index + BATCH_CHECKSUM_AT);
+      index += Number(readU64(view, index + BATCH_LENGTH_AT));
+    }
+  }
   result.batchesVerified += walked.batches;
   result.messageCount += walked.messages;
   result.expectedOffset = walked.expectedOffset;
@@ -165,6 +239,8 @@ function provenAt(window: FileWindow, batch: ResidentWalkBatch): ProvenBatch {
     baseOffset: batch.baseOffset,
     baseTimestamp: batch.baseTimestamp,
     messageCount: batch.messageCount,
+    // The batch was just walked, so its header is still held.
+    checksum: readU64(window.engineWindow.view(), batch.index + BATCH_CHECKSUM_AT),
   };
 }
 

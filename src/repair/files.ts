@@ -194,6 +194,70 @@ export async function copyRangeToFile(
   return { xxh3: hex64(hasher.digest()), allZero };
 }
 
+/** Byte ranges `[from, to)` of one file, in the order a salvaged log holds them (docs/repair.md §6.5). */
+export type ByteRanges = readonly { from: number; to: number }[];
+
+/** XXH3-64 of the concatenation of `ranges` of a file (what a salvaged log will hold), streamed. */
+export async function digestRanges(
+  fs: RepairFs,
+  engine: Engine,
+  filePath: string,
+  ranges: ByteRanges,
+  chunkBytes: number,
+  signal?: AbortSignal,
+): Promise<{ xxh3: string; bytes: number }> {
+  const hasher = engine.createHasher();
+  let bytes = 0;
+  await withFile(fs, filePath, "r", async (file) => {
+    for (const range of ranges) {
+      await forEachChunk(file, filePath, range.from, range.to - range.from, chunkBytes, (chunk) => hasher.update(chunk), signal);
+      bytes += range.to - range.from;
+    }
+  });
+  return { xxh3: hex64(hasher.digest()), bytes };
+}
+
+/**
+ * Writes the concatenation of `ranges` of `source` into a new file `dest`
+ * (created or overwritten), fsyncs it, and returns the XXH3-64 of the bytes
+ * written. Sparse like `copyRangeToFile`: an all-zero chunk is not written.
+ */
+export async function copyRangesToFile(
+  fs: RepairFs,
+  engine: Engine,
+  source: string,
+  ranges: ByteRanges,
+  dest: string,
+  chunkBytes: number,
+  signal?: AbortSignal,
+): Promise<{ xxh3: string; bytes: number }> {
+  const hasher = engine.createHasher();
+  let written = 0;
+  await withFile(fs, source, "r", (input) =>
+    withFile(fs, dest, "w", async (output) => {
+      for (const range of ranges) {
+        const base = written;
+        await forEachChunk(
+          input,
+          source,
+          range.from,
+          range.to - range.from,
+          chunkBytes,
+          async (bytes, at) => {
+            hasher.update(bytes);
+            if (!isAllZero(bytes)) await writeExactly(output, bytes, bytes.length, base + at, dest);
+          },
+          signal,
+        );
+        written += range.to - range.from;
+      }
+      await output.truncate(written);
+      await output.sync();
+    }),
+  );
+  return { xxh3: hex64(hasher.digest()), bytes: written };
+}
+
 export interface PreservedCopy {
   /** Name inside the preserve directory. */
   file: string;

@@ -1,4 +1,4 @@
-/** Repair (docs/repair.md §6.2, docs/node.md N7): one plan for the whole node, one journaled runner, one restore. */
+/** Repair (docs/repair.md §6.2, docs/node.md N7) and salvage (§6.5): one plan for the whole node, one journaled runner, one restore. */
 export {
   PLAN_VERSION,
   PRESERVE_DIR_SUFFIX,
@@ -24,12 +24,16 @@ export type {
   PlanTarget,
   RepairPlan,
   ReplaceStep,
+  SalvageRange,
+  SalvageRecord,
   SegmentFingerprint,
   SkippedPartition,
   TruncateStep,
   WalScanContext,
 } from "./plan.js";
 export { indexPathOf } from "./preserve-dir.js";
+export { SalvageRefusedError, isSalvageTarget, planSalvage, refusedSalvagePlan } from "./plan-salvage.js";
+export type { PlanSalvageOptions, SalvageRefusal } from "./plan-salvage.js";
 export { OFFSET_EVIDENCE_MAX_BYTES } from "./plan-node.js";
 export { applyRepair } from "./runner.js";
 export type { AppliedTarget, ApplyOptions, ApplyResult } from "./runner.js";

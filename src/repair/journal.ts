@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { JournalCorruptError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 import { readExactly, writeExactly } from "./files.js";
+import type { SalvageRange } from "./plan-types.js";
 
 export const JOURNAL_NAME = "journal.jsonl";
 export const JOURNAL_VERSION = 1;
@@ -82,6 +83,22 @@ export type JournalOp =
       staging: string;
       old: JournalIndexImage & { file: string };
       new: JournalIndexImage;
+    }
+  /**
+   * Salvage (docs/repair.md §6.5): write `staging` as the old log's byte
+   * ranges `kept`, in order, then rename it over `log`. `old` is the whole old
+   * log, copied into the preserve dir first; `lost` the ranges it drops, with
+   * the offsets they hide (recorded as lost).
+   */
+  | {
+      type: "replace-log";
+      segment: string;
+      log: string;
+      staging: string;
+      old: JournalIndexImage & { file: string };
+      new: JournalIndexImage;
+      kept: { from: number; to: number }[];
+      lost: SalvageRange[];
     };
 
 interface RecordBase {
@@ -91,8 +108,20 @@ interface RecordBase {
 }
 
 export type JournalRecord =
-  /** `partition` is the target's path (a partition dir, a lone `.log`, or `metadata/`); `target` its kind (absent in older journals: a partition). */
-  | (RecordBase & { kind: "begin"; time: string; partition: string; target?: "partition" | "metadata"; plan: Record<string, number> })
+  /**
+   * `partition` is the target's path (a partition dir, a lone `.log`, or
+   * `metadata/`); `target` its kind (absent in older journals: a partition);
+   * `salvage` (a salvage run only, docs/repair.md §6.5) what the run keeps and
+   * the offsets it records as lost.
+   */
+  | (RecordBase & {
+      kind: "begin";
+      time: string;
+      partition: string;
+      target?: "partition" | "metadata";
+      plan: Record<string, number>;
+      salvage?: { kept: SalvageRange[]; lost: SalvageRange[] };
+    })
   /** Informational: bytes copied into the preserve dir. */
   | (RecordBase & { kind: "preserved"; source: string; from: number; bytes: number; xxh3: string; file: string })
   /** Written and fsynced BEFORE the step. */
@@ -288,6 +317,20 @@ function isOp(value: unknown): value is JournalOp {
       return (
         isString(op.file) && isString(op.staging) && isImage(op.new) && isImage(op.old) && isString((op.old as { file?: unknown }).file)
       );
+    case "replace-log": {
+      const ranges = (v: unknown): boolean =>
+        Array.isArray(v) && v.every((r) => r !== null && typeof r === "object" && isNumber(r.from) && isNumber(r.to) && r.from <= r.to);
+      return (
+        isString(op.segment) &&
+        isString(op.log) &&
+        isString(op.staging) &&
+        isImage(op.new) &&
+        isImage(op.old) &&
+        isString((op.old as { file?: unknown }).file) &&
+        ranges(op.kept) &&
+        Array.isArray(op.lost)
+      );
+    }
     case "replace-index":
       return (
         isString(op.segment) &&

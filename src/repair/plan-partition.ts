@@ -67,7 +67,8 @@ export function fingerprintOf(partition: PartitionReport): PartitionFingerprint 
   };
 }
 
-function planSegment(segment: SegmentReport, cuts: TruncateStep[], indexes: ReplaceStep[]): void {
+/** One segment's steps (a segment that is not refused): its log cut, and its index rewrite or trim. */
+export function planSegment(segment: SegmentReport, cuts: TruncateStep[], indexes: ReplaceStep[]): void {
   const segmentId = segment.startOffset.toString();
   const context = { path: segment.logPath, segment: segment.startOffset };
   if (!segment.logPath.endsWith(LOG_SUFFIX)) {

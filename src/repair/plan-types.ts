@@ -4,7 +4,7 @@
  * plan-partition.ts, plan-node.ts) build it; the runner (runner.ts) applies it.
  */
 import type { EngineKind } from "../engine/types.js";
-import type { PartitionAction, PartitionVerdict, ScanOptionsUsed } from "../domain/scan.js";
+import type { PartitionAction, PartitionVerdict, ScanOptionsUsed, TornEvidence } from "../domain/scan.js";
 
 /** Version of the plan's JSON shape; `parsePlan` refuses any other. */
 export const PLAN_VERSION = 2;
@@ -31,31 +31,55 @@ export interface TruncateStep {
   observed: ObservedFile;
 }
 
-/** A file replaced whole by staging + rename: a segment index, or an offset record (docs/node.md N4). */
+/**
+ * A file replaced whole by staging + rename: a segment index, an offset record
+ * (docs/node.md N4), or (salvage, docs/repair.md §6.5) a segment's `.log`
+ * rewritten as its kept byte ranges.
+ */
 export interface ReplaceStep {
   kind: "replace";
-  role: "index" | "offset";
+  role: "index" | "offset" | "segment-log";
   file: string;
   segment: string | null;
-  /** Why: an index-less segment, index entries that disagree with the walk, a partial trailing entry, or an offset finding. */
-  reason: "index-less" | "mismatches" | "partial-entry" | "empty-segment" | "offset-ahead-of-head" | "offset-checksum-torn";
-  /** Size of the file being replaced (0 when absent). */
+  /**
+   * Why: an index-less segment, index entries that disagree with the walk, a
+   * partial trailing entry, an offset finding; salvage: the log rewritten
+   * (`salvage`), its index kept to the entries inside the proven prefix
+   * (`salvage-prefix`) or rebuilt over the new log (`salvage-rebuilt`).
+   */
+  reason:
+    | "index-less"
+    | "mismatches"
+    | "partial-entry"
+    | "empty-segment"
+    | "offset-ahead-of-head"
+    | "offset-checksum-torn"
+    | "salvage"
+    | "salvage-prefix"
+    | "salvage-rebuilt";
+  /** Size of the file being replaced (0 when absent, or when an earlier step of the target moves it aside). */
   fromSize: number;
   content:
     | { type: "index-entries"; entries: { offset: string; position: number; timestamp: string }[] }
     | { type: "keep-prefix"; bytes: number }
-    | { type: "offset-record"; offset: string };
+    | { type: "offset-record"; offset: string }
+    /** The old file's byte ranges `[from, to)`, copied in order (docs/repair.md §6.5). */
+    | { type: "log-ranges"; ranges: { from: number; to: number }[] };
   /** For offset files: whose cursor, and the offset the scan read (decimal; null when torn). */
   consumer: ConsumerRef | null;
   observed: ObservedFile;
 }
 
-/** A file moved into the preserve dir: a scratch file, or an offset file on an empty partition. */
+/**
+ * A file moved into the preserve dir: a scratch file, an offset file on an
+ * empty partition, or (salvage, docs/repair.md §6.5) an index whose entries
+ * point into bytes the log rewrite moves, before a new one is written.
+ */
 export interface MoveAsideStep {
   kind: "move-aside";
-  role: "sweep" | "offset";
+  role: "sweep" | "offset" | "index";
   file: string;
-  reason: "staging" | "orphan-index" | "offset-on-empty-partition";
+  reason: "staging" | "orphan-index" | "offset-on-empty-partition" | "salvage";
   size: number;
   consumer: ConsumerRef | null;
   observed: ObservedFile;
@@ -107,6 +131,35 @@ export interface WalScanContext {
   replicaCount: number | null;
 }
 
+/**
+ * docs/repair.md §6.5: one byte range of a salvaged segment's old `.log`, as
+ * the scan's scope of loss (docs/recovery.md §3.7) has it: what it holds, and
+ * where.
+ */
+export interface SalvageRange {
+  /** The segment's start offset (decimal). */
+  segment: string;
+  /** Kept: `proven` (the proven prefix) or `intact` (a verified chain after damage); lost: `unreadable` or `torn`. */
+  kind: "proven" | "intact" | "unreadable" | "torn";
+  /** Byte positions in the old `.log`: `[startPosition, endPosition)`. */
+  startPosition: number;
+  endPosition: number;
+  bytes: number;
+  /** The offsets the range holds or hides (decimal); null where it holds none or they are unknown. */
+  firstOffset: string | null;
+  lastOffset: string | null;
+  /** Kept: messages in it (null when the scan did not count them); unreadable: offsets it hides (at most that many messages); torn: what its header claims. */
+  messages: number | null;
+  /** Torn ranges: what their bytes prove (docs/recovery.md §3.7); null otherwise. */
+  tornEvidence: TornEvidence | null;
+}
+
+/** docs/repair.md §6.5: what a salvage keeps and what it records as lost, over every salvaged segment, in offset order. */
+export interface SalvageRecord {
+  kept: SalvageRange[];
+  lost: SalvageRange[];
+}
+
 export interface PlanTarget {
   /** "partition": a partition dir (segments, scratch, offsets); "metadata": the node's `metadata/` dir. */
   kind: "partition" | "metadata";
@@ -123,6 +176,8 @@ export interface PlanTarget {
   /** Metadata targets: the WAL scan's context (null otherwise). */
   wal: WalScanContext | null;
   steps: PlanStep[];
+  /** Present only on a salvage target (docs/repair.md §6.5, `planSalvage`): what it keeps and records as lost. */
+  salvage?: SalvageRecord;
 }
 
 /** A partition the plan leaves byte for byte untouched, and why. */

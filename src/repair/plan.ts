@@ -89,7 +89,7 @@ async function planFromReport(report: ScanReport, options: { clampOffsets: boole
  * Records each step file's size and mtime as the plan sees it (lstat: a link
  * is seen as the link); a sweep's size is what it moves.
  */
-async function observeFiles(plan: RepairPlan, fs: RepairFs): Promise<void> {
+export async function observeFiles(plan: RepairPlan, fs: RepairFs): Promise<void> {
   for (const target of plan.targets) {
     for (const step of target.steps) {
       const stat = await fs.stat(step.file);

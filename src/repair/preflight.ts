@@ -12,7 +12,8 @@
  * 4. each step's file is still what the plan saw: the same size and mtime (or
  *    still absent), a regular file, never a symbolic link;
  * 5. each partition target with a fingerprint is re-scanned with the plan's
- *    options and must reproduce the fingerprint and the same segment steps; a
+ *    options and must reproduce the fingerprint and the same segment steps (a
+ *    salvage target: still refused, and the same salvage planned from it); a
  *    lone `.log` is refused when its partition as a whole is refused or it is
  *    not the tail; the metadata target's WAL is re-scanned and must prove the
  *    same torn tail; each offset step's file must still hold the offset the
@@ -21,6 +22,7 @@
  */
 import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
+import { DEFAULT_WINDOW_BYTES } from "../format/constants.js";
 import { nodeScanFs } from "../io/fs.js";
 import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
 import { scanNodeMetadata } from "../node/scan.js";
@@ -36,6 +38,7 @@ import { JOURNAL_NAME } from "./journal.js";
 import { type WriterCheck, refuseWriters } from "./lock.js";
 import { planNodeTargets } from "./plan-node.js";
 import { fingerprintOf, planPartitionTarget } from "./plan-partition.js";
+import { SalvageRefusedError, planSalvageTarget } from "./plan-salvage.js";
 import { type PlanStep, type PlanTarget, type RepairPlan, firstDifference } from "./plan.js";
 
 /** Re-scans one partition target (the default calls `scanPartition`, or `scanPath` for a lone `.log`). */
@@ -167,6 +170,7 @@ const withoutObserved = (step: PlanStep): PlanStep =>
 async function checkPartition(target: PlanTarget, ctx: PreflightContext): Promise<void> {
   if (target.singleSegment) await refuseLoneSegment(target, ctx.scanOptions);
   if (target.fingerprint === null) return;
+  if (target.salvage !== undefined) return checkSalvage(target, ctx);
   const fresh = await ctx.scan(target, ctx.scanOptions);
   if (fresh.verdict === "refused" || fresh.verdict === "failed") {
     const why =
@@ -184,6 +188,44 @@ async function checkPartition(target: PlanTarget, ctx: PreflightContext): Promis
   if (diff !== null) {
     throw new StalePlanError(
       `refusing a stale plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
+      { path: target.path },
+      diff,
+    );
+  }
+}
+
+/**
+ * A salvage target (docs/repair.md §6.5): the partition is scanned again and
+ * must still be refused the same way, and salvage planned from that scan must
+ * be the same target (fingerprint, steps, what is kept and lost).
+ */
+async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<void> {
+  const fresh = await ctx.scan(target, ctx.scanOptions);
+  let replanned: PlanTarget;
+  try {
+    replanned = await planSalvageTarget(fresh, {
+      engine: ctx.engine,
+      replicaCount: ctx.scanOptions.replicaCount ?? 1,
+      verify: ctx.scanOptions.verify ?? "tail",
+      windowBytes: ctx.scanOptions.windowBytes ?? DEFAULT_WINDOW_BYTES,
+      ...(ctx.scanOptions.maxBatchBytes !== undefined ? { maxBatchBytes: ctx.scanOptions.maxBatchBytes } : {}),
+      ...(ctx.scanOptions.signal !== undefined ? { signal: ctx.scanOptions.signal } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof SalvageRefusedError)) throw error;
+    throw new StalePlanError(
+      `refusing a stale salvage plan: ${target.path} is now ${fresh.verdict} with action ${fresh.action}, and salvage would refuse it (${error.code}); scan and plan again`,
+      { path: target.path },
+      `salvage ${error.code}`,
+    );
+  }
+  const diff =
+    firstDifference(target.fingerprint, replanned.fingerprint, ".fingerprint") ??
+    firstDifference(target.steps.map(withoutObserved), replanned.steps.map(withoutObserved), ".steps") ??
+    firstDifference(target.salvage, replanned.salvage, ".salvage");
+  if (diff !== null) {
+    throw new StalePlanError(
+      `refusing a stale salvage plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
       { path: target.path },
       diff,
     );

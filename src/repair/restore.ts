@@ -5,9 +5,9 @@
  *   XXH3-64 and length are checked against the journal (an all-zero residue is
  *   re-extended by its length), and the restored range is hashed again;
  * - a swept file is moved back from the preserve dir;
- * - a replaced index or offset file gets its preserved copy back (via staging
- *   + rename), and an index repair created where there was none is moved into
- *   the preserve dir.
+ * - a replaced index, offset file or (salvage, docs/repair.md §6.5) segment
+ *   log gets its preserved copy back (via staging + rename), and an index
+ *   repair created where there was none is moved into the preserve dir.
  *
  * One restore serves every target kind (docs/repair.md §6.2, docs/node.md N7):
  * a partition dir (segments, scratch files, offset files) or a node's
@@ -138,6 +138,8 @@ function filesOf(op: JournalOp, dir: string, journalPath: string): string[] {
       return [inDir(op.index), inDir(op.staging)];
     case "replace-file":
       return [inDir(op.file), inDir(op.staging)];
+    case "replace-log":
+      return [inDir(op.log), inDir(op.staging)];
   }
 }
 
@@ -327,6 +329,8 @@ function undo(op: JournalOp, ctx: Context): Promise<string | null> {
       return undoReplace({ ...op, file: op.index, what: isOffsetName(op.index) ? "offset file" : "index" }, ctx);
     case "replace-file":
       return undoReplace({ ...op, segment: null, what: "offset file" }, ctx);
+    case "replace-log":
+      return undoReplace({ file: op.log, staging: op.staging, segment: op.segment, old: op.old, new: op.new, what: "log" }, ctx);
   }
 }
 
@@ -364,15 +368,15 @@ async function checkPreserved(op: JournalOp, ctx: Context): Promise<void> {
         },
       );
     }
-  } else if ((op.type === "replace-index" || op.type === "replace-file") && op.old !== null) {
+  } else if ((op.type === "replace-index" || op.type === "replace-file" || op.type === "replace-log") && op.old !== null) {
     const old = path.join(ctx.preserveDir, journalName(op.old.file, ctx.journalPath));
-    const what = op.type === "replace-file" || isOffsetName(op.index) ? "offset file" : "index";
+    const what = op.type === "replace-log" ? "log" : op.type === "replace-file" || isOffsetName(op.index) ? "offset file" : "index";
     if (!(await matches(ctx, old, op.old))) {
       throw conflict(
         ctx,
         `the preserved ${what} ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded; nothing was changed`,
         old,
-        op.type === "replace-index" ? { segment: op.segment } : {},
+        op.type === "replace-file" ? {} : { segment: op.segment },
       );
     }
   }
@@ -534,7 +538,7 @@ async function undoReplace(op: ReplaceOp, ctx: Context): Promise<string | null> 
       throw conflict(ctx, `${target} is not the ${op.what} the repair created (${op.new.size} bytes, XXH3 ${op.new.xxh3})`, target, where);
     }
     await moveAside(fs, target, ctx.preserveDir, ".discarded");
-    return `${op.file}: created by the repair, moved aside (there was no ${op.what} before)`;
+    return `${op.file}: created by the repair, moved aside (no ${op.what} was there before this step)`;
   }
   if (current !== null && (await matches(ctx, target, op.old))) {
     return changed ? `${op.file}: unfinished replacement set aside` : null;

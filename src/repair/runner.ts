@@ -162,7 +162,15 @@ async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progre
   try {
     const counts: Record<string, number> = {};
     for (const step of target.steps) counts[step.kind] = (counts[step.kind] ?? 0) + 1;
-    await journal.append({ kind: "begin", time: new Date().toISOString(), partition: target.path, target: target.kind, plan: counts });
+    await journal.append({
+      kind: "begin",
+      time: new Date().toISOString(),
+      partition: target.path,
+      target: target.kind,
+      plan: counts,
+      // docs/repair.md §6.5: a salvage records what it keeps and the offsets it gives up before it changes anything.
+      ...(target.salvage !== undefined ? { salvage: target.salvage } : {}),
+    });
     const stepContext = {
       ...ctx,
       target,
@@ -219,11 +227,12 @@ function describeProgress(plan: RepairPlan, progress: Progress): string {
     }
   }
   if (notStarted.length > 0) parts.push(`not started: ${notStarted.map((t) => t.path).join(", ")}`);
+  // docs/repair.md §6.5: a salvage stopped after its log step may leave an index-less segment, which `repair` finishes.
+  const again = plan.targets.some((t) => t.salvage !== undefined)
+    ? "`segscan scan` it, then run `segscan salvage --apply` (still refused) or `segscan repair --apply` (repairable)"
+    : "run `segscan repair --apply` again";
   if (changedDirs.length === 0) parts.push("nothing was changed");
-  else
-    parts.push(
-      `run \`segscan repair --apply\` again to finish, or undo what was done with ${changedDirs.map((dir) => `\`segscan restore ${dir}\``).join(", ")}`,
-    );
+  else parts.push(`${again} to finish, or undo what was done with ${changedDirs.map((dir) => `\`segscan restore ${dir}\``).join(", ")}`);
   return parts.join("; ");
 }
 

@@ -37,7 +37,7 @@ export const TruncateStepSchema = closed({
 
 export const ReplaceStepSchema = closed({
   kind: Type.Literal("replace"),
-  role: Type.Union([Type.Literal("index"), Type.Literal("offset")]),
+  role: Type.Union([Type.Literal("index"), Type.Literal("offset"), Type.Literal("segment-log")]),
   file: Text,
   segment: Nullable(U64),
   reason: Type.Union([
@@ -47,12 +47,16 @@ export const ReplaceStepSchema = closed({
     Type.Literal("empty-segment"),
     Type.Literal("offset-ahead-of-head"),
     Type.Literal("offset-checksum-torn"),
+    Type.Literal("salvage"),
+    Type.Literal("salvage-prefix"),
+    Type.Literal("salvage-rebuilt"),
   ]),
   fromSize: Count,
   content: Type.Union([
     closed({ type: Type.Literal("index-entries"), entries: Type.Array(closed({ offset: U64, position: Count, timestamp: U64 })) }),
     closed({ type: Type.Literal("keep-prefix"), bytes: Count }),
     closed({ type: Type.Literal("offset-record"), offset: U64 }),
+    closed({ type: Type.Literal("log-ranges"), ranges: Type.Array(closed({ from: Count, to: Count })) }),
   ]),
   consumer: Consumer,
   observed: Observed,
@@ -60,9 +64,14 @@ export const ReplaceStepSchema = closed({
 
 export const MoveAsideStepSchema = closed({
   kind: Type.Literal("move-aside"),
-  role: Type.Union([Type.Literal("sweep"), Type.Literal("offset")]),
+  role: Type.Union([Type.Literal("sweep"), Type.Literal("offset"), Type.Literal("index")]),
   file: Text,
-  reason: Type.Union([Type.Literal("staging"), Type.Literal("orphan-index"), Type.Literal("offset-on-empty-partition")]),
+  reason: Type.Union([
+    Type.Literal("staging"),
+    Type.Literal("orphan-index"),
+    Type.Literal("offset-on-empty-partition"),
+    Type.Literal("salvage"),
+  ]),
   size: Count,
   consumer: Consumer,
   observed: Observed,
@@ -94,6 +103,26 @@ const WalContext = closed({
   replicaCount: Nullable(Count),
 });
 
+const TornEvidenceSchema = Type.Union([
+  Type.Literal("zero-filled"),
+  Type.Literal("short-batch"),
+  Type.Literal("complete-batch"),
+  Type.Literal("unverifiable"),
+]);
+
+/** docs/repair.md §6.5: one byte range of a salvaged segment's old log. */
+export const SalvageRangeSchema = closed({
+  segment: U64,
+  kind: Type.Union([Type.Literal("proven"), Type.Literal("intact"), Type.Literal("unreadable"), Type.Literal("torn")]),
+  startPosition: Count,
+  endPosition: Count,
+  bytes: Count,
+  firstOffset: Nullable(U64),
+  lastOffset: Nullable(U64),
+  messages: Nullable(Count),
+  tornEvidence: Nullable(TornEvidenceSchema),
+});
+
 export const PlanTargetSchema = closed({
   kind: Type.Union([Type.Literal("partition"), Type.Literal("metadata")]),
   path: Text,
@@ -103,6 +132,7 @@ export const PlanTargetSchema = closed({
   fingerprint: Nullable(Fingerprint),
   wal: Nullable(WalContext),
   steps: Type.Array(PlanStepSchema),
+  salvage: Type.Optional(closed({ kept: Type.Array(SalvageRangeSchema), lost: Type.Array(SalvageRangeSchema) })),
 });
 
 const ForecastEffect = closed({ effect: Text, path: Text, destructive: Type.Boolean(), detail: Text });
@@ -171,6 +201,16 @@ export const JournalOpSchema = Type.Union([
     new: Image,
   }),
   closed({ type: Type.Literal("replace-file"), file: Text, staging: Text, old: ImageWithFile, new: Image }),
+  closed({
+    type: Type.Literal("replace-log"),
+    segment: U64,
+    log: Text,
+    staging: Text,
+    old: ImageWithFile,
+    new: Image,
+    kept: Type.Array(closed({ from: Count, to: Count })),
+    lost: Type.Array(SalvageRangeSchema),
+  }),
 ]);
 
 export const ApplyResultSchema = closed(

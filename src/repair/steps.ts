@@ -13,7 +13,7 @@
  * | step           | preserved first                         | change                                   | journal op                    |
  * | -------------- | --------------------------------------- | ---------------------------------------- | ----------------------------- |
  * | truncate       | `[P, size)` (all zero: by length only)  | truncate to P, fsync                     | `truncate-log` (with `proof`) |
- * | replace        | the old file, whole                     | staging, fsync, rename over, fsync dir   | `replace-index`/`replace-file`|
+ * | replace        | the old file, whole                     | staging, fsync, rename over, fsync dir   | `replace-index`/`-file`/`-log`|
  * | move-aside     | (the file itself is moved)              | rename into the preserve dir, fsync both | `move-aside`                  |
  * | evidence-copy  | the file's first bytes                  | none                                     | (a `preserved` record only)   |
  */
@@ -23,8 +23,11 @@ import { encodeIndex } from "../format/encode.js";
 import { encodeOffsetRecord } from "../node/partition-dir.js";
 import { PreserveError, RepairError, StalePlanError } from "./errors.js";
 import {
+  type ByteRanges,
   copyRangeToFile,
+  copyRangesToFile,
   digestRange,
+  digestRanges,
   freeName,
   hex64,
   moveBetweenDirs,
@@ -191,9 +194,14 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
   };
 }
 
-/** The bytes a replace writes, or (keep-prefix) how many leading bytes of the old file it keeps. */
-function newContent(step: ReplaceStep, engine: Engine): { bytes: Uint8Array } | { keep: number } {
+/**
+ * The bytes a replace writes, or (keep-prefix) how many leading bytes of the
+ * old file it keeps, or (log-ranges, salvage) which byte ranges of it.
+ */
+function newContent(step: ReplaceStep, engine: Engine): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } {
   switch (step.content.type) {
+    case "log-ranges":
+      return { ranges: step.content.ranges };
     case "index-entries":
       return {
         bytes: encodeIndex(
@@ -207,11 +215,43 @@ function newContent(step: ReplaceStep, engine: Engine): { bytes: Uint8Array } | 
   }
 }
 
+/**
+ * The image a salvaged log will have: the XXH3-64 of its kept ranges, which
+ * must lie inside the file, in order, without overlap (a plan that says
+ * otherwise is refused before anything is written).
+ */
+async function rangesImage(ctx: StepContext, step: ReplaceStep, ranges: ByteRanges): Promise<JournalIndexImage> {
+  let end = 0;
+  for (const range of ranges) {
+    if (!(range.from >= end && range.to > range.from && range.to <= step.fromSize)) {
+      throw new StalePlanError(
+        `refusing to salvage ${step.file}: its kept range [${range.from}, ${range.to}) is not inside the ${step.fromSize}-byte log after the previous one`,
+        { path: step.file, position: range.from },
+        "bad range",
+      );
+    }
+    end = range.to;
+  }
+  const digest = await digestRanges(ctx.fs, ctx.engine, step.file, ranges, ctx.chunkBytes, ctx.signal);
+  return { size: digest.bytes, xxh3: digest.xxh3 };
+}
+
+/**
+ * Whether an earlier step of the target moves `step.file` aside (salvage moves
+ * an index aside before its log is rewritten, docs/repair.md §6.5): the replace
+ * then creates the file, as one that did not exist.
+ */
+function movedAsideEarlier(step: ReplaceStep, target: PlanTarget): boolean {
+  const at = target.steps.indexOf(step);
+  return target.steps.slice(0, Math.max(0, at)).some((earlier) => earlier.kind === "move-aside" && earlier.file === step.file);
+}
+
 async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<PreparedStep> {
   const { fs, engine, chunkBytes, target } = ctx;
-  await expectFile(ctx, step.file, step.fromSize, step.segment, "replace");
+  const created = movedAsideEarlier(step, target);
+  if (!created) await expectFile(ctx, step.file, step.fromSize, step.segment, "replace");
   const name = journalNameOf(target, step.file);
-  const exists = (await fs.stat(step.file)) !== null;
+  const exists = !created && (await fs.stat(step.file)) !== null;
   let old: (JournalIndexImage & { file: string }) | null = null;
   if (exists) {
     const copy = await preserveRange(
@@ -232,17 +272,38 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
   const image: JournalIndexImage =
     "bytes" in content
       ? { size: content.bytes.length, xxh3: hex64(engine.xxh3_64(content.bytes)) }
-      : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
-  if (step.role === "offset" && old === null) {
-    throw new StalePlanError(`refusing to rewrite ${step.file}: it is gone`, { path: step.file }, "offset file missing");
+      : "ranges" in content
+        ? await rangesImage(ctx, step, content.ranges)
+        : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
+  if ((step.role === "offset" || step.role === "segment-log") && old === null) {
+    throw new StalePlanError(`refusing to rewrite ${step.file}: it is gone`, { path: step.file }, `${step.role} file missing`);
   }
   const staging = `${step.file}.staging`;
   const op: JournalOp =
     step.role === "offset"
       ? { type: "replace-file", file: name, staging: `${name}.staging`, old: old!, new: image }
-      : { type: "replace-index", segment: step.segment ?? "0", index: name, staging: `${name}.staging`, old, new: image };
+      : step.role === "segment-log"
+        ? {
+            type: "replace-log",
+            segment: step.segment ?? "0",
+            log: name,
+            staging: `${name}.staging`,
+            old: old!,
+            new: image,
+            kept: (content as { ranges: ByteRanges }).ranges.map(({ from, to }) => ({ from, to })),
+            lost: (target.salvage?.lost ?? []).filter((range) => range.segment === step.segment),
+          }
+        : { type: "replace-index", segment: step.segment ?? "0", index: name, staging: `${name}.staging`, old, new: image };
   return {
     async execute(intent, touching) {
+      // A file an earlier step moved aside must still be absent: the replace creates it.
+      if (created && (await fs.stat(step.file)) !== null) {
+        throw new StalePlanError(
+          `refusing to write ${step.file}: an earlier step moved it aside, yet a file is there again`,
+          { path: step.file },
+          "file reappeared",
+        );
+      }
       await intent(op);
       touching(); // the staging file is created in the target dir
       if ("bytes" in content) {
@@ -250,6 +311,15 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
           await writeExactly(file, content.bytes, content.bytes.length, 0, staging);
           await file.sync();
         });
+      } else if ("ranges" in content) {
+        const written = await copyRangesToFile(fs, engine, step.file, content.ranges, staging, chunkBytes, ctx.signal);
+        if (written.xxh3 !== image.xxh3 || written.bytes !== image.size) {
+          throw new StalePlanError(
+            `refusing to salvage ${step.file}: the bytes it keeps changed while salvaging`,
+            { path: step.file, ...(step.segment !== null ? { segment: BigInt(step.segment) } : {}) },
+            "log changed",
+          );
+        }
       } else {
         const written = await copyRangeToFile(fs, engine, step.file, 0, content.keep, staging, chunkBytes);
         if (written.xxh3 !== image.xxh3) {
@@ -262,7 +332,12 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
       }
       await fs.rename(staging, step.file);
       await fs.syncDir(path.dirname(step.file));
-      const what = step.role === "offset" ? `offset record (${step.reason})` : `index (${step.reason})`;
+      const what =
+        step.role === "offset"
+          ? `offset record (${step.reason})`
+          : step.role === "segment-log"
+            ? `log of ${step.fromSize - image.size} fewer bytes (salvage: the bytes nothing proves are dropped)`
+            : `index (${step.reason})`;
       return {
         kind: "replace",
         role: step.role,

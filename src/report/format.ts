@@ -5,8 +5,20 @@
  * when the caller enables it (the CLI does so on a TTY without NO_COLOR).
  */
 import pc from "picocolors";
-import type { IgnoredEntry, PartitionReport, Refusal, ScanReport, SegmentReport } from "../domain/scan.js";
-import { formatNode } from "./node-format.js";
+import { type Severity, SEVERITY_ORDER, nodeFindings } from "../domain/node.js";
+import {
+  type IgnoredEntry,
+  type PartitionReport,
+  type PartitionScopeRange,
+  type Refusal,
+  type ScanReport,
+  type SegmentReport,
+  type SegmentScopeRange,
+  type TornEvidence,
+  scanVerdict,
+} from "../domain/scan.js";
+import { offsetsText } from "../policy/next-step.js";
+import { formatNode, paint } from "./node-format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -115,14 +127,65 @@ function residueText(segment: SegmentReport, c: Colors): string {
   );
 }
 
+/**
+ * docs/recovery.md §3.7: what a torn range's bytes prove, in the metadata WAL's
+ * words (docs/node.md N1.1): only a zero-filled or short tail proves the batch
+ * was never acknowledged.
+ */
+export const TORN_EVIDENCE_WORDS: Record<TornEvidence, string> = {
+  "zero-filled": "all zero, never written, so never acknowledged",
+  "short-batch": "a short last batch: the append never completed, so it was never fsynced and never acknowledged",
+  "complete-batch":
+    "a complete last batch whose checksum fails: segscan cannot tell a torn write from corruption of an acknowledged batch (the cut bytes are preserved)",
+  unverifiable:
+    "bytes that do not decode as a batch: segscan cannot tell a torn write from corruption of an acknowledged batch (the cut bytes are preserved)",
+};
+
+/** A range's message count as the line prints it: exact for verified batches, an upper bound for unreadable offsets, a claim for a torn tail. */
+function messagesText(range: PartitionScopeRange): string | null {
+  if (range.messages === null) return null;
+  const msgs = `${formatCount(range.messages)} msg${range.messages === 1 ? "" : "s"}`;
+  if (range.kind === "unreadable" || range.kind === "missing") return `≤${msgs}`;
+  return msgs;
+}
+
+/** One range: `unreadable 129..133 (≤5 msgs, 10.5 KiB)`; a torn one says what its header claims and what its bytes prove. */
+export function scopeRangeText(range: PartitionScopeRange | SegmentScopeRange): string {
+  const details = [messagesText(range), range.kind === "missing" ? "no bytes" : formatBytes(range.bytes)].filter((part) => part !== null);
+  if (range.kind === "torn") {
+    const claim =
+      range.firstOffset === null && range.messages === null
+        ? "its header does not decode, so its offsets are unknown"
+        : range.firstOffset === null
+          ? "its header claims no message"
+          : `its header claims ${offsetsText(range)} (${messagesText(range)})`;
+    const evidence = range.tornEvidence !== null ? `; ${TORN_EVIDENCE_WORDS[range.tornEvidence]}` : "";
+    return `torn tail (${formatBytes(range.bytes)}): ${claim}${evidence}`;
+  }
+  return `${range.kind} ${offsetsText(range)} (${details.join(", ")})`;
+}
+
+/** docs/recovery.md §3.7 in one line: every range of a scope, in order. */
+export function scopeLine(scope: readonly (PartitionScopeRange | SegmentScopeRange)[]): string {
+  return scope.map(scopeRangeText).join(" · ");
+}
+
 function indexNotes(segment: SegmentReport): string[] {
   const notes: string[] = [];
   const index = segment.index;
   if (index.rebuilt) notes.push(`index to rebuild: ${index.rebuiltEntries} entr${index.rebuiltEntries === 1 ? "y" : "ies"}`);
+  // A refused segment counts only the proven prefix's entries (docs/recovery.md §3.2): those past the damage are its doing.
   if (index.mismatches > 0)
-    notes.push(`${index.mismatches} index entr${index.mismatches === 1 ? "y does" : "ies do"} not sit on a verified batch`);
+    notes.push(
+      `${index.mismatches} index entr${index.mismatches === 1 ? "y does" : "ies do"} not sit on a verified batch` +
+        (segment.outcome === "refused" ? " inside the proven prefix" : ""),
+    );
   if (index.trailingBytes > 0 && !index.rebuilt) notes.push(`index: trim ${index.trailingBytes} trailing bytes (torn entry)`);
   return notes;
+}
+
+function sameRefusal(a: Refusal, b: Refusal | null): boolean {
+  return b !== null && a.code === b.code && a.message === b.message;
 }
 
 export function refusalLine(refusal: Refusal, c: Colors): string {
@@ -167,6 +230,9 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
     );
   }
   if (partition.refusal !== null) lines.push(`  ${refusalLine(partition.refusal, c)}`);
+  lines.push(`  ${c.bold("next step")}: ${partition.nextStep}`);
+  // The partition's scope when it spans several segments; a single segment's line below says the same.
+  if (partition.segments.length > 1 && partition.scope.length > 1) lines.push(`  scope: ${scopeLine(partition.scope)}`);
 
   const rows = partition.segments.map((segment) => ({
     segment,
@@ -195,8 +261,10 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
       );
     }
     for (const warning of segment.warnings) lines.push(`      ${c.yellow("warning")} ${warning.code}: ${warning.message}`);
+    if (segment.scope.length > 1) lines.push(`      scope: ${scopeLine(segment.scope)}`);
     for (const note of indexNotes(segment)) lines.push(`      ${note}`);
-    if (segment.refusal !== null && segment.refusal !== partition.refusal) {
+    // The partition's refusal is printed above; a copy (a report that crossed a worker thread) is the same refusal.
+    if (segment.refusal !== null && !sameRefusal(segment.refusal, partition.refusal)) {
       lines.push(`      ${refusalLine(segment.refusal, c)}`);
     }
   }
@@ -207,6 +275,29 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
     lines.push(`  ${c.dim(`ignored ${baseName(ignored.path)} (${ignoredReason(ignored.kind)}; never touched)`)}`);
   }
   return lines.join("\n");
+}
+
+/** The node's findings by severity, worst first, for the summary ("1 refused, 2 warn"); empty when it has none. */
+function nodeFindingCounts(report: Pick<ScanReport, "node">, c: Colors): string {
+  if (report.node === undefined) return "";
+  const counts = new Map<Severity, number>();
+  for (const finding of nodeFindings(report.node)) counts.set(finding.severity, (counts.get(finding.severity) ?? 0) + 1);
+  const parts = [...SEVERITY_ORDER]
+    .reverse()
+    .filter((severity) => severity !== "clean" && (counts.get(severity) ?? 0) > 0)
+    .map((severity) => paint(severity, `${counts.get(severity)} ${severity}`, c));
+  return parts.length === 0 ? "no node findings" : `node findings: ${parts.join(", ")}`;
+}
+
+/**
+ * The scan's one verdict (docs/node.md N0: partitions and, on a node root, the
+ * metadata plane and offsets), as the first word of the summary and the first
+ * line of the report.
+ */
+export function formatVerdict(report: Parameters<typeof scanVerdict>[0], options: FormatOptions = {}): string {
+  const c = colors(options.color ?? false);
+  const verdict = scanVerdict(report);
+  return `${c.bold("verdict")} ${paint(verdict, verdict.toUpperCase(), c)}`;
 }
 
 export function formatSummary(report: ScanReport, options: FormatOptions = {}): string {
@@ -220,7 +311,11 @@ export function formatSummary(report: ScanReport, options: FormatOptions = {}): 
     s.failed > 0 ? c.magenta(`${s.failed} failed`) : `${s.failed} failed`,
   ];
   const rate = s.elapsedMs > 0 ? ` (${formatBytes((s.bytesScanned / s.elapsedMs) * 1000)}/s)` : "";
-  return `${parts[0]} ${parts.slice(1).join(", ")} · ${formatBytes(s.bytesScanned)} read in ${formatDuration(s.elapsedMs)}${rate}`;
+  const node = nodeFindingCounts(report, c);
+  return (
+    `${formatVerdict(report, options)} · ${parts[0]} ${parts.slice(1).join(", ")}${node === "" ? "" : ` · ${node}`}` +
+    ` · ${formatBytes(s.bytesScanned)} read in ${formatDuration(s.elapsedMs)}${rate}`
+  );
 }
 
 export function formatHeader(report: ScanReport, options: FormatOptions = {}): string {
@@ -253,7 +348,11 @@ export const NO_PARTITIONS_TEXT = "no partitions found (no directory holding .lo
 
 /** The whole human report. */
 export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
-  const blocks = [formatHeader(report, options)];
+  // A node root's one verdict is the report's first line (docs/node.md N0); a partitions-only
+  // scan prints partitions as they complete, so its verdict leads the summary line instead.
+  const blocks = [
+    report.node === undefined ? formatHeader(report, options) : `${formatVerdict(report, options)}\n${formatHeader(report, options)}`,
+  ];
   if (report.node !== undefined) blocks.push(formatNode(report.node, options));
   if (report.partitions.length === 0) blocks.push(NO_PARTITIONS_TEXT);
   for (const partition of report.partitions) blocks.push(formatPartition(partition, options));

@@ -6,6 +6,8 @@
 import type { TSchema } from "@sinclair/typebox";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
+import type { Severity } from "../domain/node.js";
+import { scanVerdict } from "../domain/scan.js";
 import type { JsonScanReport } from "./schema.js";
 import { REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
 
@@ -124,6 +126,18 @@ export function validateJsonReport(value: unknown): string[] {
       const count = partitions.filter((partition) => partition.verdict === verdict).length;
       if (summary[verdict] !== count) problems.push(`$.summary.${verdict}: ${summary[verdict]} but ${count} partitions are ${verdict}`);
     }
+    // The node schema checked the node verdict is one of the six severities.
+    // From the partitions themselves, so a wrong summary count is named once (above), not twice.
+    const counted = {
+      failed: partitions.filter((p) => p.verdict === "failed").length,
+      refused: partitions.filter((p) => p.verdict === "refused").length,
+      repairable: partitions.filter((p) => p.verdict === "repairable").length,
+    };
+    const verdict = scanVerdict({
+      summary: counted,
+      node: report.node === undefined ? undefined : { verdict: report.node.verdict as Severity },
+    });
+    if (report.verdict !== verdict) problems.push(`$.verdict: ${report.verdict} but the partitions and the node make ${verdict}`);
   }
   return problems;
 }

@@ -7,20 +7,42 @@
  * loaded with the schema on its first call, issue 23).
  */
 import { nodeToJson } from "./node-json.js";
-import type { JsonGap, JsonPartition, JsonRefusal, JsonResidue, JsonScanOptions, JsonScanReport, JsonSegment } from "./schema.js";
+import type {
+  JsonGap,
+  JsonPartition,
+  JsonPartitionScopeRange,
+  JsonRefusal,
+  JsonResidue,
+  JsonScanOptions,
+  JsonScanReport,
+  JsonSegment,
+  JsonSegmentScopeRange,
+} from "./schema.js";
 import { canRequireModules, once, requireFrom } from "../io/lazy.js";
-import type { ForwardGap, PartitionReport, Refusal, Residue, ScanReport, SegmentReport } from "../domain/scan.js";
+import {
+  type ForwardGap,
+  type PartitionReport,
+  type PartitionScopeRange,
+  type Refusal,
+  type Residue,
+  type ScanReport,
+  type SegmentReport,
+  type SegmentScopeRange,
+  scanVerdict,
+} from "../domain/scan.js";
 
 export type {
   JsonGap,
   JsonIgnoredEntry,
   JsonPartition,
+  JsonPartitionScopeRange,
   JsonRefusal,
   JsonResidue,
   JsonScanError,
   JsonScanOptions,
   JsonScanReport,
   JsonSegment,
+  JsonSegmentScopeRange,
   JsonSegmentWarning,
 } from "./schema.js";
 
@@ -44,6 +66,7 @@ function residueToJson(residue: Residue): JsonResidue {
     probe: residue.probe,
     survivorPosition: residue.survivorPosition,
     spentUnits: residue.spentUnits,
+    tornEvidence: residue.tornEvidence,
   };
 }
 
@@ -52,6 +75,23 @@ function gapToJson(gap: ForwardGap): JsonGap {
 }
 
 const u64OrNull = (value: bigint | null): string | null => (value === null ? null : value.toString());
+
+/** A partition scope range (docs/recovery.md §3.7): offsets as decimal strings. */
+export function scopeRangeToJson(range: PartitionScopeRange): JsonPartitionScopeRange {
+  return {
+    kind: range.kind,
+    firstOffset: u64OrNull(range.firstOffset),
+    lastOffset: u64OrNull(range.lastOffset),
+    messages: range.messages,
+    bytes: range.bytes,
+    tornEvidence: range.tornEvidence,
+  };
+}
+
+/** A segment scope range: the partition range's fields, then its positions. */
+export function segmentScopeRangeToJson(range: SegmentScopeRange): JsonSegmentScopeRange {
+  return { ...scopeRangeToJson(range), startPosition: range.startPosition, endPosition: range.endPosition };
+}
 
 export function segmentToJson(segment: SegmentReport): JsonSegment {
   return {
@@ -82,6 +122,12 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
       mismatches: segment.index.mismatches,
     },
     refusal: segment.refusal === null ? null : refusalToJson(segment.refusal),
+    lastBatch:
+      segment.lastBatch === null
+        ? null
+        : { baseOffset: segment.lastBatch.baseOffset.toString(), checksum: segment.lastBatch.checksum.toString() },
+    batchChecksumsXxh3: u64OrNull(segment.batchChecksumsXxh3),
+    scope: segment.scope.map(segmentScopeRangeToJson),
   };
 }
 
@@ -96,6 +142,8 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     sweep: partition.sweep.map((candidate) => ({ path: candidate.path, kind: candidate.kind })),
     segments: partition.segments.map(segmentToJson),
     ignored: partition.ignored.map((entry) => ({ path: entry.path, kind: entry.kind, message: entry.message })),
+    scope: partition.scope.map(scopeRangeToJson),
+    nextStep: partition.nextStep,
   };
 }
 
@@ -110,6 +158,7 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
   const json: JsonScanReport = {
     segscan: report.segscan,
     engine: report.engine,
+    verdict: scanVerdict(report),
     options,
     partitions: report.partitions.map(partitionToJson),
     summary: {

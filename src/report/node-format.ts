@@ -6,10 +6,11 @@
 import { relative } from "node:path";
 import pc from "picocolors";
 import { type NodeReport, type Severity, nodeFindings, worstSeverity } from "../domain/node.js";
+import { nodeFindingNextStep } from "../policy/next-step.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
-function paint(severity: Severity, text: string, c: Colors): string {
+export function paint(severity: Severity, text: string, c: Colors): string {
   switch (severity) {
     case "clean":
       return c.green(text);
@@ -83,6 +84,7 @@ export function formatNode(node: NodeReport, options: { color?: boolean } = {}):
   for (const finding of nodeFindings(node).filter((f) => f.severity !== "clean")) {
     lines.push(
       `  ${paint(finding.severity, finding.severity.padEnd(10), c)} ${finding.code} ${c.dim(rel(finding.path))}: ${finding.message}`,
+      `             next step: ${nodeFindingNextStep(finding)}`,
     );
   }
   if (node.bootForecast.length > 0) {

@@ -4,6 +4,7 @@
  * snapshot tree) left out. The shape is `NodeJsonSchema` (src/report/node-schema.ts).
  */
 import type { NodeFinding, NodePartitionReport, NodeReport, SuperblockReport } from "../domain/node.js";
+import { nodeFindingNextStep } from "../policy/next-step.js";
 import type { JsonNode, JsonNodeFinding, JsonSuperblock } from "./node-schema.js";
 
 const u64 = (value: bigint): string => value.toString();
@@ -15,6 +16,7 @@ export function findingToJson(finding: NodeFinding): JsonNodeFinding {
     code: finding.code,
     path: finding.path,
     message: finding.message,
+    nextStep: nodeFindingNextStep(finding),
   };
   for (const [key, value] of Object.entries(finding)) {
     if (key in out) continue;

@@ -4,7 +4,7 @@
  * so importing the package loads no schema. `NodeJsonSchema` is the schema
  * object itself once anything reads it (a proxy that loads it on first access).
  */
-import { canRequireModules, once, requireFrom } from "../io/lazy.js";
+import { canRequireModules, loadedOnUse, once, requireFrom } from "../io/lazy.js";
 
 type NodeSchemaModule = typeof import("./node-schema.js");
 const imported: NodeSchemaModule | null = canRequireModules(import.meta.url) ? null : await import("./node-schema.js");
@@ -13,23 +13,6 @@ const load = once((): NodeSchemaModule => imported ?? requireFrom<NodeSchemaModu
 /** Problems with a parsed node section; empty when it matches the schema. */
 export function validateNodeJson(value: unknown, at?: string): string[] {
   return load().validateNodeJson(value, at);
-}
-
-/** The object `get()` returns, loaded on the first operation on it. */
-function loadedOnUse<T extends object>(get: () => T): T {
-  return new Proxy({} as T, {
-    get: (_target, key) => Reflect.get(get(), key),
-    has: (_target, key) => Reflect.has(get(), key),
-    ownKeys: () => Reflect.ownKeys(get()),
-    getOwnPropertyDescriptor: (_target, key) => {
-      const descriptor = Reflect.getOwnPropertyDescriptor(get(), key);
-      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
-    },
-    getPrototypeOf: () => Reflect.getPrototypeOf(get()),
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false,
-  });
 }
 
 export const NodeJsonSchema: NodeSchemaModule["NodeJsonSchema"] = loadedOnUse(() => load().NodeJsonSchema);

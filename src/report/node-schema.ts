@@ -8,14 +8,16 @@ import { Value } from "@sinclair/typebox/value";
 
 const U64 = Type.String({ pattern: "^(0|[1-9][0-9]{0,19})$" });
 const Count = Type.Integer({ minimum: 0 });
-const Severity = Type.Union(["clean", "info", "warn", "repairable", "refused", "failed"].map((s) => Type.Literal(s)));
+export const SeveritySchema = Type.Union(["clean", "info", "warn", "repairable", "refused", "failed"].map((s) => Type.Literal(s)));
 
 export const NodeFindingSchema = Type.Object(
   {
-    severity: Severity,
+    severity: SeveritySchema,
     code: Type.String({ minLength: 1 }),
     path: Type.String(),
     message: Type.String({ minLength: 1 }),
+    /** docs/repair.md §6.4: what the operator does next, one line (the text and HTML reports print the same). */
+    nextStep: Type.String({ minLength: 1 }),
   },
   { additionalProperties: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]) },
 );
@@ -102,7 +104,7 @@ const SnapshotJsonSchema = Type.Object(
 export const NodeJsonSchema = Type.Object(
   {
     path: Type.String(),
-    verdict: Severity,
+    verdict: SeveritySchema,
     metadata: Type.Object(
       {
         present: Type.Boolean(),

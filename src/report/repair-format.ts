@@ -5,9 +5,11 @@
  */
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
+import { offsetsText } from "../policy/next-step.js";
 import { JOURNAL_NAME } from "../repair/journal.js";
-import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan } from "../repair/plan-types.js";
+import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan, SalvageRange } from "../repair/plan-types.js";
 import type { ApplyResult } from "../repair/runner.js";
+import { formatBytes, formatCount } from "./format.js";
 import { escapeControl as printable } from "./terminal-safe.js";
 
 function plural(n: number, word: string): string {
@@ -32,7 +34,7 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
         step.reason === "empty"
           ? "empty segment: no whole batch"
           : step.reason === "wal-torn-tail"
-            ? "a proven WAL torn tail"
+            ? "WAL tail: no verified entry follows it"
             : "torn tail";
       return `truncate ${name}: ${step.fromSize} -> ${step.toSize} bytes (${why}; cut ${kept})`;
     }
@@ -43,16 +45,39 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
           ? `rewrite ${name} (${who(step)}) from ${step.consumer?.storedOffset} to the head ${to}: CHANGES WHAT THIS CONSUMER READS NEXT (it resumes at ${BigInt(to) + 1n}, re-reading the re-minted offsets); the old file is preserved first`
           : `rewrite ${name} (${who(step)}) as a whole 16-byte record with the same offset ${to} (its checksum was torn); the old file is preserved first`;
       }
+      if (step.content.type === "log-ranges") {
+        const ranges = step.content.ranges;
+        const size = ranges.reduce((sum, range) => sum + range.to - range.from, 0);
+        const kept = ranges.map((range) => `[${formatCount(range.from)}, ${formatCount(range.to)})`).join(" + ");
+        return (
+          `rewrite ${name} (salvage): keep bytes ${kept} = ${formatCount(size)} of ${formatCount(step.fromSize)}, ` +
+          `dropping ${formatCount(step.fromSize - size)} byte${step.fromSize - size === 1 ? "" : "s"} nothing proves; the old log is copied whole to ${printable(path.basename(step.file))}.replaced ` +
+          `first (${formatBytes(step.fromSize)} of free space) and the new one written beside it (${formatBytes(size)})`
+        );
+      }
       if (step.content.type === "keep-prefix") {
-        const why = step.reason === "empty-segment" ? "the segment holds no whole batch" : "partial trailing entry";
+        const why =
+          step.reason === "empty-segment"
+            ? "the segment holds no whole batch"
+            : step.reason === "salvage-prefix"
+              ? `salvage: keeps the ${plural(step.content.bytes / INDEX_ENTRY_BYTES, "entry")} inside the proven prefix; the others point into bytes that move`
+              : "partial trailing entry";
         return `trim ${name}: ${step.fromSize} -> ${step.content.bytes} bytes (${why}; the old index is kept)`;
       }
       const entries = step.content.entries.length;
+      if (step.reason === "salvage-prefix" || step.reason === "salvage-rebuilt") {
+        const over = step.reason === "salvage-prefix" ? "the proven prefix" : "the new log, as for an index-less segment";
+        const old = step.fromSize > 0 ? `; the old ${step.fromSize}-byte index is kept` : "";
+        return `write ${name}: ${plural(entries, "entry")}, ${entries * INDEX_ENTRY_BYTES} bytes (salvage: rebuilt over ${over}${old})`;
+      }
       const why = step.reason === "index-less" ? "rebuilt from the walk" : "index disagreed with the walk";
       const old = step.fromSize > 0 ? `; the old ${step.fromSize}-byte index is kept` : "";
       return `rewrite ${name}: ${plural(entries, "entry")}, ${entries * INDEX_ENTRY_BYTES} bytes (${why}${old})`;
     }
     case "move-aside":
+      if (step.role === "index") {
+        return `move ${name} into the preserve dir (salvage: its entries point into bytes the log rewrite moves; a new index is written after the log)`;
+      }
       return step.role === "offset"
         ? `move ${name} (${who(step)}, offset ${step.consumer?.storedOffset} on an empty partition) into the preserve dir: CHANGES WHAT THIS CONSUMER READS NEXT (it starts at the first new message instead of skipping it)`
         : `sweep ${name} (${step.reason}): move into the preserve dir`;
@@ -70,17 +95,52 @@ function forecastLines(effects: readonly ForecastEffect[], root: string | null):
   );
 }
 
+/** `318..636` from a salvage range's decimal offsets (`no offset` when it holds none). */
+function rangeOffsets(range: SalvageRange): string {
+  return offsetsText({
+    firstOffset: range.firstOffset === null ? null : BigInt(range.firstOffset),
+    lastOffset: range.lastOffset === null ? null : BigInt(range.lastOffset),
+  });
+}
+
+/** Where a salvage range's bytes lie: `[497,278, 516,093) of 00000000000000000318.log`. */
+function rangeWhere(range: SalvageRange, target: PlanTarget): string {
+  const log = target.steps.find((step) => step.kind === "replace" && step.role === "segment-log" && step.segment === range.segment);
+  const name = log === undefined ? `segment ${range.segment}` : printable(path.basename(log.file));
+  return `[${formatCount(range.startPosition)}, ${formatCount(range.endPosition)}) of ${name}`;
+}
+
+/** docs/repair.md §6.5: what a salvage target keeps and what it records as lost, one line per range. */
+export function salvageLines(target: PlanTarget): string[] {
+  if (target.salvage === undefined) return [];
+  const kept = target.salvage.kept.map((range) => {
+    const messages = range.messages === null ? "" : `, ${plural(range.messages, "message")}`;
+    return `    ${rangeOffsets(range)} (${range.kind}${messages}; ${formatBytes(range.bytes)} at ${rangeWhere(range, target)})`;
+  });
+  const lost = target.salvage.lost.map((range) => {
+    const at = `${formatCount(range.bytes)} byte${range.bytes === 1 ? "" : "s"} at ${rangeWhere(range, target)}`;
+    if (range.kind === "torn") {
+      const claims = range.messages === null ? "a header that does not decode" : `its header claims ${plural(range.messages, "message")}`;
+      return `    ${rangeOffsets(range)} (a torn tail no verified batch follows, ${range.tornEvidence ?? "no evidence"}: ${claims}; ${at})`;
+    }
+    const hides = range.messages === null ? "" : `at most ${plural(range.messages, "message")}; `;
+    return `    ${rangeOffsets(range)} (unreadable: ${hides}${at})`;
+  });
+  return ["  keeps (every batch that verifies and extends the chain):", ...kept, "  records as lost (the bytes nothing proves):", ...lost];
+}
+
 /** What a dry run prints: every target with its steps, what is left alone, and the forecast after the plan. */
 export function formatPlan(plan: RepairPlan): string {
   const lines: string[] = [];
   const partitions = plan.targets.filter((t) => t.kind === "partition").length;
   const metadata = plan.targets.some((t) => t.kind === "metadata");
+  const kind = plan.targets.some((t) => t.salvage !== undefined) ? "Salvage" : "Repair";
   if (plan.targets.length === 0) {
-    lines.push("Repair plan: nothing to repair.");
+    lines.push(`${kind} plan: nothing to ${kind.toLowerCase()}.`);
   } else {
     const what = [partitions > 0 ? plural(partitions, "partition") : null, metadata ? "the metadata WAL" : null].filter((w) => w !== null);
     const steps = plan.targets.reduce((n, t) => n + t.steps.length, 0);
-    lines.push(`Repair plan: ${plural(steps, "step")} on ${what.join(" and ")}.`);
+    lines.push(`${kind} plan: ${plural(steps, "step")} on ${what.join(" and ")}.`);
   }
   for (const target of plan.targets) {
     lines.push(
@@ -88,6 +148,7 @@ export function formatPlan(plan: RepairPlan): string {
       `${target.kind} ${printable(target.path)}`,
       `  preserve into ${printable(target.preserveDir)}${path.sep} (journal: ${JOURNAL_NAME})`,
       ...target.steps.map((step) => `  ${stepLine(target, step)}`),
+      ...salvageLines(target),
     );
   }
   if (plan.leftAlone.length > 0) {
@@ -117,7 +178,8 @@ export function formatPlan(plan: RepairPlan): string {
 export function formatApplied(result: ApplyResult): string {
   const lines: string[] = [];
   for (const target of result.targets) {
-    lines.push(`repaired ${printable(target.path)} (run ${target.run}; journal ${printable(target.journalPath)})`);
+    const verb = target.steps.some((step) => step.op?.type === "replace-log") ? "salvaged" : "repaired";
+    lines.push(`${verb} ${printable(target.path)} (run ${target.run}; journal ${printable(target.journalPath)})`);
     for (const step of target.steps) lines.push(`  ${printable(step.summary)}`);
   }
   const undo = result.targets

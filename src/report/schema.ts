@@ -7,7 +7,7 @@
  * does not name is an error, not an extension.
  */
 import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
-import { NodeJsonSchema } from "./node-schema.js";
+import { NodeJsonSchema, SeveritySchema } from "./node-schema.js";
 import { SCAN_ERROR_CODES } from "../io/errors.js";
 
 export { SCAN_ERROR_CODES } from "../io/errors.js";
@@ -68,6 +68,15 @@ export const RefusalSchema = Type.Union(
   { description: "A refusal (docs/recovery.md §5); its fields depend on its code" },
 );
 
+/** docs/recovery.md §3.7: what the bytes at a damage position prove (the torn-tail words follow it). */
+export const TornEvidenceSchema = Type.Union(
+  [Type.Literal("zero-filled"), Type.Literal("short-batch"), Type.Literal("complete-batch"), Type.Literal("unverifiable")],
+  {
+    description:
+      "zero-filled and short-batch prove the append never completed; complete-batch and unverifiable cannot be told from corruption",
+  },
+);
+
 export const ResidueSchema = closed({
   damagePosition: Count,
   bytes: Count,
@@ -75,7 +84,39 @@ export const ResidueSchema = closed({
   probe: Type.Union([Type.Literal("no-survivor"), Type.Literal("survivor"), Type.Literal("budget-exhausted")]),
   survivorPosition: Type.Union([Count, Type.Null()]),
   spentUnits: Count,
+  tornEvidence: TornEvidenceSchema,
 });
+
+/** docs/recovery.md §3.7: the kinds of a scope-of-loss range. */
+export const ScopeKindSchema = Type.Union([
+  Type.Literal("proven"),
+  Type.Literal("unreadable"),
+  Type.Literal("intact"),
+  Type.Literal("torn"),
+  Type.Literal("missing"),
+]);
+
+const scopeRangeFields = {
+  kind: ScopeKindSchema,
+  firstOffset: Type.Union([U64, Type.Null()]),
+  lastOffset: Type.Union([U64, Type.Null()]),
+  messages: Type.Union([Count, Type.Null()]),
+  bytes: Count,
+  tornEvidence: Type.Union([TornEvidenceSchema, Type.Null()]),
+};
+
+/** One range of a partition's scope of loss (docs/interfaces.md §9.3, docs/recovery.md §3.7). */
+export const PartitionScopeRangeSchema = closed(scopeRangeFields, "a range of the partition's scope of loss (offsets, no positions)");
+
+/** One range of a segment's scope of loss: a partition range plus its byte positions in the .log. */
+export const SegmentScopeRangeSchema = closed(
+  {
+    ...scopeRangeFields,
+    startPosition: Count,
+    endPosition: Count,
+  },
+  "a range of the segment's scope of loss",
+);
 
 export const GapSchema = closed({ position: Count, expectedOffset: U64, foundOffset: U64 });
 
@@ -104,6 +145,12 @@ export const SegmentSchema = closed({
   index: closed({ entries: Count, trailingBytes: Count, rebuilt: Type.Boolean(), rebuiltEntries: Count, mismatches: Count }),
   refusal: Type.Union([RefusalSchema, Type.Null()]),
   warnings: Type.Array(SegmentWarningSchema),
+  /** The last verified batch holding messages (null: none verified): base offset and header batch checksum. */
+  lastBatch: Type.Union([closed({ baseOffset: U64, checksum: U64 }), Type.Null()]),
+  /** Deep mode only: XXH3-64 over the checksums of every batch verified from byte 0 (null otherwise). */
+  batchChecksumsXxh3: Type.Union([U64, Type.Null()]),
+  /** docs/recovery.md §3.7: ranges tiling the .log in byte order, the proven one first. */
+  scope: Type.Array(SegmentScopeRangeSchema),
 });
 
 export const ScanErrorSchema = closed({
@@ -135,6 +182,10 @@ export const PartitionSchema = closed({
   sweep: Type.Array(closed({ path: Text, kind: Type.Union([Type.Literal("staging"), Type.Literal("orphan-index")]) })),
   ignored: Type.Array(IgnoredEntrySchema),
   segments: Type.Array(SegmentSchema),
+  /** docs/recovery.md §3.7: the segments' ranges merged in offset order, the proven one first; [] when failed. */
+  scope: Type.Array(PartitionScopeRangeSchema),
+  /** docs/repair.md §6.4: what the operator does next, one line. */
+  nextStep: Message,
 });
 
 export const ScanOptionsSchema = closed({
@@ -160,6 +211,8 @@ export const ScanReportSchema = closed(
   {
     segscan: Text,
     engine: Type.Union([Type.Literal("wasm"), Type.Literal("ts")]),
+    /** docs/node.md N0: the scan's one verdict, partitions and (on a node root) the node together. */
+    verdict: SeveritySchema,
     options: ScanOptionsSchema,
     partitions: Type.Array(PartitionSchema),
     summary: SummarySchema,
@@ -175,6 +228,8 @@ export type JsonPartition = Static<typeof PartitionSchema>;
 export type JsonSegment = Static<typeof SegmentSchema>;
 export type JsonRefusal = Static<typeof RefusalSchema>;
 export type JsonResidue = Static<typeof ResidueSchema>;
+export type JsonSegmentScopeRange = Static<typeof SegmentScopeRangeSchema>;
+export type JsonPartitionScopeRange = Static<typeof PartitionScopeRangeSchema>;
 export type JsonGap = Static<typeof GapSchema>;
 export type JsonSegmentWarning = Static<typeof SegmentWarningSchema>;
 export type JsonIgnoredEntry = Static<typeof IgnoredEntrySchema>;

@@ -1,4 +1,5 @@
-/** What a scrub can find (docs/scrub.md §4), and the event stream it yields. */
+/** What a scrub can find (docs/scrub.md §4, §4.1), and the event stream it yields. */
+import type { FindingValue, Severity } from "../domain/node.js";
 
 export const FINDING_CODES = [
   /** A complete batch inside the verified range whose batch checksum does not match (bit rot). */
@@ -27,8 +28,25 @@ export const FINDING_CODES = [
 
 export type FindingCode = (typeof FINDING_CODES)[number];
 
+/**
+ * The node items a scrub of a node root checks (docs/scrub.md §1.1), the
+ * `item` label of the node metrics: a fixed set, so the label stays bounded.
+ * `layout` is the partition tree itself (orphan, missing and fenced dirs, a
+ * missing metadata/, an unlistable streams/ dir).
+ */
+export const NODE_ITEMS = ["wal", "snapshot", "superblock", "partition-superblock", "offsets", "purge-gen", "layout"] as const;
+export type NodeItem = (typeof NODE_ITEMS)[number];
+
+/** The severities a node finding can have (docs/node.md N0), mildest first. */
+export const NODE_SEVERITIES = ["info", "warn", "repairable", "refused", "failed"] as const;
+export type NodeSeverity = (typeof NODE_SEVERITIES)[number];
+
+/** Node severities that make a finding count (exit 4, or 8 for `failed`): the node verdicts `scan` exits non-zero on. */
+export const COUNTED_NODE_SEVERITIES: ReadonlySet<Severity> = new Set(["repairable", "refused", "failed"]);
+
 export interface ScrubFinding {
-  code: FindingCode;
+  /** A segment code (FINDING_CODES), or for a node finding (`item` set) its docs/node.md code. */
+  code: FindingCode | (string & {});
   /** The file the finding is about (a `.log`, its `.index`, or a directory). */
   path: string;
   /** Byte position in `path` (a batch start, an index entry's byte), or null when the whole file is meant. */
@@ -36,6 +54,42 @@ export interface ScrubFinding {
   /** The segment (`.log`) it belongs to, when it belongs to one. */
   segmentPath: string | null;
   message: string;
+  /** Node findings only (docs/scrub.md §1.1): the node item it is about. */
+  item?: NodeItem;
+  /** Node findings only: its docs/node.md severity. `info` and `warn` are reported but exit 0, as with `scan`. */
+  severity?: NodeSeverity;
+  /** Node findings only: the code-specific fields of docs/node.md (u64 values are bigint; `--json` prints them as strings). */
+  details?: Record<string, FindingValue>;
+}
+
+/** Why a node finding seen this pass is not reported yet (docs/scrub.md §1.1); the next pass judges it again. */
+export type DeferReason =
+  /** The file was modified within the settle time: the server may be writing it (a WAL append, a checkpoint, unflushed messages). */
+  | "settling"
+  /** The first look saw it, a second look right after did not: a write in progress, not damage. */
+  | "unconfirmed";
+
+export const DEFER_REASONS: readonly DeferReason[] = ["settling", "unconfirmed"];
+
+export interface NodeDeferredEvent {
+  type: "node-deferred";
+  item: NodeItem;
+  code: string;
+  severity: NodeSeverity;
+  path: string;
+  reason: DeferReason;
+  message: string;
+}
+
+/** The node check of a pass is done (a node root only): how many node findings it reported and deferred. */
+export interface NodeCheckedEvent {
+  type: "node-checked";
+  path: string;
+  /** Node findings reported, of any severity. */
+  findings: number;
+  deferred: number;
+  /** 1, or 2 when the first look found something and a second look confirmed it. */
+  looks: number;
 }
 
 export interface SegmentVerifiedEvent {
@@ -97,6 +151,21 @@ export interface PassSummary {
   lastFullPassAt: string | null;
   /** Cumulative over every pass the state file remembers. */
   totals: { bytesVerified: number; segmentsVerified: number; passesCompleted: number };
+  /**
+   * Partitions with a segment finding this pass (path order), and how many
+   * findings each: the metrics' `partition` label (docs/scrub.md §5).
+   */
+  failingPartitions: { partition: string; findings: number }[];
+  /** The node check (docs/scrub.md §1.1), or null when the path is no node root (or the pass stopped before it). */
+  node: NodeCheckSummary | null;
+}
+
+export interface NodeCheckSummary {
+  /** Node findings reported, by item and severity (every pair present, 0 included). */
+  findings: Record<NodeItem, Record<NodeSeverity, number>>;
+  /** The counted ones (repairable, refused, failed) in report order: item, code, severity and path (metrics' path labels). */
+  failing: { item: NodeItem; code: string; severity: NodeSeverity; path: string }[];
+  deferred: Record<DeferReason, number>;
 }
 
 export interface PassCompleteEvent {
@@ -104,8 +173,43 @@ export interface PassCompleteEvent {
   summary: PassSummary;
 }
 
-export type ScrubEvent = SegmentVerifiedEvent | SegmentSkippedEvent | FindingEvent | StateIgnoredEvent | PassCompleteEvent;
+export type ScrubEvent =
+  | SegmentVerifiedEvent
+  | SegmentSkippedEvent
+  | FindingEvent
+  | StateIgnoredEvent
+  | NodeDeferredEvent
+  | NodeCheckedEvent
+  | PassCompleteEvent;
 
 export function zeroFindingCounts(): Record<FindingCode, number> {
   return Object.fromEntries(FINDING_CODES.map((code) => [code, 0])) as Record<FindingCode, number>;
+}
+
+export function emptyNodeCheckSummary(): NodeCheckSummary {
+  const bySeverity = (): Record<NodeSeverity, number> =>
+    Object.fromEntries(NODE_SEVERITIES.map((severity) => [severity, 0])) as Record<NodeSeverity, number>;
+  return {
+    findings: Object.fromEntries(NODE_ITEMS.map((item) => [item, bySeverity()])) as Record<NodeItem, Record<NodeSeverity, number>>,
+    failing: [],
+    deferred: { settling: 0, unconfirmed: 0 },
+  };
+}
+
+/**
+ * What a pass's findings mean for the exit status (docs/scrub.md §4):
+ * `problems` (exit 4) are segment findings other than UnreadableFile and node
+ * findings that are `repairable` or `refused`; `failures` (exit 8) are
+ * UnreadableFile and `failed` node findings. Node `info` and `warn` findings
+ * are neither: reported, exit 0, as `scan` treats them.
+ */
+export function passOutcome(summary: PassSummary): { problems: number; failures: number } {
+  const segmentFindings = FINDING_CODES.reduce((sum, code) => sum + summary.findingsByCode[code], 0);
+  const node = summary.node;
+  const nodeCount = (severity: NodeSeverity): number =>
+    node === null ? 0 : NODE_ITEMS.reduce((sum, item) => sum + node.findings[item][severity], 0);
+  return {
+    problems: segmentFindings - summary.findingsByCode.UnreadableFile + nodeCount("repairable") + nodeCount("refused"),
+    failures: summary.findingsByCode.UnreadableFile + nodeCount("failed"),
+  };
 }

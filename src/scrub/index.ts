@@ -8,7 +8,8 @@ export {
   type ScrubOptions,
   type ScrubProgress,
 } from "./scrub.js";
-export { FINDING_CODES } from "./findings.js";
+export { FINDING_CODES, NODE_ITEMS, NODE_SEVERITIES, COUNTED_NODE_SEVERITIES, DEFER_REASONS, passOutcome } from "./findings.js";
+export { NODE_SETTLE_MS } from "./node.js";
 export type {
   FindingCode,
   ScrubFinding,
@@ -19,6 +20,12 @@ export type {
   FindingEvent,
   StateIgnoredEvent,
   PassCompleteEvent,
+  NodeItem,
+  NodeSeverity,
+  NodeCheckSummary,
+  NodeCheckedEvent,
+  NodeDeferredEvent,
+  DeferReason,
 } from "./findings.js";
 export { TokenBucket, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, BURST_SECONDS } from "./rate.js";
 export {
@@ -30,4 +37,4 @@ export {
   type ScrubState,
   type SegmentState,
 } from "./state.js";
-export { formatMetrics, writeMetrics, type MetricsInput } from "./metrics.js";
+export { formatMetrics, writeMetrics, MAX_PARTITION_SERIES, MAX_NODE_PATH_SERIES, type MetricsInput } from "./metrics.js";

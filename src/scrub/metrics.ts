@@ -3,8 +3,27 @@
  * format for node_exporter's textfile collector, written atomically (temp file
  * + rename in the same directory) so the collector never reads half a file.
  */
-import { FINDING_CODES, type PassSummary } from "./findings.js";
+import { FINDING_CODES, NODE_ITEMS, NODE_SEVERITIES, type PassSummary } from "./findings.js";
 import { writeFileAtomic } from "./state.js";
+
+/**
+ * At most this many `segscan_scrub_partition_findings{partition}` series: one
+ * per partition with a segment finding, the first in path order. Past it the
+ * other failing partitions get no series of their own (a disk that fails
+ * everywhere must not turn into thousands of series); they still count in
+ * `segscan_scrub_failing_partitions` and in `segscan_scrub_findings{code}`, and
+ * `segscan_scrub_partitions_unlisted` says how many were left out.
+ */
+export const MAX_PARTITION_SERIES = 20;
+
+/**
+ * At most this many `segscan_scrub_node_finding{item,code,severity,path}`
+ * series: one per counted (repairable, refused, failed) node finding, in
+ * report order. Past it the rest still count in
+ * `segscan_scrub_node_findings{item,severity}`, and
+ * `segscan_scrub_node_findings_unlisted` says how many were left out.
+ */
+export const MAX_NODE_PATH_SERIES = 20;
 
 /** Label values escape backslash, double quote and newline (exposition format). */
 function labelValue(text: string): string {
@@ -48,9 +67,59 @@ export function formatMetrics({ root, summary, rateLimitBytesPerSecond }: Metric
   metric(
     "segscan_scrub_findings",
     "gauge",
-    "Findings of the last pass, by code (see docs/scrub.md §4).",
+    "Segment findings of the last pass, by code (see docs/scrub.md §4).",
     FINDING_CODES.map((code) => [`,code="${code}"`, summary.findingsByCode[code]]),
   );
+  const failing = summary.failingPartitions;
+  metric("segscan_scrub_failing_partitions", "gauge", "Partitions with a segment finding in the last pass.", [["", failing.length]]);
+  metric(
+    "segscan_scrub_partition_findings",
+    "gauge",
+    `Segment findings of the last pass in one partition, one series per failing partition (at most ${MAX_PARTITION_SERIES}, path order).`,
+    failing.slice(0, MAX_PARTITION_SERIES).map(({ partition, findings }) => [`,partition="${labelValue(partition)}"`, findings]),
+  );
+  metric("segscan_scrub_partitions_unlisted", "gauge", `Failing partitions past the ${MAX_PARTITION_SERIES} listed by partition.`, [
+    ["", Math.max(0, failing.length - MAX_PARTITION_SERIES)],
+  ]);
+  const node = summary.node;
+  metric(
+    "segscan_scrub_node_checked",
+    "gauge",
+    "1 when the last pass checked the node items (a node root: WAL, snapshot, superblocks, offsets, purge.gen).",
+    [["", node === null ? 0 : 1]],
+  );
+  if (node !== null) {
+    metric(
+      "segscan_scrub_node_findings",
+      "gauge",
+      "Node findings of the last pass by item and severity (docs/scrub.md §4.1); repairable, refused and failed are the alarms.",
+      NODE_ITEMS.flatMap((item) =>
+        NODE_SEVERITIES.map((severity): [string, number] => [`,item="${item}",severity="${severity}"`, node.findings[item][severity]]),
+      ),
+    );
+    // One series per (item, code, severity, path): several findings on one file with one code add up.
+    const series = new Map<string, number>();
+    for (const { item, code, severity, path } of node.failing) {
+      const key = `,item="${item}",code="${labelValue(code)}",severity="${severity}",path="${labelValue(path)}"`;
+      if (series.has(key) || series.size < MAX_NODE_PATH_SERIES) series.set(key, (series.get(key) ?? 0) + 1);
+    }
+    const listed = [...series.values()].reduce((sum, count) => sum + count, 0);
+    metric(
+      "segscan_scrub_node_finding",
+      "gauge",
+      `Counted node findings of the last pass on one file (at most ${MAX_NODE_PATH_SERIES} series, report order).`,
+      [...series],
+    );
+    metric("segscan_scrub_node_findings_unlisted", "gauge", `Counted node findings past the ${MAX_NODE_PATH_SERIES} listed by path.`, [
+      ["", node.failing.length - listed],
+    ]);
+    metric(
+      "segscan_scrub_node_deferred",
+      "gauge",
+      "Node findings the last pass deferred to the next (a file the server may be writing), by reason.",
+      Object.entries(node.deferred).map(([reason, count]): [string, number] => [`,reason="${reason}"`, count]),
+    );
+  }
   metric("segscan_scrub_last_pass_timestamp_seconds", "gauge", "Unix time the last pass ended.", [
     ["", Date.parse(summary.finishedAt) / 1000],
   ]);

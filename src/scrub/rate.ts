@@ -10,8 +10,18 @@ import { setTimeout as sleep } from "node:timers/promises";
 /** Default scrub rate: modest, a small fraction of any SSD or even a spinning disk. */
 export const DEFAULT_SCRUB_RATE_BYTES_PER_SECOND = 64 * 1024 * 1024;
 
-/** Every byte is re-read at least this often, even when nothing changed (bit rot changes nothing visible). Here, beside the rate, so the CLI's flag defaults load no scrubber. */
-export const DEFAULT_REVERIFY_AFTER_MS = 30 * 24 * 3600 * 1000;
+/**
+ * Every byte is re-read at least this often, even when nothing changed: bit rot
+ * changes no size, mtime or inode, so in a segment that did not change it is
+ * found within this interval (plus the time until the next pass). A week, as
+ * Ceph deep-scrubs each placement group (`osd_deep_scrub_interval`, 7 days by
+ * default). A week of reading at the default 64 MiB/s is about 37 TiB, more
+ * than a node holds, so the weekly re-read fits within the rate limit, while a
+ * bad sector waits at most a week to be found, with time left to re-replicate
+ * from a peer before a second failure. Here, beside the rate, so the CLI's flag
+ * defaults load no scrubber.
+ */
+export const DEFAULT_REVERIFY_AFTER_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * Idle credit the bucket may hold, in seconds of rate: enough that a window read

@@ -2,9 +2,10 @@
  * `scrub(root, options)` (docs/scrub.md): one read-only verification pass over
  * every segment under `root`, safe beside a running iggy-server, yielding events
  * as it goes. Sealed segments (all but a partition's last) are verified in full;
- * the active one up to the size it had when the scrub reached it. The pass is
- * incremental against a state file, rate-limited, and writes nothing except
- * that state file.
+ * the active one up to the size it had when the scrub reached it. On a node
+ * root the pass ends with the node check (src/scrub/node.ts): the metadata WAL,
+ * snapshot, superblocks, offsets and `purge.gen`. The pass is incremental
+ * against a state file, rate-limited, and writes nothing except that state file.
  */
 import { stat as statFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
@@ -17,14 +18,18 @@ import { ScanFailure, abortError, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, type ScanFs, nodeScanFs } from "../io/fs.js";
 import { listSegments, notRegular } from "../recovery/partition.js";
 import { discoverTargets } from "../recovery/targets.js";
+import { isNodeRoot } from "../node/scan.js";
 import {
+  COUNTED_NODE_SEVERITIES,
   type FindingCode,
   type PassSummary,
   type ScrubEvent,
   type ScrubFinding,
   type SegmentVerifiedEvent,
+  emptyNodeCheckSummary,
   zeroFindingCounts,
 } from "./findings.js";
+import { NODE_SETTLE_MS, PartitionProofs, checkNode } from "./node.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
 import { PrefixHasher, ScrubReads } from "./reads.js";
 import { verifySegmentForScrub } from "./segment.js";
@@ -44,8 +49,8 @@ export { DEFAULT_REVERIFY_AFTER_MS } from "./rate.js";
 /**
  * Re-verification is spread: a segment is due between (1 − REVERIFY_SPREAD) and
  * all of `reverifyAfterMs` after it was verified, at a point fixed by its path.
- * A tree verified in one pass is then re-read over the following weeks, not all
- * in one pass 30 days later, and no byte waits longer than `reverifyAfterMs`.
+ * A tree verified in one pass is then re-read over the following days, not all
+ * in one pass a week later, and no byte waits longer than `reverifyAfterMs`.
  */
 export const REVERIFY_SPREAD = 0.5;
 
@@ -87,7 +92,7 @@ export interface ScrubOptions {
   onProgress?: (progress: ScrubProgress) => void;
   /**
    * Every segment is re-verified at least this often (spread over the second
-   * half of the period, REVERIFY_SPREAD). Default 30 days; 0 re-verifies everything.
+   * half of the period, REVERIFY_SPREAD). Default 7 days (DEFAULT_REVERIFY_AFTER_MS); 0 re-verifies everything.
    */
   reverifyAfterMs?: number;
   engine?: Engine;
@@ -99,6 +104,12 @@ export interface ScrubOptions {
   scanFs?: ScanFs;
   /** Default SEALED_SETTLE_MS; tests pass 0 to treat every sealed segment as settled. */
   sealedSettleMs?: number;
+  /**
+   * Default NODE_SETTLE_MS: node findings about files the server may be
+   * writing (the WAL's tail, a `.tmp`, offsets against the head) wait until
+   * those files were left alone this long (docs/scrub.md §1.1); tests pass 0.
+   */
+  nodeSettleMs?: number;
   /** The clock for verifiedAt, re-verify ages and the settle time. */
   now?: () => Date;
 }
@@ -180,6 +191,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   }
   const reverifyAfterMs = options.reverifyAfterMs ?? DEFAULT_REVERIFY_AFTER_MS;
   const settleMs = options.sealedSettleMs ?? SEALED_SETTLE_MS;
+  const nodeSettleMs = options.nodeSettleMs ?? NODE_SETTLE_MS;
+  if (!(nodeSettleMs >= 0)) throw new RangeError(`nodeSettleMs must be ≥ 0, got ${nodeSettleMs}`);
   if (!(reverifyAfterMs >= 0)) throw new RangeError(`reverifyAfterMs must be ≥ 0, got ${reverifyAfterMs}`);
   const rate = options.rate ?? DEFAULT_SCRUB_RATE_BYTES_PER_SECOND;
   const bucket = rate === Infinity ? null : new TokenBucket(rate);
@@ -220,10 +233,27 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     statePath,
     lastFullPassAt: null,
     totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 },
+    failingPartitions: [],
+    node: null,
   };
+  /** Segment findings per partition dir (the metrics' `partition` label). */
+  const failingPartitions = new Map<string, number>();
+  const proofs = new PartitionProofs();
   const report = (finding: ScrubFinding): ScrubEvent => {
     summary.findings++;
-    summary.findingsByCode[finding.code]++;
+    if (finding.item !== undefined && finding.severity !== undefined) {
+      if (summary.node === null) summary.node = emptyNodeCheckSummary();
+      const node = summary.node;
+      node.findings[finding.item][finding.severity]++;
+      if (COUNTED_NODE_SEVERITIES.has(finding.severity))
+        node.failing.push({ item: finding.item, code: finding.code, severity: finding.severity, path: finding.path });
+    } else {
+      summary.findingsByCode[finding.code as FindingCode]++;
+      // A segment's finding names its segment; a partition that cannot be listed, the partition dir itself.
+      const partition = finding.segmentPath !== null ? dirname(finding.segmentPath) : finding.path;
+      failingPartitions.set(partition, (failingPartitions.get(partition) ?? 0) + 1);
+      proofs.fail(partition);
+    }
     options.onFinding?.(finding);
     return { type: "finding", finding };
   };
@@ -248,6 +278,9 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   };
 
   const targets = await discoverTargets(rootPath, scanFs);
+  // docs/node.md N0: only a node root (holding metadata/ or streams/) gets the node check; a root that cannot be told
+  // is not one here (its listing failure is reported as the partitions' is).
+  const nodeRoot = await isNodeRoot(rootPath, scanFs).catch(() => false);
   const seen = new Set<string>();
   const engineWindow = engine.openWindow(windowBytes);
   let interrupted = false;
@@ -311,6 +344,15 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       const plan = planSegment(segment, identity, prior, reverifyDue);
       if (plan.kind === "skip") {
         summary.segmentsSkipped++;
+        proofs.segment(
+          dirname(segment.logPath),
+          segment.logPath,
+          segment.startOffset,
+          prior!.verifiedBytes,
+          BigInt(prior!.nextOffset),
+          identity.size,
+          segment.sealed,
+        );
         progress();
         yield {
           type: "segment-skipped",
@@ -383,6 +425,15 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
         yield deleted();
         continue;
       }
+      proofs.segment(
+        dirname(segment.logPath),
+        segment.logPath,
+        segment.startOffset,
+        verification.stopPosition,
+        verification.nextOffset,
+        identity.size,
+        segment.sealed,
+      );
       const bytesVerified = verification.stopPosition - plan.fromPosition;
       summary.segmentsVerified++;
       summary.bytesVerified += bytesVerified;
@@ -421,10 +472,57 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       yield event;
       if (performance.now() - lastSavedMs >= STATE_SAVE_INTERVAL_MS) await save();
     }
+    if (nodeRoot) {
+      // docs/scrub.md §1.1: the node items, against what the segments proved this pass.
+      if (signal?.aborted) throw abortError(signal);
+      summary.node = emptyNodeCheckSummary();
+      let checked;
+      try {
+        checked = await checkNode({
+          root: rootPath,
+          scanFs: reads,
+          engine,
+          windowBytes,
+          signal,
+          proofs: proofs.proofs(),
+          activeLogs: proofs.activeLogs(),
+          settleMs: nodeSettleMs,
+          now: clock,
+        });
+      } catch (error) {
+        if (error instanceof Error && error.name === "AbortError") throw error;
+        checked = null;
+        yield report({
+          code: "UnreadableFile",
+          path: rootPath,
+          position: null,
+          segmentPath: null,
+          message: `the node check of ${rootPath} failed: ${error instanceof ScanFailure ? error.message : describeCause(error)}; nothing was changed`,
+          item: "layout",
+          severity: "failed",
+          details: {},
+        });
+      }
+      if (checked !== null) {
+        for (const finding of checked.findings) yield report(finding);
+        for (const deferral of checked.deferred) {
+          summary.node.deferred[deferral.reason]++;
+          yield deferral;
+        }
+        yield {
+          type: "node-checked",
+          path: rootPath,
+          findings: checked.findings.length,
+          deferred: checked.deferred.length,
+          looks: checked.looks,
+        };
+      }
+    }
     summary.complete = true;
   } catch (error) {
     if (!(error instanceof Error && error.name === "AbortError")) throw error;
     interrupted = true;
+    summary.node = null;
   } finally {
     engineWindow.close();
   }
@@ -441,6 +539,9 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   summary.bytesRead = reads.meter.bytesRead;
   summary.lastFullPassAt = state.lastFullPassAt;
   summary.totals = { ...state.totals };
+  summary.failingPartitions = [...failingPartitions]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([partition, findings]) => ({ partition, findings }));
   summary.bytesPerSecond = summary.elapsedMs > 0 ? Math.round((summary.bytesRead * 1000) / summary.elapsedMs) : 0;
   yield { type: "pass-complete", summary };
 }

@@ -195,41 +195,75 @@ export function refDecode(bytes: Uint8Array, p: number): RefHeader | null {
   return { baseOffset: u64(bytes, p + 8), length: Number(length), messageCount: u32(bytes, p + 48) };
 }
 
-/** docs/format.md §2.1, written out plainly. */
-export function refVerify(bytes: Uint8Array, p: number): RefHeader | null {
+/**
+ * Why the batch at `p` does not verify (docs/format.md §2.1), in the classes the scope
+ * of loss tells apart (docs/recovery.md §3.7): "ok", "short" (fewer than 256 bytes
+ * left, or a header within the cap claiming more than remain), "checksum" (the
+ * header decodes and the frames tile: only a checksum fails), "other".
+ */
+export type RefVerdict = "ok" | "short" | "checksum" | "other";
+
+export function refCheck(bytes: Uint8Array, p: number): RefVerdict {
+  if (p + HEADER > bytes.length) return "short";
   const header = refDecode(bytes, p);
-  if (header === null || p + header.length > bytes.length) return null;
+  if (header === null) return "other";
+  if (p + header.length > bytes.length) return "short";
   const end = p + header.length;
   const summed: Uint8Array[] = [bytes.slice(p, p + 40), bytes.slice(p + 48, p + 52)];
   let cursor = p + HEADER;
   for (let i = 0; i < header.messageCount; i++) {
-    if (cursor + 48 > end) return null;
-    if (u64(bytes, cursor + 40) !== 0n) return null;
+    if (cursor + 48 > end) return "other";
+    if (u64(bytes, cursor + 40) !== 0n) return "other";
     const frameEnd = cursor + 48 + u32(bytes, cursor + 36) + u32(bytes, cursor + 32);
-    if (frameEnd > end) return null;
-    if (xxh3_64(bytes.subarray(cursor + 8, frameEnd)) !== u64(bytes, cursor)) return null;
+    if (frameEnd > end) return "other";
+    if (xxh3_64(bytes.subarray(cursor + 8, frameEnd)) !== u64(bytes, cursor)) return "checksum";
     summed.push(bytes.slice(cursor, cursor + 8));
     cursor = frameEnd;
   }
-  if (cursor !== end) return null;
-  return xxh3_64(concat(summed)) === u64(bytes, p + 40) ? header : null;
+  if (cursor !== end) return "other";
+  return xxh3_64(concat(summed)) === u64(bytes, p + 40) ? "ok" : "checksum";
+}
+
+/** docs/format.md §2.1, written out plainly. */
+export function refVerify(bytes: Uint8Array, p: number): RefHeader | null {
+  return refCheck(bytes, p) === "ok" ? refDecode(bytes, p) : null;
+}
+
+/** docs/recovery.md §3.7: what the bytes at a damage position prove (`allZero`: the residue's, as the report has it). */
+export function refTornEvidence(
+  bytes: Uint8Array,
+  p: number,
+  allZero: boolean,
+): "zero-filled" | "short-batch" | "complete-batch" | "unverifiable" {
+  if (allZero) return "zero-filled";
+  const verdict = refCheck(bytes, p);
+  return verdict === "short" ? "short-batch" : verdict === "checksum" ? "complete-batch" : "unverifiable";
 }
 
 export interface RefWalk {
   stop: number;
   verified: number;
+  /** Messages in the walked batches. */
+  messages: number;
+  /** The offset the next batch must carry. */
+  expected: bigint;
+  /** The walk stopped on a batch that does not verify. */
+  failed: boolean;
   /** Last offset of the last batch with messages, or null. */
   chainEnd: bigint | null;
   discontinuity: { position: number; expectedOffset: bigint; foundOffset: bigint } | null;
   gaps: { position: number; expectedOffset: bigint; foundOffset: bigint }[];
 }
 
-export function refWalk(bytes: Uint8Array, from: number, expected: bigint): RefWalk {
-  const walk: RefWalk = { stop: from, verified: 0, chainEnd: null, discontinuity: null, gaps: [] };
+export function refWalk(bytes: Uint8Array, from: number, expected: bigint, until = bytes.length): RefWalk {
+  const walk: RefWalk = { stop: from, verified: 0, messages: 0, expected, failed: false, chainEnd: null, discontinuity: null, gaps: [] };
   let position = from;
-  while (position < bytes.length) {
+  while (position < Math.min(until, bytes.length)) {
     const header = refVerify(bytes, position);
-    if (header === null) break;
+    if (header === null) {
+      walk.failed = true;
+      break;
+    }
     if (header.baseOffset < expected) {
       walk.discontinuity = { position, expectedOffset: expected, foundOffset: header.baseOffset };
       break;
@@ -238,11 +272,13 @@ export function refWalk(bytes: Uint8Array, from: number, expected: bigint): RefW
     if (header.messageCount > 0) {
       expected = header.baseOffset + BigInt(header.messageCount);
       walk.chainEnd = expected - 1n;
+      walk.messages += header.messageCount;
     }
     walk.verified++;
     position += header.length;
   }
   walk.stop = position;
+  walk.expected = expected;
   return walk;
 }
 
@@ -308,7 +344,10 @@ export function refSegment(log: Uint8Array, startOffset: bigint, index: readonly
   if (walk.discontinuity) return { ...result, outcome: "refused", refusal: "OffsetDiscontinuity" };
   if (walk.stop < log.length) {
     result.damagePosition = walk.stop;
-    result.minBase = walk.chainEnd === null ? startOffset : walk.chainEnd + 1n;
+    // A tail walk that proved only empty batches: the chain end is the last message before the last entry (docs/recovery.md §3.2 step 4).
+    let chainEnd = walk.chainEnd;
+    if (chainEnd === null && index.length > 0) chainEnd = refWalk(log, 0, startOffset, Number(index[index.length - 1]!.position)).chainEnd;
+    result.minBase = chainEnd === null ? startOffset : chainEnd + 1n;
     result.probe = refProbe(log, walk.stop, result.minBase, spent, limit);
     if (result.probe.verdict === "survivor") return { ...result, outcome: "refused", refusal: "InteriorDamage" };
     if (result.probe.verdict === "budget-exhausted") return { ...result, outcome: "refused", refusal: "UnverifiedResidue" };
@@ -319,4 +358,121 @@ export function refSegment(log: Uint8Array, startOffset: bigint, index: readonly
     result.walkedSize = 0;
   }
   return result;
+}
+
+// ---------------------------------------------------------------------------
+// The scope of loss (docs/recovery.md §3.7), written out plainly
+
+export interface RefRange {
+  kind: "proven" | "unreadable" | "intact" | "torn";
+  startPosition: number;
+  endPosition: number;
+  firstOffset: bigint | null;
+  lastOffset: bigint | null;
+  messages: number | null;
+  tornEvidence: "zero-filled" | "short-batch" | "complete-batch" | "unverifiable" | null;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+/** docs/recovery.md §3.7 (src/recovery/scope.ts MAX_SCOPE_RANGES_PER_SEGMENT). */
+export const REF_MAX_SCOPE_RANGES = 32;
+
+function refUnreadable(start: number, end: number, next: bigint, survivorBase: bigint | null): RefRange {
+  const base = { kind: "unreadable" as const, startPosition: start, endPosition: end, tornEvidence: null };
+  if (next > U64_MAX || (survivorBase !== null && survivorBase <= next))
+    return { ...base, firstOffset: null, lastOffset: null, messages: 0 };
+  if (survivorBase === null) return { ...base, firstOffset: next, lastOffset: null, messages: null };
+  return { ...base, firstOffset: next, lastOffset: survivorBase - 1n, messages: Number(survivorBase - next) };
+}
+
+function refTorn(bytes: Uint8Array, start: number, end: number, at: number, allZero: boolean): RefRange {
+  const header = refDecode(bytes, at);
+  const claims =
+    header === null
+      ? { firstOffset: null, lastOffset: null, messages: null }
+      : header.messageCount === 0
+        ? { firstOffset: null, lastOffset: null, messages: 0 }
+        : header.baseOffset + BigInt(header.messageCount) - 1n > U64_MAX
+          ? { firstOffset: null, lastOffset: null, messages: null }
+          : {
+              firstOffset: header.baseOffset,
+              lastOffset: header.baseOffset + BigInt(header.messageCount) - 1n,
+              messages: header.messageCount,
+            };
+  return { kind: "torn", startPosition: start, endPosition: end, ...claims, tornEvidence: refTornEvidence(bytes, at, allZero) };
+}
+
+/**
+ * The ranges after the proven one, for a refused segment (tail mode): from the
+ * first survivor, walk; after each damage, probe again; all on a scope budget
+ * of `limit` units of its own. `ref` is refSegment's answer, `residueAllZero`
+ * the report's (a budget-exhausted probe may not have read every byte).
+ */
+export function refScopeAfterProven(
+  bytes: Uint8Array,
+  ref: RefSegment,
+  startOffset: bigint,
+  limit: number,
+  residueAllZero: boolean,
+): RefRange[] {
+  const size = bytes.length;
+  const P = ref.walkedSize;
+  if (ref.refusal === "SizeDivergence") return [refUnreadable(0, size, startOffset, null)];
+  if (ref.refusal === "OffsetDiscontinuity") return [refUnreadable(P, size, ref.walk!.discontinuity!.expectedOffset, null)];
+  if (ref.refusal === "UnverifiedResidue") return [refUnreadable(P, size, ref.minBase!, null)];
+  if (ref.outcome === "torn-tail") return [refTorn(bytes, P, size, ref.damagePosition!, residueAllZero)];
+  if (ref.outcome === "empty") {
+    if (ref.damagePosition === null) {
+      return [{ kind: "torn", startPosition: 0, endPosition: size, firstOffset: null, lastOffset: null, messages: 0, tornEvidence: null }];
+    }
+    return [refTorn(bytes, 0, size, ref.damagePosition, residueAllZero)];
+  }
+  if (ref.refusal !== "InteriorDamage") return [];
+  const ranges: RefRange[] = [];
+  let spent = 0;
+  let damage = ref.damagePosition!;
+  let next = ref.minBase!;
+  let survivor = ref.probe!.survivorPosition!;
+  for (;;) {
+    const base = refDecode(bytes, survivor)!.baseOffset;
+    ranges.push(refUnreadable(damage, survivor, next, base));
+    const walk = refWalk(bytes, survivor, base, Math.min(size, survivor + Math.max(1, limit - spent)));
+    spent += walk.stop - survivor;
+    ranges.push({
+      kind: "intact",
+      startPosition: survivor,
+      endPosition: walk.stop,
+      firstOffset: base,
+      lastOffset: walk.chainEnd,
+      messages: walk.messages,
+      tornEvidence: null,
+    });
+    if (walk.stop >= size) return ranges;
+    if ((!walk.failed && walk.discontinuity === null) || ranges.length + 1 + 2 > REF_MAX_SCOPE_RANGES) {
+      ranges.push(refUnreadable(walk.stop, size, walk.expected, null));
+      return ranges;
+    }
+    const probe = refProbe(bytes, walk.stop, walk.expected, spent, limit);
+    spent = probe.spentTotal;
+    if (probe.verdict === "survivor") {
+      damage = walk.stop;
+      next = walk.expected;
+      survivor = probe.survivorPosition!;
+      continue;
+    }
+    if (probe.verdict === "budget-exhausted") {
+      ranges.push(refUnreadable(walk.stop, size, walk.expected, null));
+      return ranges;
+    }
+    ranges.push(
+      refTorn(
+        bytes,
+        walk.stop,
+        size,
+        walk.stop,
+        bytes.subarray(walk.stop).every((byte) => byte === 0),
+      ),
+    );
+    return ranges;
+  }
 }

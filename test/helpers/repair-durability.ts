@@ -223,6 +223,9 @@ export function writeTree(root: string, tree: ReadonlyMap<string, Buffer | null>
     if (bytes === null) {
       if (have !== null) mkdirSync(join(root, rel));
     } else if (have === undefined || have === null || !have.equals(bytes)) {
+      // A fresh inode: a crashed move (link, then unlink) may have left this name a hard link of
+      // another path in the tree, and writing through it would change that file too.
+      if (have !== undefined && have !== null) rmSync(join(root, rel), { force: true });
       writeFileSync(join(root, rel), bytes);
     }
   }

@@ -44,6 +44,15 @@ interface NodeParts {
   partitionFiles: Map<string, Uint8Array | "dir">;
   /** Steps run after every file is written (cut a log, remove a dir). */
   actions: ((root: string) => Promise<void>)[];
+  /** The metadata superblock's identity (docs/fleet.md: one per replica of a cluster). */
+  identity: NodeIdentity;
+}
+
+/** A node's superblock identity (IGGY-NODE-FORMATS §2.3.2): solo by default. */
+export interface NodeIdentity {
+  cluster: bigint;
+  replicaId: number;
+  replicaCount: number;
 }
 
 export interface NodeFault {
@@ -65,6 +74,7 @@ function superblock(
     logView?: number;
     offsetFrontier?: bigint;
     cluster?: bigint;
+    replicaId?: number;
     replicaCount?: number;
   },
   legacy = false,
@@ -74,7 +84,7 @@ function superblock(
     encodeVsrState(
       {
         cluster: fields.cluster ?? SAMPLE_CLUSTER_ID,
-        replicaId: 0,
+        replicaId: fields.replicaId ?? 0,
         replicaCount: fields.replicaCount ?? 1,
         view: fields.view ?? 0,
         logView: fields.logView ?? 0,
@@ -94,8 +104,13 @@ function lastOp(): bigint {
 }
 
 function pairedSlots(parts: NodeParts, checksum: bigint, fields: Partial<Parameters<typeof superblock>[1]> = {}, legacy = false): void {
-  parts.slotA = superblock(1n, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: SAMPLE_SNAPSHOT_OP - 1n });
-  parts.slotB = superblock(2n, { checkpointOp: SAMPLE_SNAPSHOT_OP, checkpointChecksum: checksum, commitMax: lastOp(), ...fields }, legacy);
+  const identity = parts.identity;
+  parts.slotA = superblock(1n, { checkpointOp: 0n, checkpointChecksum: 0n, commitMax: SAMPLE_SNAPSHOT_OP - 1n, ...identity });
+  parts.slotB = superblock(
+    2n,
+    { checkpointOp: SAMPLE_SNAPSHOT_OP, checkpointChecksum: checksum, commitMax: lastOp(), ...identity, ...fields },
+    legacy,
+  );
 }
 
 function flip(bytes: Uint8Array, at: number): void {
@@ -213,7 +228,7 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     expected: { severity: "warn", code: "WalCommittedOpsLost" },
     inject: (parts) => {
       parts.walEntries.splice(-4);
-      pairedSlots(parts, snapshotChecksum(parts), { replicaCount: 3 });
+      pairedSlots(parts, snapshotChecksum(parts), { replicaCount: parts.identity.replicaCount > 1 ? parts.identity.replicaCount : 3 });
     },
   },
   {
@@ -699,7 +714,7 @@ export interface GeneratedNode {
 export async function writeNodeMetadata(
   root: string,
   partitions: readonly PartitionLayout[],
-  options: { seed?: number; fault?: string } = {},
+  options: { seed?: number; fault?: string; identity?: NodeIdentity } = {},
 ): Promise<GeneratedNode> {
   const generator = new Prng(options.seed ?? 1, 0x4e4f4445);
   const random = (): number => generator.u32() / 2 ** 32;
@@ -743,6 +758,7 @@ export async function writeNodeMetadata(
     random,
     partitionFiles: new Map(),
     actions: [],
+    identity: options.identity ?? { cluster: SAMPLE_CLUSTER_ID, replicaId: 0, replicaCount: 1 },
   };
   for (const partition of partitions) {
     // A consumer halfway through, the topic's group at the end, and this incarnation's purge.gen (generation 0).

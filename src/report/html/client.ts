@@ -19,19 +19,17 @@ export const HTML_REPORT_SCRIPT = String.raw`
   var PAGE_SIZES = config.pageSizes;
   var MAX_INDEX_TICKS = config.maxIndexTicks;
 
-  var VERDICT_WORDS = {
-    clean: "Clean: every byte of every segment is proven; the partition is served as it is.",
-    repairable: "Repairable: the only problems are a provably torn tail, an index to rebuild or trim, or scratch files; a repair removes nothing durable.",
-    refused: "Refused: damage hides data that may be durable, so nothing is cut.",
-    failed: "Failed: a read error stopped the scan of this partition; nothing was concluded and nothing was changed."
-  };
+  /** Shown as the next step of a report written before partitions carried their own next step. */
   var ACTION_WORDS = {
     serve: "Serve it as it is.",
-    repair: "Repair: truncate each torn segment at its cut point, rebuild or trim the index, sweep scratch files (segscan repair --apply; every cut byte is preserved and segscan restore puts it back).",
+    repair: "Repair: segscan repair <partition> --apply (every cut byte is preserved and segscan restore puts it back).",
     tombstone: "Tombstone: do not serve it, and leave every file exactly where it is as evidence.",
     "rebuild-from-peers": "Rebuild from peers: move the files aside (never deleted) and copy the partition from a healthy replica.",
     retry: "Retry: fix the storage and scan again; nothing was changed."
   };
+  var TORN_WORDS = config.tornEvidenceWords;
+  var SEVERITY_RANK = {};
+  config.severityOrder.forEach(function (severity, rank) { SEVERITY_RANK[severity] = rank; });
   var REFUSAL_WORDS = {
     InteriorDamage: "a complete, verifying batch survives after the damage, so cutting there would destroy durable data",
     UnverifiedResidue: "the damage probe ran out of budget before it could prove that the residue holds no surviving batch",
@@ -45,7 +43,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
   };
 
   var report = null;
-  var view = { onlyProblems: false, query: "", page: 0, pageSize: PAGE_SIZES[0], scale: "partition" };
+  var view = { onlyProblems: false, query: "", page: 0, pageSize: PAGE_SIZES[0], scale: "partition", sort: "worst" };
   var all = [];
   var matching = [];
   var sharedScaleBytes = 1;
@@ -68,6 +66,57 @@ export const HTML_REPORT_SCRIPT = String.raw`
   function baseName(path) { var at = path.lastIndexOf("/"); return at < 0 ? path : path.slice(at + 1); }
   function shown(path) { return commonPrefix && path.indexOf(commonPrefix) === 0 ? path.slice(commonPrefix.length) : path; }
   function list(value) { return Array.isArray(value) ? value : []; }
+
+  /** Paths compared with their numbers as numbers: partitions/8 before partitions/32. */
+  function naturalCompare(a, b) {
+    var x = String(a).match(/\d+|\D+/g) || [], y = String(b).match(/\d+|\D+/g) || [];
+    for (var i = 0; i < Math.min(x.length, y.length); i++) {
+      if (x[i] === y[i]) continue;
+      var dx = /^\d/.test(x[i]), dy = /^\d/.test(y[i]);
+      if (dx && dy) {
+        var nx = x[i].replace(/^0+(?=\d)/, ""), ny = y[i].replace(/^0+(?=\d)/, "");
+        if (nx.length !== ny.length) return nx.length - ny.length;
+        if (nx !== ny) return nx < ny ? -1 : 1;
+        continue;
+      }
+      return x[i] < y[i] ? -1 : 1;
+    }
+    return x.length - y.length;
+  }
+  /** Worst first (failed, refused, repairable, …), then by path, numbers as numbers. */
+  function bySeverity(severityA, pathA, severityB, pathB) {
+    var rank = (SEVERITY_RANK[severityB] || 0) - (SEVERITY_RANK[severityA] || 0);
+    return rank !== 0 ? rank : naturalCompare(pathA, pathB);
+  }
+
+  // ---- the scope of loss (docs/recovery.md §3.7), in the text report's words ----
+
+  function hasOffsets(range) { return range.firstOffset !== null || range.lastOffset !== null; }
+  function offsetsText(range) {
+    if (range.firstOffset === null) return range.lastOffset === null ? "no offset" : ".." + range.lastOffset;
+    if (range.lastOffset === null) return range.firstOffset + "..unknown";
+    return range.firstOffset === range.lastOffset ? String(range.firstOffset) : range.firstOffset + ".." + range.lastOffset;
+  }
+  function messagesText(range) {
+    if (range.messages === null || range.messages === undefined) return null;
+    var msgs = count(range.messages) + " msg" + (range.messages === 1 ? "" : "s");
+    return range.kind === "unreadable" || range.kind === "missing" ? "\u2264" + msgs : msgs;
+  }
+  /** One range, as src/report/format.ts scopeRangeText words it. */
+  function rangeText(range) {
+    var details = [messagesText(range), range.kind === "missing" ? "no bytes" : bytes(range.bytes)].filter(function (d) { return d !== null; });
+    if (range.kind === "torn") {
+      var claim = range.firstOffset === null && range.messages === null ? "its header does not decode, so its offsets are unknown"
+        : range.firstOffset === null ? "its header claims no message"
+        : "its header claims " + offsetsText(range) + " (" + messagesText(range) + ")";
+      return "torn tail (" + bytes(range.bytes) + "): " + claim + (range.tornEvidence ? "; " + TORN_WORDS[range.tornEvidence] : "");
+    }
+    return range.kind + " " + offsetsText(range) + " (" + details.join(", ") + ")";
+  }
+  /** The short label drawn inside a range on the bar. */
+  function rangeLabel(range) {
+    return (range.kind === "torn" ? "torn" : range.kind) + (hasOffsets(range) ? " " + offsetsText(range) : "");
+  }
 
   function loadReport() {
     var el = $("segscan-data");
@@ -153,6 +202,32 @@ export const HTML_REPORT_SCRIPT = String.raw`
         '" y="7" width="' + span(residue.damagePosition, residue.damagePosition + residue.bytes) + '" height="18"/>'));
       desc.push("residue of " + count(residue.bytes) + " bytes " + (zero ? "all zero" : "not all zero") + " from byte " + count(residue.damagePosition));
     }
+    // The scope of loss (docs/recovery.md §3.7): each range named inside its own bytes (clipped there, so
+    // labels never run into each other), with its exact numbers in its note.
+    list(segment.scope).forEach(function (range) {
+      var end = range.endPosition;
+      if (end <= from || range.bytes === 0) return;
+      var x = at(Math.max(range.startPosition, from));
+      var w = span(range.startPosition, end);
+      var where = "bytes " + count(range.startPosition) + ".." + count(end) + " (" + bytes(range.bytes) + ")";
+      var label = '<svg class="range-box" x="' + x + '" y="7" width="' + w + '" height="18" aria-hidden="true">' +
+        '<text class="range-label" x="3" y="13" data-short="' + esc(hasOffsets(range) ? offsetsText(range) : "") + '">' +
+        esc(rangeLabel(range)) + "</text></svg>";
+      if (range.kind === "proven") {
+        out.push(label);
+        return;
+      }
+      var tip = range.kind === "intact"
+        ? "Intact after the damage: " + where + "\noffsets " + offsetsText(range) + (range.messages === null ? "" : ", " + plural(range.messages, "message", "messages")) +
+          "\nevery batch here verifies and continues the chain from a surviving batch"
+        : range.kind === "unreadable"
+          ? "Unreadable: " + where + "\n" + (hasOffsets(range) ? "offsets " + offsetsText(range) + " cannot be proven" +
+            (range.messages === null ? "" : " (at most " + plural(range.messages, "message", "messages") + ")") : "no offset is hidden here")
+          : "Torn tail: " + where + "\n" + rangeText(range).replace(/^torn tail \([^)]*\): /, "");
+      out.push(mark("range-" + range.kind, tip,
+        '<rect class="range ' + range.kind + '" x="' + x + '" y="7" width="' + w + '" height="18"/>' + label));
+      desc.push(range.kind + " range " + offsetsText(range));
+    });
     list(segment.gaps).forEach(function (gap) {
       if (!inView(gap.position)) return;
       var x = at(gap.position);
@@ -198,7 +273,8 @@ export const HTML_REPORT_SCRIPT = String.raw`
       out.push(mark("cut", (residue && residue.damagePosition === walked ? "Damage position and cut point" : "Cut point") + " at byte " + count(walked) + ": a repair truncates the .log from " + count(size) +
         " to " + count(walked) + " bytes (" + count(size - walked) + " bytes removed" +
         (residue ? ", " + (residue.allZero ? "all zero, recorded by length" : "preserved in the .segscan directory") : "") + ")" +
-        (residue ? "\nprobe spent " + count(residue.spentUnits) + " units proving no batch survives" : ""),
+        (residue ? "\nprobe spent " + count(residue.spentUnits) + " units proving no batch survives" : "") +
+        (residue && residue.tornEvidence ? "\n" + TORN_WORDS[residue.tornEvidence] : ""),
         '<line class="cut-line" x1="' + cx + '" x2="' + cx + '" y1="0" y2="31"/>' +
         '<text class="cut-label" x="' + cx + '" y="37" text-anchor="start" dx="3">cut</text>', cx, 10));
       desc.push("a repair cuts at byte " + count(walked));
@@ -266,7 +342,14 @@ export const HTML_REPORT_SCRIPT = String.raw`
     }
     var html = '<li class="partition v-' + esc(p.verdict) + '" data-index="' + at + '" data-verdict="' + esc(p.verdict) + '">' +
       '<h3><span class="badge ' + esc(p.verdict) + '">' + esc(p.verdict) + '</span> <span class="path mono" title="' + esc(p.path) + '">' + esc(shown(p.path)) + "</span></h3>" +
-      '<p class="words">' + esc(VERDICT_WORDS[p.verdict] || p.verdict) + " <b>Action:</b> " + esc(ACTION_WORDS[p.action] || p.action) + "</p>";
+      '<p class="next-step"><b>Next step:</b> ' + esc(p.nextStep || ACTION_WORDS[p.action] || p.action) +
+      ' <span class="muted">(action <span class="mono">' + esc(p.action) + "</span>)</span></p>";
+    var scopeOf = list(p.scope);
+    if (scopeOf.length > 1) {
+      html += '<p class="scope"><b>Scope:</b> ' + scopeOf.map(function (range) {
+        return '<span class="scope-range ' + esc(range.kind) + '">' + esc(rangeText(range)) + "</span>";
+      }).join(" &middot; ") + "</p>";
+    }
     if (p.budget && p.budget.spentUnits > 0) {
       html += '<p class="words muted">Damage probe spent ' + count(p.budget.spentUnits) + " of " + count(p.budget.limitUnits) + " units.</p>";
     }
@@ -297,7 +380,8 @@ export const HTML_REPORT_SCRIPT = String.raw`
       if (p.action === "repair" && segment.outcome === "empty") notes.push(name + " holds no message; repair handles it as an empty tail.");
       if (index.rebuilt) notes.push(name + ": the index is rebuilt from the log (" + plural(index.rebuiltEntries, "entry", "entries") + ").");
       else if (index.trailingBytes > 0) notes.push(name + ": " + count(index.trailingBytes) + " trailing bytes of the index (a torn entry) are trimmed.");
-      if (index.mismatches > 0) notes.push(name + ": " + plural(index.mismatches, "index entry does", "index entries do") + " not sit on a verified batch.");
+      if (index.mismatches > 0) notes.push(name + ": " + plural(index.mismatches, "index entry does", "index entries do") + " not sit on a verified batch" +
+        (segment.outcome === "refused" ? " inside the proven prefix (entries past the damage are its doing, not counted)" : "") + ".");
       if (segment.refusal && (!p.refusal || segment.refusal.message !== p.refusal.message)) notes.push(esc(baseName(segment.logPath)) + ": " + esc(segment.refusal.code) + " &mdash; " + esc(segment.refusal.message));
     });
     if (notes.length) html += '<ul class="notes">' + notes.map(function (n) { return "<li>" + n + "</li>"; }).join("") + "</ul>";
@@ -323,10 +407,25 @@ export const HTML_REPORT_SCRIPT = String.raw`
 
   // ---- filtering, paging, tooltips ---------------------------------------
 
+  /** Report indexes in display order, per sort (built once: the report does not change). */
+  var orders = {};
+  function order() {
+    if (!orders[view.sort]) {
+      var indexes = all.map(function (_, i) { return i; });
+      indexes.sort(view.sort === "worst"
+        ? function (a, b) { return bySeverity(all[a].p.verdict, all[a].p.path, all[b].p.verdict, all[b].p.path); }
+        : function (a, b) { return naturalCompare(all[a].p.path, all[b].p.path); });
+      orders[view.sort] = indexes;
+    }
+    return orders[view.sort];
+  }
+
   function applyFilters() {
     var q = view.query.trim().toLowerCase();
     matching = [];
-    for (var i = 0; i < all.length; i++) {
+    var sorted = order();
+    for (var k = 0; k < sorted.length; k++) {
+      var i = sorted[k];
       var entry = all[i];
       if (view.onlyProblems && entry.p.verdict === "clean") continue;
       if (q && entry.lowerPath.indexOf(q) < 0) continue;
@@ -354,6 +453,67 @@ export const HTML_REPORT_SCRIPT = String.raw`
     $("prev").disabled = view.page === 0;
     $("next").disabled = view.page >= pages - 1;
     hideTip();
+    spreadLabels(listEl);
+  }
+
+  /** Height of one row of mark labels under a bar, in CSS pixels. */
+  var LABEL_ROW_PX = 11;
+  /**
+   * Labels drawn where the page's width decides whether they fit. The letters
+   * under a bar (D, S, G, W, cut) sit at their marks' positions; two marks a
+   * few pixels apart would print "DS": each label that would touch the one
+   * before it moves down a row, and the bar grows to hold its rows. A range's
+   * name inside its bytes (proven 0..669) is shortened to its offsets where it
+   * does not fit, and left out where those do not fit either (its note has
+   * it). Run after every render and resize.
+   */
+  function spreadLabels(root) {
+    var bars = Array.prototype.slice.call(root.querySelectorAll("svg.bar"));
+    // Writes, then every read, then writes: one layout for the whole page, however many bars it holds.
+    var perBar = bars.map(function (bar) {
+      var labels = Array.prototype.slice.call(bar.querySelectorAll("text.mark-label, text.cut-label"));
+      labels.forEach(function (label) {
+        if (!label.hasAttribute("data-y")) label.setAttribute("data-y", label.getAttribute("y"));
+        label.setAttribute("y", label.getAttribute("data-y"));
+      });
+      var names = Array.prototype.slice.call(bar.querySelectorAll("text.range-label"));
+      names.forEach(function (name) {
+        if (!name.hasAttribute("data-full")) name.setAttribute("data-full", name.textContent);
+        name.textContent = name.getAttribute("data-full");
+        name.removeAttribute("visibility");
+      });
+      return { labels: labels, names: names };
+    });
+    var measured = perBar.map(function (one, b) {
+      var barWidth = bars[b].getBoundingClientRect().width;
+      return {
+        labels: one.labels.map(function (label) { return { label: label, box: label.getBoundingClientRect() }; }),
+        names: one.names.map(function (name) {
+          // The range's box is a percentage of the bar (its own bounding box is its text's, not its width).
+          var room = barWidth * parseFloat(name.parentNode.getAttribute("width")) / 100 - 6;
+          return { name: name, room: room, needs: name.getComputedTextLength() };
+        })
+      };
+    });
+    measured.forEach(function (one, b) {
+      one.labels.sort(function (x, y) { return x.box.left - y.box.left; });
+      var rowEnds = [];
+      one.labels.forEach(function (item) {
+        var row = 0;
+        while (row < rowEnds.length && item.box.left < rowEnds[row] + 2) row++;
+        rowEnds[row] = item.box.right;
+        if (row > 0) item.label.setAttribute("y", String(Number(item.label.getAttribute("data-y")) + row * LABEL_ROW_PX));
+      });
+      bars[b].style.height = rowEnds.length > 1 ? 38 + (rowEnds.length - 1) * LABEL_ROW_PX + "px" : "";
+      one.names.forEach(function (item) {
+        if (item.needs <= item.room) return;
+        var full = item.name.getAttribute("data-full");
+        var short = item.name.getAttribute("data-short");
+        // The same font: the short form's width scales with its length.
+        if (short && item.needs * short.length / full.length <= item.room) item.name.textContent = short;
+        else item.name.setAttribute("visibility", "hidden");
+      });
+    });
   }
 
   function update(resetPage) {
@@ -411,6 +571,12 @@ export const HTML_REPORT_SCRIPT = String.raw`
     $("only-problems").addEventListener("change", function (e) { view.onlyProblems = e.target.checked; update(true); });
     $("page-size").addEventListener("change", function (e) { view.pageSize = Number(e.target.value) || all.length || 1; update(true); });
     $("scale").addEventListener("change", function (e) { view.scale = e.target.value; render(); });
+    $("sort").addEventListener("change", function (e) { view.sort = e.target.value; update(true); });
+    var resizing = 0;
+    window.addEventListener("resize", function () {
+      clearTimeout(resizing);
+      resizing = setTimeout(function () { spreadLabels($("partitions")); }, config.searchDebounceMs);
+    });
     $("prev").addEventListener("click", function () { if (view.page > 0) { view.page--; render(); } });
     $("next").addEventListener("click", function () { view.page++; applyFilters(); render(); });
     window.addEventListener("scroll", hideTip, { passive: true });

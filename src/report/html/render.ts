@@ -13,10 +13,11 @@
  * segment `warnings`, partition `ignored`, top-level `node.bootForecast`.
  */
 import { gzipSync } from "node:zlib";
-import { formatBytes, formatCount } from "../format.js";
+import { SEVERITY_ORDER } from "../../domain/node.js";
+import { TORN_EVIDENCE_WORDS, formatBytes, formatCount } from "../format.js";
 import type { JsonScanReport } from "../json.js";
 import { HTML_REPORT_SCRIPT } from "./client.js";
-import { HTML_REPORT_CSS } from "./style.js";
+import { HTML_REPORT_CSS, MARK_COLORS } from "./style.js";
 
 /**
  * Reports whose JSON is larger than this are embedded gzip-compressed and
@@ -100,6 +101,7 @@ interface NodeFindingInput {
   code?: unknown;
   path?: unknown;
   message?: unknown;
+  nextStep?: unknown;
 }
 
 /** Every `findings` array anywhere in the node section (metadata, WAL, snapshot, superblocks, partitions). */
@@ -114,37 +116,106 @@ function nodeFindings(value: unknown, into: NodeFindingInput[] = []): NodeFindin
   return into;
 }
 
-/** The node's own verdict and every finding that is not clean (docs/node.md N9): a refused WAL is not hidden behind clean partitions. */
+/** Paths compared with their numbers as numbers (`partitions/8` before `partitions/32`); the page's script sorts the same way. */
+export function naturalCompare(a: string, b: string): number {
+  const x = a.match(/\d+|\D+/g) ?? [];
+  const y = b.match(/\d+|\D+/g) ?? [];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const [p, q] = [x[i]!, y[i]!];
+    if (p === q) continue;
+    if (/^\d/.test(p) && /^\d/.test(q)) {
+      const [m, n] = [p.replace(/^0+(?=\d)/, ""), q.replace(/^0+(?=\d)/, "")];
+      if (m.length !== n.length) return m.length - n.length;
+      if (m !== n) return m < n ? -1 : 1;
+      continue;
+    }
+    return p < q ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+const severityRank = (severity: unknown): number => SEVERITY_ORDER.indexOf(severity as (typeof SEVERITY_ORDER)[number]);
+
+/** A path below the node root, as the text report prints it. */
+function underRoot(path: string, root: string): string {
+  const base = root.endsWith("/") ? root : `${root}/`;
+  return path.startsWith(base) ? path.slice(base.length) : path === root ? "." : path;
+}
+
+/**
+ * The node's own verdict and every finding that is not clean (docs/node.md N9):
+ * a refused WAL is not hidden behind clean partitions. Worst first, then by
+ * path (numbers as numbers), each with the file it concerns and its next step.
+ */
 function nodeSection(report: HtmlReportInput): string {
   const node = report.node;
   if (node === undefined) return "";
   const verdict = typeof node.verdict === "string" ? node.verdict : "unknown";
-  const findings = nodeFindings(node).filter((finding) => finding.severity !== "clean");
+  const root = typeof node.path === "string" ? node.path : "";
+  const findings = nodeFindings(node)
+    .filter((finding) => finding.severity !== "clean")
+    .map((finding) => ({ finding, path: underRoot(String(finding.path ?? ""), root) }))
+    .sort((a, b) => severityRank(b.finding.severity) - severityRank(a.finding.severity) || naturalCompare(a.path, b.path));
   const rows = findings.map(
-    (finding) =>
-      `<li><b>${escapeHtml(String(finding.severity))}</b> <span class="mono">${escapeHtml(String(finding.code))}</span> ` +
-      `${escapeHtml(String(finding.message))}</li>`,
+    ({ finding, path }) =>
+      `<li class="node-finding sev-${escapeHtml(String(finding.severity))}"><b>${escapeHtml(String(finding.severity))}</b> ` +
+      `<span class="mono">${escapeHtml(String(finding.code))}</span> <span class="mono finding-path">${escapeHtml(path)}</span>: ` +
+      `${escapeHtml(String(finding.message))}` +
+      (typeof finding.nextStep === "string" ? `<br><span class="next-step"><b>Next step:</b> ${escapeHtml(finding.nextStep)}</span>` : "") +
+      "</li>",
   );
   return (
-    `<h2>Node</h2><p>Node verdict: <b>${escapeHtml(verdict)}</b> (the worst of the metadata findings and the partitions).</p>` +
+    `<h2>Node</h2><p>Node verdict: <b>${escapeHtml(verdict)}</b> (the worst of the metadata findings and the partitions)` +
+    `${root === "" ? "" : `; paths below are relative to <span class="mono">${escapeHtml(root)}</span>`}.</p>` +
     (rows.length === 0 ? "<p>No node finding needs attention.</p>" : `<ul class="node-findings">${rows.join("")}</ul>`)
   );
+}
+
+/** What each verdict and action means, said once for the whole page (the cards carry only their next step). */
+function meanings(): string {
+  const verdicts: [string, string][] = [
+    ["clean", "every byte of every segment is proven; the partition is served as it is."],
+    [
+      "repairable",
+      "the only problems are tails no verified batch follows, an index to rebuild or trim, or scratch files; a repair preserves every byte it cuts or replaces (segscan restore puts them back).",
+    ],
+    ["refused", "damage hides data that may be durable, so nothing is cut; the scope line says which offsets are at stake."],
+    ["failed", "a read error stopped the scan of this partition; nothing was concluded and nothing was changed."],
+  ];
+  const actions: [string, string][] = [
+    ["serve", "serve it as it is."],
+    ["repair", "segscan repair --apply cuts each torn tail at its cut point, rebuilds or trims the index and sweeps scratch files."],
+    ["tombstone", "do not serve it, and leave every file exactly where it is as evidence."],
+    ["rebuild-from-peers", "move the files aside (never deleted) and copy the partition from a healthy replica."],
+    ["retry", "fix the storage and scan again; nothing was changed."],
+  ];
+  const items = (pairs: [string, string][], badge: boolean): string =>
+    pairs
+      .map(
+        ([name, words]) =>
+          `<dt>${badge ? `<span class="badge ${name}">${name}</span>` : `<span class="mono">${name}</span>`}</dt><dd>${escapeHtml(words)}</dd>`,
+      )
+      .join("");
+  return `<h2>What the verdicts and actions mean</h2><dl class="meanings">${items(verdicts, true)}${items(actions, false)}</dl>`;
 }
 
 function bootForecast(report: HtmlReportInput): string {
   const forecast = report.node?.bootForecast;
   if (!Array.isArray(forecast)) return "";
   if (forecast.length === 0) return `<h2>Boot forecast</h2><p>The server's next boot changes nothing on disk.</p>`;
+  const root = typeof report.node?.path === "string" ? report.node.path : "";
   const destructive = forecast.filter((entry) => entry.destructive).length;
+  // Each cell names its column, so a narrow screen can stack a row's cells under their names (style.ts).
   const rows = forecast.map(
     (entry) =>
-      `<tr class="${entry.destructive ? "destructive" : ""}"><td>${escapeHtml(entry.effect)}</td>` +
-      `<td class="mono">${escapeHtml(entry.path)}</td>` +
-      `<td>${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td>${escapeHtml(entry.detail)}</td></tr>`,
+      `<tr class="${entry.destructive ? "destructive" : ""}"><td data-label="effect">${escapeHtml(entry.effect)}</td>` +
+      `<td class="mono" data-label="path">${escapeHtml(root === "" ? entry.path : underRoot(entry.path, root))}</td>` +
+      `<td data-label="data">${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td data-label="detail">${escapeHtml(entry.detail)}</td></tr>`,
   );
   return (
     `<h2>Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
-    `${formatCount(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${formatCount(destructive)} destructive.</p>` +
+    `${formatCount(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${formatCount(destructive)} destructive` +
+    `${root === "" ? "" : `; paths relative to <span class="mono">${escapeHtml(root)}</span>`}.</p>` +
     `<table class="forecast"><thead><tr><th scope="col">effect</th><th scope="col">path</th><th scope="col">data</th>` +
     `<th scope="col">detail</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
   );
@@ -156,6 +227,8 @@ const SVG_DEFS = `<svg width="0" height="0" style="position:absolute" aria-hidde
 <rect width="6" height="6" fill="#fbe0cc"/><rect width="2.5" height="6" fill="#D55E00"/></pattern>
 <pattern id="pat-residue-zero" width="6" height="6" patternUnits="userSpaceOnUse">
 <rect width="6" height="6" fill="#e4f3fc"/><circle cx="3" cy="3" r="1.3" fill="#1f78a8"/></pattern>
+<pattern id="pat-intact" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)">
+<rect width="8" height="8" fill="${MARK_COLORS.intact}"/><rect width="1.5" height="8" fill="#c9efe3"/></pattern>
 <pattern id="pat-gap" width="4" height="4" patternUnits="userSpaceOnUse">
 <rect width="4" height="4" fill="#E69F00"/><rect width="1.5" height="4" fill="#000"/></pattern>
 <path id="glyph-damage" d="M-6 -3 H6 L0 6 Z"/>
@@ -172,6 +245,11 @@ function legend(): string {
     `<ul class="legend" aria-label="Legend">` +
     [
       legendItem(`<rect class="prefix" x="2" y="7" width="40" height="18"/>`, "proven prefix P (solid)"),
+      legendItem(`<rect class="range intact" x="2" y="7" width="40" height="18"/>`, "intact after the damage (green, striped)"),
+      legendItem(
+        `<rect class="residue-nonzero" x="2" y="7" width="40" height="18"/><rect class="range unreadable" x="3" y="8" width="38" height="16"/>`,
+        "unreadable: offsets at stake (outlined)",
+      ),
       legendItem(`<rect class="residue-zero" x="2" y="7" width="40" height="18"/>`, "residue, all zero (dots)"),
       legendItem(`<rect class="residue-nonzero" x="2" y="7" width="40" height="18"/>`, "residue, not all zero (hatched)"),
       legendItem(
@@ -207,6 +285,58 @@ function legend(): string {
 }
 
 /** The complete HTML document for a JSON scan report. */
+/** The node's findings of one severity, as the headline counts them. */
+function nodeFindingsOf(report: HtmlReportInput, severity: string): { code: string }[] {
+  // Optional chaining throughout: the page renders what it is given, a partial node section included.
+  const node = report.node as Partial<NonNullable<HtmlReportInput["node"]>> | undefined;
+  if (node === undefined) return [];
+  const metadata = node.metadata;
+  const all = [
+    ...(metadata?.findings ?? []),
+    ...(metadata?.snapshot?.findings ?? []),
+    ...(metadata?.superblock?.findings ?? []),
+    ...(metadata?.wal?.findings ?? []),
+    ...(node.partitions ?? []).flatMap((p) => [
+      ...p.findings,
+      ...(p.superblock?.findings ?? []),
+      ...(p.purgeGeneration?.findings ?? []),
+      ...p.offsets.flatMap((o) => o.findings),
+    ]),
+  ];
+  return all.filter((finding) => finding.severity === severity);
+}
+
+/**
+ * The page's headline (docs/html-report.md): the scan's one verdict (docs/node.md
+ * N0) first, then what makes it — partitions and node findings alike, so a
+ * refused node finding is never behind "all clean".
+ */
+function headlineOf(report: HtmlReportInput): string {
+  const summary = report.summary;
+  const problems = summary.repairable + summary.refused + summary.failed;
+  const partitions =
+    summary.partitions === 0
+      ? "no partitions were found (no directory held a .log file)"
+      : problems === 0
+        ? `all ${formatCount(summary.partitions)} partitions are clean`
+        : `${formatCount(problems)} of ${formatCount(summary.partitions)} partitions need attention: ` +
+          `${formatCount(summary.repairable)} repairable, ${formatCount(summary.refused)} refused, ${formatCount(summary.failed)} failed`;
+  const node = ["failed", "refused", "repairable", "warn"]
+    .map((severity) => [severity, nodeFindingsOf(report, severity)] as const)
+    .filter(([, findings]) => findings.length > 0)
+    .map(([severity, findings]) => `${formatCount(findings.length)} ${severity} (${[...new Set(findings.map((f) => f.code))].join(", ")})`);
+  const nodeText =
+    report.node === undefined
+      ? ""
+      : node.length === 0
+        ? "; the node's metadata and offsets are clean"
+        : `; node findings: ${node.join("; ")}`;
+  const verdict = report.verdict;
+  const word =
+    verdict === "clean" || verdict === "info" || verdict === "warn" ? `Verdict: ${verdict}` : `Verdict: ${verdict.toUpperCase()}`;
+  return `${word} — ${partitions}${nodeText}.`;
+}
+
 export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOptions = {}): string {
   const json = scriptSafeJson(report);
   const gzip = options.embed === "gzip" || (options.embed !== "plain" && Buffer.byteLength(json) > HTML_PLAIN_JSON_MAX_BYTES);
@@ -218,18 +348,13 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
     searchDebounceMs: HTML_SEARCH_DEBOUNCE_MS,
     zoomBelowFraction: HTML_ZOOM_BELOW_FRACTION,
     zoomMarginFraction: HTML_ZOOM_MARGIN_FRACTION,
+    tornEvidenceWords: TORN_EVIDENCE_WORDS,
+    severityOrder: SEVERITY_ORDER,
   });
   const title = options.title ?? "segscan report";
   const summary = report.summary;
   const opts = report.options;
-  const problems = summary.repairable + summary.refused + summary.failed;
-  const headline =
-    summary.partitions === 0
-      ? "No partitions were found (no directory held a .log file)."
-      : problems === 0
-        ? `All ${formatCount(summary.partitions)} partitions are clean.`
-        : `${formatCount(problems)} of ${formatCount(summary.partitions)} partitions need attention: ` +
-          `${formatCount(summary.repairable)} repairable, ${formatCount(summary.refused)} refused, ${formatCount(summary.failed)} failed.`;
+  const headline = headlineOf(report);
   const facts = [
     ["segscan", report.segscan],
     ["engine", report.engine],
@@ -264,6 +389,7 @@ ${SVG_DEFS}
 ${countsTable(report)}
 ${nodeSection(report)}
 ${bootForecast(report)}
+${meanings()}
 <h2>How to read the drawings</h2>
 <p>Each segment is a bar, in offset order; a partition's segments share one scale (the scale menu can share it across the report); hover over or tab to any mark for its exact numbers (arrow keys move between marks, Esc hides the note).</p>
 ${legend()}
@@ -275,6 +401,7 @@ ${legend()}
 <div class="toolbar" role="search" aria-label="Filter partitions">
 <label><input type="checkbox" id="only-problems"> only partitions that are not clean</label>
 <label>search path <input type="search" id="search" placeholder="e.g. topics/3  (press /)" autocomplete="off"></label>
+<label>sort <select id="sort"><option value="worst">worst first</option><option value="path">by path</option></select></label>
 <label>scale <select id="scale"><option value="partition">shared within a partition</option><option value="report">shared by the whole report</option><option value="fit">each segment fills its row</option></select></label>
 <label>rows <select id="page-size"></select></label>
 <span class="pager"><button type="button" id="prev">&larr; previous</button><span id="page-label"></span><button type="button" id="next">next &rarr;</button></span>

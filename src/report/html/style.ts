@@ -19,6 +19,7 @@ export const OKABE_ITO = {
 /** What each mark kind is drawn in; the browser tests read `damage` back from a screenshot. */
 export const MARK_COLORS = {
   prefix: OKABE_ITO.blue,
+  intact: OKABE_ITO.bluishGreen,
   residueNonZero: OKABE_ITO.vermillion,
   residueZero: OKABE_ITO.skyBlue,
   damage: OKABE_ITO.vermillion,
@@ -54,7 +55,8 @@ table.counts { border-collapse: collapse; margin: 8px 0; }
 table.counts th, table.counts td { border: 1px solid var(--line); padding: 3px 10px; text-align: left; }
 table.counts td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.forecast { border-collapse: collapse; width: 100%; margin: 6px 0; }
-table.forecast th, table.forecast td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
+table.forecast th, table.forecast td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: break-word; }
+table.forecast td.mono { overflow-wrap: anywhere; }
 tr.destructive td { background: #fdeee4; }
 
 .badge { display: inline-block; padding: 0 8px; border: 2px solid; border-radius: 3px; font-weight: 700; font-size: 0.85rem; letter-spacing: 0.03em; text-transform: uppercase; background: #fff; }
@@ -89,6 +91,16 @@ li.partition h3 .path { word-break: break-all; }
 .refusal, .error { margin: 4px 0; padding: 4px 8px; background: #fdeee4; border-left: 3px solid ${P.vermillion}; }
 .error { background: #f7eaf2; border-left-color: ${P.reddishPurple}; }
 .notes { margin: 4px 0; padding-left: 18px; }
+.next-step { margin: 4px 0; }
+p.next-step { padding: 4px 8px; background: var(--panel); border-left: 3px solid ${P.blue}; }
+.scope { margin: 4px 0; font-size: 0.9rem; }
+.scope-range.unreadable, .scope-range.missing { font-weight: 600; }
+dl.meanings { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 6px 0; }
+dl.meanings dt { margin: 0; }
+dl.meanings dd { margin: 0; }
+ul.node-findings { padding-left: 18px; }
+ul.node-findings li { margin: 4px 0; overflow-wrap: anywhere; }
+.finding-path { color: var(--muted); }
 
 .segments { display: grid; grid-template-columns: minmax(170px, 15rem) 1fr; gap: 2px 12px; margin-top: 6px; align-items: center; }
 .seglabel { font-size: 0.85rem; line-height: 1.25; }
@@ -96,6 +108,12 @@ li.partition h3 .path { word-break: break-all; }
 svg.bar { display: block; width: 100%; height: 38px; overflow: visible; }
 svg.bar .file { fill: #fff; stroke: #777; stroke-width: 1; }
 svg.bar .prefix { fill: ${C.prefix}; }
+svg.bar .range { stroke: none; }
+svg.bar .range.intact { fill: url(#pat-intact); }
+svg.bar .range.unreadable { fill: rgba(0,0,0,0); stroke: ${C.residueNonZero}; stroke-width: 2; }
+svg.bar .range.torn { fill: rgba(0,0,0,0); }
+svg.bar .range-label { font-size: 10px; font-weight: 600; fill: #fff; stroke: #000; stroke-width: 2.5px; paint-order: stroke; stroke-linejoin: round; pointer-events: none; }
+svg.bar .mark:focus .range, svg.bar .mark:hover .range { stroke: #000; stroke-width: 1.5; stroke-dasharray: 2 1; }
 svg.bar .residue-nonzero { fill: url(#pat-residue-nonzero); stroke: ${C.residueNonZero}; stroke-width: 1; }
 svg.bar .residue-zero { fill: url(#pat-residue-zero); stroke: ${C.residueZero}; stroke-width: 1; }
 svg.bar .damage-line { fill: ${C.damage}; }
@@ -121,6 +139,23 @@ svg.bar.zoom { height: 38px; }
 #tooltip[hidden] { display: none; }
 .status { min-height: 1.4em; }
 .empty-list { padding: 16px; border: 1px dashed var(--line); text-align: center; }
+
+/* A narrow screen (600 px): one column, everything wraps, nothing scrolls sideways. */
+@media (max-width: 720px) {
+  body { padding: 10px 10px 32px; }
+  .segments { grid-template-columns: 1fr; }
+  .zoomlabel { text-align: left; }
+  .toolbar input[type=search] { width: 100%; }
+  dl.meanings { grid-template-columns: 1fr; }
+  dl.meanings dd { margin-bottom: 4px; }
+  .refusal, .error, .words, .scope, .next-step, .sweep, .ignored, .warnings, .notes { overflow-wrap: anywhere; }
+  /* The boot forecast stacks: one block per effect, each cell under its column's name. */
+  table.forecast, table.forecast tbody, table.forecast tr, table.forecast td { display: block; width: 100%; }
+  table.forecast thead { display: none; }
+  table.forecast tr { border: 1px solid var(--line); margin: 6px 0; }
+  table.forecast td { border: none; padding: 2px 8px; }
+  table.forecast td::before { content: attr(data-label) ": "; font-weight: 600; font-family: system-ui, sans-serif; }
+}
 
 @media print {
   html { font-size: 11px; }

@@ -1,0 +1,130 @@
+/**
+ * `segscan fleet <report>...` (docs/fleet.md): the cluster view, a merge of
+ * several nodes' `scan --json` / `--ndjson` reports. Text, `--json` and
+ * `--html` outputs; exit status in the fsck family.
+ */
+import { rename, rm, writeFile } from "node:fs/promises";
+import type { Command } from "commander";
+import {
+  checkNames,
+  type FleetPartition,
+  fleetExitCode,
+  fleetOutcomeLine,
+  formatFleetPartition,
+  formatFleetSummary,
+  isNotable,
+  openReport,
+  ReportInputError,
+  type ReportSource,
+  renderFleetHtml,
+  runFleet,
+} from "../fleet/index.js";
+import { colorEnabled, out, warn } from "./context.js";
+import { EXIT, OperationalError, UsageError } from "./exit.js";
+
+export { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
+import type { FleetFlags } from "./fleet-help.js";
+
+const JSON_BLOCK_CHARS = 1 << 20;
+
+/** `name=path` or `path`. A path that itself contains `=` can be given as `./a=b.json` (no name) or `name=./a=b.json`. */
+export function parseReportArgument(argument: string): { name: string | undefined; file: string } {
+  const at = argument.indexOf("=");
+  if (at <= 0 || argument.startsWith("./") || argument.startsWith("/")) return { name: undefined, file: argument };
+  const name = argument.slice(0, at);
+  const file = argument.slice(at + 1);
+  if (file === "") throw new UsageError(`"${argument}": give the report after the name, as name=path`);
+  return { name, file };
+}
+
+async function writePage(path: string, html: string): Promise<void> {
+  if (path === "-") {
+    await out(html);
+    return;
+  }
+  const staging = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(staging, html);
+    await rename(staging, path);
+  } catch (error) {
+    await rm(staging, { force: true }).catch(() => undefined);
+    throw new OperationalError(`cannot write the HTML page ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  warn(`wrote the cluster page ${path}`);
+}
+
+export async function fleetCommand(reports: string[], flags: FleetFlags, _command: Command): Promise<number> {
+  if (flags.json && flags.html === "-") throw new UsageError("--json and --html - both write stdout: give --html a file");
+  const specs = reports.map(parseReportArgument);
+  let sources: ReportSource[];
+  try {
+    sources = [];
+    for (const spec of specs) sources.push(await openReport(spec.file, spec.name));
+  } catch (error) {
+    if (error instanceof ReportInputError) throw new OperationalError(error.message);
+    throw error;
+  }
+  try {
+    checkNames(sources);
+  } catch (error) {
+    if (error instanceof ReportInputError) throw new UsageError(error.message);
+    throw error;
+  }
+  const color = colorEnabled(process.stdout) && !flags.json && flags.html !== "-";
+  const notable: FleetPartition[] = [];
+  const textLines: string[] = [];
+  let first = true;
+  const textOut = !flags.json && flags.html !== "-";
+  let result;
+  let pending = "";
+  try {
+    if (flags.json) {
+      // Streamed: the nodes first, each partition as it is merged, the metadata and summary last.
+      await out(`{\n"partitions": [\n`);
+    }
+    result = await runFleet(sources, async (partition) => {
+      if (flags.json) {
+        // Written in blocks of about 1 MiB: one write per partition would wait on stdout 10,000s of times.
+        pending += `${first ? "" : ",\n"}${JSON.stringify(partition)}`;
+        first = false;
+        if (pending.length >= JSON_BLOCK_CHARS) {
+          await out(pending);
+          pending = "";
+        }
+      }
+      if (isNotable(partition)) {
+        if (flags.html !== undefined) notable.push(partition);
+        if (textOut) textLines.push(formatFleetPartition(partition, color));
+      }
+    });
+  } catch (error) {
+    // A line that is not a partition of a report: the JSON on stdout stops where it was (exit 8 says so).
+    if (error instanceof ReportInputError) throw new OperationalError(error.message);
+    throw error;
+  }
+  if (flags.json) {
+    await out(
+      `${pending}\n],\n"segscan": ${JSON.stringify(result.segscan)},\n"nodes": ${JSON.stringify(result.nodes)},\n` +
+        `"metadata": ${JSON.stringify(result.metadata)},\n"summary": ${JSON.stringify(result.summary)}\n}\n`,
+    );
+  } else if (textOut) {
+    const body = textLines.length === 0 ? "" : `\n\n${textLines.join("\n")}`;
+    await out(
+      `${formatFleetSummary(result.nodes, result.metadata, result.summary, color)}${body}\n\n${fleetOutcomeLine(result.summary, color)}\n`,
+    );
+  }
+  let code = fleetExitCode(result.summary);
+  if (flags.html !== undefined) {
+    try {
+      await writePage(
+        flags.html,
+        renderFleetHtml({ nodes: result.nodes, metadata: result.metadata, summary: result.summary, partitions: notable }),
+      );
+    } catch (error) {
+      if (!(error instanceof OperationalError)) throw error;
+      warn(error.message);
+      code |= EXIT.OPERATIONAL;
+    }
+  }
+  return code;
+}

@@ -1,0 +1,145 @@
+/**
+ * docs/repair.md §6.5: whether a refused partition can be salvaged, as a pure
+ * function of its scan report. Salvage keeps every batch that verifies and
+ * extends the chain (each segment's proven prefix and the intact ranges after
+ * its damaged ones, docs/recovery.md §3.7) and drops only the bytes nothing
+ * proves (its unreadable ranges, and a torn tail no verified batch follows),
+ * recording their offsets as lost. It acts only where the result is a chain
+ * Iggy's boot accepts: every refused segment is `InteriorDamage` mapped to its
+ * end, and after the drop each segment ends where the next one starts.
+ *
+ * `segscan salvage` plans from this decision (src/repair/plan-salvage.ts) and
+ * the next step (next-step.ts) names salvage only where it would act, so the
+ * two cannot disagree.
+ */
+import type { PartitionReport, SegmentReport, SegmentScopeRange } from "../domain/scan.js";
+
+/** Why salvage refuses a partition (the CLI prints the message; nothing is planned or changed). */
+export type SalvageRefusalCode =
+  /** The partition is clean, repairable or failed: `segscan repair` or a new scan is the way, not salvage. */
+  | "NotRefused"
+  /** The probe ran out of budget: nothing after the damage is proven either way. */
+  | "UnverifiedResidue"
+  /** `--replicas` > 1: a replica holds the data; rebuild from it. */
+  | "Replicas"
+  /** A Hole, Overlap or empty segment between intact segments: there is no damaged byte to drop. */
+  | "ChainRefusal"
+  /** A segment refused before anything after its damage was proven (an index refusal, an offset going backwards). */
+  | "NothingProvenAfterDamage"
+  /** A segment's scope ends in an unreadable range of unknown end: the survivor walk's budget or the range cap stopped it. */
+  | "ScopeNotMapped"
+  /** After the drop, a segment would not end where the next one starts (Iggy's boot refuses the hole or overlap). */
+  | "ChainBrokenAfterSalvage";
+
+/** What salvage does to one refused segment: the byte ranges it keeps (in order) and the ones it drops. */
+export interface SegmentSalvage {
+  /** The segment's index in the partition's `segments`. */
+  index: number;
+  /** The proven prefix (when it holds bytes) and every intact range, in byte order. */
+  kept: SegmentScopeRange[];
+  /** Every unreadable range, and a torn tail when the segment ends in one, in byte order. */
+  lost: SegmentScopeRange[];
+}
+
+export type SalvageDecision =
+  | { salvageable: true; segments: SegmentSalvage[] }
+  | { salvageable: false; code: SalvageRefusalCode; why: string };
+
+/** The report fields the decision reads. */
+export type SalvageInput = Pick<PartitionReport, "verdict" | "refusal"> & {
+  segments: readonly Pick<SegmentReport, "startOffset" | "outcome" | "refusal" | "scope" | "endOffset" | "walkedSize">[];
+};
+
+const refused = (code: SalvageRefusalCode, why: string): SalvageDecision => ({ salvageable: false, code, why });
+
+/** A segment's offset range after salvage: null when it would hold no message. */
+interface Bounds {
+  start: bigint;
+  end: bigint | null;
+  bytes: number;
+}
+
+/**
+ * docs/repair.md §6.5: salvage's decision for a partition. `replicaCount` is
+ * the scan's `--replicas`.
+ */
+export function decideSalvage(partition: SalvageInput, replicaCount: number): SalvageDecision {
+  if (partition.verdict !== "refused") {
+    const why =
+      partition.verdict === "repairable"
+        ? "the partition is repairable, not refused: segscan repair cuts its provably torn tails and drops nothing durable"
+        : partition.verdict === "clean"
+          ? "the partition is clean: every byte is proven"
+          : "the scan failed, so nothing was concluded: fix what stopped it and scan again";
+    return refused("NotRefused", why);
+  }
+  const budget = partition.segments.find((segment) => segment.refusal?.code === "UnverifiedResidue");
+  if (budget?.refusal?.code === "UnverifiedResidue") {
+    return refused(
+      "UnverifiedResidue",
+      `the probe ran out of budget at byte ${budget.refusal.stoppedAt} of segment ${budget.startOffset} before it settled the residue, ` +
+        "so nothing after the damage is proven either way; scan (and salvage) again with a larger --probe-budget",
+    );
+  }
+  if (replicaCount > 1) {
+    return refused(
+      "Replicas",
+      `${replicaCount} replicas hold this partition: rebuild it from a replica, which still holds the offsets salvage would record as lost`,
+    );
+  }
+  const refusal = partition.refusal;
+  if (refusal !== null && (refusal.code === "Hole" || refusal.code === "Overlap" || refusal.code === "EmptyNonTailSegment")) {
+    return refused(
+      "ChainRefusal",
+      `the partition is refused ${refusal.code} between segments whose bytes all verify: salvage drops damaged bytes inside a segment, ` +
+        "and there are none to drop",
+    );
+  }
+  const salvaged: SegmentSalvage[] = [];
+  const bounds: Bounds[] = [];
+  for (const [index, segment] of partition.segments.entries()) {
+    if (segment.outcome !== "refused") {
+      const bytes = segment.outcome === "empty" ? 0 : segment.walkedSize;
+      bounds.push({ start: segment.startOffset, end: bytes > 0 ? segment.endOffset : null, bytes });
+      continue;
+    }
+    const code = segment.refusal?.code ?? "unknown";
+    if (code !== "InteriorDamage") {
+      return refused(
+        "NothingProvenAfterDamage",
+        `segment ${segment.startOffset} is refused ${code}, before any batch after its damage was proven: there is nothing to salvage in it`,
+      );
+    }
+    const last = segment.scope[segment.scope.length - 1];
+    if (last === undefined || last.kind === "unreadable") {
+      return refused(
+        "ScopeNotMapped",
+        `the survivor walk of segment ${segment.startOffset} stopped at byte ${last?.startPosition ?? 0} before the segment's end ` +
+          "(its budget ran out, or the segment holds more damaged ranges than a scope lists), so the bytes after it were never " +
+          "looked at; scan again with a larger --probe-budget (if the scope still ends there, restore the partition from a backup)",
+      );
+    }
+    const kept = segment.scope.filter((range) => (range.kind === "proven" && range.bytes > 0) || range.kind === "intact");
+    const lost = segment.scope.filter((range) => range.kind === "unreadable" || range.kind === "torn");
+    salvaged.push({ index, kept, lost });
+    const end = [...kept].reverse().find((range) => range.lastOffset !== null)?.lastOffset ?? null;
+    bounds.push({ start: segment.startOffset, end, bytes: kept.reduce((sum, range) => sum + range.bytes, 0) });
+  }
+  // Iggy's ensure_contiguous_chain on the segments as salvage leaves them (docs/recovery.md §4 step 3).
+  for (let i = 1; i < bounds.length; i++) {
+    const previous = bounds[i - 1]!;
+    const next = bounds[i]!;
+    const broken = (what: string): SalvageDecision =>
+      refused(
+        "ChainBrokenAfterSalvage",
+        `after salvage, segment ${previous.start} would ${what} and the next segment starts at offset ${next.start}: ` +
+          "Iggy's boot refuses that chain (ensure_contiguous_chain)",
+      );
+    if (previous.bytes === 0 || previous.end === null) return broken("hold no message");
+    if (next.start > previous.end + 1n) {
+      return broken(`end at offset ${previous.end} (the tail cut or dropped there claims offsets no byte after it holds)`);
+    }
+    if (next.start <= previous.end) return broken(`end at offset ${previous.end}, at or past the next segment's start`);
+  }
+  return { salvageable: true, segments: salvaged };
+}

@@ -1,0 +1,420 @@
+/**
+ * docs/repair.md §6.5: `planSalvage`, the plan for the last copy of a refused
+ * partition. It keeps every batch that verifies and extends the chain (each
+ * refused segment's proven prefix and the intact ranges after its damaged
+ * ones) and drops only the bytes nothing proves, recording their offsets as
+ * lost. The result is an ordinary `RepairPlan` (one partition target whose
+ * `salvage` field says what is kept and lost), so `applyRepair` carries it out
+ * with the same preserve/journal/fsync protocol and `restore` undoes it.
+ *
+ * The on-disk shape is the one Iggy's boot walk accepts (checked against
+ * `recover_partition` / `ensure_contiguous_chain`): each salvaged segment's
+ * `.log` is rewritten in place as its kept ranges, so the survivors follow the
+ * proven prefix with a forward offset gap inside the segment, and the segment
+ * keeps its name, so the chain between segments is unbroken. Moving the
+ * survivors into a segment of their own would leave a hole between segments,
+ * which the boot refuses. The gap needs a whole index entry: without one the
+ * boot walks the log from byte 0, requiring each base offset to continue the
+ * last, and stops at the gap. So the `.index` is:
+ *
+ * - when the proven prefix holds an entry (the common case): the index's
+ *   entries inside the proven prefix, unchanged (positions there do not move),
+ *   or, for an index-less segment or one whose prefix entries disagree with a
+ *   deep walk, entries rebuilt over the prefix (docs/recovery.md §3.3). It is
+ *   written BEFORE the log, and is valid for the old log and the new one
+ *   alike, so a crash between the two leaves a partition that scans to the
+ *   same salvage plan. The boot walk starts at the last entry and reads
+ *   headers to the file end; segscan's tail walk from the same entry verifies
+ *   every kept byte after it and reports each gap;
+ * - when the prefix holds no entry (the damage is at the segment's first
+ *   batch): the index is moved aside before the log is rewritten, then written
+ *   again as the entries segscan rebuilds for an index-less log
+ *   (docs/recovery.md §3.3) over the new log. A crash between the steps leaves
+ *   an index-less segment whose scan plans exactly that index (`repair`).
+ *
+ * Planning reads the report, the index (its whole entries) and, only where an
+ * index is rebuilt, the bytes the rebuild walks; it writes nothing.
+ */
+import * as path from "node:path";
+import { INDEX_ENTRY_BYTES, LOG_SUFFIX, REBUILT_INDEX_STRIDE_BYTES } from "../format/constants.js";
+import type { Engine, EngineWindow } from "../engine/types.js";
+import { FileWindow } from "../engine/file-window.js";
+import { nodeScanFs, type ScanFs } from "../io/fs.js";
+import { scanPath } from "../node/scan-path.js";
+import type { PartitionReport, RebuiltIndexEntry, ScanReport, SegmentReport, SegmentScopeRange } from "../domain/scan.js";
+import { type SalvageRefusalCode, type SegmentSalvage, decideSalvage } from "../policy/salvage.js";
+import { readIndexEntriesStreaming } from "../recovery/index-file.js";
+import { type ScanOptions, resolveEngineOption } from "../recovery/options.js";
+import { type ProvenBatch, walkBatches } from "../recovery/walk.js";
+import { PlanError, RepairError } from "./errors.js";
+import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
+import { fingerprintOf, planSegment } from "./plan-partition.js";
+import type { MoveAsideStep, PlanStep, PlanTarget, RepairPlan, ReplaceStep, SalvageRange, TruncateStep } from "./plan-types.js";
+import { PLAN_VERSION } from "./plan-types.js";
+import { observeFiles } from "./plan.js";
+import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
+
+/** Why `planSalvage` made no plan: the decision's codes (policy/salvage.ts), and what the command was given. */
+export type SalvageRefusal = SalvageRefusalCode | "NotOnePartition" | "LoneSegment";
+
+/**
+ * `planSalvage` refuses: there is nothing salvage may do for this partition
+ * (the message says why and what to do instead). Nothing was written.
+ */
+export class SalvageRefusedError extends RepairError {
+  override name = "SalvageRefusedError";
+  constructor(
+    message: string,
+    readonly code: SalvageRefusal,
+    partitionPath: string,
+  ) {
+    super(message, { path: partitionPath });
+  }
+}
+
+export interface PlanSalvageOptions extends ScanOptions {
+  /** Filesystem layer the plan `lstat`s through (default node:fs). */
+  fs?: RepairFs;
+}
+
+/** What planning a salvaged segment reads with. */
+export interface SalvagePlanContext {
+  engine: Engine;
+  replicaCount: number;
+  verify: "tail" | "full";
+  windowBytes: number;
+  maxBatchBytes?: number;
+  scanFs?: ScanFs;
+  signal?: AbortSignal;
+}
+
+/**
+ * The salvage plan for one partition: a scan report of exactly one partition
+ * dir, or its path (scanned first with `options`). Throws
+ * `SalvageRefusedError` when salvage may not act (docs/repair.md §6.5).
+ */
+export async function planSalvage(source: ScanReport | string, options: PlanSalvageOptions = {}): Promise<RepairPlan> {
+  const report = typeof source === "string" ? await scanPath(source, options) : source;
+  const named = typeof source === "string" ? source : (report.partitions[0]?.path ?? "the scanned path");
+  if (report.partitions.length !== 1) {
+    throw new SalvageRefusedError(
+      `salvage takes one partition directory; ${named} holds ${report.partitions.length} partitions: name the refused one`,
+      "NotOnePartition",
+      named,
+    );
+  }
+  const partition = report.partitions[0]!;
+  const engine =
+    options.engine !== undefined && typeof options.engine !== "string" ? options.engine : await resolveEngineOption(report.engine);
+  const target = await planSalvageTarget(partition, {
+    engine,
+    replicaCount: report.options.replicaCount,
+    verify: report.options.verify,
+    windowBytes: report.options.windowBytes,
+    ...(report.options.maxBatchBytes !== undefined ? { maxBatchBytes: report.options.maxBatchBytes } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  });
+  const plan: RepairPlan = {
+    version: PLAN_VERSION,
+    segscan: report.segscan,
+    engine: report.engine,
+    options: { ...report.options, clampOffsets: false },
+    nodeRoot: null,
+    targets: [target],
+    skipped: [],
+    leftAlone: [],
+    forecast: null,
+  };
+  await observeFiles(plan, options.fs ?? nodeRepairFs);
+  return plan;
+}
+
+/**
+ * A salvage plan that does nothing, for a refusal: the partition in
+ * `leftAlone` with the refusal's code and message, so `salvage --json`
+ * still prints the one repair shape (docs/interfaces.md §9.4).
+ */
+export function refusedSalvagePlan(report: ScanReport, error: SalvageRefusedError): RepairPlan {
+  return {
+    version: PLAN_VERSION,
+    segscan: report.segscan,
+    engine: report.engine,
+    options: { ...report.options, clampOffsets: false },
+    nodeRoot: null,
+    targets: [],
+    skipped: report.partitions.map((p) => ({ path: p.path, verdict: p.verdict, action: p.action })),
+    leftAlone: [{ path: error.path, code: `Salvage${error.code}`, why: "not-repairable", message: error.message }],
+    forecast: null,
+  };
+}
+
+/** The salvage target of one partition (preflight re-plans with it from a fresh scan). */
+export async function planSalvageTarget(partition: PartitionReport, context: SalvagePlanContext): Promise<PlanTarget> {
+  const refuse = (code: SalvageRefusal, why: string): never => {
+    throw new SalvageRefusedError(`refusing to salvage ${partition.path}: ${why}; nothing was changed`, code, partition.path);
+  };
+  if (partition.singleSegment) {
+    refuse(
+      "LoneSegment",
+      `a .log given alone is scanned without its partition; salvage takes the partition directory ${path.dirname(partition.path)}`,
+    );
+  }
+  const decision = decideSalvage(partition, context.replicaCount);
+  if (!decision.salvageable) return refuse(decision.code, decision.why);
+  const dir = partition.path;
+  for (const file of [...partition.segments.map((s) => s.logPath), ...partition.sweep.map((s) => s.path)]) {
+    if (path.resolve(path.dirname(file)) !== path.resolve(dir)) {
+      throw new PlanError(`${file} is not in the partition directory ${dir}`, { path: file });
+    }
+  }
+  const sweeps: MoveAsideStep[] = partition.sweep.map((s) => ({
+    kind: "move-aside",
+    role: "sweep",
+    file: s.path,
+    reason: s.kind,
+    size: 0,
+    consumer: null,
+    observed: null,
+  }));
+  const cuts: TruncateStep[] = [];
+  const indexes: ReplaceStep[] = [];
+  const salvageSteps: PlanStep[] = [];
+  const kept: SalvageRange[] = [];
+  const lost: SalvageRange[] = [];
+  for (const [index, segment] of partition.segments.entries()) {
+    const salvaged = decision.segments.find((s) => s.index === index);
+    if (salvaged === undefined) {
+      planSegment(segment, cuts, indexes);
+      continue;
+    }
+    salvageSteps.push(...(await planSegmentSalvage(segment, salvaged, context)));
+    kept.push(...salvaged.kept.map((range) => salvageRange(segment, range)));
+    lost.push(...salvaged.lost.map((range) => salvageRange(segment, range)));
+  }
+  return {
+    kind: "partition",
+    path: partition.path,
+    singleSegment: false,
+    dir,
+    preserveDir: realPreserveDirOf(dir),
+    fingerprint: fingerprintOf(partition),
+    wal: null,
+    // Sweeps first (a leftover `.staging` must not be taken for a step's own), then the other segments' cuts, the salvage, their index work.
+    steps: [...sweeps, ...cuts, ...salvageSteps, ...indexes],
+    salvage: { kept, lost },
+  };
+}
+
+/** A scope range as the plan records it (u64 values as decimal strings). */
+function salvageRange(segment: SegmentReport, range: SegmentScopeRange): SalvageRange {
+  if (range.kind === "missing") {
+    throw new PlanError(`segment ${segment.startOffset}: a segment's scope holds no missing range`, {
+      path: segment.logPath,
+      segment: segment.startOffset,
+    });
+  }
+  return {
+    segment: segment.startOffset.toString(),
+    kind: range.kind,
+    startPosition: range.startPosition,
+    endPosition: range.endPosition,
+    bytes: range.bytes,
+    firstOffset: range.firstOffset?.toString() ?? null,
+    lastOffset: range.lastOffset?.toString() ?? null,
+    messages: range.messages,
+    tornEvidence: range.tornEvidence,
+  };
+}
+
+const entryJson = (e: RebuiltIndexEntry): { offset: string; position: number; timestamp: string } => ({
+  offset: e.offset.toString(),
+  position: e.position,
+  timestamp: e.timestamp.toString(),
+});
+
+/** One salvaged segment's steps, in the order they run (see the file comment for why this order converges). */
+async function planSegmentSalvage(segment: SegmentReport, salvage: SegmentSalvage, context: SalvagePlanContext): Promise<PlanStep[]> {
+  const segmentId = segment.startOffset.toString();
+  const where = { path: segment.logPath, segment: segment.startOffset };
+  if (!segment.logPath.endsWith(LOG_SUFFIX)) {
+    throw new PlanError(`segment ${segmentId} has a log path without the ${LOG_SUFFIX} suffix`, where);
+  }
+  const prefixEnd = segment.walkedSize;
+  const ranges = salvage.kept.map((range) => ({ from: range.startPosition, to: range.endPosition }));
+  if (ranges.length === 0 || (ranges[0]!.from !== 0 && prefixEnd > 0)) {
+    throw new PlanError(`segment ${segmentId}: the kept ranges do not start with the proven prefix [0, ${prefixEnd})`, where);
+  }
+  const indexPath = indexPathOf(segment.logPath);
+  const wholeEntries = Math.floor(segment.indexSize / INDEX_ENTRY_BYTES);
+  const replaceIndex = (reason: ReplaceStep["reason"], fromSize: number, content: ReplaceStep["content"]): ReplaceStep => ({
+    kind: "replace",
+    role: "index",
+    file: indexPath,
+    segment: segmentId,
+    reason,
+    fromSize,
+    content,
+    consumer: null,
+    observed: null,
+  });
+  const log: ReplaceStep = {
+    kind: "replace",
+    role: "segment-log",
+    file: segment.logPath,
+    segment: segmentId,
+    reason: "salvage",
+    fromSize: segment.messagesSize,
+    content: { type: "log-ranges", ranges },
+    consumer: null,
+    observed: null,
+  };
+
+  // The index's entries inside the proven prefix, when the scan trusts them: tail mode trusts every entry
+  // (all lie before the damage, which the walk from the last one found), deep mode those it matched.
+  let keep = 0;
+  if (segment.arm === "indexed" && segment.index.mismatches === 0) {
+    keep = await entriesBefore(context.scanFs ?? nodeScanFs, indexPath, segment.indexSize, prefixEnd);
+    if (context.verify === "tail" && keep !== wholeEntries) {
+      throw new PlanError(
+        `segment ${segmentId}: ${wholeEntries - keep} index entries lie at or past the damage at byte ${prefixEnd}, which a tail walk cannot have found`,
+        { path: indexPath, segment: segment.startOffset, position: prefixEnd },
+      );
+    }
+  }
+  if (keep > 0) {
+    const trim = keep < wholeEntries || segment.indexSize % INDEX_ENTRY_BYTES !== 0;
+    return [
+      ...(trim ? [replaceIndex("salvage-prefix", segment.indexSize, { type: "keep-prefix", bytes: keep * INDEX_ENTRY_BYTES })] : []),
+      log,
+    ];
+  }
+  const prefix = await prefixEntries(segment, context);
+  if (prefix.length > 0)
+    return [replaceIndex("salvage-prefix", segment.indexSize, { type: "index-entries", entries: prefix.map(entryJson) }), log];
+  // No entry inside the prefix: the index is set aside, the log rewritten, then the index written over the new log.
+  const rebuilt = await rebuiltEntries(segment, ranges, context);
+  const steps: PlanStep[] = [];
+  if (wholeEntries > 0) {
+    steps.push({
+      kind: "move-aside",
+      role: "index",
+      file: indexPath,
+      reason: "salvage",
+      size: segment.indexSize,
+      consumer: null,
+      observed: null,
+    });
+  }
+  steps.push(
+    log,
+    replaceIndex("salvage-rebuilt", wholeEntries > 0 ? 0 : segment.indexSize, { type: "index-entries", entries: rebuilt.map(entryJson) }),
+  );
+  return steps;
+}
+
+/** How many whole entries of the index sit at a position below `end` (entries ascend in position: validated by the scan). */
+async function entriesBefore(scanFs: ScanFs, indexPath: string, indexSize: number, end: number): Promise<number> {
+  let count = 0;
+  for await (const entry of readIndexEntriesStreaming(scanFs, indexPath, indexSize)) {
+    if (entry.position >= BigInt(end)) break;
+    count++;
+  }
+  return count;
+}
+
+function openWindow(context: SalvagePlanContext): EngineWindow {
+  return context.engine.openWindow(
+    context.windowBytes,
+    context.maxBatchBytes === undefined ? {} : { maxBatchBytes: context.maxBatchBytes },
+  );
+}
+
+/**
+ * The entries segscan's index-less rebuild (docs/recovery.md §3.3) writes for
+ * the proven prefix `[0, walkedSize)`: the walk from byte 0 the index-less arm
+ * makes, stopped at the prefix end; it must verify to there.
+ */
+async function prefixEntries(segment: SegmentReport, context: SalvagePlanContext): Promise<RebuiltIndexEntry[]> {
+  if (segment.walkedSize === 0) return [];
+  const scanFs = context.scanFs ?? nodeScanFs;
+  const file = await scanFs.open(segment.logPath);
+  const engineWindow = openWindow(context);
+  try {
+    const window = new FileWindow(file, segment.logPath, segment.messagesSize, engineWindow, { signal: context.signal });
+    const walk = await walkBatches(window, {
+      fromPosition: 0,
+      untilPosition: segment.walkedSize,
+      expectedOffset: segment.startOffset,
+      rebuildIndex: true,
+    });
+    if (walk.stopPosition !== segment.walkedSize || walk.failure !== null || walk.discontinuity !== null) {
+      throw new PlanError(
+        `segment ${segment.startOffset}: its proven prefix [0, ${segment.walkedSize}) no longer verifies (it stops at byte ${walk.stopPosition}); scan and plan again`,
+        { path: segment.logPath, segment: segment.startOffset, position: walk.stopPosition },
+      );
+    }
+    return walk.rebuiltIndex ?? [];
+  } finally {
+    engineWindow.close();
+    await file.close();
+  }
+}
+
+/**
+ * The entries segscan's index-less rebuild (docs/recovery.md §3.3) writes for
+ * a log holding `ranges` of this segment's log, in order: an entry at the first
+ * batch with messages, then at each batch with messages that starts a stride or
+ * more past the previous entry, positions in the new log. Each range is walked
+ * again and must verify to its end (the file changed under the plan otherwise).
+ */
+async function rebuiltEntries(
+  segment: SegmentReport,
+  ranges: readonly { from: number; to: number }[],
+  context: SalvagePlanContext,
+): Promise<RebuiltIndexEntry[]> {
+  const scanFs = context.scanFs ?? nodeScanFs;
+  const file = await scanFs.open(segment.logPath);
+  const engineWindow = openWindow(context);
+  const entries: RebuiltIndexEntry[] = [];
+  try {
+    const window = new FileWindow(file, segment.logPath, segment.messagesSize, engineWindow, { signal: context.signal });
+    let newPosition = 0;
+    let lastIndexed = -1;
+    let expectedOffset = segment.startOffset;
+    for (const range of ranges) {
+      const shift = newPosition - range.from;
+      const walk = await walkBatches(window, {
+        fromPosition: range.from,
+        untilPosition: range.to,
+        expectedOffset,
+        rebuildIndex: false,
+        onVerifiedBatch: (batch: ProvenBatch) => {
+          const position = batch.position + shift;
+          if (batch.messageCount > 0 && (lastIndexed < 0 || position - lastIndexed >= REBUILT_INDEX_STRIDE_BYTES)) {
+            entries.push({ offset: batch.baseOffset, timestamp: batch.baseTimestamp, position });
+            lastIndexed = position;
+          }
+        },
+        // Batches before the next position that could need an entry are verified in bulk, untold (as walkBatches' own rebuild).
+        nextStopPosition: (position) => (lastIndexed < 0 ? position : Math.max(position, lastIndexed + REBUILT_INDEX_STRIDE_BYTES - shift)),
+      });
+      if (walk.stopPosition !== range.to || walk.failure !== null || walk.discontinuity !== null) {
+        throw new PlanError(
+          `segment ${segment.startOffset}: the bytes [${range.from}, ${range.to}) the scan proved no longer verify (they stop at byte ${walk.stopPosition}); scan and plan again`,
+          { path: segment.logPath, segment: segment.startOffset, position: walk.stopPosition },
+        );
+      }
+      expectedOffset = walk.expectedOffset;
+      newPosition += range.to - range.from;
+    }
+  } finally {
+    engineWindow.close();
+    await file.close();
+  }
+  return entries;
+}
+
+/** Whether a plan target is a salvage (docs/repair.md §6.5). */
+export function isSalvageTarget(target: PlanTarget): boolean {
+  return target.salvage !== undefined;
+}

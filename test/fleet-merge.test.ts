@@ -1,0 +1,266 @@
+/**
+ * The merge of one partition's replicas (src/fleet/merge.ts) on synthetic
+ * report lines: the range algebra, the property of issue 25 (the ranges lost on
+ * every replica are the complement of the union of proven ranges within the
+ * cluster's span, for random per-replica damage, checked offset by offset
+ * against an independent model), and the adapter's precedence for the
+ * scope-of-loss fields.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { partitionIdentity } from "../src/fleet/adapter.js";
+import { mergePartition } from "../src/fleet/merge.js";
+import { intersect, normalize, subtract } from "../src/fleet/ranges.js";
+import { type ModelSegment, partitionJson } from "./helpers/fleet-reports.js";
+
+const KEY = "streams/1/topics/1/partitions/1";
+const identity = partitionIdentity(`/n/${KEY}`)!;
+const names = ["a", "b", "c"];
+
+function expand(ranges: readonly { from: string | bigint; to: string | bigint }[]): Set<number> {
+  const out = new Set<number>();
+  for (const r of ranges) for (let o = Number(r.from); o <= Number(r.to); o++) out.add(o);
+  return out;
+}
+
+describe("offset ranges", () => {
+  it("normalize joins overlapping and adjacent ranges; subtract and intersect agree with sets", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(60), fc.nat(8)), { maxLength: 8 }),
+        fc.array(fc.tuple(fc.nat(60), fc.nat(8)), { maxLength: 8 }),
+        (xs, ys) => {
+          const a = normalize(xs.map(([from, len]) => ({ from: BigInt(from), to: BigInt(from + len) })));
+          const b = normalize(ys.map(([from, len]) => ({ from: BigInt(from), to: BigInt(from + len) })));
+          for (let i = 1; i < a.length; i++) expect(a[i]!.from > a[i - 1]!.to + 1n).toBe(true);
+          const sa = expand(a);
+          const sb = expand(b);
+          expect(expand(subtract(a, b))).toEqual(new Set([...sa].filter((o) => !sb.has(o))));
+          expect(expand(intersect(a, b))).toEqual(new Set([...sa].filter((o) => sb.has(o))));
+        },
+      ),
+    );
+  });
+});
+
+/** One replica's fate for the model: how its chain of three 10-offset segments ends. */
+type Fate =
+  | { kind: "clean"; length: number }
+  | { kind: "torn"; at: number }
+  | { kind: "interior"; segment: number; at: number }
+  | { kind: "index"; segment: number };
+
+const SEGMENT = 10;
+const SEGMENTS = 3;
+
+/** The replica's segments, and what the model says it proves and claims durable (offset sets). */
+function replicaModel(fate: Fate, firstSegment: number): { segments: ModelSegment[]; proven: Set<number>; durable: Set<number> } {
+  const segments: ModelSegment[] = [];
+  const proven = new Set<number>();
+  const durable = new Set<number>();
+  const prove = (from: number, to: number) => {
+    for (let o = from; o <= to; o++) proven.add(o);
+  };
+  for (let s = firstSegment; s < SEGMENTS; s++) {
+    const start = s * SEGMENT;
+    const last = s === SEGMENTS - 1;
+    const nextStart = start + SEGMENT;
+    if (fate.kind === "clean" && last) {
+      const end = Math.max(start, Math.min(start + SEGMENT - 1, fate.length - 1));
+      segments.push({ start: BigInt(start), end: BigInt(end), outcome: "clean" });
+      prove(start, end);
+    } else if (fate.kind === "torn" && last) {
+      const end = start + fate.at;
+      segments.push({ start: BigInt(start), end: BigInt(end), outcome: "torn-tail" });
+      prove(start, end);
+    } else if (fate.kind === "interior" && fate.segment === s) {
+      const end = start + fate.at;
+      segments.push({ start: BigInt(start), end: BigInt(end), outcome: "refused", refusal: "InteriorDamage" });
+      prove(start, end);
+      // The adapter's rule: to the next segment's start, or (last segment) one open-ended offset.
+      for (let o = end + 1; o <= (last ? end + 1 : nextStart - 1); o++) durable.add(o);
+    } else if (fate.kind === "index" && fate.segment === s) {
+      segments.push({ start: BigInt(start), end: null, outcome: "refused", refusal: "IndexEntriesNotMonotone" });
+      for (let o = start; o <= (last ? start : nextStart - 1); o++) durable.add(o);
+    } else {
+      segments.push({ start: BigInt(start), end: BigInt(nextStart - 1), outcome: "clean" });
+      prove(start, nextStart - 1);
+    }
+  }
+  return { segments, proven, durable };
+}
+
+const fateArbitrary: fc.Arbitrary<Fate> = fc.oneof(
+  fc.record({ kind: fc.constant("clean" as const), length: fc.integer({ min: 21, max: 30 }) }),
+  fc.record({ kind: fc.constant("torn" as const), at: fc.integer({ min: 0, max: SEGMENT - 1 }) }),
+  fc.record({
+    kind: fc.constant("interior" as const),
+    segment: fc.integer({ min: 0, max: SEGMENTS - 1 }),
+    at: fc.integer({ min: 0, max: SEGMENT - 2 }),
+  }),
+  fc.record({ kind: fc.constant("index" as const), segment: fc.integer({ min: 0, max: SEGMENTS - 1 }) }),
+);
+
+describe("mergePartition", () => {
+  it("property: lost = the cluster span without the union of proven ranges, durable where a replica claims it, offset by offset", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fateArbitrary, fc.integer({ min: 0, max: 1 })), { minLength: 1, maxLength: 4 }), (replicas) => {
+        const models = replicas.map(([fate, first]) => replicaModel(fate, first));
+        const lines = models.map((model, i) => partitionJson(`/n${i}/${KEY}`, model.segments));
+        const nodeNames = models.map((_, i) => `n${i}`);
+        const merged = mergePartition(identity, nodeNames, lines);
+        const held = new Set(models.flatMap((m) => [...m.proven]));
+        const durable = new Set(models.flatMap((m) => [...m.durable]));
+        const claims = [...held, ...durable];
+        expect(expand(merged.held)).toEqual(held);
+        if (claims.length === 0) {
+          expect(merged.span).toBeNull();
+          expect(merged.lost).toEqual([]);
+          return;
+        }
+        const from = Math.min(...claims);
+        const to = Math.max(...claims);
+        expect(merged.span).toEqual({ from: String(from), to: String(to) });
+        const lost = new Set<number>();
+        for (let o = from; o <= to; o++) if (!held.has(o)) lost.add(o);
+        expect(expand(merged.lost)).toEqual(lost);
+        const durableLost = expand(merged.lost.filter((r) => r.kind === "durable"));
+        expect(durableLost).toEqual(new Set([...lost].filter((o) => durable.has(o))));
+        for (const r of merged.lost) expect(BigInt(r.count)).toBe(BigInt(r.to) - BigInt(r.from) + 1n);
+        expect(merged.verdict === "lost").toBe(durableLost.size > 0);
+        // Every lost offset is held by no replica: the replicas' proven ranges and the lost ranges never meet.
+        for (const replica of merged.replicas)
+          expect(intersect(normalize(replica.proven.map(big)), normalize(merged.lost.map(big)))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a torn tail on one replica that another holds: degraded, rebuild from the one that holds it", () => {
+    const clean = partitionJson(`/a/${KEY}`, [{ start: 0n, end: 99n, outcome: "clean" }]);
+    const torn = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 80n, outcome: "torn-tail" }]);
+    const lagging = partitionJson(`/c/${KEY}`, [{ start: 0n, end: 90n, outcome: "clean" }]);
+    const merged = mergePartition(identity, names, [clean, torn, lagging]);
+    expect(merged.verdict).toBe("degraded");
+    expect(merged.lost).toEqual([]);
+    expect(merged.replicas.map((r) => r.role)).toEqual(["in-sync", "damaged", "lagging"]);
+    expect(merged.replicas[1]!.rebuildFrom).toBe("a");
+    expect(merged.replicas[1]!.cuts).toEqual([{ segment: "0", fromOffset: "81", bytes: 2048, claimed: null }]);
+    expect(merged.replicas[2]).toMatchObject({ behind: "9", rebuildFrom: "a", missing: [{ from: "91", to: "99", count: "9" }] });
+  });
+
+  it("rebuild from: the peer covering most of the lost range, ties by verdict then node order", () => {
+    const damaged = partitionJson(`/a/${KEY}`, [
+      { start: 0n, end: 9n, outcome: "refused", refusal: "InteriorDamage" },
+      { start: 20n, end: 29n, outcome: "clean" },
+    ]);
+    const torn = partitionJson(`/b/${KEY}`, [
+      { start: 0n, end: 19n, outcome: "clean" },
+      { start: 20n, end: 25n, outcome: "torn-tail" },
+    ]);
+    const clean = partitionJson(`/c/${KEY}`, [
+      { start: 0n, end: 19n, outcome: "clean" },
+      { start: 20n, end: 29n, outcome: "clean" },
+    ]);
+    const merged = mergePartition(identity, names, [damaged, torn, clean]);
+    // b and c both hold 10..19 (a's unreadable range); c is clean, b repairable.
+    expect(merged.replicas[0]!.rebuildFrom).toBe("c");
+    expect(merged.replicas[1]!.rebuildFrom).toBe("c");
+  });
+
+  it("divergence: two replicas with a batch at one base offset and different checksums", () => {
+    const a = partitionJson(`/a/${KEY}`, [{ start: 0n, end: 9n, outcome: "clean", lastBatch: { baseOffset: 5n, checksum: 1n } }]);
+    const b = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 9n, outcome: "clean", lastBatch: { baseOffset: 5n, checksum: 2n } }]);
+    const c = partitionJson(`/c/${KEY}`, [{ start: 0n, end: 9n, outcome: "clean", lastBatch: { baseOffset: 5n, checksum: 1n } }]);
+    const merged = mergePartition(identity, names, [a, b, c]);
+    expect(merged.verdict).toBe("diverged");
+    expect(merged.divergence).toHaveLength(1);
+    expect(merged.divergence[0]).toMatchObject({ kind: "last-batch", offset: "5" });
+    expect(merged.divergence[0]!.message).toContain("a, c: checksum 1; b: checksum 2");
+  });
+
+  it("a replica without the partition is missing, a failed one is failed; neither proves anything", () => {
+    const a = partitionJson(`/a/${KEY}`, [{ start: 0n, end: 9n, outcome: "clean" }]);
+    const failed = {
+      ...partitionJson(`/c/${KEY}`, []),
+      verdict: "failed" as const,
+      action: "retry" as const,
+      error: { code: "ReadFailure" as const, path: "/c", message: "EIO" },
+    };
+    const merged = mergePartition(identity, names, [a, null, failed]);
+    expect(merged.replicas.map((r) => r.role)).toEqual(["in-sync", "missing", "failed"]);
+    expect(merged.replicas[1]!.rebuildFrom).toBe("a");
+    expect(merged.verdict).toBe("failed");
+  });
+
+  it("the scope-of-loss fields take precedence: intact ranges count as held, unreadable ranges are exact, a cut's claim is unacknowledged", () => {
+    const refused = partitionJson(`/a/${KEY}`, [{ start: 0n, end: 9n, outcome: "refused", refusal: "InteriorDamage" }]);
+    const at = (kind: string, first: string, last: string, messages: number, startPosition: number, endPosition: number) => ({
+      kind,
+      firstOffset: first,
+      lastOffset: last,
+      messages,
+      bytes: endPosition - startPosition,
+      tornEvidence: kind === "torn" ? "complete-batch" : null,
+      startPosition,
+      endPosition,
+    });
+    Object.assign(refused.segments[0]!, {
+      scope: [at("proven", "0", "9", 10, 0, 2048), at("unreadable", "10", "12", 3, 2048, 3072), at("intact", "13", "19", 7, 3072, 4096)],
+    });
+    const torn = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 11n, outcome: "torn-tail" }]);
+    Object.assign(torn.segments[0]!, { scope: [at("proven", "0", "11", 12, 0, 2048), at("torn", "12", "21", 10, 2048, 4096)] });
+    const merged = mergePartition(identity, ["a", "b"], [refused, torn]);
+    expect(merged.held).toEqual([
+      { from: "0", to: "11", count: "12" },
+      { from: "13", to: "19", count: "7" },
+    ]);
+    expect(merged.lost.map((r) => [r.from, r.to, r.kind])).toEqual([
+      ["12", "12", "durable"],
+      ["20", "21", "unacknowledged"],
+    ]);
+    expect(merged.replicas[0]!.intact).toEqual([{ from: "13", to: "19", count: "7" }]);
+    expect(merged.replicas[1]!.cuts[0]!.claimed).toEqual({ from: "12", to: "21", count: "10" });
+  });
+
+  it("consumer offsets past the highest head any replica proves", () => {
+    const a = { ...partitionJson(`/a/${KEY}`, [{ start: 0n, end: 9n, outcome: "torn-tail" }]) };
+    const b = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 14n, outcome: "clean" }]);
+    const entry = (offset: string) => ({
+      path: `/x/${KEY}`,
+      superblock: null,
+      head: { lastProvenOffset: null, offsetFrontier: "0", head: null, known: true, quarantined: false },
+      purgeGeneration: null,
+      offsets: [{ kind: "group" as const, id: 1, path: "p", size: 16, offset, checksummed: true, head: null, findings: [] }],
+      fenced: [],
+      findings: [],
+    });
+    const merged = mergePartition(
+      identity,
+      ["a", "b"],
+      [
+        { ...a, node: entry("12") },
+        { ...b, node: entry("20") },
+      ],
+    );
+    // a's 12 is behind b's head 14: nothing; b's 20 is past every head: 6 offsets re-minted.
+    expect(merged.offsetsAhead).toHaveLength(1);
+    expect(merged.offsetsAhead[0]).toMatchObject({ node: "b", kind: "group", id: 1, offset: "20", clusterHead: "14", reminted: "6" });
+  });
+});
+
+function big(range: { from: string; to: string }) {
+  return { from: BigInt(range.from), to: BigInt(range.to) };
+}
+
+it("partitionIdentity reads streams/<s>/topics/<t>/partitions/<p> at a path's end, and nothing else", () => {
+  expect(partitionIdentity("/var/lib/iggy/streams/3/topics/12/partitions/7")).toEqual({
+    key: "streams/3/topics/12/partitions/7",
+    streamId: 3,
+    topicId: 12,
+    partitionId: 7,
+    root: "/var/lib/iggy",
+  });
+  expect(partitionIdentity("/data/p1")).toBeNull();
+  expect(partitionIdentity("/x/streams/1/topics/1/partitions/1/00000000000000000000.log")).toBeNull();
+});
