@@ -14,9 +14,8 @@ import { escapeControl, terminalSafe } from "../report/terminal-safe.js";
 import { rescanRepaired } from "./commands.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { EXIT, UsageError, scanExitCode } from "./exit.js";
-import { engineWasExplicit } from "./scan-flags.js";
+import { type SalvageFlags, engineWasExplicit } from "./scan-flags.js";
 import { runScan } from "./scan-run.js";
-import type { SalvageFlags } from "./salvage.js";
 
 /** The one `repair --json` shape (docs/interfaces.md §9.4), for salvage too. */
 function salvageJson(report: ScanReport, plan: RepairPlan, applied: ApplyResult | null, after: ScanReport | null): string {

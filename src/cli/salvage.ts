@@ -3,7 +3,9 @@
  * loads when it runs, so `--help` loads no planner or scanner (issue 23).
  */
 import type { Command } from "commander";
-import { type ScanFlags, addScanFlags } from "./scan-flags.js";
+import { type SalvageFlags, addScanFlags } from "./scan-flags.js";
+
+export type { SalvageFlags } from "./scan-flags.js";
 
 const salvageCommand: typeof import("./salvage-command.js").salvageCommand = async (...args) =>
   (await import("./salvage-command.js")).salvageCommand(...args);
@@ -16,10 +18,6 @@ Exit status:
   8   operational error: I/O, a failed partition, an unreadable path
   16  usage error: bad flags, a path that is not one partition directory
   32  cancelled (Ctrl-C): the message says what was done`;
-
-export interface SalvageFlags extends ScanFlags {
-  apply?: boolean;
-}
 
 export function addSalvageCommand(program: Command, setExit: (code: number) => void): void {
   addScanFlags(

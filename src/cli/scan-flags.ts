@@ -64,3 +64,8 @@ export function addScanFlags(command: Command): Command {
 export function engineWasExplicit(command: Command): boolean {
   return command.getOptionValueSource("engine") !== "default";
 }
+
+/** `segscan salvage`'s flags: the scan's, and `--apply`. */
+export interface SalvageFlags extends ScanFlags {
+  apply?: boolean;
+}

@@ -35,24 +35,9 @@ export function colors(enabled: boolean): Colors {
   return enabled ? COLORS.on : COLORS.off;
 }
 
-/** 1536 → "1.5 KiB"; exact below 1 KiB. */
-export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes)) return String(bytes);
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let value = bytes;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  if (unit === 0) return `${value} B`;
-  return Number.isInteger(value) ? `${value} ${units[unit]}` : `${value.toFixed(1)} ${units[unit]}`;
-}
+import { formatBytes, formatCount } from "./units.js";
 
-/** Groups digits for legibility: 2281701376 → "2,281,701,376". */
-export function formatCount(value: number | bigint): string {
-  return value.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
+export { formatBytes, formatCount };
 
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

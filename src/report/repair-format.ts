@@ -9,7 +9,7 @@ import { offsetsText } from "../policy/next-step.js";
 import { JOURNAL_NAME } from "../repair/journal.js";
 import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan, SalvageRange } from "../repair/plan-types.js";
 import type { ApplyResult } from "../repair/runner.js";
-import { formatBytes, formatCount } from "./format.js";
+import { formatBytes, formatCount } from "./units.js";
 import { escapeControl as printable } from "./terminal-safe.js";
 
 function plural(n: number, word: string): string {
