@@ -171,6 +171,39 @@ describe("the library default scans on the scan thread, and its reports are the 
     expect(timeless(await segscan.scanPath(missing))).toEqual(timeless(await segscan.scanPath(missing, { io: "blocking" })));
   });
 
+  it("a process started with heap flags (a Worker refuses them in execArgv) scans on the thread, capped like the process", async () => {
+    // The thread reports its own heap cap: --max-old-space-size=64 becomes its resource limit.
+    const script = `
+      const segscan = await import(${JSON.stringify(pathToFileURL(join(DIST, "index.js")).href)});
+      const report = await segscan.scanPath(${JSON.stringify(nodeRoot)});
+      const { Worker } = await import("node:worker_threads");
+      const { workerOptions } = await import(${JSON.stringify(pathToFileURL(join(DIST, "recovery/pool.js")).href)});
+      const limit = await new Promise((resolve, reject) => {
+        const probe = new Worker("require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)", { ...workerOptions(), eval: true });
+        probe.once("message", resolve);
+        probe.once("error", reject);
+      });
+      console.log(JSON.stringify({ summary: { ...report.summary, elapsedMs: 0 }, partitions: report.partitions.length, threadLimitMiB: Math.round(limit / 2 ** 20), options: workerOptions() }));
+    `;
+    const run = spawnSync(process.execPath, ["--max-old-space-size=64", "--max-semi-space-size=2", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    const result = JSON.parse(run.stdout) as {
+      summary: unknown;
+      partitions: number;
+      threadLimitMiB: number;
+      options: { execArgv: string[] };
+    };
+    expect(result.partitions).toBe(10);
+    expect(result.summary).toEqual(JSON.parse(JSON.stringify(timeless(await segscan.scanPath(nodeRoot, { io: "blocking" })).summary)));
+    expect(result.options.execArgv).toEqual([]);
+    // V8's limit is the old generation cap plus the young generation: far below the default of ≥ 2 GiB.
+    expect(result.threadLimitMiB).toBeLessThan(128);
+  });
+
   it("a custom ScanFs or engine stays on the caller's thread", async () => {
     const calls: string[] = [];
     const counting = {

@@ -17,14 +17,14 @@
  * between scans, unreferenced (it never keeps a process alive), and ends after
  * SCAN_THREAD_IDLE_MS without work.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { PartitionReport, ScanReport } from "../domain/scan.js";
 import type { EngineKind } from "../engine/types.js";
 import { isOwnEngine } from "../engine/own.js";
 import { abortError } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 import type { ProgressEvent, ScanOptions } from "../recovery/options.js";
-import { workerExecArgv } from "../recovery/pool.js";
+import { startWorker } from "../recovery/pool.js";
 import { usePartitionThread } from "../recovery/scan.js";
 
 /** The compiled thread entry beside this module. */
@@ -169,7 +169,7 @@ class ScanThread {
     if (this.idle !== null) clearTimeout(this.idle);
     this.idle = null;
     if (this.worker === null) {
-      const worker = new Worker(SCAN_THREAD_URL, { execArgv: workerExecArgv() });
+      const worker = startWorker(SCAN_THREAD_URL);
       worker.on("message", (reply: ThreadReply) => this.receive(reply));
       worker.on("error", (error: Error) => this.lost(worker, error));
       worker.on("exit", (code: number) =>

@@ -3,7 +3,7 @@
  * per worker, memory = pool size × one scan's window. Results keep target
  * order, so the report is identical to a sequential scan.
  */
-import { Worker } from "node:worker_threads";
+import { Worker, type WorkerOptions } from "node:worker_threads";
 import type { EngineKind } from "../engine/types.js";
 import { abortError } from "../io/errors.js";
 import type { PartitionReport, ScanOptionsUsed } from "../domain/scan.js";
@@ -41,12 +41,55 @@ function partitionsPerRequest(remaining: number, workers: number): number {
 }
 
 /**
- * This process's Node flags for a worker: all but `--input-type`, which
- * applies to `--eval` text only and makes a worker started from a file fail
- * (`node --input-type=module -e "…"` importing segscan).
+ * Heap flags a Worker refuses in `execArgv` (they are per isolate: a worker
+ * takes them as `resourceLimits`); `--max-old-space-size` becomes the worker's
+ * own cap, so a process started with a small heap does not start an uncapped thread.
  */
-export function workerExecArgv(): string[] {
-  return process.execArgv.filter((arg) => !arg.startsWith("--input-type"));
+const OLD_SPACE_FLAG = /^--max[-_]old[-_]space[-_]size=(\d+)$/;
+/** `-e <text>` and `-p <text>`: the parent's script, which is no option of the worker's. */
+const EVAL_FLAGS = new Set(["-e", "--eval", "-p", "--print"]);
+const PER_ISOLATE_HEAP_FLAG = /^--(max|min)[-_](old|semi)[-_]space[-_]size(=|$)/;
+
+/**
+ * The options to start a worker with this process's Node flags: all but
+ * `-e`/`-p` with their text and `--input-type`, which applies to `--eval` text
+ * only and makes a worker started from a file fail (`node --input-type=module
+ * -e "…"` importing segscan), and the heap flags, given as resource limits instead.
+ */
+export function workerOptions(): WorkerOptions {
+  const execArgv: string[] = [];
+  const resourceLimits: NonNullable<WorkerOptions["resourceLimits"]> = {};
+  const args = process.execArgv;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const oldSpace = OLD_SPACE_FLAG.exec(arg);
+    if (oldSpace !== null) resourceLimits.maxOldGenerationSizeMb = Number(oldSpace[1]);
+    else if (EVAL_FLAGS.has(arg))
+      i++; // and its text
+    else if (
+      !arg.startsWith("--input-type") &&
+      !arg.startsWith("--eval=") &&
+      !arg.startsWith("--print=") &&
+      !PER_ISOLATE_HEAP_FLAG.test(arg)
+    )
+      execArgv.push(arg);
+  }
+  return { execArgv, resourceLimits };
+}
+
+/**
+ * A worker with this process's flags (`workerOptions`). A flag this Node
+ * refuses in a worker (ERR_WORKER_INVALID_EXEC_ARGV: a per-process option)
+ * starts it without the flags instead of failing the scan.
+ */
+export function startWorker(url: URL): Worker {
+  const options = workerOptions();
+  try {
+    return new Worker(url, options);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw error;
+    return new Worker(url, { ...options, execArgv: [] });
+  }
 }
 
 export function poolAvailable(): boolean {
@@ -95,7 +138,7 @@ export function scanOnPool(targets: readonly ScanTarget[], options: PoolOptions)
     };
     const workerCount = Math.max(1, Math.min(options.concurrency, targets.length));
     for (let i = 0; i < workerCount; i++) {
-      const worker = new Worker(WORKER_URL, { execArgv: workerExecArgv() });
+      const worker = startWorker(WORKER_URL);
       workers.push(worker);
       worker.on("message", (message: WorkerMessage) => {
         if (message.type === "progress") {
