@@ -41,8 +41,11 @@ export class BatchChecksumDigest {
 
   /** Adds the checksum bytes at `bytes[at .. at + 8)` as they are. */
   addBytes(bytes: Uint8Array, at: number): void {
-    this.pending.set(bytes.subarray(at, at + 8), this.filled);
-    this.filled += 8;
+    // Byte by byte: a subarray per batch was an object per batch for the GC to chase (issue 23).
+    const pending = this.pending;
+    const filled = this.filled;
+    for (let i = 0; i < 8; i++) pending[filled + i] = bytes[at + i]!;
+    this.filled = filled + 8;
     if (this.filled === this.pending.length) this.flush();
   }
 
