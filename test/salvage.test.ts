@@ -23,6 +23,7 @@ import { scanPartition } from "../src/recovery/scan.js";
 import { type RepairPlan, SalvageRefusedError, applyRepair, nodeRepairFs, planSalvage, readJournal, restore } from "../src/repair/index.js";
 import { formatPlan } from "../src/report/repair-format.js";
 import { validateRepairJson } from "../src/report/repair-json.js";
+import { type ScenarioPair, generateScenarioPairs } from "./helpers/scenario-pairs.js";
 import { runCli } from "./helpers/cli.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, tempPartition, trackedTempDir, writeSegment } from "./helpers/fixtures.js";
@@ -167,22 +168,13 @@ describe("salvage: the shapes of the plan (issue 24 item 3)", () => {
 
 let engines: Engine[] = [];
 let root: string;
-const samples = new Map<string, { faulty: GeneratedDataDir; base: GeneratedDataDir }>();
+let samples = new Map<string, ScenarioPair>();
 const GENERATED = ["payload-bitflip", "two-damaged-ranges", "length-bitflip", "buried-bitflip"];
 
 beforeAll(async () => {
   engines = await allEngines();
   root = await mkdtemp(join(tmpdir(), "segscan-salvage-"));
-  await Promise.all(
-    GENERATED.map(async (name) => {
-      const options = { size: "tiny" as const, seed: 11 };
-      const [faulty, base] = await Promise.all([
-        generateDataDir(join(root, name), { ...options, scenario: name }),
-        generateDataDir(join(root, `${name}-base`), options),
-      ]);
-      samples.set(name, { faulty, base });
-    }),
-  );
+  samples = await generateScenarioPairs(root, GENERATED);
 });
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../src/engine/types.js";
-import { type GeneratedDataDir, SCENARIOS, type SegmentLayout, generateDataDir } from "../src/gen/index.js";
+import { SCENARIOS, type SegmentLayout, generateDataDir } from "../src/gen/index.js";
 import type { NodeFinding } from "../src/domain/node.js";
 import type { PartitionReport, PartitionScopeRange, PartitionVerdict, Refusal, SegmentScopeRange, VerifyMode } from "../src/domain/scan.js";
 import { writeNodeMetadata } from "../src/gen/node/node.js";
@@ -30,11 +30,12 @@ import { scanPath } from "../src/node/scan-path.js";
 import { formatPartition, formatReport } from "../src/report/format.js";
 import { partitionToJson, toJsonReport, validateJsonReport } from "../src/report/json.js";
 import { allEngines } from "./helpers/engines.js";
+import { type ScenarioPair, generateScenarioPairs } from "./helpers/scenario-pairs.js";
 import { buildChain, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
 let engines: Engine[] = [];
 let root: string;
-const samples = new Map<string, { faulty: GeneratedDataDir; base: GeneratedDataDir }>();
+let samples = new Map<string, ScenarioPair>();
 
 /** The scenarios this file reads, each generated with and without its fault (same seed, so the same bytes elsewhere). */
 const USED = [
@@ -54,16 +55,7 @@ const USED = [
 beforeAll(async () => {
   engines = await allEngines();
   root = await mkdtemp(join(tmpdir(), "segscan-scope-"));
-  await Promise.all(
-    USED.map(async (name) => {
-      const options = { size: "tiny" as const, seed: 11 };
-      const [faulty, base] = await Promise.all([
-        generateDataDir(join(root, name), { ...options, scenario: name }),
-        generateDataDir(join(root, `${name}-base`), options),
-      ]);
-      samples.set(name, { faulty, base });
-    }),
-  );
+  samples = await generateScenarioPairs(root, USED);
 });
 
 afterAll(async () => {

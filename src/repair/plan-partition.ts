@@ -15,20 +15,17 @@ import { PlanError } from "./errors.js";
 import type { MoveAsideStep, PartitionFingerprint, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
 import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
 
-/** The target of one partition whose action is `repair` (throws `PlanError` for any other). */
-export function planPartitionTarget(partition: PartitionReport): PlanTarget {
-  if (partition.action !== "repair") {
-    throw new PlanError(`partition ${partition.path} is not to be repaired (action ${partition.action})`, { path: partition.path });
-  }
-  const firstLog = partition.segments[0]?.logPath;
-  const dir = partition.singleSegment && firstLog !== undefined ? path.dirname(firstLog) : partition.path;
-  // Repair writes only inside the partition dir and its preserve dir.
+/**
+ * The sweep steps of a partition whose files all lie in `dir`: a repair or a
+ * salvage writes only inside the partition dir and its preserve dir.
+ */
+export function sweepStepsIn(partition: PartitionReport, dir: string): MoveAsideStep[] {
   for (const file of [...partition.segments.map((s) => s.logPath), ...partition.sweep.map((s) => s.path)]) {
     if (path.resolve(path.dirname(file)) !== path.resolve(dir)) {
       throw new PlanError(`${file} is not in the partition directory ${dir}`, { path: file });
     }
   }
-  const sweeps: MoveAsideStep[] = partition.sweep.map((s) => ({
+  return partition.sweep.map((s) => ({
     kind: "move-aside",
     role: "sweep",
     file: s.path,
@@ -37,6 +34,16 @@ export function planPartitionTarget(partition: PartitionReport): PlanTarget {
     consumer: null,
     observed: null,
   }));
+}
+
+/** The target of one partition whose action is `repair` (throws `PlanError` for any other). */
+export function planPartitionTarget(partition: PartitionReport): PlanTarget {
+  if (partition.action !== "repair") {
+    throw new PlanError(`partition ${partition.path} is not to be repaired (action ${partition.action})`, { path: partition.path });
+  }
+  const firstLog = partition.segments[0]?.logPath;
+  const dir = partition.singleSegment && firstLog !== undefined ? path.dirname(firstLog) : partition.path;
+  const sweeps = sweepStepsIn(partition, dir);
   const cuts: TruncateStep[] = [];
   const indexes: ReplaceStep[] = [];
   for (const segment of partition.segments) planSegment(segment, cuts, indexes);

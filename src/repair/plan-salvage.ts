@@ -48,8 +48,8 @@ import { type ScanOptions, resolveEngineOption } from "../recovery/options.js";
 import { type ProvenBatch, walkBatches } from "../recovery/walk.js";
 import { PlanError, RepairError } from "./errors.js";
 import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
-import { fingerprintOf, planSegment } from "./plan-partition.js";
-import type { MoveAsideStep, PlanStep, PlanTarget, RepairPlan, ReplaceStep, SalvageRange, TruncateStep } from "./plan-types.js";
+import { fingerprintOf, planSegment, sweepStepsIn } from "./plan-partition.js";
+import type { PlanStep, PlanTarget, RepairPlan, ReplaceStep, SalvageRange, TruncateStep } from "./plan-types.js";
 import { PLAN_VERSION } from "./plan-types.js";
 import { observeFiles } from "./plan.js";
 import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
@@ -162,20 +162,7 @@ export async function planSalvageTarget(partition: PartitionReport, context: Sal
   const decision = decideSalvage(partition, context.replicaCount);
   if (!decision.salvageable) return refuse(decision.code, decision.why);
   const dir = partition.path;
-  for (const file of [...partition.segments.map((s) => s.logPath), ...partition.sweep.map((s) => s.path)]) {
-    if (path.resolve(path.dirname(file)) !== path.resolve(dir)) {
-      throw new PlanError(`${file} is not in the partition directory ${dir}`, { path: file });
-    }
-  }
-  const sweeps: MoveAsideStep[] = partition.sweep.map((s) => ({
-    kind: "move-aside",
-    role: "sweep",
-    file: s.path,
-    reason: s.kind,
-    size: 0,
-    consumer: null,
-    observed: null,
-  }));
+  const sweeps = sweepStepsIn(partition, dir);
   const cuts: TruncateStep[] = [];
   const indexes: ReplaceStep[] = [];
   const salvageSteps: PlanStep[] = [];
