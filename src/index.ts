@@ -14,6 +14,7 @@ export type { SalvageDecision, SalvageRefusalCode, SegmentSalvage } from "./poli
 // docs/repair.md §6.4: the one next-step line of a partition and of a node finding.
 export { nodeFindingNextStep, partitionNextStep } from "./policy/next-step.js";
 export type * from "./domain/scan.js";
+export { scanVerdict } from "./domain/scan.js";
 export * from "./format/constants.js";
 export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";
 export type { BatchInput, MessageInput } from "./format/encode.js";
