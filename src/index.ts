@@ -27,15 +27,11 @@ export {
   VERIFY_STATUS_NAMES,
 } from "./format/records.js";
 export type { BatchHeader, FrameHeader, IndexEntry } from "./format/records.js";
-export {
-  scrub,
-  FINDING_CODES,
-  DEFAULT_REVERIFY_AFTER_MS,
-  DEFAULT_SCRUB_RATE_BYTES_PER_SECOND,
-  defaultStatePath,
-  formatMetrics,
-  writeMetrics,
-} from "./scrub/index.js";
+export { scrub } from "./scrub/entry.js";
+export { FINDING_CODES } from "./scrub/findings.js";
+export { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "./scrub/rate.js";
+export { defaultStatePath } from "./scrub/state.js";
+export { formatMetrics, writeMetrics } from "./scrub/metrics.js";
 export type { ScrubOptions, ScrubProgress, ScrubEvent, ScrubFinding, FindingCode, PassSummary } from "./scrub/index.js";
 export { toJsonReport, stringifyJson, validateJsonReport } from "./report/json.js";
 export type {
@@ -50,7 +46,7 @@ export type {
   JsonSegmentScopeRange,
 } from "./report/json.js";
 // Repair (docs/repair.md §6.2): plan, apply with a journal, restore, and the errors they throw.
-export * from "./repair/index.js";
+export * from "./repair/entry.js";
 export { formatApplied, formatPlan } from "./report/repair-format.js";
 export { scanNode, isNodeRoot } from "./node/scan.js";
 export type * from "./domain/node.js";

@@ -65,6 +65,9 @@ const HEAVY = {
   repair: /\/dist\/src\/repair\//,
   gen: /\/dist\/src\/gen\//,
   scanner: /\/dist\/src\/(recovery\/scan|node\/scan-path)\.js/,
+  planner: /\/dist\/src\/repair\/(plan|plan-partition|plan-node|plan-salvage|runner|steps|restore|preflight)\.js/,
+  scrubber: /\/dist\/src\/scrub\/scrub\.js/,
+  merger: /\/dist\/src\/fleet\/(index|run|merge|source)\.js/,
 };
 
 function present(urls: readonly string[], ...kinds: (keyof typeof HEAVY)[]): string[] {
@@ -110,7 +113,7 @@ describe("start-up loads nothing before it is needed (issue 23)", () => {
     expect(present(report.urls, "html")).toEqual(["html"]);
   });
 
-  it("importing the package loads no schema or msgpack; each loads on first use and works", () => {
+  it("importing the package loads no schema, msgpack, planner, scrubber or fleet merger; each loads on first use and works", () => {
     const script = `
       const segscan = await import(${JSON.stringify(pathToFileURL(ENTRY).href)});
       const before = process.env.SEGSCAN_LOAD_LOG;
@@ -122,12 +125,22 @@ describe("start-up loads nothing before it is needed (issue 23)", () => {
       const nodeProblems = segscan.validateNodeJson(json.node);
       const broken = segscan.validateJsonReport({ ...json, summary: { ...json.summary, clean: -1 } });
       const schemaKeys = Object.keys(segscan.NodeJsonSchema).sort().join(",");
+      // The planner, the scrubber and the fleet merger load on first use too, and answer as their modules do.
+      const plan = await segscan.planRepair(report);
+      const planned = { empty: segscan.isEmptyPlan(plan), same: JSON.stringify(segscan.parsePlan(JSON.parse(JSON.stringify(plan)))) === JSON.stringify(plan) };
+      const scrubbed = [];
+      for await (const event of segscan.scrub(${JSON.stringify(nodeRoot)}, { state: null, rate: 1e12 })) scrubbed.push(event.type);
+      const repairModule = await import(${JSON.stringify(pathToFileURL(ENTRY.replace("index.js", "repair/index.js")).href)});
+      const valueNames = (module) => Object.keys(module).filter((key) => typeof module[key] !== "undefined").sort();
+      const repairNames = valueNames(repairModule).filter((name) => !(name in segscan));
+      const exitCode = segscan.fleetExitCode({ lost: 1, diverged: 0, identityConflicts: 0, metadataOpsLost: "0", failedReplicas: 0 });
       const { NodeJsonSchema } = await import(${JSON.stringify(pathToFileURL(ENTRY.replace("index.js", "report/node-schema.js")).href)});
       console.log(JSON.stringify({
         atImport, problems, nodeProblems, broken: broken.length,
         schemaKeys, realKeys: Object.keys(NodeJsonSchema).sort().join(","),
         sameShape: JSON.stringify(segscan.NodeJsonSchema) === JSON.stringify(NodeJsonSchema),
         snapshot: report.node?.metadata.snapshot?.partitions ?? null,
+        planned, scrubbed, repairNames, exitCode,
       }));
     `;
     const run = loaded(["--input-type=module", "-e", script]);
@@ -141,9 +154,19 @@ describe("start-up loads nothing before it is needed (issue 23)", () => {
       realKeys: string;
       sameShape: boolean;
       snapshot: number | null;
+      planned: { empty: boolean; same: boolean };
+      scrubbed: string[];
+      repairNames: string[];
+      exitCode: number;
     };
     const atImport = result.atImport.split("\n").filter(Boolean);
-    expect(present(atImport, "schema", "msgpack", "html")).toEqual([]);
+    expect(present(atImport, "schema", "msgpack", "html", "planner", "scrubber", "merger")).toEqual([]);
+    // The tiny generated node is clean: an empty plan, which round-trips.
+    expect(result.planned).toEqual({ empty: true, same: true });
+    expect(result.scrubbed).toContain("pass-complete");
+    // Every value the repair module exports, the package entry exports too.
+    expect(result.repairNames).toEqual([]);
+    expect(result.exitCode).toBe(4);
     expect(atImport.filter((url) => url.includes("node_modules"))).toEqual([]);
     expect(result.problems).toEqual([]);
     expect(result.nodeProblems).toEqual([]);

@@ -11,8 +11,8 @@ const imported: FleetModule | null = canRequireModules(import.meta.url) ? null :
 const load = once((): FleetModule => imported ?? requireFrom<FleetModule>(import.meta.url, "./index.js"));
 
 export { ReportInputError } from "./errors.js";
-export { fleetExitCode } from "./merge.js";
 
+export const fleetExitCode: FleetModule["fleetExitCode"] = (summary) => load().fleetExitCode(summary);
 export const mergeReports: FleetModule["mergeReports"] = (reports) => load().mergeReports(reports);
 export const runFleet: FleetModule["runFleet"] = (sources, onPartition) => load().runFleet(sources, onPartition);
 export const openReport: FleetModule["openReport"] = (file, name) => load().openReport(file, name);

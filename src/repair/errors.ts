@@ -1,4 +1,5 @@
 /** Typed repair/restore errors. Each names the file and, where one applies, the segment and byte position. */
+import type { SalvageRefusalCode } from "../policy/salvage.js";
 
 export interface RepairErrorContext {
   /** The file or directory concerned. */
@@ -84,4 +85,22 @@ export class JournalCorruptError extends RepairError {
  */
 export class TargetRefusedError extends RepairError {
   override name = "TargetRefusedError";
+}
+
+/** Why `planSalvage` made no plan: the decision's codes (policy/salvage.ts), and what the command was given. */
+export type SalvageRefusal = SalvageRefusalCode | "NotOnePartition" | "LoneSegment";
+
+/**
+ * `planSalvage` refuses: there is nothing salvage may do for this partition
+ * (the message says why and what to do instead). Nothing was written.
+ */
+export class SalvageRefusedError extends RepairError {
+  override name = "SalvageRefusedError";
+  constructor(
+    message: string,
+    readonly code: SalvageRefusal,
+    partitionPath: string,
+  ) {
+    super(message, { path: partitionPath });
+  }
 }

@@ -23,14 +23,9 @@ import type { BootForecastEntry, NodeReport, OffsetReport } from "../domain/node
 import { worstSeverity } from "../domain/node.js";
 import type { RepairFs } from "./fs-layer.js";
 import type { ConsumerRef, ForecastEffect, LeftAlone, PlanStep, PlanTarget, RepairPlan } from "./plan-types.js";
+import { OFFSET_EVIDENCE_MAX_BYTES } from "./limits.js";
 
-/**
- * How many leading bytes of a corrupt offset file the evidence copy keeps. An
- * offset record is 16 bytes; a larger file's remainder is not an offset, and
- * the copy (which changes nothing) must not cost the file's size — a 2 GiB
- * sparse file would otherwise be copied whole.
- */
-export const OFFSET_EVIDENCE_MAX_BYTES = 64 * 1024;
+export { OFFSET_EVIDENCE_MAX_BYTES } from "./limits.js";
 
 const STEP_FOR: Record<string, "evidence-copy" | "clamp" | "complete" | "move-aside"> = {
   OffsetCorrupt: "evidence-copy",

@@ -42,35 +42,22 @@ import { FileWindow } from "../engine/file-window.js";
 import { nodeScanFs, type ScanFs } from "../io/fs.js";
 import { scanPath } from "../node/scan-path.js";
 import type { PartitionReport, RebuiltIndexEntry, ScanReport, SegmentReport, SegmentScopeRange } from "../domain/scan.js";
-import { type SalvageRefusalCode, type SegmentSalvage, decideSalvage } from "../policy/salvage.js";
+import { type SegmentSalvage, decideSalvage } from "../policy/salvage.js";
 import { readIndexEntriesStreaming } from "../recovery/index-file.js";
 import { type ScanOptions, resolveEngineOption } from "../recovery/options.js";
 import { type ProvenBatch, walkBatches } from "../recovery/walk.js";
-import { PlanError, RepairError } from "./errors.js";
+import { PlanError } from "./errors.js";
 import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
 import { fingerprintOf, planSegment, sweepStepsIn } from "./plan-partition.js";
 import type { PlanStep, PlanTarget, RepairPlan, ReplaceStep, SalvageRange, TruncateStep } from "./plan-types.js";
 import { PLAN_VERSION } from "./plan-types.js";
 import { observeFiles } from "./plan.js";
 import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
+import { type SalvageRefusal, SalvageRefusedError } from "./errors.js";
 
-/** Why `planSalvage` made no plan: the decision's codes (policy/salvage.ts), and what the command was given. */
-export type SalvageRefusal = SalvageRefusalCode | "NotOnePartition" | "LoneSegment";
+export { SalvageRefusedError } from "./errors.js";
 
-/**
- * `planSalvage` refuses: there is nothing salvage may do for this partition
- * (the message says why and what to do instead). Nothing was written.
- */
-export class SalvageRefusedError extends RepairError {
-  override name = "SalvageRefusedError";
-  constructor(
-    message: string,
-    readonly code: SalvageRefusal,
-    partitionPath: string,
-  ) {
-    super(message, { path: partitionPath });
-  }
-}
+export type { SalvageRefusal } from "./errors.js";
 
 export interface PlanSalvageOptions extends ScanOptions {
   /** Filesystem layer the plan `lstat`s through (default node:fs). */

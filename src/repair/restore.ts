@@ -54,6 +54,9 @@ import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./
 import type { JournalIndexImage, JournalOp } from "./journal.js";
 import { acquireLock, refuseWriters, releaseLocks } from "./lock.js";
 import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./preserve-dir.js";
+import { RESTORE_SEARCH_DEPTH } from "./limits.js";
+
+export { RESTORE_SEARCH_DEPTH } from "./limits.js";
 
 export interface RestoreOptions {
   fs?: RepairFs;
@@ -237,9 +240,6 @@ async function restoreLocked(
   await fs.syncDir(preserveDir);
   return { ...result, restored: true, restoredJournal };
 }
-
-/** How deep below a data dir `findRestorable` looks (a data dir's partitions are 6 levels down: streams/S/topics/T/partitions/P). */
-export const RESTORE_SEARCH_DEPTH = 12;
 
 /**
  * What a `restore` target names, as directories that have a repair journal

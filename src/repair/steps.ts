@@ -40,13 +40,9 @@ import type { RepairFs } from "./fs-layer.js";
 import { RepairIoError } from "./fs-layer.js";
 import type { JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecordBody, JournalResidue } from "./journal.js";
 import type { EvidenceCopyStep, MoveAsideStep, PlanStep, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
+import { CUT_PROOF_BYTES } from "./limits.js";
 
-/**
- * How many bytes before a cut point the journal's proof hashes (docs/repair.md
- * §6.3): enough that a replaced file with other bytes is told apart, bounded
- * so that restore does not read a whole segment to check it.
- */
-export const CUT_PROOF_BYTES = 1024 * 1024;
+export { CUT_PROOF_BYTES } from "./limits.js";
 
 export interface StepContext {
   fs: RepairFs;
