@@ -300,6 +300,8 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
           "file reappeared",
         );
       }
+      // A file that grew since its preserved copy was made (a writer appended) would lose those bytes to the rename.
+      if (!created) await expectFile(ctx, step.file, step.fromSize, step.segment, "replace");
       await intent(op);
       touching(); // the staging file is created in the target dir
       if ("bytes" in content) {
@@ -326,6 +328,8 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
           );
         }
       }
+      // Checked again right before the rename: bytes appended while the staging file was written are in no copy.
+      if (!created) await expectFile(ctx, step.file, step.fromSize, step.segment, "replace");
       await fs.rename(staging, step.file);
       await fs.syncDir(path.dirname(step.file));
       const what =
