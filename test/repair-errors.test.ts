@@ -4,8 +4,9 @@
  * a failed copy leaves no partial `.tmp` behind (17.5); a move across
  * filesystems is refused by name with nothing moved (16.4).
  */
-import { existsSync, readdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdtempSync, readdirSync, renameSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { withFile, writeExactly } from "../src/repair/files.js";
 import { RepairError, nodeRepairFs, restore } from "../src/repair/index.js";
@@ -54,6 +55,20 @@ const failure = async (promise: Promise<unknown>): Promise<RepairError> => {
 };
 
 describe("errors name path, operation, cause and what changed", () => {
+  it("a torn .log that is a symbolic link: refused as what it is (not 'became a link since the plan'); nothing changed", async () => {
+    const { dir } = buildScenario(garbageTail);
+    const log = readdirSync(dir).find((name) => name.endsWith(".log"))!;
+    const elsewhere = join(mkdtempSync(join(tmpdir(), "segscan-linked-log-")), log);
+    renameSync(join(dir, log), elsewhere);
+    symlinkSync(elsewhere, join(dir, log));
+    const before = snapshot(dirname(elsewhere));
+    const error = await failure(repair(dir, garbageTail));
+    expect(error.message).toContain(`${join(dir, log)} is a symbolic link`);
+    expect(error.message).not.toContain("since the plan was made");
+    expect(snapshot(dirname(elsewhere))).toEqual(before);
+    expect(existsSync(`${dir}.segscan`) ? readdirSync(`${dir}.segscan`).filter((n) => n !== "lock") : []).toEqual([]);
+  });
+
   it("disk full while preserving: the partial .residue.tmp is removed, named, and nothing in the partition changed", async () => {
     const { dir } = buildScenario(garbageTail);
     const before = snapshot(dir);

@@ -137,7 +137,15 @@ async function checkObserved(target: PlanTarget, step: PlanStep, fs: RepairFs): 
     return;
   }
   if (stat === null) stale("is gone");
-  if (stat!.isSymbolicLink === true) stale("became a symbolic link");
+  if (stat!.isSymbolicLink === true) {
+    // Not "became": a link the scan read through looks the same at plan time (adversarial pass); say what it is.
+    throw new StalePlanError(
+      `refusing to change ${target.path}: ${step.file} is a symbolic link, and repair and salvage change only regular files ` +
+        `in the partition dir (replace the link by the file it points to, or run segscan where the file lives)`,
+      { path: step.file },
+      "is a symbolic link",
+    );
+  }
   if (!stat!.isFile) stale("is no longer a regular file");
   if (stat!.size !== step.observed.size) stale(`changed size (${step.observed.size} → ${stat!.size} bytes)`);
   if (stat!.mtimeMs !== undefined && Math.round(stat!.mtimeMs) !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
