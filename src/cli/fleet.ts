@@ -1,9 +1,3 @@
-/**
- * `segscan fleet <report>...` (docs/fleet.md): the cluster view, a merge of
- * several nodes' `scan --json` / `--ndjson` reports. Text, `--json` and
- * `--html` outputs; exit status in the fsck family.
- */
-import { rename, rm, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import {
   checkNames,
@@ -21,6 +15,7 @@ import {
 } from "../fleet/index.js";
 import { colorEnabled, out, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
+import { PAGE_TO_STDOUT, writePageFile } from "./page-file.js";
 
 export { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import type { FleetFlags } from "./fleet-help.js";
@@ -38,19 +33,8 @@ export function parseReportArgument(argument: string): { name: string | undefine
 }
 
 async function writePage(path: string, html: string): Promise<void> {
-  if (path === "-") {
-    await out(html);
-    return;
-  }
-  const staging = `${path}.${process.pid}.tmp`;
-  try {
-    await writeFile(staging, html);
-    await rename(staging, path);
-  } catch (error) {
-    await rm(staging, { force: true }).catch(() => undefined);
-    throw new OperationalError(`cannot write the HTML page ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  warn(`wrote the cluster page ${path}`);
+  await writePageFile(path, html, "the HTML page");
+  if (path !== PAGE_TO_STDOUT) warn(`wrote the cluster page ${path}`);
 }
 
 export async function fleetCommand(reports: string[], flags: FleetFlags, _command: Command): Promise<number> {

@@ -3,18 +3,19 @@
  * `scan --json` report shape (docs/interfaces.md §9.3) with the one renderer
  * in ../report/html, so a report saved on one machine draws the same on another.
  */
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { renderHtmlReport, type HtmlReportInput } from "../report/html/index.js";
 import { validateJsonReport, type JsonScanReport } from "../report/json.js";
 import { formatBytes } from "../report/format.js";
-import { out, warn } from "./context.js";
+import { warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
+import { PAGE_TO_STDOUT, writePageFile } from "./page-file.js";
 
 /** Problems quoted in the error for a file that is not a report; the rest are counted. */
 const MAX_PROBLEMS_SHOWN = 5;
 
 /** `--html -`: the page goes to stdout (`report` only; `scan` prints its own report there). */
-export const HTML_TO_STDOUT = "-";
+export const HTML_TO_STDOUT = PAGE_TO_STDOUT;
 
 /**
  * Writes the page next to its destination and renames it into place, so a
@@ -23,21 +24,8 @@ export const HTML_TO_STDOUT = "-";
  */
 export async function writeHtmlReport(path: string, report: JsonScanReport): Promise<void> {
   const html = renderHtmlReport(report as HtmlReportInput);
-  if (path === HTML_TO_STDOUT) {
-    await out(html);
-    return;
-  }
-  const staging = `${path}.${process.pid}.tmp`;
-  try {
-    await writeFile(staging, html);
-    await rename(staging, path);
-  } catch (error) {
-    await rm(staging, { force: true }).catch(() => undefined);
-    throw new OperationalError(
-      `cannot write the HTML report ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; ` +
-        "no report was written and nothing else was changed",
-    );
-  }
+  await writePageFile(path, html, "the HTML report");
+  if (path === HTML_TO_STDOUT) return;
   warn(
     `wrote the HTML report ${path} (${report.partitions.length} partition${report.partitions.length === 1 ? "" : "s"}, ${formatBytes(Buffer.byteLength(html))})`,
   );
