@@ -5,11 +5,12 @@
  * copy was made (a server started while the salvage runs, after the preflight's
  * writer check) must not have its bytes dropped by that rename: they are in
  * neither the preserved copy nor the new log. The step checks the log's size
- * before its intent and again right before the rename, and refuses instead; the
- * appended bytes stay in the log. (An append inside the rename itself is not
- * caught: the preflight's writer check is the guard against a live writer.)
+ * before its intent, and its size and whole hash against the preserved copy
+ * right before the rename, and refuses instead; the appended bytes (or a file
+ * swapped in by a rename) stay in the log. (A change inside the rename itself
+ * is not caught: the preflight's writer check is the guard against a live writer.)
  */
-import { appendFileSync, readFileSync, readdirSync } from "node:fs";
+import { appendFileSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { StalePlanError, applyRepair, nodeRepairFs, type RepairFs } from "../src/repair/index.js";
@@ -58,4 +59,31 @@ describe("salvage: a log appended to while it is salvaged", () => {
       expect(holders).toContain(basename(log));
     },
   );
+
+  it("refuses to replace a log swapped for another of the same size while the staging file is written: the swapped-in file stays", async () => {
+    const scenario = SALVAGEABLE[0]!;
+    const { dir } = buildScenario(scenario);
+    const plan = await salvagePlan(dir, scenario);
+    const step = plan.targets[0]!.steps.find((s) => s.kind === "replace" && s.role === "segment-log")!;
+    const log = step.file;
+    const swapped = Buffer.from(readFileSync(log));
+    swapped.set(MARK, 0); // other bytes, the same size
+    let done = false;
+    const fs: RepairFs = {
+      ...nodeRepairFs,
+      async open(file, flags) {
+        if (!done && file === `${log}.staging`) {
+          done = true;
+          writeFileSync(`${log}.other`, swapped);
+          renameSync(`${log}.other`, log);
+        }
+        return nodeRepairFs.open(file, flags);
+      },
+    };
+    await expect(applyRepair(plan, { engine, chunkBytes: CHUNK_BYTES, checkWriters: false, fs })).rejects.toThrow(
+      /no longer those preserved/,
+    );
+    expect(done).toBe(true);
+    expect(Buffer.compare(readFileSync(log), swapped)).toBe(0);
+  });
 });

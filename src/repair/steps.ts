@@ -104,6 +104,27 @@ async function expectFile(ctx: StepContext, file: string, size: number, segment:
   }
 }
 
+/**
+ * The file a replace renames over must still be the one whose copy was
+ * preserved (its whole XXH3-64), or the rename would drop bytes no copy holds.
+ * A file that differs is refused: it stays as it is (docs/repair.md §6.2).
+ */
+async function expectPreserved(
+  ctx: StepContext,
+  step: ReplaceStep,
+  old: { size: number; xxh3: string },
+  chunkBytes: number,
+): Promise<void> {
+  const now = await digestRange(ctx.fs, ctx.engine, step.file, 0, old.size, chunkBytes);
+  if (now.xxh3 === old.xxh3) return;
+  throw new StalePlanError(
+    `refusing to replace ${step.file}: its bytes are no longer those preserved (XXH3-64 ${now.xxh3}, the copy's ${old.xxh3}); ` +
+      "another process replaced or rewrote it during the repair, and it is left as it is",
+    { path: step.file, ...(step.segment !== null ? { segment: BigInt(step.segment) } : {}) },
+    "replaced during the repair",
+  );
+}
+
 export function prepareStep(step: PlanStep, ctx: StepContext): Promise<PreparedStep> {
   ctx.signal?.throwIfAborted();
   switch (step.kind) {
@@ -328,8 +349,10 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
           );
         }
       }
-      // Checked again right before the rename: bytes appended while the staging file was written are in no copy.
+      // Checked again right before the rename: bytes appended while the staging file was written are in no copy,
+      // and a file swapped in by a rename (same size, other bytes) is not the one preserved.
       if (!created) await expectFile(ctx, step.file, step.fromSize, step.segment, "replace");
+      if (!created && old !== null) await expectPreserved(ctx, step, old, chunkBytes);
       await fs.rename(staging, step.file);
       await fs.syncDir(path.dirname(step.file));
       const what =
