@@ -8,18 +8,15 @@
  * the bytes prove. On both engines.
  */
 import { describe, expect, it } from "vitest";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateDataDir } from "../src/gen/generate.js";
-import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { scanNode, nodeFindings } from "../src/node/scan.js";
 import { planNodeTargets } from "../src/repair/plan-node.js";
 import { type PlanTarget, nodeRepairFs, preserveDirOf } from "../src/repair/index.js";
-import { classifySlot, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
-import type { NodeReport, VsrState } from "../src/domain/node.js";
+import type { NodeReport } from "../src/domain/node.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { allEngines } from "./helpers/engines.js";
-import { tempDir } from "./helpers/node-wal.js";
+import { rewriteSuperblock, tinyNode } from "./helpers/metadata-node.js";
 
 const engines = await allEngines();
 
@@ -29,24 +26,9 @@ async function planWalCut(report: NodeReport): Promise<PlanTarget | null> {
   await planNodeTargets(report, targets, { clampOffsets: false, fs: nodeRepairFs, preserveDirOf });
   return targets.find((target) => target.kind === "metadata") ?? null;
 }
-const ts = createTsEngine();
+const _ts = createTsEngine();
 
-async function node(fault?: string): Promise<string> {
-  const root = tempDir();
-  const generated = await generateDataDir(root, { size: "tiny", seed: 11 });
-  await writeNodeMetadata(root, generated.partitions, fault === undefined ? {} : { fault });
-  return root;
-}
-
-/** Rewrites the newest metadata superblock slot (B, sequence 2 in the generated node) with some VsrState fields changed. */
-function rewriteSuperblock(root: string, changes: Partial<VsrState>): void {
-  const path = join(root, "metadata/superblock.b");
-  const slot = classifySlot(readFileSync(path), ts);
-  if (slot.kind !== "valid") throw new Error(`superblock.b is ${slot.kind}`);
-  const decoded = decodeVsrState(slot.payload);
-  if ("error" in decoded) throw new Error(decoded.error);
-  writeFileSync(path, encodeSuperblockRecord(slot.sequence, encodeVsrState({ ...decoded.state, ...changes }), ts));
-}
+const node = (fault?: string): Promise<string> => tinyNode({ seed: 11, fault });
 
 function walCodes(report: NodeReport): string[] {
   return report.metadata.wal!.findings.map((finding) => finding.code);

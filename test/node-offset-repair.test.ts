@@ -23,17 +23,13 @@ import type { RenameHalves } from "./helpers/repair-durability.js";
 import { noSyncFs } from "./helpers/repair-scenarios.js";
 import { runCli } from "./helpers/cli.js";
 import { tempDir } from "./helpers/node-wal.js";
+import { tinyNode } from "./helpers/metadata-node.js";
 
 const engine = createTsEngine();
 const P1 = "streams/1/topics/1/partitions/1";
 const P2 = "streams/1/topics/1/partitions/2";
 
-async function node(fault: string): Promise<string> {
-  const root = tempDir();
-  const generated = await generateDataDir(root, { size: "tiny", seed: 7 });
-  await writeNodeMetadata(root, generated.partitions, { fault });
-  return root;
-}
+const node = (fault: string): Promise<string> => tinyNode({ seed: 7, fault });
 
 /** Every file under `root` outside the preserve dirs, by path, as hex. */
 function files(root: string): Record<string, string> {

@@ -7,8 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateDataDir } from "../src/gen/generate.js";
-import { NODE_FAULTS, writeNodeMetadata } from "../src/gen/node/node.js";
+import { NODE_FAULTS } from "../src/gen/node/node.js";
 import { isNodeRoot, nodeFindings, scanNode } from "../src/node/scan.js";
 import { nodeToJson } from "../src/report/node-json.js";
 import { validateNodeJson } from "../src/report/node-schema.js";
@@ -20,15 +19,11 @@ import { allEngines } from "./helpers/engines.js";
 import { type ScanFs, nodeScanFs, withListing } from "../src/io/fs.js";
 import type { PartitionReport } from "../src/domain/scan.js";
 import { tempDir } from "./helpers/node-wal.js";
+import { tinyNode } from "./helpers/metadata-node.js";
 
 const engines = await allEngines();
 
-async function node(fault?: string): Promise<string> {
-  const root = tempDir();
-  const generated = await generateDataDir(root, { size: "tiny", seed: 7 });
-  await writeNodeMetadata(root, generated.partitions, fault === undefined ? {} : { fault });
-  return root;
-}
+const node = (fault?: string): Promise<string> => tinyNode({ seed: 7, fault });
 
 describe("a clean generated node", () => {
   it("is clean on both engines, with the WAL op range, snapshot counts and superblock pairing", async () => {

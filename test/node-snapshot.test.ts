@@ -12,8 +12,6 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { encode } from "@msgpack/msgpack";
-import { generateDataDir } from "../src/gen/generate.js";
-import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "../src/gen/node/snapshot.js";
 import { measureMsgpackValue } from "../src/node/msgpack-measure.js";
 import { nodeFindings, scanNode } from "../src/node/scan.js";
@@ -24,33 +22,18 @@ import {
   decodeSnapshotPayload,
   estimatedDecodedBytes,
 } from "../src/node/snapshot.js";
-import { classifySlot, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
-import type { VsrState } from "../src/domain/node.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { allEngines } from "./helpers/engines.js";
 import { prng } from "./helpers/fixtures.js";
 import { tempDir } from "./helpers/node-wal.js";
+import { rewriteSuperblock, tinyNode } from "./helpers/metadata-node.js";
 
 const engines = await allEngines();
-const ts = createTsEngine();
+const _ts = createTsEngine();
 const CLI = join(import.meta.dirname, "../dist/src/cli/main.js");
 
-async function node(fault?: string): Promise<string> {
-  const root = tempDir();
-  const generated = await generateDataDir(root, { size: "tiny", seed: 13 });
-  await writeNodeMetadata(root, generated.partitions, fault === undefined ? {} : { fault });
-  return root;
-}
-
-function rewriteSuperblock(root: string, changes: Partial<VsrState>): void {
-  const path = join(root, "metadata/superblock.b");
-  const slot = classifySlot(readFileSync(path), ts);
-  if (slot.kind !== "valid") throw new Error(`superblock.b is ${slot.kind}`);
-  const decoded = decodeVsrState(slot.payload);
-  if ("error" in decoded) throw new Error(decoded.error);
-  writeFileSync(path, encodeSuperblockRecord(slot.sequence, encodeVsrState({ ...decoded.state, ...changes }), ts));
-}
+const node = (fault?: string): Promise<string> => tinyNode({ seed: 13, fault });
 
 /** A random msgpack-encodable tree, and the containers and scalars it holds. */
 function randomTree(random: () => number, depth: number): { value: unknown; containers: number; scalars: number } {
