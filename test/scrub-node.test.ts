@@ -25,6 +25,7 @@ import {
   type ScrubFinding,
   emptyNodeCheckSummary,
   passOutcome,
+  zeroFindingCounts,
 } from "../src/scrub/findings.js";
 import { MAX_NODE_PATH_SERIES, MAX_PARTITION_SERIES, formatMetrics } from "../src/scrub/metrics.js";
 import { type ScrubOptions, scrub } from "../src/scrub/scrub.js";
@@ -270,7 +271,7 @@ describe("node findings in the metrics (docs/scrub.md §5)", () => {
       bytesVerified: 0,
       bytesRead: 0,
       bytesPerSecond: 0,
-      findingsByCode: emptyCodes(),
+      findingsByCode: zeroFindingCounts(),
       findings: MAX_NODE_PATH_SERIES + 3,
       statePath: null,
       lastFullPassAt: null,
@@ -292,22 +293,6 @@ describe("node findings in the metrics (docs/scrub.md §5)", () => {
     expect(parsed.get("segscan_scrub_node_deferred")!.samples.find((s) => s.labels.reason === "settling")!.value).toBe(2);
   });
 });
-
-function emptyCodes(): PassSummary["findingsByCode"] {
-  return {
-    BatchChecksumFailure: 0,
-    FrameChecksumFailure: 0,
-    BatchHeaderInvalid: 0,
-    FrameLayoutInvalid: 0,
-    TruncatedBatch: 0,
-    OffsetDiscontinuity: 0,
-    IndexEntryMismatch: 0,
-    IndexTrailingBytes: 0,
-    SealedSegmentChanged: 0,
-    SegmentShrank: 0,
-    UnreadableFile: 0,
-  };
-}
 
 describe("segscan scrub <node root> (CLI)", () => {
   const run = async (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {

@@ -32,7 +32,7 @@ import { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "../src/
 import type { IndexEntry } from "../src/format/records.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
 import { scanPartition } from "../src/recovery/scan.js";
-import type { PassSummary, ScrubEvent, ScrubFinding } from "../src/scrub/findings.js";
+import { type PassSummary, type ScrubEvent, type ScrubFinding, zeroFindingCounts } from "../src/scrub/findings.js";
 import { formatMetrics } from "../src/scrub/metrics.js";
 import { TokenBucket } from "../src/scrub/rate.js";
 import { type ScrubOptions, scrub } from "../src/scrub/scrub.js";
@@ -709,19 +709,7 @@ describe("segscan scrub (CLI)", () => {
       bytesVerified: 10,
       bytesRead: 10,
       bytesPerSecond: 10,
-      findingsByCode: {
-        BatchChecksumFailure: 0,
-        FrameChecksumFailure: 0,
-        BatchHeaderInvalid: 0,
-        FrameLayoutInvalid: 0,
-        TruncatedBatch: 0,
-        OffsetDiscontinuity: 0,
-        IndexEntryMismatch: 0,
-        IndexTrailingBytes: 0,
-        SealedSegmentChanged: 0,
-        SegmentShrank: 0,
-        UnreadableFile: 0,
-      },
+      findingsByCode: zeroFindingCounts(),
       findings: 0,
       statePath: null,
       lastFullPassAt: null,
