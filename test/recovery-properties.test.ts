@@ -118,6 +118,22 @@ async function scanWith(dir: string, engine: Engine, options: ScanOptions): Prom
   return (await scanPartition(dir, { ...options, engine })).partitions[0]!;
 }
 
+/** The partition scanned by every engine at every window size, labelled, for the differential checks. */
+async function scanEveryWay(
+  dir: string,
+  verify: VerifyMode,
+  probeBudgetUnits: number | undefined,
+): Promise<{ label: string; partition: PartitionReport }[]> {
+  const reports: { label: string; partition: PartitionReport }[] = [];
+  for (const engine of engines) {
+    for (const windowBytes of WINDOWS) {
+      const options: ScanOptions = probeBudgetUnits === undefined ? { windowBytes, verify } : { windowBytes, verify, probeBudgetUnits };
+      reports.push({ label: `${engine.kind} w=${windowBytes}`, partition: await scanWith(dir, engine, options) });
+    }
+  }
+  return reports;
+}
+
 const strip = (partition: PartitionReport): PartitionReport => ({ ...partition, bytesScanned: 0 });
 
 // ---------------------------------------------------------------------------
@@ -497,14 +513,7 @@ describe("recovery properties", () => {
             probeBudgetUnits = Math.max(0, edges[budget.pick % edges.length]!);
           }
           const where = `${verify}: ${descriptions.join(" ")} budget ${probeBudgetUnits ?? "default"}`;
-          const reports: { label: string; partition: PartitionReport }[] = [];
-          for (const engine of engines) {
-            for (const windowBytes of WINDOWS) {
-              const options: ScanOptions =
-                probeBudgetUnits === undefined ? { windowBytes, verify } : { windowBytes, verify, probeBudgetUnits };
-              reports.push({ label: `${engine.kind} w=${windowBytes}`, partition: await scanWith(dir, engine, options) });
-            }
-          }
+          const reports = await scanEveryWay(dir, verify, probeBudgetUnits);
           const [first, ...others] = reports;
           for (const other of others) {
             expect(strip(other.partition), `${other.label} vs ${first!.label}: ${where}`).toEqual(strip(first!.partition));
@@ -647,14 +656,7 @@ describe("scope of loss properties (docs/recovery.md §3.7)", () => {
           const dir = freshPartition();
           writeSegment(dir, startOffset, log, indexKind === "none" ? undefined : index);
           const where = `${verify} ${described.join(", ")}; index ${indexKind}; tail ${tail.kind}; budget ${probeBudgetUnits ?? "default"}`;
-          const reports: { label: string; partition: PartitionReport }[] = [];
-          for (const engine of engines) {
-            for (const windowBytes of WINDOWS) {
-              const options: ScanOptions =
-                probeBudgetUnits === undefined ? { windowBytes, verify } : { windowBytes, verify, probeBudgetUnits };
-              reports.push({ label: `${engine.kind} w=${windowBytes}`, partition: await scanWith(dir, engine, options) });
-            }
-          }
+          const reports = await scanEveryWay(dir, verify, probeBudgetUnits);
           const [first, ...others] = reports;
           for (const other of others) {
             expect(other.partition.segments[0]!.scope, `${other.label} vs ${first!.label}: ${where}`).toEqual(
