@@ -163,6 +163,12 @@ function consumerPath(partition: PartitionLayout, id = SAMPLE_CONSUMER_ID): stri
   return join(partition.relativePath, "offsets", "consumers", `${id}`);
 }
 
+/** Keeps the first `bytes` bytes of consumer 7's offset file in the first partition (a torn or legacy record). */
+function keepConsumerOffsetPrefix(parts: NodeParts, bytes: number): void {
+  const path = consumerPath(parts.partitions[0]!);
+  parts.partitionFiles.set(path, (parts.partitionFiles.get(path) as Uint8Array).slice(0, bytes));
+}
+
 /** Re-encodes the snapshot from its spec and re-pairs the superblock with it. */
 function reseal(parts: NodeParts): void {
   const payload = encodeSnapshotPayload(parts.snapshotSpec);
@@ -462,28 +468,19 @@ const NODE_FAULTS_LIST: NodeFault[] = [
     name: "offset-legacy",
     description: "consumer 7's offset file is the legacy 8-byte record",
     expected: { severity: "info", code: "OffsetUnsealed" },
-    inject: (parts) => {
-      const path = consumerPath(parts.partitions[0]!);
-      parts.partitionFiles.set(path, (parts.partitionFiles.get(path) as Uint8Array).slice(0, 8));
-    },
+    inject: (parts) => keepConsumerOffsetPrefix(parts, 8),
   },
   {
     name: "offset-checksum-torn",
     description: "consumer 7's offset file stops 4 bytes into its checksum (12 bytes)",
     expected: { severity: "repairable", code: "OffsetChecksumTorn" },
-    inject: (parts) => {
-      const path = consumerPath(parts.partitions[0]!);
-      parts.partitionFiles.set(path, (parts.partitionFiles.get(path) as Uint8Array).slice(0, 12));
-    },
+    inject: (parts) => keepConsumerOffsetPrefix(parts, 12),
   },
   {
     name: "offset-torn",
     description: "consumer 7's offset file holds 5 bytes (a crash mid-write)",
     expected: { severity: "warn", code: "OffsetTorn" },
-    inject: (parts) => {
-      const path = consumerPath(parts.partitions[0]!);
-      parts.partitionFiles.set(path, (parts.partitionFiles.get(path) as Uint8Array).slice(0, 5));
-    },
+    inject: (parts) => keepConsumerOffsetPrefix(parts, 5),
   },
   {
     name: "offset-corrupt",
