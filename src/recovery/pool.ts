@@ -48,7 +48,8 @@ function partitionsPerRequest(remaining: number, workers: number): number {
 const OLD_SPACE_FLAG = /^--max[-_]old[-_]space[-_]size=(\d+)$/;
 /** `-e <text>` and `-p <text>`: the parent's script, which is no option of the worker's. */
 const EVAL_FLAGS = new Set(["-e", "--eval", "-p", "--print"]);
-const PER_ISOLATE_HEAP_FLAG = /^--(max|min)[-_](old|semi)[-_]space[-_]size(=|$)/;
+/** Flags a worker does not get: the other heap sizes (per isolate), `--input-type` and the `--eval=`/`--print=` forms. */
+const DROPPED_FLAG = /^--((max|min)[-_](old|semi)[-_]space[-_]size(=|$)|input-type|eval=|print=)/;
 
 /**
  * The options to start a worker with this process's Node flags: all but
@@ -66,13 +67,7 @@ export function workerOptions(): WorkerOptions {
     if (oldSpace !== null) resourceLimits.maxOldGenerationSizeMb = Number(oldSpace[1]);
     else if (EVAL_FLAGS.has(arg))
       i++; // and its text
-    else if (
-      !arg.startsWith("--input-type") &&
-      !arg.startsWith("--eval=") &&
-      !arg.startsWith("--print=") &&
-      !PER_ISOLATE_HEAP_FLAG.test(arg)
-    )
-      execArgv.push(arg);
+    else if (!DROPPED_FLAG.test(arg)) execArgv.push(arg);
   }
   return { execArgv, resourceLimits };
 }

@@ -34,14 +34,13 @@ export type {
 export { indexPathOf } from "./preserve-dir.js";
 export { SalvageRefusedError, isSalvageTarget, planSalvage, refusedSalvagePlan } from "./plan-salvage.js";
 export type { PlanSalvageOptions, SalvageRefusal } from "./plan-salvage.js";
-export { OFFSET_EVIDENCE_MAX_BYTES } from "./plan-node.js";
+export { CUT_PROOF_BYTES, OFFSET_EVIDENCE_MAX_BYTES, RESTORE_SEARCH_DEPTH } from "./limits.js";
 export { applyRepair } from "./runner.js";
 export type { AppliedTarget, ApplyOptions, ApplyResult } from "./runner.js";
 export type { AppliedStep } from "./steps.js";
-export { CUT_PROOF_BYTES } from "./steps.js";
 export { planScanOptions, refuseLoneSegment } from "./preflight.js";
 export type { PartitionScanner } from "./preflight.js";
-export { RESTORE_SEARCH_DEPTH, findRestorable, restore } from "./restore.js";
+export { findRestorable, restore } from "./restore.js";
 export type { RestoreOptions, RestoreResult } from "./restore.js";
 export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";
 export type { JournalEntry, JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecord, JournalResidue } from "./journal.js";

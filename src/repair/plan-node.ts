@@ -25,8 +25,6 @@ import type { RepairFs } from "./fs-layer.js";
 import type { ConsumerRef, ForecastEffect, LeftAlone, PlanStep, PlanTarget, RepairPlan } from "./plan-types.js";
 import { OFFSET_EVIDENCE_MAX_BYTES } from "./limits.js";
 
-export { OFFSET_EVIDENCE_MAX_BYTES } from "./limits.js";
-
 const STEP_FOR: Record<string, "evidence-copy" | "clamp" | "complete" | "move-aside"> = {
   OffsetCorrupt: "evidence-copy",
   OffsetAheadOfHead: "clamp",

@@ -56,8 +56,6 @@ import { acquireLock, refuseWriters, releaseLocks } from "./lock.js";
 import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./preserve-dir.js";
 import { RESTORE_SEARCH_DEPTH } from "./limits.js";
 
-export { RESTORE_SEARCH_DEPTH } from "./limits.js";
-
 export interface RestoreOptions {
   fs?: RepairFs;
   /** Engine whose XXH3-64 checks preserved bytes (default: `createEngine()`). */

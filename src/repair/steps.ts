@@ -42,8 +42,6 @@ import type { JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecordBod
 import type { EvidenceCopyStep, MoveAsideStep, PlanStep, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
 import { CUT_PROOF_BYTES } from "./limits.js";
 
-export { CUT_PROOF_BYTES } from "./limits.js";
-
 export interface StepContext {
   fs: RepairFs;
   engine: Engine;
