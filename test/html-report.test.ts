@@ -20,8 +20,18 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import pngjs from "pngjs";
 import { DEMO_SCENARIOS, Prng, generateDataDir } from "../src/gen/index.js";
 import { writeNodeMetadata } from "../src/gen/node/node.js";
+import { shellQuote } from "../src/domain/command.js";
 import { SEVERITY_ORDER } from "../src/domain/node.js";
-import { MARK_COLORS, renderHtmlReport, type HtmlReportInput } from "../src/report/html/index.js";
+import {
+  HTML_FINDING_PATHS_SHOWN,
+  MARK_COLORS,
+  NEXT_STEP_ARGV_FIELD,
+  OKABE_ITO,
+  VERDICT_COLORS,
+  nextStepCommands,
+  renderHtmlReport,
+  type HtmlReportInput,
+} from "../src/report/html/index.js";
 import { naturalCompare } from "../src/report/html/render.js";
 import { scopeLine } from "../src/report/format.js";
 import {
@@ -253,6 +263,60 @@ function syntheticReport(partitions: number): JsonScanReport {
   };
 }
 
+interface JsonFinding {
+  severity: string;
+  code: string;
+  path: string;
+  message: string;
+  nextStep: string;
+  [field: string]: unknown;
+}
+
+/** Every finding of a node section (each `findings` array, however deep), as the page collects them. */
+function jsonFindings(value: unknown, into: JsonFinding[] = []): JsonFinding[] {
+  if (Array.isArray(value)) for (const item of value) jsonFindings(item, into);
+  else if (value !== null && typeof value === "object")
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === "findings" && Array.isArray(inner)) into.push(...(inner as JsonFinding[]));
+      else if (key !== "bootForecast") jsonFindings(inner, into);
+    }
+  return into;
+}
+
+/** A path no shell reads as itself: a quote, a space and a terminal escape (OSC retitle) in one name. */
+const HOSTILE_DIR = "it's here\u001b]0;owned\u0007";
+
+/**
+ * The report as it reads once every next step carries its command as an argv
+ * array beside the sentence (docs/interfaces.md §9.2): each partition that is
+ * not clean (the first refused one under a hostile directory name) and each
+ * node finding that is not clean.
+ */
+function withArgv(report: JsonScanReport): HtmlReportInput {
+  const copy = structuredClone(report) as HtmlReportInput;
+  let hostile = true;
+  for (const partition of copy.partitions) {
+    if (partition.verdict === "clean") continue;
+    const verb = partition.action === "repair" ? "repair" : "salvage";
+    const path = partition.verdict === "refused" && hostile ? `${partition.path}/${HOSTILE_DIR}` : partition.path;
+    if (partition.verdict === "refused") hostile = false;
+    (partition as unknown as Record<string, unknown>)[NEXT_STEP_ARGV_FIELD] = ["segscan", verb, path, "--apply"];
+  }
+  const root = String(copy.node?.path ?? "/");
+  for (const finding of jsonFindings(copy.node)) {
+    if (finding.severity === "clean") continue;
+    finding[NEXT_STEP_ARGV_FIELD] = /clamp-offsets/.test(finding.nextStep)
+      ? ["segscan", "repair", root, "--clamp-offsets", "--apply"]
+      : ["segscan", "repair", root, "--apply"];
+  }
+  return copy;
+}
+
+/** The same report with every argv field taken out: the page must read as it did before the field existed. */
+function withoutArgv<T>(report: T): T {
+  return JSON.parse(JSON.stringify(report, (key, value: unknown) => (key === NEXT_STEP_ARGV_FIELD ? undefined : value))) as T;
+}
+
 /** The JSON payload embedded in a rendered page, decoded (plain or gzip+base64). */
 function embeddedReport(html: string): unknown {
   const match = /<script type="application\/json" id="segscan-data"( data-encoding="gzip\+base64")?>([^<]*)<\/script>/.exec(html);
@@ -402,8 +466,54 @@ describe("HTML report: CLI and page file (no browser)", () => {
     const hostile = structuredClone(demoJson);
     hostile.partitions[0]!.path = "/data/</script><script>alert(1)</script>";
     const page = renderHtmlReport(hostile, { embed: "plain" });
-    expect(page.match(/<\/script>/g)!.length).toBe(3); // config, data, script: nothing more
+    expect(page.match(/<\/script>/g)!.length).toBe(4); // config, data, commands, script: nothing more
     expect(embeddedReport(page)).toEqual(hostile);
+  });
+
+  it("findings that say the same thing to do are one item: its head names the first HTML_FINDING_PATHS_SHOWN paths and counts the rest; why lists each with its message", () => {
+    const report = structuredClone(nodeJson) as HtmlReportInput;
+    const root = String(report.node!.path);
+    const many = 11;
+    const partitions = (report.node as { partitions: { findings: unknown[] }[] }).partitions;
+    for (let i = 1; i <= many; i++)
+      partitions[0]!.findings.push({
+        severity: "warn",
+        code: "OffsetTorn",
+        path: `${root}/streams/1/topics/1/partitions/${i}/offsets/consumers/9`,
+        message: `consumer 9 of partition ${i}: the value is lost`,
+        nextStep: "nothing segscan can do: the consumer restarts from 0",
+      });
+    const page = renderHtmlReport(report);
+    const item = /<li class="node-finding sev-warn" data-severity="warn" data-code="OffsetTorn">(.*?<\/li>)<\/ul><\/details>/s.exec(
+      page,
+    )![1]!;
+    const head = item.slice(0, item.indexOf("<details"));
+    expect(head).toContain(`&times; ${many}`);
+    expect(head.match(/class="mono finding-path"/g)!.length).toBe(HTML_FINDING_PATHS_SHOWN);
+    expect(head).toContain(`and ${many - HTML_FINDING_PATHS_SHOWN} more (under why)`);
+    // Numbers as numbers: partitions/2 before partitions/10.
+    expect(head.indexOf("partitions/2/")).toBeLessThan(head.indexOf("partitions/8/"));
+    for (let i = 1; i <= many; i++)
+      expect(item).toContain(
+        `<li><span class="mono">streams/1/topics/1/partitions/${i}/offsets/consumers/9</span>: consumer 9 of partition ${i}: the value is lost</li>`,
+      );
+    expect(page.match(/data-code="OffsetTorn"/g)!.length).toBe(1);
+  });
+
+  it("a next step's argv is shown shell-quoted: one command or several, none when the field is absent or not an argv", () => {
+    const argv = ["segscan", "salvage", `/data/${HOSTILE_DIR}`, "--apply"];
+    expect(nextStepCommands({ nextStep: "s", [NEXT_STEP_ARGV_FIELD]: argv })).toEqual([shellQuote(argv)]);
+    expect(nextStepCommands({ [NEXT_STEP_ARGV_FIELD]: [argv, ["segscan", "scan", "/data"]] })).toEqual([
+      shellQuote(argv),
+      "segscan scan /data",
+    ]);
+    expect(shellQuote(argv)).toBe("segscan salvage $'/data/it\\'s here\\x1b]0;owned\\x07' --apply");
+    for (const absent of [{ nextStep: "s" }, { [NEXT_STEP_ARGV_FIELD]: [] }, { [NEXT_STEP_ARGV_FIELD]: "segscan scan" }, null])
+      expect(nextStepCommands(absent)).toEqual([]);
+    // The node findings are static HTML: their commands are there without the script, HTML-escaped.
+    const page = renderHtmlReport(withArgv(nodeJson));
+    expect(page).toContain(`<code class="mono" tabindex="0">segscan repair ${shellQuote([nodeJson.node!.path as string])} --apply</code>`);
+    expect(renderHtmlReport(withoutArgv(nodeJson))).not.toContain('<code class="mono" tabindex="0">segscan');
   });
 });
 
@@ -699,25 +809,33 @@ describeBrowser("HTML report in headless Chromium", () => {
   it("a node with faults: findings with their paths and next steps, worst first; 600 px wide without sideways scrolling; no label collides (issue 24 item 6)", async () => {
     const { page, errors, requests } = await open(nodeHtmlPath);
     const node = nodeJson.node!;
-    // Node findings: each names its file (relative to the node root) and its next step, worst first, then by path.
+    // Node findings: each names its files (relative to the node root) and its next step, worst first, then by path;
+    // findings that say the same thing to do are one item listing every path they concern.
     const items = await page.locator("ul.node-findings > li").evaluateAll((lis) =>
       lis.map((li) => ({
-        severity: li.querySelector("b")!.textContent,
-        path: li.querySelector(".finding-path")!.textContent!,
-        next: li.querySelector(".next-step")?.textContent ?? "",
+        severity: li.getAttribute("data-severity")!,
+        paths: Array.from(li.querySelectorAll(".finding-head .finding-path")).map((path) => path.textContent!),
+        next: li.querySelector(":scope > .next-step")?.textContent ?? "",
       })),
     );
-    expect(items.length).toBeGreaterThan(3);
+    expect(items.length).toBeGreaterThan(2);
     for (const item of items) {
-      expect(item.path.length).toBeGreaterThan(0);
+      for (const path of item.paths) expect(path.length).toBeGreaterThan(0);
+      expect(item.paths).toEqual([...item.paths].sort(naturalCompare));
       expect(item.next).toMatch(/^Next step: \S/);
     }
     const sorted = [...items].sort(
-      (a, b) => SEVERITY_ORDER.indexOf(b.severity as never) - SEVERITY_ORDER.indexOf(a.severity as never) || naturalCompare(a.path, b.path),
+      (a, b) =>
+        SEVERITY_ORDER.indexOf(b.severity as never) - SEVERITY_ORDER.indexOf(a.severity as never) ||
+        naturalCompare(a.paths[0]!, b.paths[0]!),
     );
     expect(items).toEqual(sorted);
+    // Every finding that is not clean is named by its path (this node has fewer than HTML_FINDING_PATHS_SHOWN per item).
+    const notClean = jsonFindings(node).filter((finding) => finding.severity !== "clean");
+    expect(items.flatMap((item) => item.paths).length).toBe(notClean.length);
     // Findings about one kind of file in several partitions can be told apart by their paths.
-    const aheadPaths = items.filter((item) => item.path.includes("offsets/groups/")).map((item) => item.path);
+    const aheadPaths = items.flatMap((item) => item.paths).filter((path) => path.includes("offsets/groups/"));
+    expect(aheadPaths.length).toBeGreaterThan(1);
     expect(new Set(aheadPaths).size).toBe(aheadPaths.length);
     expect(node.verdict).toBe("refused");
 
@@ -769,6 +887,209 @@ describeBrowser("HTML report in headless Chromium", () => {
 
     expect(errors).toEqual([]);
     expect(requests).toEqual([]);
+    await page.close();
+  });
+
+  /** The CSS rgb() text of a palette colour, as getComputedStyle reports it. */
+  const cssRgb = (hex: string): string => `rgb(${rgb(hex).join(", ")})`;
+
+  it("the verdict is a banner in its verdict's colour, first on the page: refused in vermillion, clean in green", async () => {
+    for (const [path, verdict] of [
+      [demoHtmlPath, "refused"],
+      [nodeHtmlPath, "refused"],
+    ] as const) {
+      const { page, errors } = await open(path);
+      const banner = page.locator("section.verdict-banner");
+      await expect(banner.count()).resolves.toBe(1);
+      await expect(banner.getAttribute("class")).resolves.toContain(`v-${verdict}`);
+      const look = await banner.evaluate((element) => {
+        const style = getComputedStyle(element);
+        const word = element.querySelector(".verdict-word")!;
+        return {
+          border: style.borderTopColor,
+          borderStyle: style.borderTopStyle,
+          word: getComputedStyle(word).backgroundColor,
+          text: element.textContent!,
+          top: element.getBoundingClientRect().top,
+        };
+      });
+      expect(look.border).toBe(cssRgb(VERDICT_COLORS[verdict].color));
+      expect(look.borderStyle).toBe("double"); // not colour alone: each verdict has its own border
+      expect(look.word).toBe(cssRgb(OKABE_ITO.vermillion));
+      expect(look.text).toMatch(/^Verdict: REFUSED — \d+ of \d+ partitions need attention/);
+      expect(look.top).toBeLessThan(120); // right under the title
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+    const clean = syntheticReport(3);
+    expect(clean.verdict).toBe("clean");
+    const cleanPath = join(root, "clean.html");
+    await writeFile(cleanPath, renderHtmlReport(clean));
+    const { page, errors } = await open(cleanPath);
+    const banner = page.locator("section.verdict-banner");
+    await expect(banner.getAttribute("class")).resolves.toContain("v-clean");
+    expect(await banner.evaluate((element) => getComputedStyle(element).borderTopColor)).toBe(cssRgb(OKABE_ITO.bluishGreen));
+    await expect(banner.textContent()).resolves.toBe("Verdict: clean — all 3 partitions are clean.");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it("problems first: the node findings and the first partition that is not clean come before the boot forecast, the scan's facts, the glossary and the legend, on the first screen", async () => {
+    for (const [path, report] of [
+      [demoHtmlPath, demoJson],
+      [nodeHtmlPath, nodeJson],
+    ] as const) {
+      const { page } = await open(path);
+      const tops = await page.evaluate(() => {
+        const top = (selector: string): number => {
+          const element = document.querySelector(selector);
+          return element === null ? Number.NaN : element.getBoundingClientRect().top + window.scrollY;
+        };
+        return {
+          finding: top("ul.node-findings > li"),
+          problem: top("ol#partitions > li.partition:not(.v-clean)"),
+          clean: top("ol#partitions > li.partition.v-clean"),
+          forecast: top("#boot-forecast"),
+          facts: top("#scan-facts"),
+          glossary: top("#glossary"),
+          legend: top("ul.legend"),
+        };
+      });
+      expect(tops.problem).toBeLessThan(tops.glossary);
+      expect(tops.problem).toBeLessThan(tops.legend);
+      expect(tops.problem).toBeLessThan(tops.facts);
+      expect(tops.problem).toBeLessThan(tops.clean); // worst first
+      expect(tops.facts).toBeLessThan(tops.glossary); // the reference comes last
+      if (report.node !== undefined) {
+        expect(tops.finding).toBeLessThan(tops.problem);
+        expect(tops.finding).toBeLessThan(900 / 3); // the first problem is near the top of a 1280×900 screen
+        expect(tops.problem).toBeLessThan(tops.forecast);
+      } else {
+        expect(Number.isNaN(tops.finding)).toBe(true);
+        expect(tops.problem).toBeLessThan(900); // above the fold
+      }
+      await page.close();
+    }
+  });
+
+  it("a partition's title names it: topics/T/partitions/P (from streams/ on when the streams differ), never a bare id", async () => {
+    const titles = async (path: string): Promise<{ shown: string[]; note: string }> => {
+      const { page, errors } = await open(path);
+      await page.locator("#page-size").selectOption("0");
+      const shown = await page.locator("ol#partitions > li.partition h3 .path").allTextContents();
+      const note = (await page.locator("#prefix-note").textContent())!;
+      expect(errors).toEqual([]);
+      await page.close();
+      return { shown, note };
+    };
+    const node = await titles(nodeHtmlPath); // one stream, one topic: the shared prefix ends in partitions/
+    expect(node.shown.length).toBe(nodeJson.partitions.length);
+    for (const title of node.shown) expect(title).toMatch(/^topics\/1\/partitions\/\d+$/);
+    expect(node.note).toMatch(/\/streams\/1\/$/);
+    const demo = await titles(demoHtmlPath); // one stream, three topics
+    for (const title of demo.shown) expect(title).toMatch(/^topics\/[1-3]\/partitions\/\d+$/);
+    // Several streams: the title starts at streams/.
+    const path = join(root, "streams.html");
+    await writeFile(path, renderHtmlReport(syntheticReport(2_100)));
+    const many = await titles(path);
+    expect(many.note).toBe("Paths below are relative to /var/lib/iggy/");
+    for (const title of many.shown) expect(title).toMatch(/^streams\/[1-3]\/topics\/\d+\/partitions\/\d+$/);
+  });
+
+  it("each next step shows its command shell-quoted in a copyable code element when the report carries its argv; the sentence alone without it; 600 px still fits", async () => {
+    const argvReport = withArgv(nodeJson);
+    const path = join(root, "argv.html");
+    await writeFile(path, renderHtmlReport(argvReport));
+    const { page, errors, requests } = await open(path);
+    // Every partition that is not clean: its sentence, then its command, exactly shellQuote(argv).
+    const rows = await page.locator("ol#partitions > li.partition").evaluateAll((lis) =>
+      lis.map((li) => ({
+        index: Number(li.getAttribute("data-index")),
+        next: li.querySelector(".next-step")!.textContent!,
+        commands: Array.from(li.querySelectorAll(".command code")).map((code) => code.textContent!),
+      })),
+    );
+    expect(rows.length).toBe(argvReport.partitions.length);
+    for (const row of rows) {
+      const partition = argvReport.partitions[row.index]!;
+      expect(row.next).toContain(partition.nextStep);
+      expect(row.commands).toEqual(nextStepCommands(partition));
+      expect(row.commands.length).toBe(partition.verdict === "clean" ? 0 : 1);
+    }
+    const hostile = rows.flatMap((row) => row.commands).find((command) => command.includes("owned"))!;
+    expect(hostile).toContain("$'"); // the terminal escape travels as \x1b inside $'…', never raw
+    expect(hostile).not.toMatch(/[\u0000-\u001f]/);
+    // Node findings: each item's command, once per item.
+    const findingCommands = await page.locator("ul.node-findings > li .command code").allTextContents();
+    expect(findingCommands.length).toBe(await page.locator("ul.node-findings > li").count());
+    expect(findingCommands).toContain(`segscan repair ${shellQuote([String(nodeJson.node!.path)])} --apply`);
+
+    // Copy: the button puts the exact command on the clipboard.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+    const row = page.locator("ol#partitions > li.partition", { hasText: "owned" });
+    await row.locator("button.copy").click();
+    await expect(row.locator("button.copy").textContent()).resolves.toBe("copied");
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(hostile);
+
+    // 600 px: nothing scrolls sideways; long commands wrap inside their box.
+    await page.setViewportSize({ width: 600, height: 900 });
+    await page.waitForTimeout(400);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(600);
+    const rights = await page.locator(".command").evaluateAll((blocks) => blocks.map((block) => block.getBoundingClientRect().right));
+    for (const right of rights) expect(right).toBeLessThanOrEqual(600);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    await page.close();
+
+    // Without the field: the sentences as before, no command element.
+    const plainPath = join(root, "no-argv.html");
+    await writeFile(plainPath, renderHtmlReport(withoutArgv(argvReport)));
+    const plain = await open(plainPath);
+    await expect(plain.page.locator(".command").count()).resolves.toBe(0);
+    await expect(plain.page.locator("ol#partitions > li.partition .next-step").count()).resolves.toBe(nodeJson.partitions.length);
+    expect(plain.errors).toEqual([]);
+    await plain.page.close();
+  });
+
+  it("findings of any code render with their path, on the node list and on their partition's card; a name's control characters show as visible escapes", async () => {
+    const report = structuredClone(nodeJson) as HtmlReportInput;
+    const cleanIndex = report.partitions.findIndex((p) => p.verdict === "clean");
+    expect(cleanIndex).toBeGreaterThanOrEqual(0);
+    const clean = report.partitions[cleanIndex]!;
+    const lost = {
+      severity: "warn",
+      code: "SalvageRecordedLoss",
+      path: clean.path,
+      message: "offsets 637..647 were recorded as lost by a salvage",
+      nextStep: "restore them from a backup, or clear the record",
+      firstOffset: "637",
+      lastOffset: "647",
+    };
+    const nodePartitions = (report.node as { partitions: { findings: unknown[] }[] }).partitions;
+    nodePartitions[0]!.findings.push(lost);
+    (clean as unknown as { findings: unknown[] }).findings = [lost];
+    const refused = report.partitions.find((p) => p.verdict === "refused")!;
+    refused.path = `${refused.path}\u001b[2J\nforged line`;
+    const path = join(root, "any-code.html");
+    await writeFile(path, renderHtmlReport(report));
+    const { page, errors } = await open(path);
+    // The node list names it with its path, relative to the node root; the headline counts it.
+    const item = page.locator('ul.node-findings > li[data-code="SalvageRecordedLoss"]');
+    await expect(item.locator(".finding-path").textContent()).resolves.toBe(clean.path.slice(String(report.node!.path).length + 1));
+    await expect(item.locator(".next-step").textContent()).resolves.toBe(`Next step: ${lost.nextStep}`);
+    await expect(page.locator("section.verdict-banner").textContent()).resolves.toContain("1 warn (SalvageRecordedLoss)");
+    // The clean partition's card shows it, and the filter for problems keeps that partition.
+    await page.locator("#only-problems").check();
+    const card = page.locator(`li.partition[data-index="${cleanIndex}"]`);
+    await expect(card.locator("ul.partition-findings li").textContent()).resolves.toContain("SalvageRecordedLoss topics/1/partitions/");
+    await expect(card.locator("ul.partition-findings li").textContent()).resolves.toContain(lost.message);
+    // A name with a terminal escape and a newline: shown as \x1b and \x0a, never acted on or broken.
+    const title = (await page.locator(`li.partition[data-verdict="refused"] h3 .path`).first().textContent())!;
+    const forged = await page.locator("li.partition h3 .path", { hasText: "forged line" }).textContent();
+    expect(forged).toContain("\\x1b[2J\\x0aforged line");
+    expect(title).not.toMatch(/[\u0000-\u001f]/);
+    expect(errors).toEqual([]);
     await page.close();
   });
 

@@ -37,7 +37,7 @@ describe("one verdict for the node, everywhere", () => {
     const page = join(tempDir(), "page.html");
     expect((await runCli(["scan", root, "--html", page])).code).toBe(4);
     const html = readFileSync(page, "utf8");
-    const headline = /<p><b>([^<]*)<\/b><\/p>/.exec(html)![1]!;
+    const headline = /<p class="headline">(.*?)<\/p>/.exec(html)![1]!.replace(/<[^>]*>/g, "");
     expect(headline).toMatch(/^Verdict: REFUSED — all \d+ partitions are clean; node findings: 1 refused \(SnapshotCorrupt\)/);
     expect(html).not.toContain("<p><b>All ");
   });

@@ -45,6 +45,8 @@ export const HTML_REPORT_SCRIPT = String.raw`
   var report = null;
   var view = { onlyProblems: false, query: "", page: 0, pageSize: PAGE_SIZES[0], scale: "partition", sort: "worst" };
   var all = [];
+  /** Each partition's next-step commands, shell-quoted by render.ts, keyed by the partition's index. */
+  var commands = {};
   var matching = [];
   var sharedScaleBytes = 1;
   var commonPrefix = "";
@@ -55,6 +57,13 @@ export const HTML_REPORT_SCRIPT = String.raw`
       return ch === "&" ? "&amp;" : ch === "<" ? "&lt;" : ch === ">" ? "&gt;" : ch === '"' ? "&quot;" : "&#39;";
     });
   }
+  /** A name or message from the disk as shown: control characters as visible \xHH, as the text report shows them. */
+  function visible(value) {
+    return String(value).replace(/[\u0000-\u001f\u007f-\u009f]/g, function (ch) {
+      return "\\x" + ("0" + ch.charCodeAt(0).toString(16)).slice(-2);
+    });
+  }
+  function escv(value) { return esc(visible(value)); }
   function count(value) { return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
   function bytes(value) {
     var units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -139,7 +148,22 @@ export const HTML_REPORT_SCRIPT = String.raw`
       cut = j;
     }
     var slash = first.lastIndexOf("/", cut - 1);
-    return slash > 0 ? first.slice(0, slash + 1) : "";
+    return slash > 0 ? namingPrefix(first.slice(0, slash + 1)) : "";
+  }
+
+  /**
+   * The shared prefix shortened so that what is left names each partition on
+   * its own: never a bare id ("1/partitions/2", "2"), always from topics/ on,
+   * or from streams/ on when the streams differ ("topics/1/partitions/2").
+   */
+  function namingPrefix(prefix) {
+    var streams = /(^|\/)streams\/$/.exec(prefix);
+    if (streams) return prefix.slice(0, prefix.length - "streams/".length);
+    var topics = /(^|\/)topics\/([^\/]+\/(partitions\/)?)?$/.exec(prefix);
+    if (topics) return prefix.slice(0, topics.index + topics[1].length);
+    var partitions = /(^|\/)partitions\/$/.exec(prefix);
+    if (partitions) return prefix.slice(0, partitions.index + partitions[1].length);
+    return prefix;
   }
 
   // ---- the byte map of one segment -------------------------------------
@@ -177,7 +201,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
     var walked = segment.walkedSize;
     var residue = segment.residue;
     var refusal = segment.refusal;
-    var where = baseName(segment.logPath);
+    var where = visible(baseName(segment.logPath));
     var desc = [where + ": " + count(size) + " bytes, offsets " + segment.startOffset + ".." + (segment.endOffset === null ? "(none)" : segment.endOffset) +
       ", outcome " + segment.outcome + ", proven prefix " + count(walked) + " bytes"];
 
@@ -241,7 +265,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
       if (!inView(w.position)) return;
       var x = at(w.position);
       out.push(mark("warning", "Warning " + w.code + " at byte " + count(w.position) +
-        (w.batchLength === undefined ? "" : " (batch length " + count(w.batchLength) + " bytes)") + "\n" + w.message,
+        (w.batchLength === undefined ? "" : " (batch length " + count(w.batchLength) + " bytes)") + "\n" + visible(w.message),
         '<use class="warning-mark" href="#glyph-warning" x="' + x + '" y="3"/>' +
         '<text class="mark-label" x="' + x + '" y="37" text-anchor="middle">W</text>', x, 12));
       desc.push("warning " + w.code + " at byte " + count(w.position));
@@ -257,7 +281,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
       var dTip = "Damage at byte " + count(damageAt) + (refusal ? " (" + refusal.code + ")" : "") +
         "\nthe proven prefix ends here" + (residue && residue.probe === "no-survivor" ? " (a torn tail: nothing survives after it)" : "") + (residue ? "; " + count(residue.bytes) + " bytes follow, " + (residue.allZero ? "all zero" : "not all zero") +
         "\nprobe spent " + count(residue.spentUnits) + " units" : "") +
-        (refusal ? "\n" + refusal.message : "");
+        (refusal ? "\n" + visible(refusal.message) : "");
       out.push(lineMark("damage", at(damageAt), "damage-line", "damage-cap", "glyph-damage", "D", dTip));
       desc.push("damage at byte " + count(damageAt));
     }
@@ -320,16 +344,39 @@ export const HTML_REPORT_SCRIPT = String.raw`
   }
 
   function segmentLabel(segment) {
-    return '<div class="seglabel"><div class="name mono">' + esc(baseName(segment.logPath)) + "</div>" +
+    return '<div class="seglabel"><div class="name mono">' + escv(baseName(segment.logPath)) + "</div>" +
       '<div class="muted">offsets ' + esc(segment.startOffset) + ".." + esc(segment.endOffset === null ? "(none)" : segment.endOffset) +
       " &middot; " + esc(bytes(segment.messagesSize)) + " &middot; " + esc(segment.outcome) + "</div></div>";
+  }
+
+  /** A copyable command: the same markup as render.ts commandsHtml (the copy button is wired once, for the whole page). */
+  function commandHtml(command) {
+    return '<div class="command"><code class="mono" tabindex="0">' + esc(command) + "</code>" +
+      '<button type="button" class="copy" data-copy="' + esc(command) + '" aria-label="Copy the command">copy</button></div>';
+  }
+
+  /**
+   * The partition's own findings, whatever their code (a report may carry them
+   * beside the verdict): each with its severity, code, path, message and next step.
+   */
+  function findingsHtml(p) {
+    var findings = list(p.findings).filter(function (f) { return f && f.severity !== "clean"; });
+    if (findings.length === 0) return "";
+    findings.sort(function (a, b) { return bySeverity(a.severity, String(a.path || ""), b.severity, String(b.path || "")); });
+    return '<ul class="partition-findings">' + findings.map(function (f) {
+      return '<li class="sev-' + esc(f.severity) + '"><span class="badge ' + esc(f.severity) + '">' + esc(f.severity) + "</span> " +
+        '<span class="mono finding-code">' + escv(f.code) + "</span>" +
+        (f.path ? ' <span class="mono finding-path">' + escv(shown(String(f.path))) + "</span>" : "") +
+        ": " + escv(f.message) +
+        (typeof f.nextStep === "string" ? '<br><span class="next-step"><b>Next step:</b> ' + escv(f.nextStep) + "</span>" : "") + "</li>";
+    }).join("") + "</ul>";
   }
 
   function refusalHtml(refusal) {
     if (!refusal) return "";
     var words = REFUSAL_WORDS[refusal.code];
     return '<div class="refusal"><b>' + esc(refusal.code) + "</b>" + (words ? ": " + esc(words) + "." : "") +
-      "<br>" + esc(refusal.message) + "</div>";
+      "<br>" + escv(refusal.message) + "</div>";
   }
 
   function partitionHtml(partition, at) {
@@ -341,9 +388,10 @@ export const HTML_REPORT_SCRIPT = String.raw`
       segmentsOf.forEach(function (s) { if (s.messagesSize > scale) scale = s.messagesSize; });
     }
     var html = '<li class="partition v-' + esc(p.verdict) + '" data-index="' + at + '" data-verdict="' + esc(p.verdict) + '">' +
-      '<h3><span class="badge ' + esc(p.verdict) + '">' + esc(p.verdict) + '</span> <span class="path mono" title="' + esc(p.path) + '">' + esc(shown(p.path)) + "</span></h3>" +
-      '<p class="next-step"><b>Next step:</b> ' + esc(p.nextStep || ACTION_WORDS[p.action] || p.action) +
-      ' <span class="muted">(action <span class="mono">' + esc(p.action) + "</span>)</span></p>";
+      '<h3><span class="badge ' + esc(p.verdict) + '">' + esc(p.verdict) + '</span> <span class="path mono" title="' + escv(p.path) + '">' + escv(shown(p.path)) + "</span></h3>" +
+      '<p class="next-step"><b>Next step:</b> ' + escv(p.nextStep || ACTION_WORDS[p.action] || p.action) +
+      ' <span class="muted">(action <span class="mono">' + esc(p.action) + "</span>)</span></p>" +
+      (commands[at] || []).map(commandHtml).join("") + findingsHtml(p);
     var scopeOf = list(p.scope);
     if (scopeOf.length > 1) {
       html += '<p class="scope"><b>Scope:</b> ' + scopeOf.map(function (range) {
@@ -354,7 +402,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
       html += '<p class="words muted">Damage probe spent ' + count(p.budget.spentUnits) + " of " + count(p.budget.limitUnits) + " units.</p>";
     }
     html += refusalHtml(p.refusal);
-    if (p.error) html += '<div class="error"><b>' + esc(p.error.code) + "</b>: " + esc(p.error.message) + ' <span class="mono">(' + esc(p.error.path) + ")</span></div>";
+    if (p.error) html += '<div class="error"><b>' + esc(p.error.code) + "</b>: " + escv(p.error.message) + ' <span class="mono">(' + escv(p.error.path) + ")</span></div>";
     var segments = list(p.segments);
     if (segments.length > 0) {
       html += '<div class="segments">';
@@ -371,7 +419,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
     }
     var notes = [];
     segments.forEach(function (segment) {
-      var name = esc(baseName(segment.logPath));
+      var name = escv(baseName(segment.logPath));
       var index = segment.index || {};
       if (p.action === "repair" && segment.outcome === "torn-tail") {
         notes.push("Repair cuts " + name + " at byte " + count(segment.walkedSize) + ", removing " + count(segment.messagesSize - segment.walkedSize) +
@@ -382,24 +430,24 @@ export const HTML_REPORT_SCRIPT = String.raw`
       else if (index.trailingBytes > 0) notes.push(name + ": " + count(index.trailingBytes) + " trailing bytes of the index (a torn entry) are trimmed.");
       if (index.mismatches > 0) notes.push(name + ": " + plural(index.mismatches, "index entry does", "index entries do") + " not sit on a verified batch" +
         (segment.outcome === "refused" ? " inside the proven prefix (entries past the damage are its doing, not counted)" : "") + ".");
-      if (segment.refusal && (!p.refusal || segment.refusal.message !== p.refusal.message)) notes.push(esc(baseName(segment.logPath)) + ": " + esc(segment.refusal.code) + " &mdash; " + esc(segment.refusal.message));
+      if (segment.refusal && (!p.refusal || segment.refusal.message !== p.refusal.message)) notes.push(escv(baseName(segment.logPath)) + ": " + esc(segment.refusal.code) + " &mdash; " + escv(segment.refusal.message));
     });
     if (notes.length) html += '<ul class="notes">' + notes.map(function (n) { return "<li>" + n + "</li>"; }).join("") + "</ul>";
     var warnings = [];
     segments.forEach(function (segment) {
-      list(segment.warnings).forEach(function (w) { warnings.push("<li><b>" + esc(w.code) + "</b> in " + esc(baseName(segment.logPath)) + " at byte " + count(w.position) + ": " + esc(w.message) + "</li>"); });
+      list(segment.warnings).forEach(function (w) { warnings.push("<li><b>" + esc(w.code) + "</b> in " + escv(baseName(segment.logPath)) + " at byte " + count(w.position) + ": " + escv(w.message) + "</li>"); });
     });
     if (warnings.length) html += '<div class="warnings"><b>Warnings</b><ul>' + warnings.join("") + "</ul></div>";
     var sweep = list(p.sweep);
     html += '<div class="sweep"><b>Sweep candidates</b>' + (sweep.length === 0 ? ': none' :
       " (moved aside by a repair, never deleted)<ul>" + sweep.map(function (s) {
-        return '<li><span class="mono">' + esc(shown(s.path)) + "</span> &mdash; " + (s.kind === "staging" ? "staging file left by an interrupted write" : "index without its log") + "</li>";
+        return '<li><span class="mono">' + escv(shown(s.path)) + "</span> &mdash; " + (s.kind === "staging" ? "staging file left by an interrupted write" : "index without its log") + "</li>";
       }).join("") + "</ul>") + "</div>";
     var ignored = list(p.ignored);
     if (ignored.length) {
       html += '<div class="ignored"><b>Ignored files</b> (not segments; never touched)<ul>' + ignored.map(function (item) {
-        if (typeof item === "string") return '<li class="mono">' + esc(shown(item)) + "</li>";
-        return '<li><span class="mono">' + esc(shown(item.path)) + "</span> &mdash; " + esc(item.kind) + ": " + esc(item.message) + "</li>";
+        if (typeof item === "string") return '<li class="mono">' + escv(shown(item)) + "</li>";
+        return '<li><span class="mono">' + escv(shown(item.path)) + "</span> &mdash; " + esc(item.kind) + ": " + escv(item.message) + "</li>";
       }).join("") + "</ul></div>";
     }
     return html + "</li>";
@@ -413,7 +461,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
     if (!orders[view.sort]) {
       var indexes = all.map(function (_, i) { return i; });
       indexes.sort(view.sort === "worst"
-        ? function (a, b) { return bySeverity(all[a].p.verdict, all[a].p.path, all[b].p.verdict, all[b].p.path); }
+        ? function (a, b) { return all[b].rank - all[a].rank || naturalCompare(all[a].p.path, all[b].p.path); }
         : function (a, b) { return naturalCompare(all[a].p.path, all[b].p.path); });
       orders[view.sort] = indexes;
     }
@@ -427,7 +475,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
     for (var k = 0; k < sorted.length; k++) {
       var i = sorted[k];
       var entry = all[i];
-      if (view.onlyProblems && entry.p.verdict === "clean") continue;
+      if (view.onlyProblems && entry.rank === 0) continue;
       if (q && entry.lowerPath.indexOf(q) < 0) continue;
       matching.push(i);
     }
@@ -585,7 +633,13 @@ export const HTML_REPORT_SCRIPT = String.raw`
   function start(data) {
     report = data;
     var partitions = list(report.partitions);
-    all = partitions.map(function (p) { return { p: p, lowerPath: String(p.path).toLowerCase() }; });
+    commands = JSON.parse($("segscan-commands").textContent);
+    all = partitions.map(function (p) {
+      // A partition's rank is the worst of its verdict and its own findings: a warning is never filed among the clean.
+      var rank = SEVERITY_RANK[p.verdict] || 0;
+      list(p.findings).forEach(function (f) { if (f && SEVERITY_RANK[f.severity] > rank) rank = SEVERITY_RANK[f.severity]; });
+      return { p: p, rank: rank, lowerPath: String(p.path).toLowerCase() };
+    });
     commonPrefix = computeCommonPrefix(partitions.map(function (p) { return String(p.path); }));
     sharedScaleBytes = 1;
     partitions.forEach(function (p) { list(p.segments).forEach(function (s) { if (s.messagesSize > sharedScaleBytes) sharedScaleBytes = s.messagesSize; }); });
@@ -595,7 +649,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
     view.onlyProblems = all.length > config.onlyProblemsAbove;
     $("only-problems").checked = view.onlyProblems;
     var sizeSelect = $("page-size");
-    sizeSelect.innerHTML = PAGE_SIZES.map(function (n) { return '<option value="' + n + '">' + n + " per page</option>"; }).join("") +
+    sizeSelect.innerHTML = PAGE_SIZES.map(function (n) { return '<option value="' + n + '">' + n + "</option>"; }).join("") +
       '<option value="0">all</option>';
     wire();
     update(true);
@@ -603,6 +657,45 @@ export const HTML_REPORT_SCRIPT = String.raw`
     document.documentElement.setAttribute("data-ready", "true");
   }
 
+  /** How long a copy button says "copied" before it reads "copy" again. */
+  var COPY_FEEDBACK_MS = 1500;
+
+  /**
+   * The copy buttons of every command, node findings' and partitions' alike (one
+   * listener for the page, so rows built later need no wiring). The clipboard
+   * API where the browser allows it, else the command is selected and copied
+   * the old way; either way the command's text is selected, ready for Ctrl+C.
+   */
+  function wireCommands() {
+    document.addEventListener("click", function (e) {
+      var button = e.target && e.target.closest ? e.target.closest("button.copy") : null;
+      if (!button) return;
+      var text = button.getAttribute("data-copy");
+      var code = button.parentNode.querySelector("code");
+      var selection = window.getSelection();
+      if (code && selection) { selection.removeAllRanges(); var range = document.createRange(); range.selectNodeContents(code); selection.addRange(range); }
+      function said(word) {
+        button.textContent = word;
+        setTimeout(function () { button.textContent = "copy"; }, COPY_FEEDBACK_MS);
+      }
+      function legacy() {
+        var copied = false;
+        try { copied = document.execCommand("copy"); } catch (ignored) { copied = false; }
+        said(copied ? "copied" : "selected");
+      }
+      if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(function () { said("copied"); }, legacy);
+      else legacy();
+    });
+    // A printed page shows every finding's explanation, folded or not.
+    var reopen = [];
+    window.addEventListener("beforeprint", function () {
+      reopen = Array.prototype.filter.call(document.querySelectorAll("details.why"), function (d) { return !d.open; });
+      reopen.forEach(function (d) { d.open = true; });
+    });
+    window.addEventListener("afterprint", function () { reopen.forEach(function (d) { d.open = false; }); reopen = []; });
+  }
+
+  wireCommands();
   loadReport().then(start, function (error) {
     $("status").textContent = "This report could not be read: " + error.message;
     document.documentElement.setAttribute("data-ready", "error");

@@ -8,8 +8,11 @@ export {
   HTML_SEARCH_DEBOUNCE_MS,
   HTML_ZOOM_BELOW_FRACTION,
   HTML_ZOOM_MARGIN_FRACTION,
+  HTML_FINDING_PATHS_SHOWN,
+  NEXT_STEP_ARGV_FIELD,
+  nextStepCommands,
   type BootForecastEntry,
   type HtmlRenderOptions,
   type HtmlReportInput,
 } from "./render.js";
-export { MARK_COLORS, OKABE_ITO } from "./style.js";
+export { MARK_COLORS, OKABE_ITO, VERDICT_COLORS } from "./style.js";

@@ -5,17 +5,23 @@
  *
  * It draws the `scan --json` report shape (docs/interfaces.md §9.3, the output
  * of `toJsonReport`), so `scan --html` and `report <scan.json> --html` share
- * this one renderer. The summary header is rendered here as static HTML (it
- * reads and prints without the script); the partition rows are built by the
- * inline script on demand, from the report JSON embedded once in the page.
+ * this one renderer. Problems come first (docs/html-report.md): the verdict
+ * banner, the node's findings, then the partitions worst first; the boot
+ * forecast's table, the scan's facts, the glossary and the legend last. All
+ * but the partition rows is static HTML rendered here (it reads and prints
+ * without the script); the rows are built by the inline script on demand, from
+ * the report JSON embedded once in the page.
  *
  * Fields other versions add are drawn when present and ignored when absent:
- * segment `warnings`, partition `ignored`, top-level `node.bootForecast`.
+ * segment `warnings`, partition `ignored` and `findings`, top-level
+ * `node.bootForecast`, and a next step's argv (NEXT_STEP_ARGV_FIELD).
  */
 import { gzipSync } from "node:zlib";
+import { shellQuote } from "../../domain/command.js";
 import { SEVERITY_ORDER } from "../../domain/node.js";
 import { TORN_EVIDENCE_WORDS, formatBytes, formatCount } from "../format.js";
 import type { JsonScanReport } from "../json.js";
+import { escapeControl } from "../terminal-safe.js";
 import { HTML_REPORT_SCRIPT } from "./client.js";
 import { HTML_REPORT_CSS, MARK_COLORS } from "./style.js";
 
@@ -82,6 +88,47 @@ function scriptSafeJson(value: unknown): string {
     .replace(/\u2029/g, "\\u2029");
 }
 
+/** A name or message from the disk as the page shows it: HTML-escaped, control characters as visible `\xHH` (as the text report). */
+function escapeText(value: unknown): string {
+  return escapeHtml(escapeControl(String(value)));
+}
+
+/**
+ * The field beside a `nextStep` sentence that holds its command as an argv
+ * array (docs/interfaces.md §9.2): one command (`string[]`) or several in
+ * order (`string[][]`). The page shows each shell-quoted (`shellQuote`, the
+ * one quoting) in a copyable code element; a report without the field shows
+ * the sentence alone.
+ */
+export const NEXT_STEP_ARGV_FIELD = "nextStepArgv";
+
+const isArgv = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string");
+
+/** The pasteable command lines of one next step, shell-quoted; [] when the item carries no argv. */
+export function nextStepCommands(item: unknown): string[] {
+  if (item === null || typeof item !== "object") return [];
+  const argv = (item as Record<string, unknown>)[NEXT_STEP_ARGV_FIELD];
+  if (isArgv(argv)) return [shellQuote(argv)];
+  if (Array.isArray(argv) && argv.every(isArgv)) return argv.map((one) => shellQuote(one));
+  return [];
+}
+
+/**
+ * The copyable command block (the page's script wires the copy buttons; without
+ * it a click on the code selects the whole command). Same markup as the
+ * client's `commandHtml`.
+ */
+function commandsHtml(commands: readonly string[]): string {
+  return commands
+    .map(
+      (command) =>
+        `<div class="command"><code class="mono" tabindex="0">${escapeHtml(command)}</code>` +
+        `<button type="button" class="copy" data-copy="${escapeHtml(command)}" aria-label="Copy the command">copy</button></div>`,
+    )
+    .join("");
+}
+
 const VERDICTS = ["clean", "repairable", "refused", "failed"] as const;
 
 function countsTable(report: HtmlReportInput): string {
@@ -142,10 +189,72 @@ function underRoot(path: string, root: string): string {
   return path.startsWith(base) ? path.slice(base.length) : path === root ? "." : path;
 }
 
+/** Paths a group of like findings names in its head; the rest are counted there and all are listed under "why". */
+export const HTML_FINDING_PATHS_SHOWN = 8;
+
+interface FindingGroup {
+  severity: string;
+  code: string;
+  nextStep: string | undefined;
+  commands: string[];
+  members: { path: string; message: string }[];
+}
+
 /**
- * The node's own verdict and every finding that is not clean (docs/node.md N9):
- * a refused WAL is not hidden behind clean partitions. Worst first, then by
- * path (numbers as numbers), each with the file it concerns and its next step.
+ * Findings that say the same thing to do (severity, code, next step and
+ * command alike; eight OffsetAheadOfHead findings of one node) as one group:
+ * one short item, its paths listed, each finding's message under "why".
+ */
+function groupFindings(findings: { finding: NodeFindingInput; path: string }[]): FindingGroup[] {
+  const groups = new Map<string, FindingGroup>();
+  for (const { finding, path } of findings) {
+    const severity = String(finding.severity);
+    const code = String(finding.code);
+    const nextStep = typeof finding.nextStep === "string" ? finding.nextStep : undefined;
+    const commands = nextStepCommands(finding);
+    const key = JSON.stringify([severity, code, nextStep ?? null, commands]);
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { severity, code, nextStep, commands, members: [] };
+      groups.set(key, group);
+    }
+    group.members.push({ path, message: String(finding.message) });
+  }
+  return [...groups.values()];
+}
+
+function findingGroupHtml(group: FindingGroup): string {
+  const shown = group.members.slice(0, HTML_FINDING_PATHS_SHOWN);
+  const more = group.members.length - shown.length;
+  const paths =
+    shown.map((member) => `<span class="mono finding-path">${escapeText(member.path === "" ? "." : member.path)}</span>`).join(" ") +
+    (more > 0 ? ` <span class="muted">and ${formatCount(more)} more (under why)</span>` : "");
+  const why = group.members
+    .map((member) =>
+      group.members.length === 1
+        ? `<p>${escapeText(member.message)}</p>`
+        : `<li><span class="mono">${escapeText(member.path)}</span>: ${escapeText(member.message)}</li>`,
+    )
+    .join("");
+  return (
+    `<li class="node-finding sev-${escapeHtml(group.severity)}" data-severity="${escapeHtml(group.severity)}" data-code="${escapeHtml(group.code)}">` +
+    `<div class="finding-head"><span class="badge ${escapeHtml(group.severity)}">${escapeHtml(group.severity)}</span> ` +
+    `<span class="mono finding-code">${escapeText(group.code)}</span>` +
+    (group.members.length > 1 ? ` <span class="finding-count">&times; ${formatCount(group.members.length)}</span>` : "") +
+    ` ${paths}` +
+    `<details class="why"><summary>why</summary>${group.members.length === 1 ? why : `<ul>${why}</ul>`}</details></div>` +
+    (group.nextStep === undefined ? "" : `<p class="next-step"><b>Next step:</b> ${escapeText(group.nextStep)}</p>`) +
+    commandsHtml(group.commands) +
+    `</li>`
+  );
+}
+
+/**
+ * The node's own verdict and every finding that is not clean (docs/node.md N9),
+ * first on the page (docs/html-report.md): a refused WAL is not hidden behind
+ * clean partitions. Worst first, then by path (numbers as numbers); each item
+ * is one short head (severity, code, the files it concerns), its next step and
+ * command, and the full explanation folded under "why".
  */
 function nodeSection(report: HtmlReportInput): string {
   const node = report.node;
@@ -156,18 +265,16 @@ function nodeSection(report: HtmlReportInput): string {
     .filter((finding) => finding.severity !== "clean")
     .map((finding) => ({ finding, path: underRoot(String(finding.path ?? ""), root) }))
     .sort((a, b) => severityRank(b.finding.severity) - severityRank(a.finding.severity) || naturalCompare(a.path, b.path));
-  const rows = findings.map(
-    ({ finding, path }) =>
-      `<li class="node-finding sev-${escapeHtml(String(finding.severity))}"><b>${escapeHtml(String(finding.severity))}</b> ` +
-      `<span class="mono">${escapeHtml(String(finding.code))}</span> <span class="mono finding-path">${escapeHtml(path)}</span>: ` +
-      `${escapeHtml(String(finding.message))}` +
-      (typeof finding.nextStep === "string" ? `<br><span class="next-step"><b>Next step:</b> ${escapeHtml(finding.nextStep)}</span>` : "") +
-      "</li>",
-  );
+  const groups = groupFindings(findings);
   return (
-    `<h2>Node</h2><p>Node verdict: <b>${escapeHtml(verdict)}</b> (the worst of the metadata findings and the partitions)` +
-    `${root === "" ? "" : `; paths below are relative to <span class="mono">${escapeHtml(root)}</span>`}.</p>` +
-    (rows.length === 0 ? "<p>No node finding needs attention.</p>" : `<ul class="node-findings">${rows.join("")}</ul>`)
+    `<section id="node" aria-labelledby="node-heading"><h2 id="node-heading">Node findings</h2>` +
+    `<p class="section-note">Node verdict: <b>${escapeHtml(verdict)}</b> (the worst of the metadata findings and the partitions)` +
+    `${root === "" ? "" : `; paths are relative to <span class="mono">${escapeText(root)}</span>`}.</p>` +
+    (groups.length === 0
+      ? "<p>No node finding needs attention.</p>"
+      : `<ul class="node-findings">${groups.map(findingGroupHtml).join("")}</ul>`) +
+    bootForecastLine(report) +
+    `</section>`
   );
 }
 
@@ -181,6 +288,11 @@ function meanings(): string {
     ],
     ["refused", "damage hides data that may be durable, so nothing is cut; the scope line says which offsets are at stake."],
     ["failed", "a read error stopped the scan of this partition; nothing was concluded and nothing was changed."],
+    [
+      "warn",
+      "(a node finding's severity) something to look at that no repair changes; its message says what it means. Alone, it still exits 0.",
+    ],
+    ["info", "(a node finding's severity) a fact worth knowing, not a problem. Alone, it exits 0."],
   ];
   const actions: [string, string][] = [
     ["serve", "serve it as it is."],
@@ -196,26 +308,40 @@ function meanings(): string {
           `<dt>${badge ? `<span class="badge ${name}">${name}</span>` : `<span class="mono">${name}</span>`}</dt><dd>${escapeHtml(words)}</dd>`,
       )
       .join("");
-  return `<h2>What the verdicts and actions mean</h2><dl class="meanings">${items(verdicts, true)}${items(actions, false)}</dl>`;
+  return `<h2 id="glossary-heading">What the verdicts and actions mean</h2><dl class="meanings">${items(verdicts, true)}${items(actions, false)}</dl>`;
+}
+
+/** The boot forecast in one line beside the node findings, linking to its table further down. */
+function bootForecastLine(report: HtmlReportInput): string {
+  const forecast = report.node?.bootForecast;
+  if (!Array.isArray(forecast)) return "";
+  if (forecast.length === 0) return `<p class="forecast-line"><b>Boot forecast:</b> the server's next boot changes nothing on disk.</p>`;
+  const destructive = forecast.filter((entry) => entry.destructive).length;
+  return (
+    `<p class="forecast-line"><b>Boot forecast:</b> the server's next boot would make ${formatCount(forecast.length)} ` +
+    `change${forecast.length === 1 ? "" : "s"} to these files, ` +
+    `${destructive === 0 ? "none destructive" : `<b>${formatCount(destructive)} destructive</b>`} ` +
+    `(<a href="#boot-forecast">the boot forecast</a>).</p>`
+  );
 }
 
 function bootForecast(report: HtmlReportInput): string {
   const forecast = report.node?.bootForecast;
   if (!Array.isArray(forecast)) return "";
-  if (forecast.length === 0) return `<h2>Boot forecast</h2><p>The server's next boot changes nothing on disk.</p>`;
+  if (forecast.length === 0) return `<h2 id="boot-forecast">Boot forecast</h2><p>The server's next boot changes nothing on disk.</p>`;
   const root = typeof report.node?.path === "string" ? report.node.path : "";
   const destructive = forecast.filter((entry) => entry.destructive).length;
   // Each cell names its column, so a narrow screen can stack a row's cells under their names (style.ts).
   const rows = forecast.map(
     (entry) =>
       `<tr class="${entry.destructive ? "destructive" : ""}"><td data-label="effect">${escapeHtml(entry.effect)}</td>` +
-      `<td class="mono" data-label="path">${escapeHtml(root === "" ? entry.path : underRoot(entry.path, root))}</td>` +
-      `<td data-label="data">${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td data-label="detail">${escapeHtml(entry.detail)}</td></tr>`,
+      `<td class="mono" data-label="path">${escapeText(root === "" ? entry.path : underRoot(entry.path, root))}</td>` +
+      `<td data-label="data">${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td data-label="detail">${escapeText(entry.detail)}</td></tr>`,
   );
   return (
-    `<h2>Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
+    `<h2 id="boot-forecast">Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
     `${formatCount(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${formatCount(destructive)} destructive` +
-    `${root === "" ? "" : `; paths relative to <span class="mono">${escapeHtml(root)}</span>`}.</p>` +
+    `${root === "" ? "" : `; paths relative to <span class="mono">${escapeText(root)}</span>`}.</p>` +
     `<table class="forecast"><thead><tr><th scope="col">effect</th><th scope="col">path</th><th scope="col">data</th>` +
     `<th scope="col">detail</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
   );
@@ -284,26 +410,12 @@ function legend(): string {
   );
 }
 
-/** The complete HTML document for a JSON scan report. */
-/** The node's findings of one severity, as the headline counts them. */
+/** The node's findings of one severity, as the headline counts them: every `findings` array of the node section, whatever its code. */
 function nodeFindingsOf(report: HtmlReportInput, severity: string): { code: string }[] {
-  // Optional chaining throughout: the page renders what it is given, a partial node section included.
-  const node = report.node as Partial<NonNullable<HtmlReportInput["node"]>> | undefined;
-  if (node === undefined) return [];
-  const metadata = node.metadata;
-  const all = [
-    ...(metadata?.findings ?? []),
-    ...(metadata?.snapshot?.findings ?? []),
-    ...(metadata?.superblock?.findings ?? []),
-    ...(metadata?.wal?.findings ?? []),
-    ...(node.partitions ?? []).flatMap((p) => [
-      ...p.findings,
-      ...(p.superblock?.findings ?? []),
-      ...(p.purgeGeneration?.findings ?? []),
-      ...p.offsets.flatMap((o) => o.findings),
-    ]),
-  ];
-  return all.filter((finding) => finding.severity === severity);
+  if (report.node === undefined) return [];
+  return nodeFindings(report.node)
+    .filter((finding) => finding.severity === severity)
+    .map((finding) => ({ code: String(finding.code) }));
 }
 
 /**
@@ -311,7 +423,7 @@ function nodeFindingsOf(report: HtmlReportInput, severity: string): { code: stri
  * N0) first, then what makes it — partitions and node findings alike, so a
  * refused node finding is never behind "all clean".
  */
-function headlineOf(report: HtmlReportInput): string {
+function headlineOf(report: HtmlReportInput): { word: string; rest: string } {
   const summary = report.summary;
   const problems = summary.repairable + summary.refused + summary.failed;
   const partitions =
@@ -334,9 +446,39 @@ function headlineOf(report: HtmlReportInput): string {
   const verdict = report.verdict;
   const word =
     verdict === "clean" || verdict === "info" || verdict === "warn" ? `Verdict: ${verdict}` : `Verdict: ${verdict.toUpperCase()}`;
-  return `${word} — ${partitions}${nodeText}.`;
+  return { word, rest: `${partitions}${nodeText}.` };
 }
 
+/**
+ * The verdict as a banner in its verdict's colour, first on the page
+ * (docs/html-report.md): the one sentence of the headline, the verdict word
+ * set apart. Colour is not the only cue: each verdict also has its own border
+ * style and mark (style.ts).
+ */
+function verdictBanner(report: HtmlReportInput): string {
+  const { word, rest } = headlineOf(report);
+  const verdict = escapeHtml(report.verdict);
+  return (
+    `<section class="verdict-banner v-${verdict}" id="verdict" data-verdict="${verdict}" aria-label="Verdict">` +
+    `<p class="headline"><b class="verdict-word">${escapeHtml(word)}</b> — ${escapeText(rest)}</p></section>`
+  );
+}
+
+/**
+ * Each partition's next-step commands, shell-quoted here (the one quoting,
+ * src/domain/command.ts) and embedded beside the report, keyed by the
+ * partition's index; the page's script shows them under the sentence.
+ */
+function partitionCommands(report: HtmlReportInput): Record<string, string[]> {
+  const commands: Record<string, string[]> = {};
+  report.partitions.forEach((partition, index) => {
+    const lines = nextStepCommands(partition);
+    if (lines.length > 0) commands[index] = lines;
+  });
+  return commands;
+}
+
+/** The complete HTML document for a JSON scan report. */
 export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOptions = {}): string {
   const json = scriptSafeJson(report);
   const gzip = options.embed === "gzip" || (options.embed !== "plain" && Buffer.byteLength(json) > HTML_PLAIN_JSON_MAX_BYTES);
@@ -354,7 +496,6 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
   const title = options.title ?? "segscan report";
   const summary = report.summary;
   const opts = report.options;
-  const headline = headlineOf(report);
   const facts = [
     ["segscan", report.segscan],
     ["engine", report.engine],
@@ -368,7 +509,8 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
   ]
     .map(([name, value]) => `<li><b>${escapeHtml(name)}</b> ${escapeHtml(value)}</li>`)
     .join("");
-
+  // Problems first (docs/html-report.md): the verdict, the node's findings, the partitions worst first;
+  // the boot forecast's table, the scan's facts and the glossary and legend after them.
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -384,37 +526,44 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
 ${SVG_DEFS}
 <header class="summary">
 <h1>${escapeHtml(title)}</h1>
-<p><b>${escapeHtml(headline)}</b></p>
+${verdictBanner(report)}
+</header>
+${nodeSection(report)}
+<main>
+<h2 id="partitions-heading" tabindex="-1">Partitions</h2>
+<p class="muted" id="prefix-note"></p>
+<div class="toolbar" role="search" aria-label="Filter partitions">
+<label><input type="checkbox" id="only-problems"> only partitions that are not clean</label>
+<label>search path <input type="search" id="search" placeholder="e.g. topics/3  (press /)" autocomplete="off"></label>
+<label>sort <select id="sort"><option value="worst">worst first</option><option value="path">by path</option></select></label>
+<label>scale <select id="scale"><option value="partition">per partition</option><option value="report">whole report</option><option value="fit">fit each bar</option></select></label>
+<label>rows <select id="page-size"></select></label>
+<span class="pager"><button type="button" id="prev" aria-label="previous page">&larr;</button><span id="page-label"></span><button type="button" id="next" aria-label="next page">&rarr;</button></span>
+</div>
+<p class="status" id="status" role="status" aria-live="polite">Loading the report&hellip;</p>
+<p class="print-note" id="print-note"></p>
+<noscript><p>The partition drawings need JavaScript; the verdict, the node findings and everything below the partitions are complete without it.</p></noscript>
+<ol class="partitions" id="partitions" aria-labelledby="partitions-heading"></ol>
+<p class="empty-list" id="empty" hidden>No partition matches the filters.</p>
+</main>
+<div class="reference">
+${bootForecast(report)}
+<section id="scan-facts" aria-labelledby="scan-facts-heading"><h2 id="scan-facts-heading">This scan</h2>
 <ul class="facts">${facts}</ul>
 ${countsTable(report)}
-${nodeSection(report)}
-${bootForecast(report)}
+</section>
+<section id="glossary" aria-labelledby="glossary-heading">
 ${meanings()}
 <h2>How to read the drawings</h2>
 <p>Each segment is a bar, in offset order; a partition's segments share one scale (the scale menu can share it across the report); hover over or tab to any mark for its exact numbers (arrow keys move between marks, Esc hides the note).</p>
 ${legend()}
 <p class="muted" id="scale-note"></p>
-<p class="muted" id="prefix-note"></p>
-</header>
-<main>
-<h2 id="partitions-heading" tabindex="-1">Partitions</h2>
-<div class="toolbar" role="search" aria-label="Filter partitions">
-<label><input type="checkbox" id="only-problems"> only partitions that are not clean</label>
-<label>search path <input type="search" id="search" placeholder="e.g. topics/3  (press /)" autocomplete="off"></label>
-<label>sort <select id="sort"><option value="worst">worst first</option><option value="path">by path</option></select></label>
-<label>scale <select id="scale"><option value="partition">shared within a partition</option><option value="report">shared by the whole report</option><option value="fit">each segment fills its row</option></select></label>
-<label>rows <select id="page-size"></select></label>
-<span class="pager"><button type="button" id="prev">&larr; previous</button><span id="page-label"></span><button type="button" id="next">next &rarr;</button></span>
+</section>
 </div>
-<p class="status" id="status" role="status" aria-live="polite">Loading the report&hellip;</p>
-<p class="print-note" id="print-note"></p>
-<noscript><p>The partition drawings need JavaScript; the summary above is complete without it.</p></noscript>
-<ol class="partitions" id="partitions" aria-labelledby="partitions-heading"></ol>
-<p class="empty-list" id="empty" hidden>No partition matches the filters.</p>
-</main>
 <div id="tooltip" role="tooltip" hidden></div>
 <script type="application/json" id="segscan-config">${config}</script>
 <script type="application/json" id="segscan-data"${gzip ? ` data-encoding="gzip+base64"` : ""}>${payload}</script>
+<script type="application/json" id="segscan-commands">${scriptSafeJson(partitionCommands(report))}</script>
 <script>${HTML_REPORT_SCRIPT}</script>
 </body>
 </html>

@@ -30,6 +30,31 @@ export const MARK_COLORS = {
   index: "#444444",
 } as const;
 
+/**
+ * The verdict banner's colours (docs/html-report.md): the verdict's colour for
+ * the border and the verdict word's fill, a tint of it behind the sentence.
+ * The word's text is black on every fill (each has at least 4.5:1 contrast
+ * with black), and each verdict also has its own border style and mark, so
+ * colour is never the only cue.
+ */
+export const VERDICT_COLORS = {
+  clean: { color: OKABE_ITO.bluishGreen, tint: "#e2f5ee", border: "solid", mark: "\\2713" },
+  info: { color: OKABE_ITO.skyBlue, tint: "#e6f3fb", border: "solid", mark: "\\2139" },
+  warn: { color: OKABE_ITO.yellow, tint: "#fcf9dc", border: "dashed", mark: "\\25B2" },
+  repairable: { color: OKABE_ITO.orange, tint: "#fcf0d6", border: "dashed", mark: "\\270E" },
+  refused: { color: OKABE_ITO.vermillion, tint: "#fbe4d7", border: "double", mark: "\\2715" },
+  failed: { color: OKABE_ITO.reddishPurple, tint: "#f8e8f1", border: "dotted", mark: "!" },
+} as const;
+
+const bannerCss = Object.entries(VERDICT_COLORS)
+  .map(
+    ([verdict, { color, tint, border, mark }]) =>
+      `.verdict-banner.v-${verdict} { border-color: ${color}; border-style: ${border}; background: ${tint}; }\n` +
+      `.verdict-banner.v-${verdict} .verdict-word { background: ${color}; }\n` +
+      `.verdict-banner.v-${verdict} .verdict-word::before { content: "${mark}"; }`,
+  )
+  .join("\n");
+
 const C = MARK_COLORS;
 const P = OKABE_ITO;
 
@@ -48,7 +73,21 @@ a.skip { position: absolute; left: -9999px; top: 0; background: #fff; padding: 4
 a.skip:focus { left: 8px; }
 :focus-visible { outline: 3px solid ${P.black}; outline-offset: 2px; }
 
-header.summary { border-bottom: 1px solid var(--line); padding-bottom: 12px; }
+header.summary { padding-bottom: 4px; }
+.verdict-banner { border-width: 4px; border-radius: 6px; padding: 10px 14px; margin: 8px 0 4px; font-size: 1.1rem; line-height: 1.5; }
+.verdict-banner p { margin: 0; overflow-wrap: anywhere; }
+.verdict-banner .verdict-word { display: inline-block; color: #000; padding: 1px 10px; margin-right: 4px; border-radius: 3px; font-weight: 800; letter-spacing: 0.02em; }
+.verdict-banner .verdict-word::before { margin-right: 6px; }
+${bannerCss}
+.verdict-banner.v-refused { border-width: 6px; }
+.forecast-line { margin: 6px 0; }
+#prefix-note { margin: 0; }
+#prefix-note:empty { display: none; }
+.command { display: flex; align-items: stretch; gap: 0; margin: 4px 0 6px; max-width: 100%; }
+.command code { flex: 1 1 auto; min-width: 0; display: block; padding: 4px 8px; background: #1e1e1e; color: #f4f4f4; border-radius: 4px 0 0 4px; white-space: pre-wrap; overflow-wrap: anywhere; user-select: all; -webkit-user-select: all; }
+.command code::before { content: "$ "; color: #9a9a9a; user-select: none; -webkit-user-select: none; }
+.command button.copy { flex: none; font: inherit; font-size: 0.85rem; padding: 2px 10px; border: 1px solid #1e1e1e; border-radius: 0 4px 4px 0; background: #fff; cursor: pointer; }
+.reference { margin-top: 28px; border-top: 1px solid var(--line); }
 .facts { display: flex; flex-wrap: wrap; gap: 6px 20px; margin: 8px 0; padding: 0; list-style: none; }
 .facts li b { font-weight: 600; }
 table.counts { border-collapse: collapse; margin: 8px 0; }
@@ -69,13 +108,17 @@ tr.destructive td { background: #fdeee4; }
 .badge.repairable::before { content: "\\270E"; }
 .badge.refused::before { content: "\\2715"; }
 .badge.failed::before { content: "!"; }
+.badge.info { border-color: ${P.skyBlue}; }
+.badge.warn { border-color: ${P.yellow}; border-style: dashed; }
+.badge.info::before { content: "\\2139"; }
+.badge.warn::before { content: "\\25B2"; }
 
 .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 8px 0; padding: 0; list-style: none; align-items: center; }
 .legend li { display: flex; align-items: center; gap: 6px; }
 .legend svg { flex: none; }
 
 .toolbar { position: sticky; top: 0; z-index: 5; background: var(--bg); display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; padding: 10px 0; border-bottom: 1px solid var(--line); }
-.toolbar input[type=search] { width: 22rem; max-width: 100%; padding: 4px 6px; font: inherit; }
+.toolbar input[type=search] { width: 14rem; max-width: 100%; padding: 4px 6px; font: inherit; }
 .toolbar select, .toolbar button { font: inherit; padding: 3px 8px; }
 .pager { display: flex; gap: 6px; align-items: center; }
 
@@ -98,9 +141,27 @@ p.next-step { padding: 4px 8px; background: var(--panel); border-left: 3px solid
 dl.meanings { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 6px 0; }
 dl.meanings dt { margin: 0; }
 dl.meanings dd { margin: 0; }
-ul.node-findings { padding-left: 18px; }
-ul.node-findings li { margin: 4px 0; overflow-wrap: anywhere; }
+ul.node-findings { list-style: none; padding: 0; margin: 6px 0; }
+ul.node-findings > li { margin: 6px 0; padding: 4px 10px; border-left: 4px solid var(--line); overflow-wrap: anywhere; }
+ul.node-findings > li.sev-failed { border-left-color: ${P.reddishPurple}; border-left-style: dotted; }
+ul.node-findings > li.sev-refused { border-left-color: ${P.vermillion}; border-left-style: double; border-left-width: 6px; }
+ul.node-findings > li.sev-repairable { border-left-color: ${P.orange}; border-left-style: dashed; }
+ul.node-findings > li.sev-warn { border-left-color: ${P.yellow}; border-left-style: dashed; }
+ul.node-findings > li.sev-info { border-left-color: ${P.skyBlue}; }
+.finding-head { display: flex; flex-wrap: wrap; gap: 2px 8px; align-items: baseline; }
+.finding-code { font-weight: 700; }
 .finding-path { color: var(--muted); }
+.finding-head .finding-path { background: var(--panel); padding: 0 4px; border-radius: 3px; }
+.finding-head details.why { margin-left: auto; }
+.finding-head details.why[open] { flex-basis: 100%; margin-left: 0; }
+.section-note { margin: 0 0 6px; color: var(--muted); }
+ul.node-findings .next-step, ul.partition-findings .next-step { margin: 2px 0; }
+details.why { margin: 0 0 2px; font-size: 0.9rem; }
+details.why summary { cursor: pointer; color: var(--muted); }
+details.why ul { margin: 2px 0; padding-left: 18px; }
+details.why p { margin: 2px 0; }
+ul.partition-findings { margin: 4px 0; padding-left: 0; list-style: none; overflow-wrap: anywhere; }
+ul.partition-findings li { margin: 2px 0; }
 
 .segments { display: grid; grid-template-columns: minmax(170px, 15rem) 1fr; gap: 2px 12px; margin-top: 6px; align-items: center; }
 .seglabel { font-size: 0.85rem; line-height: 1.25; }
