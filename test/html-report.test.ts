@@ -508,7 +508,13 @@ describe("HTML report: CLI and page file (no browser)", () => {
       "segscan scan /data",
     ]);
     expect(shellQuote(argv)).toBe("segscan salvage $'/data/it\\'s here\\x1b]0;owned\\x07' --apply");
-    for (const absent of [{ nextStep: "s" }, { [NEXT_STEP_ARGV_FIELD]: [] }, { [NEXT_STEP_ARGV_FIELD]: "segscan scan" }, null])
+    for (const absent of [
+      { nextStep: "s" },
+      { [NEXT_STEP_ARGV_FIELD]: null },
+      { [NEXT_STEP_ARGV_FIELD]: [] },
+      { [NEXT_STEP_ARGV_FIELD]: "segscan scan" },
+      null,
+    ])
       expect(nextStepCommands(absent)).toEqual([]);
     // The node findings are static HTML: their commands are there without the script, HTML-escaped.
     const page = renderHtmlReport(withArgv(nodeJson));

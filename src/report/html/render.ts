@@ -96,11 +96,11 @@ function escapeText(value: unknown): string {
 /**
  * The field beside a `nextStep` sentence that holds its command as an argv
  * array (docs/interfaces.md §9.2): one command (`string[]`) or several in
- * order (`string[][]`). The page shows each shell-quoted (`shellQuote`, the
+ * order (`string[][]`); `null` or absent when the step runs no command. The page shows each shell-quoted (`shellQuote`, the
  * one quoting) in a copyable code element; a report without the field shows
  * the sentence alone.
  */
-export const NEXT_STEP_ARGV_FIELD = "nextStepArgv";
+export const NEXT_STEP_ARGV_FIELD = "nextCommand";
 
 const isArgv = (value: unknown): value is string[] =>
   Array.isArray(value) && value.length > 0 && value.every((word) => typeof word === "string");
