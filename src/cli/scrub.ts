@@ -164,8 +164,9 @@ async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
             ? "FINDING"
             : finding.severity.toUpperCase();
       const node = finding.item === undefined ? "" : ` [${finding.item}, ${finding.severity}]`;
+      const nextStep = finding.nextStep === undefined ? "" : `  next step: ${finding.nextStep}\n`;
       return out(
-        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n`,
+        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n${nextStep}`,
       );
     }
     case "state-ignored":

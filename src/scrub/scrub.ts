@@ -67,6 +67,14 @@ function pathFraction(path: string): number {
  */
 export const SEALED_SETTLE_MS = 60_000;
 
+/**
+ * The active segment is being appended to while it changes; one left alone
+ * longer than this (the same minute as SEALED_SETTLE_MS and NODE_SETTLE_MS)
+ * has no append in progress, so a batch cut short at its end is a torn tail,
+ * as `scan` reports it after a crash, no longer growth (docs/scrub.md §1).
+ */
+export const ACTIVE_SETTLE_MS = 60_000;
+
 /** A long pass saves its progress at most this often, so a kill loses at most this much work. */
 export const STATE_SAVE_INTERVAL_MS = 10_000;
 
@@ -104,6 +112,8 @@ export interface ScrubOptions {
   scanFs?: ScanFs;
   /** Default SEALED_SETTLE_MS; tests pass 0 to treat every sealed segment as settled. */
   sealedSettleMs?: number;
+  /** Default ACTIVE_SETTLE_MS: an active segment left alone this long is judged as `scan` judges it (a torn tail is a finding). */
+  activeSettleMs?: number;
   /**
    * Default NODE_SETTLE_MS: node findings about files the server may be
    * writing (the WAL's tail, a `.tmp`, offsets against the head) wait until
@@ -191,6 +201,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   }
   const reverifyAfterMs = options.reverifyAfterMs ?? DEFAULT_REVERIFY_AFTER_MS;
   const settleMs = options.sealedSettleMs ?? SEALED_SETTLE_MS;
+  const activeSettleMs = options.activeSettleMs ?? ACTIVE_SETTLE_MS;
+  if (!(settleMs >= 0) || !(activeSettleMs >= 0)) throw new RangeError(`settle times must be ≥ 0, got ${settleMs} and ${activeSettleMs}`);
   const nodeSettleMs = options.nodeSettleMs ?? NODE_SETTLE_MS;
   if (!(nodeSettleMs >= 0)) throw new RangeError(`nodeSettleMs must be ≥ 0, got ${nodeSettleMs}`);
   if (!(reverifyAfterMs >= 0)) throw new RangeError(`reverifyAfterMs must be ≥ 0, got ${reverifyAfterMs}`);
@@ -374,7 +386,9 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       }
       const indexIdentity = await identityOf(segment.indexPath).catch(() => null);
       const modifiedMs = Number(BigInt(identity.mtimeNs) / 1_000_000n);
-      const settling = segment.sealed && nowDate.getTime() - modifiedMs < settleMs;
+      // Modified within the settle time: a writer may still be appending (an active segment, or a just-rolled one's last flush).
+      const segmentSettleMs = segment.sealed ? settleMs : activeSettleMs;
+      const settling = nowDate.getTime() - modifiedMs < segmentSettleMs;
       const hashing = segment.sealed && plan.fromPosition === 0;
       const hasher = hashing ? new PrefixHasher(engine.createHasher()) : null;
       let verification;
@@ -387,7 +401,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
             frozenSize: identity.size,
             indexSize: indexIdentity?.size ?? 0,
             sealed: segment.sealed,
-            tailMayGrow: !segment.sealed || settling,
+            tailMayGrow: settling,
+            settleMs: segmentSettleMs,
             fromPosition: plan.fromPosition,
             expectedOffset: plan.expectedOffset,
           },
@@ -439,7 +454,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       summary.bytesVerified += bytesVerified;
       state.totals.segmentsVerified++;
       state.totals.bytesVerified += bytesVerified;
-      if (findings.length === 0 && !(settling && verification.inFlightBytes > 0)) {
+      // A settling sealed segment is remembered once whole; an active one resumes where its chain stands.
+      if (findings.length === 0 && !(segment.sealed && settling && verification.inFlightBytes > 0)) {
         state.segments[segment.logPath] = {
           size: identity.size,
           mtimeNs: identity.mtimeNs,
