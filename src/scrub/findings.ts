@@ -162,6 +162,12 @@ export interface PassSummary {
   statePath: string | null;
   /** When the last pass that visited every segment finished (this one, when complete). */
   lastFullPassAt: string | null;
+  /**
+   * When the last complete pass finished that read every file it meant to (no
+   * UnreadableFile, no `failed` node finding): this one, or an earlier one the
+   * state remembers. Findings about the bytes do not make a pass fail.
+   */
+  lastSuccessAt: string | null;
   /** Cumulative over every pass the state file remembers. */
   totals: { bytesVerified: number; segmentsVerified: number; passesCompleted: number };
   /**

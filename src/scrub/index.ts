@@ -34,8 +34,20 @@ export {
   defaultStateDirectory,
   loadState,
   SCRUB_STATE_VERSION,
+  SCRUB_STATE_FORMAT,
+  isScrubStateHead,
   StateFileError,
   type ScrubState,
   type SegmentState,
 } from "./state.js";
-export { formatMetrics, writeMetrics, MAX_PARTITION_SERIES, MAX_NODE_PATH_SERIES, type MetricsInput } from "./metrics.js";
+export {
+  formatMetrics,
+  writeMetrics,
+  isScrubMetricsHead,
+  METRICS_HEADER,
+  MAX_PARTITION_SERIES,
+  MAX_NODE_PATH_SERIES,
+  type MetricsInput,
+} from "./metrics.js";
+export { OutputFileError } from "./output-file.js";
+export { checkScrubOutputs, ScrubOutputError, type ScrubOutput, type ScrubOutputs } from "./outputs.js";

@@ -27,20 +27,22 @@ import {
   type ScrubFinding,
   type SegmentVerifiedEvent,
   emptyNodeCheckSummary,
+  passOutcome,
   zeroFindingCounts,
 } from "./findings.js";
 import { NODE_SETTLE_MS, PartitionProofs, checkNode } from "./node.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
 import { PrefixHasher, ScrubReads } from "./reads.js";
 import { verifySegmentForScrub } from "./segment.js";
+import { OutputFileError, checkOutputPath, protectedTrees } from "./output-file.js";
 import {
   type ScrubState,
   type SegmentState,
   StateFileError,
   defaultStatePath,
   emptyState,
+  isScrubStateHead,
   loadState,
-  rewritableFileProblem,
   saveState,
 } from "./state.js";
 
@@ -88,7 +90,11 @@ export interface ScrubProgress {
 export interface ScrubOptions {
   /** Bytes per second read from disk (token bucket). Default 64 MiB/s; `Infinity` for no limit. */
   rate?: number;
-  /** State file path; `null` keeps no state (every pass is a full pass). Default: defaultStatePath(root). */
+  /**
+   * State file path; `null` keeps no state (every pass is a full pass). Default: defaultStatePath(root).
+   * Refused (StateFileError, before anything is read) inside the scrubbed tree or its node root, when it is
+   * no regular file, or when it exists and is not a state the scrub wrote (docs/scrub.md §3.1).
+   */
   state?: string | null;
   /**
    * Stops the pass within one window; the state is saved and a last
@@ -211,10 +217,21 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   const clock = options.now ?? (() => new Date());
   const signal = options.signal;
   const scanFs = options.scanFs ?? nodeScanFs;
-  const statePath = options.state === undefined ? defaultStatePath(rootPath) : options.state;
-  // Before any open: a FIFO as the state file would block its read for good.
-  const stateProblem = statePath === null ? null : await rewritableFileProblem(statePath, "scrub state file");
-  if (stateProblem !== null) throw new StateFileError(`${stateProblem}; nothing was scrubbed`);
+  const givenStatePath = options.state === undefined ? defaultStatePath(rootPath) : options.state;
+  // Before any open (a FIFO as the state file would block its read for good), and before anything is written:
+  // the state never lands in the scrubbed tree, nor replaces a file the scrub did not write (docs/scrub.md §3.1).
+  let statePath: string | null = null;
+  if (givenStatePath !== null) {
+    try {
+      statePath = await checkOutputPath(
+        { path: givenStatePath, what: "scrub state file", recognise: isScrubStateHead },
+        await protectedTrees(rootPath),
+      );
+    } catch (error) {
+      if (error instanceof OutputFileError) throw new StateFileError(`${error.message}; nothing was scrubbed`, { cause: error });
+      throw error;
+    }
+  }
   const engine = options.engine ?? (await createEngine());
 
   const startedAt = clock();
@@ -244,6 +261,7 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     findings: 0,
     statePath,
     lastFullPassAt: null,
+    lastSuccessAt: null,
     totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 },
     failingPartitions: [],
     node: null,
@@ -548,12 +566,15 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     for (const path of Object.keys(state.segments)) if (!seen.has(path)) delete state.segments[path];
     state.lastFullPassAt = finishedAt.toISOString();
     state.totals.passesCompleted++;
+    // A success read every file it meant to; findings about the bytes are the scrub doing its job (docs/scrub.md §5).
+    if (passOutcome(summary).failures === 0) state.lastSuccessAt = finishedAt.toISOString();
   }
   await save();
   summary.finishedAt = finishedAt.toISOString();
   summary.elapsedMs = Math.round(performance.now() - startedMs);
   summary.bytesRead = reads.meter.bytesRead;
   summary.lastFullPassAt = state.lastFullPassAt;
+  summary.lastSuccessAt = state.lastSuccessAt;
   summary.totals = { ...state.totals };
   summary.failingPartitions = [...failingPartitions]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
