@@ -8,6 +8,7 @@
  * file elsewhere is followed and stays a symlink; the atomic write checks
  * again just before its rename and leaves a file swapped in meanwhile alone.
  */
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   existsSync,
@@ -31,7 +32,7 @@ import { OutputFileError, checkOutputPath, protectedTrees } from "../src/scrub/o
 import { checkScrubOutputs } from "../src/scrub/outputs.js";
 import { scrub } from "../src/scrub/scrub.js";
 import { isScrubStateHead } from "../src/scrub/state.js";
-import { runCli } from "./helpers/cli.js";
+import { CLI, runCli } from "./helpers/cli.js";
 import { trackedTempDir } from "./helpers/fixtures.js";
 
 /** A generated tiny node root (2 partitions, metadata/ with its WAL), in a fresh temp dir of its own. */
@@ -61,6 +62,12 @@ function firstLog(root: string): string {
   const name = (readdirSync(root, { recursive: true }) as string[]).filter((n) => n.endsWith(".log")).sort()[0]!;
   return join(root, name);
 }
+
+/**
+ * Whether this machine lets an unprivileged process bind-mount in a user and
+ * mount namespace of its own (`unshare -rm`): no mount outside it is touched.
+ */
+const canBindMount = spawnSync("unshare", ["-rm", "true"]).status === 0;
 
 /** A directory outside the node for the operator's own files. */
 const elsewhere = (): string => trackedTempDir("segscan-scrub-elsewhere-");
@@ -110,6 +117,21 @@ describe("scrub --state/--metrics never land on a scanned file", () => {
     expect(viaLink.code).toBe(16);
     expect(contents(root)).toEqual(before);
     expect(readdirSync(outside).sort()).toEqual(["metadata-link", "node-link", "segment-link.json"]);
+  });
+
+  it.skipIf(!canBindMount)("a path reaching the node through a bind mount (no symlink to resolve) is inside it too", async () => {
+    const root = await node();
+    const mountPoint = join(elsewhere(), "mnt");
+    mkdirSync(mountPoint);
+    const before = contents(root);
+    // In a namespace of its own: the bind mount lives and dies with this one command.
+    const script = 'mount --bind "$1" "$2" && exec "$3" "$4" scrub "$1" --state "$2/metadata/new-state.json" --rate unlimited';
+    const run = spawnSync("unshare", ["-rm", "sh", "-c", script, "sh", root, mountPoint, process.execPath, CLI], { encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(16);
+    expect(run.stderr).toContain(
+      `--state: the state file ${mountPoint}/metadata/new-state.json lies inside ${root} (reached by another path, a bind mount`,
+    );
+    expect(contents(root)).toEqual(before);
   });
 
   it("a partition or a .log scrubbed alone: its node root and its partition dir are protected too", async () => {

@@ -3,7 +3,8 @@
  * and the rules that keep those writes off anything else: the scrub is
  * read-only toward everything it did not write itself. A path it would write
  * is resolved through every symlink first; it must lie outside the scrubbed
- * tree (and outside the node root holding it), be a regular file or nothing
+ * tree (and outside the node root holding it), by path and by the device and
+ * inode of its directories (a bind mount), be a regular file or nothing
  * yet below a directory, and, when it exists, be a file of the scrub's own
  * format, recognised by its first bytes. The write itself is a temp file
  * beside the resolved path, fsync, rename, directory fsync, after checking
@@ -45,6 +46,31 @@ export function fileKind(info: Stats): string {
 }
 
 const errnoOf = (cause: unknown): string | undefined => (cause as NodeJS.ErrnoException).code;
+
+/** A directory's device and inode: the same directory whatever path (a bind mount, another name) reaches it. */
+async function directoryIdentity(path: string): Promise<string | null> {
+  const info = await stat(path, { bigint: true }).catch(() => null);
+  return info?.isDirectory() ? `${info.dev}:${info.ino}` : null;
+}
+
+/**
+ * The protected tree an existing ancestor of `resolved` is, by device and
+ * inode, or undefined: a path reaching the tree through a bind mount has no
+ * symlink to resolve, but its directories are the tree's own.
+ */
+async function treeByIdentity(resolved: string, trees: readonly string[]): Promise<string | undefined> {
+  const byIdentity = new Map<string, string>();
+  for (const tree of trees) {
+    const identity = await directoryIdentity(tree);
+    if (identity !== null) byIdentity.set(identity, tree);
+  }
+  for (let directory = dirname(resolved); ; directory = dirname(directory)) {
+    const identity = await directoryIdentity(directory);
+    const tree = identity === null ? undefined : byIdentity.get(identity);
+    if (tree !== undefined) return tree;
+    if (dirname(directory) === directory) return undefined;
+  }
+}
 
 /** `child` is `parent` or lies below it (both absolute and normalised). */
 function isWithin(child: string, parent: string): boolean {
@@ -205,9 +231,11 @@ export async function checkOutputPath(check: OutputCheck, trees: readonly string
   const resolved = await resolveOutputPath(path, what);
   const shown = resolved === resolve(path) ? path : `${path} (${resolved})`;
   const inside = trees.find((tree) => isWithin(resolve(path), tree) || isWithin(resolved, tree));
-  if (inside !== undefined) {
+  const mounted = inside === undefined ? await treeByIdentity(resolved, trees) : undefined;
+  if (inside !== undefined || mounted !== undefined) {
+    const how = mounted === undefined ? "" : " (reached by another path, a bind mount: its directory is that tree's own)";
     throw new OutputFileError(
-      `the ${what} ${shown} lies inside ${inside}, which the scrub reads: segscan writes nothing there; give a path outside it`,
+      `the ${what} ${shown} lies inside ${inside ?? mounted}${how}, which the scrub reads: segscan writes nothing there; give a path outside it`,
     );
   }
   const problem = (await rewritableFileProblem(resolved, what)) ?? (await foreignFileProblem(resolved, shown, what, recognise));
