@@ -394,6 +394,7 @@ describe("scrub: what changed in a sealed segment", () => {
       utimesSync(sealed.logPath, FIXED_MTIME_SECONDS, FIXED_MTIME_SECONDS);
       // Beside the scrubbed tree: a state inside it is refused (docs/scrub.md §3.1).
       const state = `${root}-state.json`;
+      onTestFinished(() => rmSync(state, { force: true }));
       expect((await collect(root, { engine, state })).findings).toEqual([]);
       const inode = statSync(sealed.logPath).ino;
       filledSegment(dir, 0x42);

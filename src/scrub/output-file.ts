@@ -222,7 +222,7 @@ export interface OutputCheck {
 }
 
 /**
- * Checks one output path against the scrub of `root` and returns it resolved
+ * Checks one output path against the trees a scrub reads (protectedTrees) and returns it resolved
  * (the path every later read and write uses), or throws OutputFileError
  * saying why it may not be written. Nothing is created or written.
  */
