@@ -275,6 +275,7 @@ describe("node findings in the metrics (docs/scrub.md §5)", () => {
       findings: MAX_NODE_PATH_SERIES + 3,
       statePath: null,
       lastFullPassAt: null,
+      lastSuccessAt: null,
       totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 1 },
       failingPartitions: Array.from({ length: MAX_PARTITION_SERIES + 5 }, (_, i) => ({
         partition: `/n/p/${String(i).padStart(3, "0")}`,

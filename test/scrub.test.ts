@@ -392,7 +392,9 @@ describe("scrub: what changed in a sealed segment", () => {
       const sealed = filledSegment(dir, 0x41);
       writeSegment(dir, 10n, buildChain({ startOffset: 10n, counts: [2, 2] }).log);
       utimesSync(sealed.logPath, FIXED_MTIME_SECONDS, FIXED_MTIME_SECONDS);
-      const state = join(root, "state.json");
+      // Beside the scrubbed tree: a state inside it is refused (docs/scrub.md §3.1).
+      const state = `${root}-state.json`;
+      onTestFinished(() => rmSync(state, { force: true }));
       expect((await collect(root, { engine, state })).findings).toEqual([]);
       const inode = statSync(sealed.logPath).ino;
       filledSegment(dir, 0x42);
@@ -571,17 +573,39 @@ describe("scrub: stopping and the state file", () => {
     }
   });
 
-  it("a garbage or torn state file is reported and ignored: a full pass, then a good state", async () => {
+  it("a torn or unusable state file the scrub wrote is reported and ignored: a full pass, then a good state", async () => {
     const tree = writeTree(1, 2, 4, 10);
     const state = statePathIn(tree);
     await collect(tree.root, { engine: engines[0]!, state });
     const whole = readFileSync(state, "utf8");
-    for (const garbage of [whole.slice(0, Math.floor(whole.length / 2)), "\u0000\u0000\u0000", "[]", JSON.stringify({ version: 1 })]) {
-      writeFileSync(state, garbage);
+    const parsed = JSON.parse(whole) as Record<string, unknown>;
+    for (const damaged of [
+      whole.slice(0, Math.floor(whole.length / 2)),
+      JSON.stringify({ ...parsed, version: 99 }, null, 1),
+      JSON.stringify({ ...parsed, segments: null }, null, 1),
+    ]) {
+      writeFileSync(state, damaged);
       const { events, summary } = await collect(tree.root, { engine: engines[0]!, state });
       expect(events[0]).toMatchObject({ type: "state-ignored", path: state });
       expect(summary).toMatchObject({ complete: true, segmentsVerified: 2 });
       expect((await loadState(state, tree.root)).problem).toBeNull();
+    }
+  });
+
+  it("a file at the state path the scrub did not write is refused before anything is read or written, and kept as it was", async () => {
+    const tree = writeTree(1, 2, 4, 10);
+    const state = statePathIn(tree);
+    onTestFinished(() => rmSync(state, { force: true }));
+    for (const foreign of ["\u0000\u0000\u0000", "[]", JSON.stringify({ version: 1 }), "", '{\n "version": 2\n}\n']) {
+      writeFileSync(state, foreign);
+      const events: ScrubEvent[] = [];
+      await expect(
+        (async () => {
+          for await (const event of scrub(tree.root, { engine: engines[0]!, state, rate: Infinity })) events.push(event);
+        })(),
+      ).rejects.toMatchObject({ name: "StateFileError", message: expect.stringContaining("is not a scrub state file segscan wrote") });
+      expect(events).toEqual([]);
+      expect(readFileSync(state, "utf8")).toBe(foreign);
     }
   });
 
@@ -713,6 +737,7 @@ describe("segscan scrub (CLI)", () => {
       findings: 0,
       statePath: null,
       lastFullPassAt: null,
+      lastSuccessAt: null,
       totals: { bytesVerified: 10, segmentsVerified: 1, passesCompleted: 1 },
       failingPartitions: [{ partition: `${root}/streams/1`, findings: 2 }],
       node: null,

@@ -2,6 +2,7 @@
 import { stat } from "node:fs/promises";
 import { constants as osConstants, setPriority } from "node:os";
 import { resolve } from "node:path";
+import { SEGSCAN_VERSION } from "../version.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { EngineKind } from "../engine/types.js";
@@ -9,6 +10,7 @@ import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../for
 import { formatBytes } from "../report/format.js";
 import { terminalSafe } from "../report/terminal-safe.js";
 import { COUNTED_NODE_SEVERITIES, type PassSummary, type ScrubEvent, passOutcome } from "../scrub/findings.js";
+import type { ScrubOutputs } from "../scrub/outputs.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
 import { out, resolveEngine, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
@@ -75,7 +77,10 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
         .argParser(parseRate)
         .default(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, `${formatBytes(DEFAULT_SCRUB_RATE_BYTES_PER_SECOND).replace(" ", "")}/s`),
     )
-    .option("--state <file>", "state file (default: $XDG_STATE_HOME/segscan/… or ~/.local/state/segscan/…)")
+    .option(
+      "--state <file>",
+      "state file (default: $XDG_STATE_HOME/segscan/… or ~/.local/state/segscan/…); never inside the scrubbed tree, and an existing file must be a scrub state",
+    )
     .addOption(
       new Option(
         "--reverify-after <duration>",
@@ -86,9 +91,12 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
     )
     .option(
       "--metrics <file>",
-      "write Prometheus text-format metrics here after each complete pass (node_exporter textfile collector; name it *.prom)",
+      "write Prometheus text-format metrics here after each complete pass (node_exporter textfile collector; name it *.prom); never inside the scrubbed tree, and an existing file must be scrub metrics",
     )
-    .option("--watch", "keep running: one pass per --interval until SIGTERM/SIGINT (then finish the current window, save state, exit 0)")
+    .option(
+      "--watch",
+      "keep running: print a start line, then one pass per --interval until SIGTERM/SIGINT (then finish the current window, save state, exit 0)",
+    )
     .addOption(
       new Option("--interval <duration>", "time between the starts of passes with --watch")
         .argParser(parseDuration(MIN_INTERVAL_MS))
@@ -116,9 +124,17 @@ On a node root (a dir holding metadata/ or streams/) each pass ends with the nod
 about a file the server is writing (the WAL's live tail, a .tmp, offsets ahead of unflushed
 messages) waits until the file has been left alone for a minute (docs/scrub.md §1.1).
 
+The active segment is verified up to its size when reached; a batch still being appended there is growth.
+Once the segment has been left alone for a minute, damage at its end is a torn tail, as \`scan\` says.
+
+The state and metrics files are the only files scrub writes (atomically: a temp file beside, then a
+rename). Neither may lie inside the scrubbed tree (symlinks resolved), be a directory or a FIFO, or be
+one file; an existing file there must be one scrub wrote, or nothing is scrubbed (exit 16).
+
 Exit status: 0 no findings (node findings of severity info or warn are printed and exit 0) · 4 findings ·
-8 operational error (unreadable files, a failed node item, state not writable) · 16 usage error ·
-32 a single pass was cancelled (with --watch a SIGTERM/SIGINT stop exits 0).`,
+8 operational error (unreadable files, a failed node item, state not writable) · 16 usage error (a
+--state or --metrics path scrub may not write) · 32 a single pass was cancelled (with --watch a
+SIGTERM/SIGINT stop exits 0).`,
     )
     .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(path, flags, command)));
 }
@@ -164,8 +180,9 @@ async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
             ? "FINDING"
             : finding.severity.toUpperCase();
       const node = finding.item === undefined ? "" : ` [${finding.item}, ${finding.severity}]`;
+      const nextStep = finding.nextStep === undefined ? "" : `  next step: ${finding.nextStep}\n`;
       return out(
-        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n`,
+        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n${nextStep}`,
       );
     }
     case "state-ignored":
@@ -174,26 +191,69 @@ async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
     case "segment-skipped":
       return out(`skipped ${event.message}\n`);
     case "pass-complete":
-      return out(passLine(event.summary));
+      // The summary names the state file, so an operator (or a unit's log) knows which file to keep or remove.
+      return out(passLine(event.summary) + (event.summary.statePath === null ? "" : `  state saved to ${event.summary.statePath}\n`));
     default:
       return;
   }
 }
 
 /**
- * The files the scrub rewrites must be regular files (or absent) under a
- * directory, checked before anything is opened (a FIFO would block the open);
- * a path the operator gave is a usage error, the default state path an operational one.
+ * The files the scrub writes (docs/scrub.md §3.1), resolved and checked
+ * before anything is opened (a FIFO would block the open) or written: outside
+ * the scrubbed tree, regular or absent, the scrub's own when they exist, not
+ * one file. A path the operator gave is a usage error, the default state path
+ * an operational one.
  */
-async function checkOutputFiles(statePath: string, flags: ScrubFlags): Promise<void> {
-  const { rewritableFileProblem } = await import("../scrub/state.js");
-  const stateProblem = await rewritableFileProblem(statePath, "state file");
-  if (stateProblem !== null) {
-    if (flags.state !== undefined) throw new UsageError(`--state: ${stateProblem}; nothing was scrubbed`);
-    throw new OperationalError(`${stateProblem}; give --state <file>; nothing was scrubbed`);
+async function checkOutputFiles(root: string, statePath: string, flags: ScrubFlags): Promise<ScrubOutputs> {
+  const { checkScrubOutputs, ScrubOutputError } = await import("../scrub/outputs.js");
+  try {
+    return await checkScrubOutputs(root, statePath, flags.metrics ?? null);
+  } catch (error) {
+    if (!(error instanceof ScrubOutputError)) throw error;
+    if (error.output === "metrics") throw new UsageError(`--metrics: ${error.message}; nothing was scrubbed`);
+    if (flags.state !== undefined) throw new UsageError(`--state: ${error.message}; nothing was scrubbed`);
+    throw new OperationalError(`${error.message}; give --state <file>; nothing was scrubbed`);
   }
-  const metricsProblem = flags.metrics === undefined ? null : await rewritableFileProblem(resolve(flags.metrics), "metrics file");
-  if (metricsProblem !== null) throw new UsageError(`--metrics: ${metricsProblem}; nothing was scrubbed`);
+}
+
+/** `6h`, `1h30m`, `90s` → `1m30s`: a duration as `--interval` takes it. */
+export function formatDuration(durationMs: number): string {
+  const units: [string, number][] = [
+    ["w", DURATION_UNITS_MS.w!],
+    ["d", DURATION_UNITS_MS.d!],
+    ["h", DURATION_UNITS_MS.h!],
+    ["m", DURATION_UNITS_MS.m!],
+    ["s", DURATION_UNITS_MS.s!],
+    ["ms", 1],
+  ];
+  let rest = durationMs;
+  const parts: string[] = [];
+  for (const [unit, sizeMs] of units) {
+    const count = Math.floor(rest / sizeMs);
+    if (count > 0) parts.push(`${count}${unit}`);
+    rest -= count * sizeMs;
+  }
+  return parts.length === 0 ? "0" : parts.join("");
+}
+
+/** `--watch`: what this long-running process scrubs, how often, how fast, and where it writes (one line, or one JSON event). */
+function watchStartLine(root: string, outputs: ScrubOutputs, flags: ScrubFlags): string {
+  if (flags.json) {
+    return `${JSON.stringify({
+      type: "watch-start",
+      version: SEGSCAN_VERSION,
+      root,
+      intervalMs: flags.interval,
+      rateBytesPerSecond: Number.isFinite(flags.rate) ? flags.rate : null,
+      statePath: outputs.statePath,
+      metricsPath: outputs.metricsPath,
+    })}\n`;
+  }
+  const rate = Number.isFinite(flags.rate) ? `${formatBytes(flags.rate)}/s` : "unlimited";
+  const metrics = outputs.metricsPath === null ? "no metrics file (--metrics not given)" : `metrics ${outputs.metricsPath}`;
+  const line = `segscan ${SEGSCAN_VERSION} scrub --watch: ${root} every ${formatDuration(flags.interval)}, rate ${rate}; state ${outputs.statePath}; ${metrics}`;
+  return `${terminalSafe(line)}\n`;
 }
 
 export async function scrubCommand(path: string, flags: ScrubFlags, command: Command): Promise<number> {
@@ -212,8 +272,8 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
   // The same check as `scan`: a path that is no data dir, partition dir or .log is a usage error.
   await checkTargetKind(path);
   const root = resolve(path);
-  const statePath = flags.state !== undefined ? resolve(flags.state) : defaultStatePath(root);
-  await checkOutputFiles(statePath, flags);
+  const outputs = await checkOutputFiles(root, flags.state !== undefined ? resolve(flags.state) : defaultStatePath(root), flags);
+  const statePath = outputs.statePath;
   if (flags.nice) {
     try {
       setPriority(osConstants.priority.PRIORITY_LOW);
@@ -236,6 +296,7 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
   process.on("SIGTERM", onSignal);
   let code: number = EXIT.CLEAN;
   try {
+    if (flags.watch) await out(watchStartLine(root, outputs, flags));
     for (;;) {
       const passStartedMs = performance.now();
       let summary: PassSummary | null = null;
@@ -274,12 +335,13 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
       }
       // A stopped pass saw only part of the tree: its findings gauge would read as
       // "fixed". The last complete pass's metrics stay until the next one.
-      if (flags.metrics !== undefined && summary.complete) {
+      if (outputs.metricsPath !== null && summary.complete) {
         try {
-          await writeMetrics(resolve(flags.metrics), { root, summary, rateLimitBytesPerSecond: flags.rate });
+          await writeMetrics(outputs.metricsPath, { root, summary, rateLimitBytesPerSecond: flags.rate });
         } catch (error) {
           throw new OperationalError(`cannot write the metrics file ${flags.metrics}: ${(error as Error).message}`);
         }
+        if (!flags.json) await out(`${terminalSafe(`  metrics written to ${outputs.metricsPath}`)}\n`);
       }
       if (!summary.complete) return flags.watch ? EXIT.CLEAN : EXIT.CANCELLED;
       code = EXIT.CLEAN;

@@ -12,11 +12,17 @@ export const FINDING_CODES = [
   "FrameLayoutInvalid",
   /** A sealed segment that ends inside a batch. */
   "TruncatedBatch",
+  /**
+   * The active segment ends in bytes that do not verify, no verified batch
+   * follows them, and it has been left alone for the settle time: no append
+   * is in progress, so this is what `scan` reports as a torn tail (docs/scrub.md §1).
+   */
+  "TornTail",
   /** A verified batch below the offset the chain had reached. */
   "OffsetDiscontinuity",
   /** An index entry that does not sit on a verified batch start with the same base offset. */
   "IndexEntryMismatch",
-  /** A sealed segment's index whose size is not a whole number of entries. */
+  /** A settled segment's index (sealed, or active and left alone for the settle time) whose size is not a whole number of entries. */
   "IndexTrailingBytes",
   /** A sealed segment (immutable) whose size, mtime, inode or bytes changed since it was verified. */
   "SealedSegmentChanged",
@@ -58,8 +64,15 @@ export interface ScrubFinding {
   item?: NodeItem;
   /** Node findings only: its docs/node.md severity. `info` and `warn` are reported but exit 0, as with `scan`. */
   severity?: NodeSeverity;
-  /** Node findings only: the code-specific fields of docs/node.md (u64 values are bigint; `--json` prints them as strings). */
+  /**
+   * Node findings: the code-specific fields of docs/node.md (u64 values are
+   * bigint; `--json` prints them as strings). `TornTail`: `tornEvidence` and `residueBytes`.
+   */
   details?: Record<string, FindingValue>;
+  /** What to do next, one sentence; a segscan command in it is shell-quoted (`nextStepArgv`, pasteable as printed). */
+  nextStep?: string;
+  /** The command `nextStep` names, as an argv array (for machines: no quoting to undo). */
+  nextStepArgv?: string[];
 }
 
 /** Why a node finding seen this pass is not reported yet (docs/scrub.md §1.1); the next pass judges it again. */
@@ -149,6 +162,12 @@ export interface PassSummary {
   statePath: string | null;
   /** When the last pass that visited every segment finished (this one, when complete). */
   lastFullPassAt: string | null;
+  /**
+   * When the last complete pass finished that read every file it meant to (no
+   * UnreadableFile, no `failed` node finding): this one, or an earlier one the
+   * state remembers. Findings about the bytes do not make a pass fail.
+   */
+  lastSuccessAt: string | null;
   /** Cumulative over every pass the state file remembers. */
   totals: { bytesVerified: number; segmentsVerified: number; passesCompleted: number };
   /**

@@ -3,6 +3,7 @@ export {
   scrub,
   DEFAULT_REVERIFY_AFTER_MS,
   SEALED_SETTLE_MS,
+  ACTIVE_SETTLE_MS,
   REVERIFY_SPREAD,
   STATE_SAVE_INTERVAL_MS,
   type ScrubOptions,
@@ -33,8 +34,20 @@ export {
   defaultStateDirectory,
   loadState,
   SCRUB_STATE_VERSION,
+  SCRUB_STATE_FORMAT,
+  isScrubStateHead,
   StateFileError,
   type ScrubState,
   type SegmentState,
 } from "./state.js";
-export { formatMetrics, writeMetrics, MAX_PARTITION_SERIES, MAX_NODE_PATH_SERIES, type MetricsInput } from "./metrics.js";
+export {
+  formatMetrics,
+  writeMetrics,
+  isScrubMetricsHead,
+  METRICS_HEADER,
+  MAX_PARTITION_SERIES,
+  MAX_NODE_PATH_SERIES,
+  type MetricsInput,
+} from "./metrics.js";
+export { OutputFileError } from "./output-file.js";
+export { checkScrubOutputs, ScrubOutputError, type ScrubOutput, type ScrubOutputs } from "./outputs.js";

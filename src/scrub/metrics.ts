@@ -1,10 +1,32 @@
 /**
  * The scrub's metrics file (docs/scrub.md §5): Prometheus text exposition
- * format for node_exporter's textfile collector, written atomically (temp file
- * + rename in the same directory) so the collector never reads half a file.
+ * format for node_exporter's textfile collector (every family with HELP and
+ * TYPE, gauges and counters, one file replaced whole), written atomically
+ * (temp file + rename in the same directory) so the collector never reads half
+ * a file. Its first line (METRICS_HEADER) marks it as the scrub's: an existing
+ * file at the path that is not is never replaced (docs/scrub.md §3.1).
  */
+import { SEGSCAN_VERSION } from "../version.js";
 import { FINDING_CODES, NODE_ITEMS, NODE_SEVERITIES, type PassSummary } from "./findings.js";
-import { writeFileAtomic } from "./state.js";
+import { writeOwnFileAtomic } from "./output-file.js";
+
+/** The metrics file's first line: a plain comment, which the exposition format (and node_exporter) skips. */
+export const METRICS_HEADER = "# segscan scrub metrics (docs/scrub.md §5): rewritten whole after each complete pass";
+
+/** One line of the exposition as segscan writes it: a comment (HELP and TYPE included), a sample of a segscan family, or blank. */
+const OWN_LINE = /^(?:#.*|segscan_[a-z0-9_]+(?:\{.*\})? \S+|)$/;
+
+/**
+ * Whether a file beginning with `head` is a metrics file the scrub wrote:
+ * today's header first, or (earlier releases, no header) the first family's
+ * HELP; and every whole line of `head` one segscan writes.
+ */
+export function isScrubMetricsHead(head: string): boolean {
+  if (!head.startsWith(`${METRICS_HEADER}\n`) && !head.startsWith("# HELP segscan_")) return false;
+  const lines = head.split("\n");
+  // The last piece may be a line cut by the read's bound (or "" after the final newline): only whole lines are judged.
+  return lines.slice(0, -1).every((line) => OWN_LINE.test(line));
+}
 
 /**
  * At most this many `segscan_scrub_partition_findings{partition}` series: one
@@ -37,14 +59,20 @@ export interface MetricsInput {
   rateLimitBytesPerSecond: number;
 }
 
+/** Unix seconds of an ISO time, 0 for never (the textfile convention for a job that has not succeeded yet). */
+const unixSeconds = (iso: string | null): number => (iso === null ? 0 : Date.parse(iso) / 1000);
+
 export function formatMetrics({ root, summary, rateLimitBytesPerSecond }: MetricsInput): string {
   const labels = `root="${labelValue(root)}"`;
-  const lines: string[] = [];
+  const lines: string[] = [METRICS_HEADER];
   const metric = (name: string, type: "counter" | "gauge", help: string, samples: [string, number][]): void => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [extra, value] of samples)
       lines.push(`${name}{${labels}${extra}} ${Number.isFinite(value) ? String(value) : value > 0 ? "+Inf" : "NaN"}`);
   };
+  metric("segscan_build_info", "gauge", "The segscan release that wrote these metrics (always 1; the version is the label).", [
+    [`,version="${labelValue(SEGSCAN_VERSION)}"`, 1],
+  ]);
   metric(
     "segscan_scrub_bytes_verified_total",
     "counter",
@@ -124,8 +152,14 @@ export function formatMetrics({ root, summary, rateLimitBytesPerSecond }: Metric
     ["", Date.parse(summary.finishedAt) / 1000],
   ]);
   metric("segscan_scrub_last_full_pass_timestamp_seconds", "gauge", "Unix time the last complete pass ended (0: never).", [
-    ["", summary.lastFullPassAt === null ? 0 : Date.parse(summary.lastFullPassAt) / 1000],
+    ["", unixSeconds(summary.lastFullPassAt)],
   ]);
+  metric(
+    "segscan_scrub_last_success_timestamp_seconds",
+    "gauge",
+    "Unix time the last complete pass ended that read every file it meant to (no UnreadableFile, no failed node item; 0: never). Findings do not make a pass fail.",
+    [["", unixSeconds(summary.lastSuccessAt)]],
+  );
   metric("segscan_scrub_last_pass_duration_seconds", "gauge", "Wall time of the last pass.", [["", summary.elapsedMs / 1000]]);
   metric("segscan_scrub_rate_bytes_per_second", "gauge", "Read rate the last pass achieved.", [["", summary.bytesPerSecond]]);
   metric("segscan_scrub_rate_limit_bytes_per_second", "gauge", "The configured read rate limit.", [["", rateLimitBytesPerSecond]]);
@@ -133,5 +167,5 @@ export function formatMetrics({ root, summary, rateLimitBytesPerSecond }: Metric
 }
 
 export async function writeMetrics(path: string, input: MetricsInput): Promise<void> {
-  await writeFileAtomic(path, formatMetrics(input));
+  await writeOwnFileAtomic(path, formatMetrics(input), "metrics file", isScrubMetricsHead);
 }

@@ -27,20 +27,22 @@ import {
   type ScrubFinding,
   type SegmentVerifiedEvent,
   emptyNodeCheckSummary,
+  passOutcome,
   zeroFindingCounts,
 } from "./findings.js";
 import { NODE_SETTLE_MS, PartitionProofs, checkNode } from "./node.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND, TokenBucket } from "./rate.js";
 import { PrefixHasher, ScrubReads } from "./reads.js";
 import { verifySegmentForScrub } from "./segment.js";
+import { OutputFileError, checkOutputPath, protectedTrees } from "./output-file.js";
 import {
   type ScrubState,
   type SegmentState,
   StateFileError,
   defaultStatePath,
   emptyState,
+  isScrubStateHead,
   loadState,
-  rewritableFileProblem,
   saveState,
 } from "./state.js";
 
@@ -67,6 +69,14 @@ function pathFraction(path: string): number {
  */
 export const SEALED_SETTLE_MS = 60_000;
 
+/**
+ * The active segment is being appended to while it changes; one left alone
+ * longer than this (the same minute as SEALED_SETTLE_MS and NODE_SETTLE_MS)
+ * has no append in progress, so a batch cut short at its end is a torn tail,
+ * as `scan` reports it after a crash, no longer growth (docs/scrub.md §1).
+ */
+export const ACTIVE_SETTLE_MS = 60_000;
+
 /** A long pass saves its progress at most this often, so a kill loses at most this much work. */
 export const STATE_SAVE_INTERVAL_MS = 10_000;
 
@@ -80,7 +90,11 @@ export interface ScrubProgress {
 export interface ScrubOptions {
   /** Bytes per second read from disk (token bucket). Default 64 MiB/s; `Infinity` for no limit. */
   rate?: number;
-  /** State file path; `null` keeps no state (every pass is a full pass). Default: defaultStatePath(root). */
+  /**
+   * State file path; `null` keeps no state (every pass is a full pass). Default: defaultStatePath(root).
+   * Refused (StateFileError, before anything is read) inside the scrubbed tree or its node root, when it is
+   * no regular file, or when it exists and is not a state the scrub wrote (docs/scrub.md §3.1).
+   */
   state?: string | null;
   /**
    * Stops the pass within one window; the state is saved and a last
@@ -104,6 +118,8 @@ export interface ScrubOptions {
   scanFs?: ScanFs;
   /** Default SEALED_SETTLE_MS; tests pass 0 to treat every sealed segment as settled. */
   sealedSettleMs?: number;
+  /** Default ACTIVE_SETTLE_MS: an active segment left alone this long is judged as `scan` judges it (a torn tail is a finding). */
+  activeSettleMs?: number;
   /**
    * Default NODE_SETTLE_MS: node findings about files the server may be
    * writing (the WAL's tail, a `.tmp`, offsets against the head) wait until
@@ -191,6 +207,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   }
   const reverifyAfterMs = options.reverifyAfterMs ?? DEFAULT_REVERIFY_AFTER_MS;
   const settleMs = options.sealedSettleMs ?? SEALED_SETTLE_MS;
+  const activeSettleMs = options.activeSettleMs ?? ACTIVE_SETTLE_MS;
+  if (!(settleMs >= 0) || !(activeSettleMs >= 0)) throw new RangeError(`settle times must be ≥ 0, got ${settleMs} and ${activeSettleMs}`);
   const nodeSettleMs = options.nodeSettleMs ?? NODE_SETTLE_MS;
   if (!(nodeSettleMs >= 0)) throw new RangeError(`nodeSettleMs must be ≥ 0, got ${nodeSettleMs}`);
   if (!(reverifyAfterMs >= 0)) throw new RangeError(`reverifyAfterMs must be ≥ 0, got ${reverifyAfterMs}`);
@@ -199,10 +217,21 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
   const clock = options.now ?? (() => new Date());
   const signal = options.signal;
   const scanFs = options.scanFs ?? nodeScanFs;
-  const statePath = options.state === undefined ? defaultStatePath(rootPath) : options.state;
-  // Before any open: a FIFO as the state file would block its read for good.
-  const stateProblem = statePath === null ? null : await rewritableFileProblem(statePath, "scrub state file");
-  if (stateProblem !== null) throw new StateFileError(`${stateProblem}; nothing was scrubbed`);
+  const givenStatePath = options.state === undefined ? defaultStatePath(rootPath) : options.state;
+  // Before any open (a FIFO as the state file would block its read for good), and before anything is written:
+  // the state never lands in the scrubbed tree, nor replaces a file the scrub did not write (docs/scrub.md §3.1).
+  let statePath: string | null = null;
+  if (givenStatePath !== null) {
+    try {
+      statePath = await checkOutputPath(
+        { path: givenStatePath, what: "scrub state file", recognise: isScrubStateHead },
+        await protectedTrees(rootPath),
+      );
+    } catch (error) {
+      if (error instanceof OutputFileError) throw new StateFileError(`${error.message}; nothing was scrubbed`, { cause: error });
+      throw error;
+    }
+  }
   const engine = options.engine ?? (await createEngine());
 
   const startedAt = clock();
@@ -232,6 +261,7 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     findings: 0,
     statePath,
     lastFullPassAt: null,
+    lastSuccessAt: null,
     totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 },
     failingPartitions: [],
     node: null,
@@ -374,7 +404,9 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       }
       const indexIdentity = await identityOf(segment.indexPath).catch(() => null);
       const modifiedMs = Number(BigInt(identity.mtimeNs) / 1_000_000n);
-      const settling = segment.sealed && nowDate.getTime() - modifiedMs < settleMs;
+      // Modified within the settle time: a writer may still be appending (an active segment, or a just-rolled one's last flush).
+      const segmentSettleMs = segment.sealed ? settleMs : activeSettleMs;
+      const settling = nowDate.getTime() - modifiedMs < segmentSettleMs;
       const hashing = segment.sealed && plan.fromPosition === 0;
       const hasher = hashing ? new PrefixHasher(engine.createHasher()) : null;
       let verification;
@@ -387,7 +419,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
             frozenSize: identity.size,
             indexSize: indexIdentity?.size ?? 0,
             sealed: segment.sealed,
-            tailMayGrow: !segment.sealed || settling,
+            tailMayGrow: settling,
+            settleMs: segmentSettleMs,
             fromPosition: plan.fromPosition,
             expectedOffset: plan.expectedOffset,
           },
@@ -439,7 +472,8 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
       summary.bytesVerified += bytesVerified;
       state.totals.segmentsVerified++;
       state.totals.bytesVerified += bytesVerified;
-      if (findings.length === 0 && !(settling && verification.inFlightBytes > 0)) {
+      // A settling sealed segment is remembered once whole; an active one resumes where its chain stands.
+      if (findings.length === 0 && !(segment.sealed && settling && verification.inFlightBytes > 0)) {
         state.segments[segment.logPath] = {
           size: identity.size,
           mtimeNs: identity.mtimeNs,
@@ -532,12 +566,15 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     for (const path of Object.keys(state.segments)) if (!seen.has(path)) delete state.segments[path];
     state.lastFullPassAt = finishedAt.toISOString();
     state.totals.passesCompleted++;
+    // A success read every file it meant to; findings about the bytes are the scrub doing its job (docs/scrub.md §5).
+    if (passOutcome(summary).failures === 0) state.lastSuccessAt = finishedAt.toISOString();
   }
   await save();
   summary.finishedAt = finishedAt.toISOString();
   summary.elapsedMs = Math.round(performance.now() - startedMs);
   summary.bytesRead = reads.meter.bytesRead;
   summary.lastFullPassAt = state.lastFullPassAt;
+  summary.lastSuccessAt = state.lastSuccessAt;
   summary.totals = { ...state.totals };
   summary.failingPartitions = [...failingPartitions]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

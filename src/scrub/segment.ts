@@ -5,11 +5,16 @@
  * start. It never decides a verdict or a repair; it reports what disagrees, at
  * its byte position.
  */
-import { INDEX_ENTRY_BYTES } from "../format/constants.js";
+import { dirname } from "node:path";
+import { assert } from "../assert.js";
+import { shellQuote } from "../domain/command.js";
+import { INDEX_ENTRY_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import { type IndexEntry, VERIFY_STATUS_NAMES, VerifyStatus } from "../format/records.js";
 import type { EngineWindow } from "../engine/types.js";
 import { FileWindow } from "../engine/file-window.js";
 import { readIndexEntriesStreaming } from "../recovery/index-file.js";
+import { probeResidue, residueIsAllZero } from "../recovery/probe.js";
+import { tornEvidenceOf } from "../recovery/scope.js";
 import { verifyBatchAt } from "../recovery/verify.js";
 import { IndexEntryMatcher, type ProvenBatch, walkBatches } from "../recovery/walk.js";
 import type { FindingCode, ScrubFinding } from "./findings.js";
@@ -25,12 +30,16 @@ export interface SegmentToVerify {
   indexSize: number;
   sealed: boolean;
   /**
-   * The writer may still be appending: the active segment, or a sealed one
-   * modified within the settle time (a just-rolled segment can still receive
-   * its last batch's flush). A batch cut short at the frozen end, index entries
-   * past it and a partial index entry are then growth, not findings.
+   * The writer may still be appending: the segment was modified within the
+   * settle time (the active one being written, or a just-rolled one still
+   * receiving its last batch's flush). A batch cut short at the frozen end,
+   * index entries past it and a partial index entry are then growth, not
+   * findings. An active segment left alone longer is judged as `scan` judges a
+   * partition's last segment: damage at its end is a torn tail (docs/scrub.md §1).
    */
   tailMayGrow: boolean;
+  /** The settle time that applied (for the words of a torn tail's finding). */
+  settleMs: number;
   /** Resume an active segment where an earlier pass proved the chain up to. */
   fromPosition: number;
   expectedOffset: bigint;
@@ -93,6 +102,7 @@ export async function verifySegmentForScrub(
   hasher: PrefixHasher | null,
 ): Promise<SegmentVerification> {
   const { logPath, indexPath, frozenSize, sealed, tailMayGrow, fromPosition } = segment;
+  assert(segment.settleMs >= 0, `settleMs ≥ 0 (got ${segment.settleMs})`);
   const findings: ScrubFinding[] = [];
   const finding = (code: FindingCode, path: string, position: number | null, message: string): void => {
     findings.push({ code, path, position, segmentPath: logPath, message });
@@ -153,13 +163,41 @@ export async function verifySegmentForScrub(
       } else {
         const header = check.header;
         const described = header ? ` (base offset ${header.baseOffset}, ${header.batchLength} bytes)` : "";
-        finding(
-          statusCode(status),
-          logPath,
-          stopPosition,
+        const damage =
           `${logPath}: the batch at byte ${stopPosition}${described} does not verify: ${VERIFY_STATUS_NAMES[status]}; ` +
-            `${frozenSize - stopPosition} bytes from there on were not verified (${sealed ? "sealed" : "active"} segment; nothing was changed)`,
-        );
+          `${frozenSize - stopPosition} bytes from there on were not verified (${sealed ? "sealed" : "active"} segment; nothing was changed)`;
+        if (sealed || tailMayGrow) {
+          finding(statusCode(status), logPath, stopPosition, damage);
+        } else {
+          // A quiet active segment: what `scan` calls it, by the same probe (docs/recovery.md §3.5, §3.7).
+          const failure = walk.failure ?? { status, header: check.header };
+          const budget = { limitUnits: PROBE_BUDGET_UNITS, spentUnits: 0 };
+          const probe = await probeResidue(window, stopPosition, nextOffset, budget);
+          if (probe.verdict === "no-survivor") {
+            const evidence = tornEvidenceOf(failure, await residueIsAllZero(window, probe));
+            const argv = ["segscan", "scan", dirname(logPath)];
+            findings.push({
+              code: "TornTail",
+              path: logPath,
+              position: stopPosition,
+              segmentPath: logPath,
+              message:
+                `${logPath}: torn tail at byte ${stopPosition}: the last ${frozenSize - stopPosition} bytes of the active segment ` +
+                `do not verify (evidence: ${evidence}) and no verified batch follows them; the segment was left alone for over ` +
+                `${Math.round(segment.settleMs / 1000)} s, so no append is in progress: \`segscan scan\` reports the segment as ` +
+                `torn-tail (repairable: a repair cuts the tail and preserves its bytes); nothing was changed`,
+              details: { tornEvidence: evidence, residueBytes: frozenSize - stopPosition },
+              nextStep: `${shellQuote(argv)} (read-only, safe beside the server) shows the partition's verdict and the cut a repair would make`,
+              nextStepArgv: argv,
+            });
+          } else {
+            const why =
+              probe.verdict === "survivor"
+                ? `a verified batch follows at byte ${probe.survivorPosition}: damage inside the log, not a torn tail (\`segscan scan\` refuses the partition: InteriorDamage)`
+                : "the probe for a verified batch after it ran out of budget (`segscan scan` refuses the partition: UnverifiedResidue)";
+            finding(statusCode(status), logPath, stopPosition, `${damage}; ${why}`);
+          }
+        }
       }
     }
     if (hasher !== null && stopPosition < frozenSize) {
@@ -218,7 +256,7 @@ export async function verifySegmentForScrub(
       "IndexTrailingBytes",
       indexPath,
       at,
-      `${indexPath}: ${trailingBytes} bytes after the last whole entry (at byte ${at}) of a sealed segment's index`,
+      `${indexPath}: ${trailingBytes} bytes after the last whole entry (at byte ${at}) of a ${sealed ? "sealed" : "settled active"} segment's index`,
     );
   }
   return { findings, stopPosition, nextOffset, batches, messages, inFlightBytes };

@@ -3,19 +3,38 @@
  * and the XXH3-64 of every sealed segment's bytes, keyed by segment path.
  * Written atomically (temp file + fsync + rename + directory fsync), so a
  * kill -9 at any instant leaves the previous state or the new one, never a torn
- * one. A state file that does not parse is reported and ignored: the pass is a
- * full pass, never a crash.
+ * one. Its first line marks it as the scrub's (`SCRUB_STATE_FORMAT`): an
+ * existing file without it is never read as a state nor replaced
+ * (docs/scrub.md §3.1). A marked file that does not parse is reported and
+ * ignored: the pass is a full pass, never a crash.
  */
-import { constants, type Stats } from "node:fs";
-import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import { homedir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { hex64 } from "../format/bytes.js";
 import { xxh3_64 } from "../hash/xxh3.js";
 import { describeCause } from "../io/errors.js";
+import { OutputFileError, fileKind, writeOwnFileAtomic } from "./output-file.js";
 
 /** Bumped on any incompatible change; a state of another version is ignored (full pass). */
 export const SCRUB_STATE_VERSION = 1;
+
+/**
+ * The state file's first key, written first: what tells the scrub's own state
+ * from any other file at the path (docs/scrub.md §3.1), by its first bytes.
+ */
+export const SCRUB_STATE_FORMAT = "segscan scrub state";
+
+/** How a state file begins: `saveState` writes the format key first, one space of indent (JSON.stringify(…, null, 1)). */
+const STATE_HEAD = `{\n "format": ${JSON.stringify(SCRUB_STATE_FORMAT)},\n`;
+/** How the states of earlier releases begin (no format key; version 1 was the first and only version). */
+const LEGACY_STATE_HEAD = `{\n "version": 1,\n "root": "`;
+
+/** Whether a file beginning with `head` is a state file the scrub wrote (any version, torn or not). */
+export function isScrubStateHead(head: string): boolean {
+  return head.startsWith(STATE_HEAD) || head.startsWith(LEGACY_STATE_HEAD);
+}
 
 export interface SegmentState {
   size: number;
@@ -47,6 +66,12 @@ export interface ScrubState {
   segments: Record<string, SegmentState>;
   /** ISO time the last pass that visited every segment finished; null before the first. */
   lastFullPassAt: string | null;
+  /**
+   * ISO time the last pass ended that was complete and read every file it
+   * meant to (no UnreadableFile, no failed node item): the metrics'
+   * `segscan_scrub_last_success_timestamp_seconds`. Null before the first.
+   */
+  lastSuccessAt: string | null;
   /** Cumulative across runs, for the metrics' counters. */
   totals: ScrubTotals;
 }
@@ -57,6 +82,7 @@ export function emptyState(root: string): ScrubState {
     root,
     segments: {},
     lastFullPassAt: null,
+    lastSuccessAt: null,
     totals: { bytesVerified: 0, segmentsVerified: 0, passesCompleted: 0 },
   };
 }
@@ -98,62 +124,17 @@ function isSegmentState(value: unknown): value is SegmentState {
   );
 }
 
-/** The state file given cannot be used (not a regular file, or its parent is not a directory); nothing was read or written. */
-export class StateFileError extends Error {
-  override readonly name = "StateFileError";
-}
-
-/** What kind of file `info` describes, in words. */
-function fileKind(info: Stats): string {
-  if (info.isFile()) return "a regular file";
-  if (info.isDirectory()) return "a directory";
-  if (info.isFIFO()) return "a FIFO (named pipe)";
-  if (info.isSocket()) return "a socket";
-  if (info.isCharacterDevice()) return "a character device";
-  if (info.isBlockDevice()) return "a block device";
-  return "a special file";
-}
-
 /**
- * Why `path` cannot be a file the scrub rewrites (its state or metrics file),
- * or null when it can: it must be a regular file or absent, and its nearest
- * existing ancestor a directory. Only `stat` is used, never `open`: opening a
- * FIFO blocks until a writer appears (a reading thread that never returns, and
- * a process that cannot exit), and reading a device may never end.
+ * The state file cannot be used (inside the scrubbed tree, not a regular file,
+ * a parent that is no directory, or a file the scrub did not write); nothing was read or written.
  */
-export async function rewritableFileProblem(path: string, what: string): Promise<string | null> {
-  let info: Stats;
-  try {
-    info = await stat(path);
-  } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") return `cannot stat the ${what} ${path} (${describeCause(cause)})`;
-    return ancestorProblem(path, what);
-  }
-  return info.isFile()
-    ? null
-    : `the ${what} ${path} is ${fileKind(info)}, not a regular file: give the path of a regular file (or of none yet)`;
-}
-
-/** The nearest existing ancestor of a missing `path` must be a directory (it is created below it). */
-async function ancestorProblem(path: string, what: string): Promise<string | null> {
-  for (let parent = dirname(resolve(path)); ; parent = dirname(parent)) {
-    try {
-      const info = await stat(parent);
-      if (info.isDirectory()) return null;
-      return `the ${what} ${path} cannot be created: its parent ${parent} is ${fileKind(info)}, not a directory`;
-    } catch (cause) {
-      const code = (cause as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR")
-        return `cannot stat ${parent}, a parent of the ${what} ${path} (${describeCause(cause)})`;
-      if (parent === dirname(parent)) return null;
-    }
-  }
+export class StateFileError extends OutputFileError {
+  override readonly name = "StateFileError";
 }
 
 /**
  * Reads a state file that must be a regular file, never blocking: O_NONBLOCK
- * makes the open of a FIFO (swapped in after `rewritableFileProblem`) return at
+ * makes the open of a FIFO (swapped in after the path was checked) return at
  * once, and the `fstat` refuses it before any read.
  */
 async function readRegularFile(path: string): Promise<string> {
@@ -203,43 +184,21 @@ export async function loadState(path: string, root: string): Promise<StateLoad> 
   for (const [segmentPath, entry] of Object.entries(candidate.segments)) {
     if (!isSegmentState(entry)) return ignored(`has a malformed entry for ${segmentPath}`);
   }
-  const lastFullPassAt = typeof candidate.lastFullPassAt === "string" ? candidate.lastFullPassAt : null;
-  return { state: { version: SCRUB_STATE_VERSION, root, segments: candidate.segments, lastFullPassAt, totals }, problem: null };
+  const isoOrNull = (value: unknown): string | null => (typeof value === "string" && !Number.isNaN(Date.parse(value)) ? value : null);
+  const lastFullPassAt = isoOrNull(candidate.lastFullPassAt);
+  const lastSuccessAt = isoOrNull(candidate.lastSuccessAt);
+  return {
+    state: { version: SCRUB_STATE_VERSION, root, segments: candidate.segments, lastFullPassAt, lastSuccessAt, totals },
+    problem: null,
+  };
 }
 
 /**
- * Writes `text` to `path` atomically: a unique temp file beside it, fsync, rename
- * over `path`, fsync of the directory (so the rename itself is durable). A crash
- * leaves the old file or the new one, plus at worst a stray temp file.
+ * Writes the state atomically (src/scrub/output-file.ts), its format key
+ * first; `path` is the resolved path the check returned (checkOutputPath), and
+ * a file swapped in there since that is not the scrub's is left alone.
  */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const directory = dirname(path);
-  await mkdir(directory, { recursive: true });
-  const temporaryPath = join(directory, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
-  const handle = await open(temporaryPath, "wx", 0o644);
-  try {
-    await handle.writeFile(text, "utf8");
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await rm(temporaryPath, { force: true });
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temporaryPath, path);
-  } catch (error) {
-    await rm(temporaryPath, { force: true });
-    throw error;
-  }
-  const directoryHandle = await open(directory, "r");
-  try {
-    await directoryHandle.sync();
-  } finally {
-    await directoryHandle.close();
-  }
-}
-
 export async function saveState(path: string, state: ScrubState): Promise<void> {
-  await writeFileAtomic(path, JSON.stringify(state, null, 1) + "\n");
+  const text = JSON.stringify({ format: SCRUB_STATE_FORMAT, ...state }, null, 1) + "\n";
+  await writeOwnFileAtomic(path, text, "scrub state file", isScrubStateHead);
 }
