@@ -7,7 +7,7 @@ import type { DumpFlags, GenFlags, RepairFlags } from "./commands.js";
 import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
-import { parseBytes, parseInteger } from "./parse.js";
+import { parseBytes, parseInteger, parseOnce } from "./parse.js";
 import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
 import { addSalvageCommand } from "./salvage.js";
@@ -190,7 +190,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
       (name: string, previous: string[]) => [...previous, name],
       [] as string[],
     )
-    .option("--node-fault <name>", "inject this metadata-plane fault (see --list); implies --node")
+    .option(
+      "--node-fault <name>",
+      "inject this metadata-plane fault (see --list); implies --node; one per data dir",
+      parseOnce("--node-fault", "gen injects one node fault per data dir, so the scan has one expected finding to show"),
+    )
     .option("--json", "print what was written as JSON")
     .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));
 
