@@ -288,7 +288,7 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
     expect(scanned.scope[1]!.startPosition).toBe(tail.size);
     const text = formatPartition(partition);
     expect(text).toContain(
-      "torn tail (4 MiB): its header does not decode, so its offsets are unknown; all zero, never written, so never acknowledged",
+      "torn tail (4 MiB): its header does not decode, so its offsets are unknown; all zero, never written: under the crash model (a completed fsync leaves no zeros), never fsynced, so never acknowledged",
     );
     expect(partition.nextStep).toBe(
       "repair: segscan repair <partition> --apply removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)",
@@ -312,7 +312,7 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
         scanned.messagesSize,
       ]);
       expect(formatPartition(partition)).toContain(
-        "a short last batch: the append never completed, so it was never fsynced and never acknowledged",
+        "a short last batch, the append never completed: under the crash model (a completed fsync leaves no short batch), never fsynced, so never acknowledged",
       );
     }
   });
@@ -712,7 +712,7 @@ describe("the next step of every node finding (issue 24 item 2)", () => {
       message: "m",
       tornEvidence,
     });
-    expect(nodeFindingNextStep(torn("short-entry"))).toContain("which was never acknowledged");
+    expect(nodeFindingNextStep(torn("short-entry"))).toContain("which under the crash model was never acknowledged");
     expect(nodeFindingNextStep(torn("complete-entry"))).toMatch(/^check a replica or a backup for the last op, then repair/);
     const lost = (severity: "refused" | "warn"): NodeFinding => ({ severity, code: "WalCommittedOpsLost", path: "/w", message: "m" });
     expect(nodeFindingNextStep(lost("refused"))).toMatch(/^restore metadata\/ from a backup/);
