@@ -96,7 +96,11 @@ function residueText(segment: SegmentReport, c: Colors): string {
   let probe: string;
   switch (residue.probe) {
     case "no-survivor":
-      probe = "no survivor";
+      // docs/recovery.md §4 step 3: none in this file, but the next segment's chain follows the damage.
+      probe =
+        segment.refusal?.code === "InteriorDamage" && segment.refusal.survivorSegment !== undefined
+          ? c.red(`no survivor in this file; segment ${segment.refusal.survivorSegment} follows`)
+          : "no survivor";
       break;
     case "survivor":
       probe = c.red(`survivor at ${formatCount(residue.survivorPosition ?? 0)}`);
