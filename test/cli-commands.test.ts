@@ -172,6 +172,7 @@ describe.concurrent("usage errors exit 16", () => {
     ["restore of a file", () => ["restore", file]],
     ["dump without a file", () => ["dump"]],
     ["dump of a directory", () => ["dump", data]],
+    ["dump of a file that is not a segment, WAL or snapshot", () => ["dump", file]],
     ["gen without a dir", () => ["gen"]],
     ["gen of an unknown scenario", () => ["gen", join(root, "never"), "--scenario", "meteor-strike"]],
     ["gen with a bad seed", () => ["gen", join(root, "never"), "--seed", "x"]],

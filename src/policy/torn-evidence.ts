@@ -95,3 +95,10 @@ export const TORN_EVIDENCE_WORDS: Record<TornEvidence, string> = {
   "complete-batch": segmentWords("complete-batch"),
   unverifiable: segmentWords("unverifiable"),
 };
+
+/** What the bytes after the WAL's last readable entry are, without a claim (what `segscan dump` says; docs/node.md N1.1). */
+export const WAL_TAIL_BYTES_WORDS: Record<Exclude<WalTornEvidence, "complete-entry">, string> = {
+  "zero-filled": TORN_WORDS["zero-filled"].bytes("entry"),
+  "short-entry": TORN_WORDS.short.bytes("entry"),
+  unverifiable: TORN_WORDS.unverifiable.bytes("entry"),
+};

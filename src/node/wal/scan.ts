@@ -256,8 +256,8 @@ function residueFinding(
  * acknowledged entry. The claims are the one table's (src/policy/torn-evidence.ts);
  * what was found is said here, with the entry's own numbers.
  */
-function tornEvidence(
-  residue: WalResidue,
+export function tornEvidence(
+  residue: Pick<WalResidue, "allZero" | "bytes">,
   failure: EntryFailure,
   commitMax: bigint | null,
 ): { kind: WalTornEvidence; found: string; claim: string } {
