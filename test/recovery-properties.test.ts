@@ -167,7 +167,7 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
     const ref = refSegment(segmentFiles.log, segmentFiles.startOffset, segmentFiles.index, spent, limit);
     const spentBefore = spent;
     if (ref.probe) spent = ref.probe.spentTotal;
-    // A probe out of budget reads no further than its last candidate's header (issue 16 item 5):
+    // A probe out of budget reads no further than its last candidate's header (docs/recovery.md §3.5, the allZero rule):
     // all-zero is claimed only when that header ends the file.
     const residueAllZero =
       ref.probe !== null &&
