@@ -172,11 +172,13 @@ describe.concurrent("usage errors exit 16", () => {
     ["restore of a file", () => ["restore", file]],
     ["dump without a file", () => ["dump"]],
     ["dump of a directory", () => ["dump", data]],
+    ["dump of a file that is not a segment, WAL or snapshot", () => ["dump", file]],
     ["gen without a dir", () => ["gen"]],
     ["gen of an unknown scenario", () => ["gen", join(root, "never"), "--scenario", "meteor-strike"]],
     ["gen with a bad seed", () => ["gen", join(root, "never"), "--seed", "x"]],
     ["gen with an unknown size", () => ["gen", join(root, "never"), "--size", "huge"]],
     ["gen into a non-empty dir", () => ["gen", data]],
+    ["gen with --node-fault twice", () => ["gen", join(root, "never"), "--node-fault", "wal-gap", "--node-fault", "wal-tmp"]],
     ["demo with an argument", () => ["demo", "extra"]],
     ["bench with an unknown flag", () => ["bench", "--bogus"]],
   ];
@@ -494,6 +496,14 @@ describe.concurrent("issue 22 item 14: dump's count, exit codes in help, repeate
     const unknown = await runCli(["gen", join(root, "never"), "--scenario", "torn-tail", "--scenario", "meteor-strike"]);
     expect(unknown.code).toBe(16);
     expect(unknown.stderr).toContain('unknown scenario "meteor-strike"');
+  });
+
+  it("gen refuses a second --node-fault instead of keeping only the last (one node fault per data dir)", async () => {
+    const dir = join(root, "two-node-faults");
+    const run = await runCli(["gen", dir, "--size", "tiny", "--node-fault", "wal-gap", "--node-fault", "wal-tmp"]);
+    expect(run.code).toBe(16);
+    expect(run.stderr).toContain('--node-fault is given twice ("wal-gap", then "wal-tmp")');
+    expect(existsSync(dir)).toBe(false);
   });
 });
 

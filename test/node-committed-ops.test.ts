@@ -144,7 +144,7 @@ describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
     const torn = report.metadata.wal!.findings[0]!;
     expect(torn).toMatchObject({ severity: "repairable", tornEvidence: "short-entry" });
     expect(torn.message).toMatch(/the entry for op 55 claims \d+ bytes and only \d+ remain/);
-    expect(torn.message).toContain("never fsynced and never acknowledged");
+    expect(torn.message).toContain("under the crash model (a completed fsync leaves no short entry), never fsynced, so never acknowledged");
     expect(await planWalCut(report)).not.toBeNull();
   });
 
@@ -152,7 +152,9 @@ describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
     const report = await scanNode(await node("wal-zero-tail"), { engine: engines[0]! });
     const torn = report.metadata.wal!.findings[0]!;
     expect(torn).toMatchObject({ code: "WalTornTail", tornEvidence: "zero-filled" });
-    expect(torn.message).toContain("never wrote, so nothing there was fsynced or acknowledged");
+    expect(torn.message).toContain(
+      "are zero, never written; under the crash model (a completed fsync leaves no zeros), never fsynced, so never acknowledged",
+    );
     expect(report.metadata.wal!.residue).toMatchObject({ allZero: true });
   });
 
@@ -162,7 +164,7 @@ describe("a torn tail and commit_max (docs/node.md N1.1)", () => {
     const torn = report.metadata.wal!.findings[0]!;
     expect(torn).toMatchObject({ severity: "repairable", tornEvidence: "complete-entry" });
     expect(torn.message).toContain("the entry for op 55 is complete (its header verifies and its length fits)");
-    expect(torn.message).toContain("cannot be told from corruption of an acknowledged entry");
+    expect(torn.message).toContain("segscan cannot tell a torn write from corruption of an acknowledged entry");
     expect(torn.message).toContain("commit_max is only a lower bound");
     // Iggy refuses these bytes; the cut lets it boot, but "nothing lost" is not what the bytes prove.
     expect(torn.message).toContain("lets the server boot, the cut bytes preserved");

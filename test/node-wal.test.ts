@@ -152,7 +152,7 @@ for (const engine of engines) {
         // 40 header bytes then stale bytes: the header does not verify, so the bytes cannot tell a torn write
         // from corruption of an acknowledged entry, and "nothing lost" is not claimed (docs/node.md N1.1).
         expect(result.report.findings[0]).toMatchObject({ tornEvidence: "unverifiable" });
-        expect(result.report.findings[0]!.message).toContain("cannot be told from corruption of an acknowledged entry");
+        expect(result.report.findings[0]!.message).toContain("segscan cannot tell a torn write from corruption of an acknowledged entry");
         expect(result.report.findings[0]!.message).toContain("cutting with segscan lets the server boot, the cut bytes preserved");
         // A whole header claiming more bytes than remain, then the stale copy: a short entry, never fsynced.
         const shortHeader = built.bytes.slice(tornStart, tornStart + WAL_HEADER_BYTES + 10);
@@ -160,8 +160,10 @@ for (const engine of engines) {
         const short = await scan(concat([built.bytes.subarray(0, tornStart), shortHeader, stale]));
         expect(short.report.iggy.scan).toBe("refuse");
         expect(short.report.findings[0]).toMatchObject({ code: "WalTornTail", tornEvidence: "short-entry" });
-        expect(short.report.findings[0]!.message).toContain("never fsynced and never acknowledged");
-        expect(short.report.findings[0]!.message).toContain("segscan lets the server boot with nothing lost");
+        expect(short.report.findings[0]!.message).toContain(
+          "under the crash model (a completed fsync leaves no short entry), never fsynced, so never acknowledged",
+        );
+        expect(short.report.findings[0]!.message).toContain("segscan lets the server boot with nothing acknowledged lost");
       });
 
       it("more than 64 MiB trailing the damage: Iggy refuses, segscan still proves a zero tail torn", async () => {

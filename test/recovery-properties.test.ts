@@ -13,7 +13,16 @@ import type { IndexEntry } from "../src/format/records.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import type { PartitionReport, SegmentReport, VerifyMode } from "../src/domain/scan.js";
-import { type DamageSpec, type DamagedLog, refScopeAfterProven, refSegment, refTornEvidence, resolveDamage } from "./helpers/damage.js";
+import {
+  type DamageSpec,
+  type DamagedLog,
+  type RefPartitionSegment,
+  refScopeAfterProven,
+  refSealedTails,
+  refSegment,
+  refTornEvidence,
+  resolveDamage,
+} from "./helpers/damage.js";
 import { allEngines } from "./helpers/engines.js";
 import { type BuiltChain, buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
@@ -152,25 +161,41 @@ interface WrittenSegment {
 function expectMatchesReference(partition: PartitionReport, written: readonly WrittenSegment[], limit: number, context: string): void {
   expect(partition.error, context).toBeNull();
   expect(partition.segments.length, context).toBe(written.length);
+  // The reference model per segment, in load order (one shared budget), then across segments (docs/recovery.md §4 step 3).
   let spent = 0;
-  written.forEach((segmentFiles, i) => {
-    const segment = partition.segments[i]!;
-    const where = `${context} / segment ${i}`;
+  const refs: (RefPartitionSegment & { spentBefore: number; residueAllZero: boolean })[] = written.map((segmentFiles) => {
     const ref = refSegment(segmentFiles.log, segmentFiles.startOffset, segmentFiles.index, spent, limit);
     const spentBefore = spent;
     if (ref.probe) spent = ref.probe.spentTotal;
+    // A probe out of budget reads no further than its last candidate's header (docs/recovery.md §3.5, the allZero rule):
+    // all-zero is claimed only when that header ends the file.
+    const residueAllZero =
+      ref.probe !== null &&
+      isAllZero(segmentFiles.log.subarray(ref.damagePosition!)) &&
+      !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length);
+    const provenFirst =
+      ref.walkedSize > 0 && (segmentFiles.index.length > 0 || ref.walk?.chainEnd != null) ? segmentFiles.startOffset : null;
+    return {
+      startOffset: segmentFiles.startOffset,
+      ref,
+      provenFirst,
+      rest: refScopeAfterProven(segmentFiles.log, ref, segmentFiles.startOffset, limit, residueAllZero),
+      sealed: null,
+      spentBefore,
+      residueAllZero,
+    };
+  });
+  refSealedTails(refs);
+  written.forEach((segmentFiles, i) => {
+    const segment = partition.segments[i]!;
+    const where = `${context} / segment ${i}`;
+    const { ref, rest, sealed, spentBefore, residueAllZero } = refs[i]!;
     expect(segment.outcome, where).toBe(ref.outcome);
     expect(segment.walkedSize, where).toBe(ref.walkedSize);
     expect(segment.refusal?.code ?? null, where).toBe(ref.refusal);
     if (ref.refusal !== "SizeDivergence" && ref.walk) expect(segment.gaps, where).toEqual(ref.walk.gaps);
-    let residueAllZero = false;
     if (ref.probe) {
       const damagePosition = ref.damagePosition!;
-      // A probe out of budget reads no further than its last candidate's header (issue 16 item 5):
-      // all-zero is claimed only when that header ends the file.
-      residueAllZero =
-        isAllZero(segmentFiles.log.subarray(damagePosition)) &&
-        !(ref.probe.verdict === "budget-exhausted" && ref.probe.stoppedAt! + 256 < segmentFiles.log.length);
       expect(segment.residue, where).toEqual({
         damagePosition,
         bytes: segmentFiles.log.length - damagePosition,
@@ -185,14 +210,16 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
     }
     // docs/recovery.md §3.7: the proven range, then what the reference's own walk and probes say lies after it.
     expect(segment.scope[0], where).toMatchObject({ kind: "proven", startPosition: 0, endPosition: segment.walkedSize });
-    const rest = refScopeAfterProven(segmentFiles.log, ref, segmentFiles.startOffset, limit, residueAllZero);
     expect(
       segment.scope.slice(1).map(({ bytes: _bytes, ...range }) => range),
       `${where}: scope`,
     ).toEqual(rest);
     expectScopeTiles(segment, where);
-    if (ref.refusal === "InteriorDamage") {
+    if (sealed !== null) {
+      expect(segment.refusal, where).toMatchObject(sealed);
+    } else if (ref.refusal === "InteriorDamage") {
       expect(segment.refusal, where).toMatchObject({ damagePosition: ref.damagePosition, survivorPosition: ref.probe!.survivorPosition });
+      expect(segment.refusal, where).not.toHaveProperty("survivorSegment");
     } else if (ref.refusal === "UnverifiedResidue") {
       expect(segment.refusal, where).toMatchObject({
         damagePosition: ref.damagePosition,
@@ -458,6 +485,11 @@ describe("recovery properties", () => {
     chain: chainPlanArb({ allowEmpty: false, maxPayload: 1200, minBatches: 2, maxBatches: 8 }),
     damage: fc.option(damageArb, { nil: null }),
     afterLastEntry: fc.boolean(),
+    // The last batch itself: a flipped byte or a cut inside it (in a segment that is not the last, damage inside the log).
+    lastBatch: fc.oneof(
+      { arbitrary: fc.constant<{ kind: "intact" }>({ kind: "intact" }), weight: 3 },
+      fc.record({ kind: fc.constantFrom<"flip" | "cut">("flip", "cut"), at: fc.nat() }),
+    ),
     tail: tailJunkArb,
   });
   const budgetArb = fc.oneof(
@@ -489,6 +521,19 @@ describe("recovery properties", () => {
               index.length > 0 ? chain.batches.find((batch) => BigInt(batch.position) === index[index.length - 1]!.position)! : null;
             const notBefore = plan.afterLastEntry && lastIndexed ? lastIndexed.position + lastIndexed.length : 0;
             if (plan.damage) ({ log, description } = resolveDamage(chain, plan.damage, notBefore));
+            if (plan.lastBatch.kind !== "intact") {
+              const last = chain.batches[chain.batches.length - 1]!;
+              const end = log.length - (chain.log.length - last.position - last.length);
+              const start = end - last.length;
+              const at = start + (plan.lastBatch.at % last.length);
+              if (plan.lastBatch.kind === "flip") {
+                log = log.slice();
+                log[at]! ^= 0x20;
+              } else {
+                log = log.slice(0, at);
+              }
+              description += `, last batch ${plan.lastBatch.kind} at ${at}`;
+            }
             if (plan.tail.kind === "zeros") log = concat([log, new Uint8Array(plan.tail.length)]);
             if (plan.tail.kind === "random") log = concat([log, randomBytes(plan.tail.length, plan.tail.seed)]);
             writeSegment(dir, startOffset, log, plan.chain.indexFlags === null ? undefined : index);

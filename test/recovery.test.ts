@@ -12,7 +12,7 @@ import type { Engine } from "../src/engine/types.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import { scanPath } from "../src/node/scan-path.js";
 import type { ScanOptions } from "../src/recovery/options.js";
-import type { PartitionReport } from "../src/domain/scan.js";
+import type { PartitionReport, SegmentReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
@@ -431,10 +431,12 @@ describe("the probe budget (docs/recovery.md §3.5)", () => {
     writeSegment(dir, 3n, concat([second.log, new Uint8Array(3000)]), indexAt(second, [0]));
     const partition = await scan(dir);
     expect(partition.budget.spentUnits).toBe(2 * (3000 - 256));
-    // A limit that the first probe fits in but the second does not.
+    // A limit that the first probe fits in but the second does not. The first segment's zeros are no torn
+    // tail (the second segment's chain follows them, docs/recovery.md §4 step 3): its probe still ran to the end.
     const limited = await scan(dir, { probeBudgetUnits: 3000 });
-    expect(limited.segments[0]!.outcome).toBe("torn-tail");
-    expect(limited.refusal).toMatchObject({
+    expect(limited.segments[0]!.residue).toMatchObject({ probe: "no-survivor", spentUnits: 3000 - 256 });
+    expect(limited.segments[0]!.refusal).toMatchObject({ code: "InteriorDamage", survivorSegment: 3n });
+    expect(limited.segments[1]!.refusal).toMatchObject({
       code: "UnverifiedResidue",
       segment: 3n,
       stoppedAt: second.log.length + 1 + (3000 - 2744),
@@ -499,6 +501,85 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
     expect(partition.segments.map((segment) => segment.outcome)).toEqual(["torn-tail", "refused", "refused"]);
     expect(partition.refusal).toMatchObject({ code: "IndexEntriesNotMonotone", segment: 7n });
     expect(partition.segments[2]!.refusal).toMatchObject({ code: "SizeDivergence" });
+  });
+
+  it("damage in the last batch of a segment that is not the last: interior damage with its bytes present, not a torn tail and not a hole", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3, 4, 5] });
+    const second = buildChain({ counts: [2, 2], startOffset: first.nextOffset, seed: 2 });
+    const last = first.batches[2]!;
+    const log = first.log.slice();
+    log[last.position + 256 + 60]! ^= 0x01; // a payload bit of the segment's last batch
+    writeSegment(dir, 0n, log, indexAt(first, [0]));
+    writeSegment(dir, first.nextOffset, second.log, indexAt(second, [0]));
+    for (const verify of ["tail", "full"] as const) {
+      const partition = await scan(dir, { verify });
+      const [damaged, next] = partition.segments as [SegmentReport, SegmentReport];
+      expect(partition.verdict, verify).toBe("refused");
+      expect(partition.refusal, verify).toEqual(damaged.refusal);
+      expect(damaged.refusal, verify).toMatchObject({
+        code: "InteriorDamage",
+        segment: 0n,
+        damagePosition: last.position,
+        survivorPosition: 0,
+        survivorSegment: first.nextOffset,
+      });
+      expect(damaged.refusal!.message, verify).toContain("these bytes are damage inside the log, not its torn tail");
+      expect(damaged).toMatchObject({ outcome: "refused", walkedSize: last.position, messageCount: null });
+      // The probe in its own file found nothing; the residue says so, and its evidence is what the bytes prove.
+      expect(damaged.residue, verify).toMatchObject({ probe: "no-survivor", survivorPosition: null, tornEvidence: "complete-batch" });
+      expect(damaged.index, verify).toMatchObject({ rebuilt: false, rebuiltEntries: 0, mismatches: 0 });
+      expect(damaged.scope.at(-1), verify).toEqual({
+        kind: "unreadable",
+        firstOffset: last.baseOffset,
+        lastOffset: first.nextOffset - 1n,
+        messages: 5,
+        bytes: last.length,
+        startPosition: last.position,
+        endPosition: log.length,
+        tornEvidence: null,
+      });
+      expect(next.outcome, verify).toBe("clean");
+      // The partition's scope: the bytes are there, unreadable; no offset is missing between the segments.
+      expect(
+        partition.scope.map((range) => [range.kind, range.firstOffset, range.lastOffset]),
+        verify,
+      ).toEqual([
+        ["proven", 0n, last.baseOffset - 1n],
+        ["unreadable", last.baseOffset, first.nextOffset - 1n],
+        ["intact", first.nextOffset, second.nextOffset - 1n],
+      ]);
+      expect(partition.nextStep, verify).toMatch(/^restore this partition from a backup: .*, 7\.\.11 cannot be proven/);
+    }
+  });
+
+  it("junk after the last batch of a segment that is not the last: damage that hides no offset, which salvage may drop", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3, 4] });
+    const second = buildChain({ counts: [2], startOffset: first.nextOffset, seed: 2 });
+    writeSegment(dir, 0n, concat([first.log, new Uint8Array(700)]), indexAt(first, [0]));
+    writeSegment(dir, first.nextOffset, second.log, indexAt(second, [0]));
+    const partition = await scan(dir);
+    const damaged = partition.segments[0]!;
+    expect(damaged.refusal).toMatchObject({ code: "InteriorDamage", damagePosition: first.log.length, survivorSegment: first.nextOffset });
+    expect(damaged.residue).toMatchObject({ allZero: true, tornEvidence: "zero-filled" });
+    expect(damaged.scope.at(-1)).toMatchObject({ kind: "unreadable", firstOffset: null, lastOffset: null, messages: 0, bytes: 700 });
+    expect(partition.nextStep).toMatch(
+      /^salvage: segscan salvage <partition> --apply keeps 0\.\.6 and 7\.\.8 and drops 700 bytes that hold no offset/,
+    );
+  });
+
+  it("a segment that is not the last ends torn but the next holds no verified batch: no survivor, so no interior damage", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3, 4] });
+    const last = first.batches[1]!;
+    // The server rolled a new segment after the last batch, then crashed before anything reached the first's tail.
+    writeSegment(dir, 0n, first.log.subarray(0, last.position + 100), indexAt(first, [0]));
+    writeSegment(dir, first.nextOffset, new Uint8Array(0), []);
+    const partition = await scan(dir);
+    expect(partition.segments[0]!.outcome).toBe("torn-tail");
+    expect(partition.segments[0]!.refusal).toBeNull();
+    expect(partition.refusal).toMatchObject({ code: "Hole", previousEnd: 2n, nextStart: first.nextOffset });
   });
 
   it("sweep candidates (.staging, orphan .index) make the partition repairable; other files are never ours", async () => {

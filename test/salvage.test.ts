@@ -169,7 +169,7 @@ describe("salvage: the shapes of the plan (issue 24 item 3)", () => {
 let engines: Engine[] = [];
 let root: string;
 let samples = new Map<string, ScenarioPair>();
-const GENERATED = ["payload-bitflip", "two-damaged-ranges", "length-bitflip", "buried-bitflip"];
+const GENERATED = ["payload-bitflip", "two-damaged-ranges", "length-bitflip", "buried-bitflip", "sealed-last-batch-bitflip"];
 
 beforeAll(async () => {
   engines = await allEngines();
@@ -315,19 +315,56 @@ describe("salvage refuses, changing nothing", () => {
     expect(error.code).toBe("ScopeNotMapped");
   });
 
-  it("when a damaged range has no survivor after it in a segment that is not the last: the next segment's start would leave a hole", async () => {
+  it("when a segment that is not the last ends in damage: the next segment's chain bounds it, and dropping it would leave a hole", async () => {
     const dir = tempPartition();
     const a = buildChain({ counts: [2, 3, 2, 2, 2], seed: 41 });
     const b = buildChain({ counts: [2, 2], seed: 42, startOffset: a.nextOffset });
-    // Batch 1 has survivors after it; the last batch has none: the segment ends in a torn range that claims offsets.
+    // Batch 1 has survivors after it; the last batch has none in its file, but the next segment's chain follows it:
+    // the segment ends in an unreadable range the next segment bounds (docs/recovery.md §4 step 3), not a torn tail.
     writeSegment(dir, 0n, flipped(a, [1, 4]), indexAt(a, [0]));
     writeSegment(dir, a.nextOffset, b.log, indexAt(b, [0]));
     const report = await scanPartition(dir, { engine });
-    expect(report.partitions[0]!.segments[0]!.scope.at(-1)!.kind).toBe("torn");
+    const last = a.batches[4]!;
+    expect(report.partitions[0]!.segments[0]!.scope.at(-1)).toMatchObject({
+      kind: "unreadable",
+      firstOffset: last.baseOffset,
+      lastOffset: a.nextOffset - 1n,
+      tornEvidence: null,
+    });
     const error = await refusal(dir);
     expect(error.code).toBe("ChainBrokenAfterSalvage");
+    expect(error.message).toContain(`leave offsets ${last.baseOffset}..${a.nextOffset - 1n} in no segment`);
     expect(error.message).toContain("ensure_contiguous_chain");
     expect(report.partitions[0]!.nextStep).toMatch(/^restore this partition from a backup/);
+  });
+
+  it("damage in the last batch of a segment that is not the last: the damaged bytes are named, and dropping them would leave a hole", async () => {
+    const dir = copyOf("sealed-last-batch-bitflip");
+    const layout = samples.get("sealed-last-batch-bitflip")!.base.partitions[0]!.segments;
+    const [middle, next] = [layout[1]!, layout[2]!];
+    const last = middle.batches.at(-1)!;
+    const error = await refusal(dir);
+    expect(error.code).toBe("ChainBrokenAfterSalvage");
+    expect(error.message).toContain(
+      `segment ${middle.startOffset} would end at offset ${last.baseOffset - 1n} (the damaged bytes it drops at its end leave offsets ${last.baseOffset}..${next.startOffset - 1n} in no segment)`,
+    );
+    expect(error.message).not.toContain("Hole");
+  });
+
+  it("junk after the last batch of a segment that is not the last hides no offset: salvage drops it and the partition scans clean", async () => {
+    const dir = tempPartition();
+    const a = buildChain({ counts: [2, 3], seed: 51 });
+    const b = buildChain({ counts: [2, 2], seed: 52, startOffset: a.nextOffset });
+    writeSegment(dir, 0n, concat([a.log, new Uint8Array(900)]), indexAt(a, [0]));
+    writeSegment(dir, a.nextOffset, b.log, indexAt(b, [0]));
+    const plan = await planSalvage(await scanPartition(dir, { engine }), { engine });
+    expect(plan.targets[0]!.salvage!.lost).toEqual([
+      expect.objectContaining({ kind: "unreadable", firstOffset: null, lastOffset: null, messages: 0, bytes: 900 }),
+    ]);
+    await apply(plan);
+    const after = (await scanPartition(dir, { engine })).partitions[0]!;
+    expect(after.verdict).toBe("clean");
+    expect(after.segments[0]!.messagesSize).toBe(a.log.length);
   });
 
   it("the same damage in the tail segment: the torn tail after the survivors is dropped and recorded as lost", async () => {

@@ -46,6 +46,7 @@ const USED = [
   "zero-tail",
   "torn-tail",
   "last-batch-bitflip",
+  "sealed-last-batch-bitflip",
   "buried-bitflip",
   "hole",
   "empty-non-tail",
@@ -288,7 +289,7 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
     expect(scanned.scope[1]!.startPosition).toBe(tail.size);
     const text = formatPartition(partition);
     expect(text).toContain(
-      "torn tail (4 MiB): its header does not decode, so its offsets are unknown; all zero, never written, so never acknowledged",
+      "torn tail (4 MiB): its header does not decode, so its offsets are unknown; all zero, never written: under the crash model (a completed fsync leaves no zeros), never fsynced, so never acknowledged",
     );
     expect(partition.nextStep).toBe(
       "repair: segscan repair <partition> --apply removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)",
@@ -312,7 +313,7 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
         scanned.messagesSize,
       ]);
       expect(formatPartition(partition)).toContain(
-        "a short last batch: the append never completed, so it was never fsynced and never acknowledged",
+        "a short last batch, the append never completed: under the crash model (a completed fsync leaves no short batch), never fsynced, so never acknowledged",
       );
     }
   });
@@ -420,6 +421,48 @@ describe("scan --deep on a refused segment (issue 24 item 1)", () => {
 });
 
 describe("scope of loss across segments: missing offsets and overlaps", () => {
+  it("damage in the last batch of a middle segment: unreadable bytes that are there, not a torn tail and not missing offsets", async () => {
+    const layout = samples.get("sealed-last-batch-bitflip")!.base.partitions[0]!;
+    const [, middle, ...rest] = layout.segments as [SegmentLayout, SegmentLayout, ...SegmentLayout[]];
+    const last = middle.batches.at(-1)!;
+    const end = rest[rest.length - 1]!.endOffset;
+    for (const engine of engines) {
+      for (const verify of ["tail", "full"] as const) {
+        const where = `${engine.kind} ${verify}`;
+        const partition = await scanFirst("sealed-last-batch-bitflip", engine, verify);
+        expect(partition.refusal, where).toMatchObject({
+          code: "InteriorDamage",
+          segment: middle.startOffset,
+          damagePosition: last.position,
+          survivorSegment: rest[0]!.startOffset,
+          survivorPosition: 0,
+        });
+        expect(partition.segments[1]!.scope.map(tuple), where).toEqual([
+          [
+            "proven",
+            middle.startOffset.toString(),
+            (last.baseOffset - 1n).toString(),
+            verify === "full" ? middle.messages - last.messageCount : null,
+            0,
+            last.position,
+          ],
+          ["unreadable", last.baseOffset.toString(), middle.endOffset.toString(), last.messageCount, last.position, middle.size],
+        ]);
+        expect(partition.scope.map(partitionTuple), where).toEqual([
+          ["proven", "0", (last.baseOffset - 1n).toString(), verify === "full" ? Number(last.baseOffset) : null],
+          ["unreadable", last.baseOffset.toString(), middle.endOffset.toString(), last.messageCount],
+          ["intact", rest[0]!.startOffset.toString(), end.toString(), verify === "full" ? Number(end - rest[0]!.startOffset + 1n) : null],
+        ]);
+        const text = formatPartition(partition);
+        expect(text, where).not.toMatch(/torn tail \(|torn-tail|missing \d|no bytes|Hole/);
+        expect(partition.nextStep, where).toBe(
+          `restore this partition from a backup: segscan proves 0..${last.baseOffset - 1n} here (and ${rest[0]!.startOffset}..${end} after the damage), ` +
+            `${last.baseOffset}..${middle.endOffset} cannot be proven; keep these files as evidence`,
+        );
+      }
+    }
+  });
+
   it("a hole: the missing offsets are a range of their own, and the segments after it are intact", async () => {
     const layout = samples.get("hole")!.base.partitions[0]!;
     const [first, missing, ...rest] = layout.segments as [SegmentLayout, SegmentLayout, ...SegmentLayout[]];
@@ -712,7 +755,7 @@ describe("the next step of every node finding (issue 24 item 2)", () => {
       message: "m",
       tornEvidence,
     });
-    expect(nodeFindingNextStep(torn("short-entry"))).toContain("which was never acknowledged");
+    expect(nodeFindingNextStep(torn("short-entry"))).toContain("which under the crash model was never acknowledged");
     expect(nodeFindingNextStep(torn("complete-entry"))).toMatch(/^check a replica or a backup for the last op, then repair/);
     const lost = (severity: "refused" | "warn"): NodeFinding => ({ severity, code: "WalCommittedOpsLost", path: "/w", message: "m" });
     expect(nodeFindingNextStep(lost("refused"))).toMatch(/^restore metadata\/ from a backup/);

@@ -37,9 +37,10 @@ import { stringifyJson, toJsonReport } from "../report/json.js";
 import { escapeControl, escapeControlKeepingLines, terminalSafe } from "../report/terminal-safe.js";
 import { formatApplied, formatPlan } from "../report/repair-format.js";
 import type { ScanReport } from "../domain/scan.js";
+import { worstSeverity } from "../domain/node.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
-import { dumpIndex, dumpLog, isIndexPath } from "./dump.js";
-import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
+import { dumpIndex, dumpKindOf, dumpLog, dumpSnapshotFile, dumpWalFile, notASegmentText } from "./dump.js";
+import { EXIT, OperationalError, UsageError, scanExitCode, severityExitBits } from "./exit.js";
 import { engineWasExplicit, type ScanFlags } from "./scan-flags.js";
 import { runScan } from "./scan-run.js";
 import { genNode, nodeFaultListText, nodeFaultNames } from "../gen/node/cli.js";
@@ -285,24 +286,27 @@ export async function dumpCommand(file: string, flags: DumpFlags, command: Comma
   } catch (error) {
     throw new OperationalError(`cannot dump ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  if (!info.isFile()) throw new UsageError(`${file} is not a file: dump takes one .log (or .index) file`);
+  if (!info.isFile())
+    throw new UsageError(`${file} is not a file: dump takes one file (a segment .log or .index, journal.wal or snapshot.bin)`);
+  const kind = dumpKindOf(file);
+  if (kind === null) throw new UsageError(notASegmentText(file));
   const c = colors(useColor() && !flags.json);
-  if (isIndexPath(file)) {
+  if (kind === "index") {
     const result = await dumpIndex(file, { json: flags.json ?? false, write: out, color: c });
     return result.trailingBytes > 0 ? EXIT.PROBLEMS : EXIT.CLEAN;
   }
   const engine = await resolveEngine(flags.engine, command.getOptionValueSource("engine") !== "default");
-  const result = await withCancellation((signal) =>
-    dumpLog(file, {
-      messages: flags.messages ?? false,
-      json: flags.json ?? false,
-      engine,
-      windowBytes: flags.window,
-      color: c,
-      write: out,
-      signal,
-    }),
-  );
+  const options = { messages: flags.messages ?? false, json: flags.json ?? false, engine, windowBytes: flags.window, color: c, write: out };
+  if (kind === "snapshot") {
+    // docs/node.md N0: a finding's severity as exit bits (warn, info alone exit 0).
+    const { report } = await dumpSnapshotFile(file, options);
+    return severityExitBits(worstSeverity(report.findings.map((finding) => finding.severity)));
+  }
+  if (kind === "wal") {
+    const result = await withCancellation((signal) => dumpWalFile(file, { ...options, signal }));
+    return result.stopped === null && result.entries === result.verified + result.unsealed ? EXIT.CLEAN : EXIT.PROBLEMS;
+  }
+  const result = await withCancellation((signal) => dumpLog(file, { ...options, signal }));
   return result.stopped === null && result.verified === result.batches ? EXIT.CLEAN : EXIT.PROBLEMS;
 }
 

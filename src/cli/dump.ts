@@ -7,10 +7,21 @@
  * and scan cannot disagree about a batch; batches larger than the window
  * stream through it. Listing stops at the first header that does not decode
  * (nothing after it can be located), and says so.
- * A `.index` file lists its entries instead.
+ * A `.index` file lists its entries instead; a node's metadata/journal.wal
+ * its entries and metadata/snapshot.bin its trailer, header and counts
+ * (read by src/node, printed by src/report/metadata-dump.ts). Any other file is
+ * a usage error, never listed as segment damage.
  */
 import { hex64 } from "../format/bytes.js";
-import { BATCH_HEADER_BYTES, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_SUFFIX } from "../format/constants.js";
+import { basename } from "node:path";
+import {
+  BATCH_HEADER_BYTES,
+  FRAME_CHECKSUMMED_FROM,
+  FRAME_HEADER_BYTES,
+  INDEX_ENTRY_BYTES,
+  INDEX_SUFFIX,
+  LOG_SUFFIX,
+} from "../format/constants.js";
 import { VERIFY_STATUS_NAMES, VerifyStatus, readFrameHeader, type BatchHeader } from "../format/records.js";
 import { type UserHeaderKind, decodeUserHeaders, formatUserHeaderField } from "../format/user-headers.js";
 import type { Engine } from "../engine/types.js";
@@ -22,6 +33,19 @@ import { verifyBatchAt } from "../recovery/verify.js";
 import { stringifyJson } from "../report/json.js";
 import { formatBytes, formatCount, type Colors } from "../report/format.js";
 import { escapeControl } from "../report/terminal-safe.js";
+import { isoMicros } from "../report/units.js";
+import { type WalDumpResult, dumpWal } from "../node/wal/dump.js";
+import { type SnapshotInspection, inspectSnapshot } from "../node/snapshot.js";
+import {
+  snapshotText,
+  snapshotToJson,
+  walEntryLine,
+  walEntryToJson,
+  walJsonClosing,
+  walJsonOpening,
+  walTextClosing,
+  walTextOpening,
+} from "../report/metadata-dump.js";
 
 export interface DumpOptions {
   messages: boolean;
@@ -173,21 +197,13 @@ async function listFrames(
   return { frames };
 }
 
-function iso(micros: bigint): string {
-  // Only for plausible µs timestamps (years 1970..9999).
-  if (micros <= 0n || micros >= 253402300800000000n) return "";
-  const millis = Number(micros / 1000n);
-  const date = new Date(millis).toISOString();
-  return date.slice(0, -1) + (micros % 1000n).toString().padStart(3, "0") + "Z";
-}
-
 function batchLine(batch: DumpBatch, c: Colors): string {
   const h = batch.header;
   const verify = batch.verify === "ok" ? c.green("ok") : c.red(batch.verify);
   const last = h.messageCount > 0 ? (h.baseOffset + BigInt(h.messageCount) - 1n).toString() : "-";
   return (
     `position: ${batch.position} baseOffset: ${h.baseOffset} lastOffset: ${last} count: ${h.messageCount} ` +
-    `baseTimestamp: ${h.baseTimestamp}${iso(h.baseTimestamp) ? ` (${iso(h.baseTimestamp)})` : ""} originTimestamp: ${h.originTimestamp} ` +
+    `baseTimestamp: ${h.baseTimestamp}${isoMicros(h.baseTimestamp) ? ` (${isoMicros(h.baseTimestamp)})` : ""} originTimestamp: ${h.originTimestamp} ` +
     `length: ${h.batchLength} partitionId: ${h.partitionId} checksum: 0x${hex64(h.batchChecksum)} verify: ${verify}`
   );
 }
@@ -256,7 +272,7 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
     const window = new FileWindow(file, path, result.size, engineWindow, { signal });
     if (options.json) {
       await write(
-        `{\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`,
+        `{\n  "kind": "segment",\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`,
       );
     } else {
       await write(`Dumping ${escapeControl(path)} (${formatCount(result.size)} bytes, engine ${options.engine.kind})\n`);
@@ -360,13 +376,71 @@ export async function dumpIndex(
     index++;
   }
   if (options.json) {
-    await options.write(stringifyJson({ file: path, size, entries, trailingBytes }) + "\n");
+    await options.write(stringifyJson({ kind: "index", file: path, size, entries, trailingBytes }) + "\n");
   } else if (trailingBytes > 0) {
     await options.write(options.color.yellow(`${trailingBytes} trailing bytes: a partial entry (torn index write)`) + "\n");
   }
   return { entries: whole, trailingBytes };
 }
 
-export function isIndexPath(path: string): boolean {
-  return path.endsWith(INDEX_SUFFIX);
+/** What `segscan dump` reads a file as, by its name (docs/interfaces.md §9.2); null: none of them. */
+export type DumpKind = "segment" | "index" | "wal" | "snapshot";
+
+/** The metadata WAL and snapshot by their names in a node's metadata/ (a `.tmp` is the same format mid-rewrite, docs/node.md N1, N2). */
+const WAL_NAMES = new Set(["journal.wal", "journal.wal.tmp"]);
+const SNAPSHOT_NAMES = new Set(["snapshot.bin", "snapshot.bin.tmp"]);
+
+export function dumpKindOf(path: string): DumpKind | null {
+  const name = basename(path);
+  if (name.endsWith(INDEX_SUFFIX)) return "index";
+  if (name.endsWith(LOG_SUFFIX)) return "segment";
+  if (WAL_NAMES.has(name)) return "wal";
+  if (SNAPSHOT_NAMES.has(name)) return "snapshot";
+  return null;
+}
+
+/** The usage error's words for a file dump does not read: what it is not, and what dump takes. */
+export function notASegmentText(path: string): string {
+  return (
+    `${path} is not a segment (a .log or its .index), nor a node's metadata/journal.wal or metadata/snapshot.bin: ` +
+    "dump reads only those, by name, so it does not list other bytes as segment damage; nothing was read"
+  );
+}
+
+/** Dumps the metadata WAL: one line (or JSON object) per entry, read by the scan's own reader; returns what it saw. */
+export async function dumpWalFile(path: string, options: DumpOptions): Promise<WalDumpResult> {
+  const { color: c, write } = options;
+  const size = (await nodeScanFs.stat(path)).size;
+  let anyEntry = false;
+  await write(options.json ? walJsonOpening(path, size, options.engine.kind) : walTextOpening(path, size, options.engine.kind));
+  const result = await dumpWal(path, {
+    engine: options.engine,
+    scanFs: nodeScanFs,
+    windowBytes: options.windowBytes,
+    signal: options.signal,
+    onEntry: async (entry) => {
+      if (options.json) {
+        await write(`${anyEntry ? "," : ""}\n    ${stringifyJson(walEntryToJson(entry), 0)}`);
+      } else {
+        await write(`${walEntryLine(entry, c)}\n`);
+      }
+      anyEntry = true;
+    },
+  });
+  await write(options.json ? walJsonClosing(result, anyEntry) : walTextClosing(result, c));
+  return result;
+}
+
+/** Dumps the metadata snapshot: trailer, root fields, counts and the scan's findings; returns the inspection. */
+export async function dumpSnapshotFile(
+  path: string,
+  options: Pick<DumpOptions, "json" | "write" | "color" | "engine">,
+): Promise<SnapshotInspection> {
+  const inspection = await inspectSnapshot(path, nodeScanFs, options.engine);
+  await options.write(
+    options.json
+      ? `${stringifyJson(snapshotToJson(path, options.engine.kind, inspection))}\n`
+      : snapshotText(path, options.engine.kind, inspection, options.color),
+  );
+  return inspection;
 }

@@ -52,3 +52,17 @@ export function parseBytes(min: number, max = Number.MAX_SAFE_INTEGER) {
     return value;
   };
 }
+
+/**
+ * A flag that may be given once: commander keeps the last of a repeated flag,
+ * which would drop the first value silently, so a second one is a usage error
+ * (`why` says why the flag takes one value).
+ */
+export function parseOnce(flag: string, why: string) {
+  return (raw: string, previous: string | undefined): string => {
+    if (previous !== undefined) {
+      throw new InvalidArgumentError(`${flag} is given twice ("${previous}", then "${raw}"): ${why}; give it once`);
+    }
+    return raw;
+  };
+}

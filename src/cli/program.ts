@@ -7,7 +7,7 @@ import type { DumpFlags, GenFlags, RepairFlags } from "./commands.js";
 import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
-import { parseBytes, parseInteger } from "./parse.js";
+import { parseBytes, parseInteger, parseOnce } from "./parse.js";
 import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
 import { addSalvageCommand } from "./salvage.js";
@@ -56,11 +56,13 @@ Exit status:
 
 const DUMP_EXIT_HELP = `
 Exit status:
-  0   every batch verified and the listing reached the end of the file (a .index: whole entries only)
-  4   problems: batches that failed to verify (the last line counts them), a listing that stopped
-      before the end of the file, or a .index ending in a partial entry
+  0   every batch verified and the listing reached the end of the file (a .index: whole entries
+      only; a WAL: every entry verified or unsealed; a snapshot: no finding worse than warn)
+  4   problems: batches or entries that failed to verify (the last line counts them), a listing that
+      stopped before the end of the file, a .index ending in a partial entry, a refused snapshot
   8   operational error: the file cannot be read
-  16  usage error: bad flags, a path that is not a file
+  16  usage error: bad flags, a path that is not a file, a file that is not a segment .log or .index,
+      journal.wal or snapshot.bin
   32  cancelled (Ctrl-C)`;
 
 export function buildProgram(setExit: (code: number) => void): Command {
@@ -141,8 +143,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command("dump")
-    .description("list a .log's batches (position, offsets, count, timestamps, length, verify result), or a .index's entries")
-    .argument("<file>", "a segment .log (or .index) file")
+    .description(
+      "list a .log's batches (position, offsets, count, timestamps, length, verify result), a .index's entries, " +
+        "a metadata journal.wal's entries (op, parent, checksums, size, verify result) or a snapshot.bin's trailer, header and counts",
+    )
+    .argument("<file>", "a segment .log or .index, or a node's metadata/journal.wal or metadata/snapshot.bin")
     .option("--messages", "also list every message frame (offset, timestamp, id, sizes, checksum, payload preview)")
     .option("--json", "print JSON (u64 values as decimal strings)")
     .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
@@ -190,7 +195,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
       (name: string, previous: string[]) => [...previous, name],
       [] as string[],
     )
-    .option("--node-fault <name>", "inject this metadata-plane fault (see --list); implies --node")
+    .option(
+      "--node-fault <name>",
+      "inject this metadata-plane fault (see --list); implies --node; one per data dir",
+      parseOnce("--node-fault", "gen injects one node fault per data dir, so the scan has one expected finding to show"),
+    )
     .option("--json", "print what was written as JSON")
     .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));
 

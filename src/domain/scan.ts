@@ -26,7 +26,20 @@ export interface ScanOptionsUsed {
 
 /** docs/recovery.md §5: every refusal, with its fields. `segment` is the segment's start offset. */
 export type Refusal =
-  | { code: "InteriorDamage"; message: string; segment: bigint; damagePosition: number; survivorPosition: number }
+  | {
+      code: "InteriorDamage";
+      message: string;
+      segment: bigint;
+      damagePosition: number;
+      /** Byte position of the survivor in its segment's `.log`: this segment's, or `survivorSegment`'s when that is set. */
+      survivorPosition: number;
+      /**
+       * Set when the damage runs to the end of a segment that is not the last
+       * (docs/recovery.md §4 step 3): the start offset of the next segment,
+       * whose verified batch at `survivorPosition` extends the chain.
+       */
+      survivorSegment?: bigint;
+    }
   | {
       code: "UnverifiedResidue";
       message: string;
@@ -213,6 +226,12 @@ export interface SegmentReport {
    * in byte order, always starting with the `proven` range `[0, walkedSize)`.
    */
   scope: SegmentScopeRange[];
+  /**
+   * Library-only (not in the JSON), deep mode only: the index entries inside
+   * the proven prefix that miss a batch start, what `index.mismatches` counts
+   * once the segment ends refused (docs/recovery.md §3.2).
+   */
+  indexMismatchesInPrefix?: number;
   /**
    * Library-only (not in the JSON): the entries repair writes when `index.rebuilt`
    * (docs/recovery.md §3.3 index-less arm, or deep-mode re-derivation), and whole-entry count

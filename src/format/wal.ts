@@ -53,6 +53,47 @@ export function isValidOperation(value: number): boolean {
   return value <= 3 || (value >= 64 && value <= 68) || (value >= 128 && value <= 149) || (value >= 160 && value <= 162);
 }
 
+/**
+ * Iggy's `Operation` discriminants by name (docs/node.md N1), for the dump's
+ * listing; a valid value is exactly one of these (isValidOperation).
+ */
+export const WAL_OPERATION_NAMES: ReadonlyMap<number, string> = new Map([
+  [0, "Reserved"],
+  [1, "Register"],
+  [2, "NonReplicated"],
+  [3, "Logout"],
+  [64, "CreateTopicWithAssignments"],
+  [65, "CreatePartitionsWithAssignments"],
+  [66, "RemoveConsumerGroupMember"],
+  [67, "CompleteConsumerGroupRevocation"],
+  [68, "TruncatePartition"],
+  [128, "CreateStream"],
+  [129, "UpdateStream"],
+  [130, "DeleteStream"],
+  [131, "PurgeStream"],
+  [132, "CreateTopic"],
+  [133, "UpdateTopic"],
+  [134, "DeleteTopic"],
+  [135, "PurgeTopic"],
+  [136, "CreatePartitions"],
+  [137, "DeletePartitions"],
+  [138, "DeleteSegments"],
+  [139, "CreateConsumerGroup"],
+  [140, "DeleteConsumerGroup"],
+  [141, "CreateUser"],
+  [142, "UpdateUser"],
+  [143, "DeleteUser"],
+  [144, "ChangePassword"],
+  [145, "UpdatePermissions"],
+  [146, "CreatePersonalAccessToken"],
+  [147, "DeletePersonalAccessToken"],
+  [148, "JoinConsumerGroup"],
+  [149, "LeaveConsumerGroup"],
+  [160, "SendMessages"],
+  [161, "StoreConsumerOffset"],
+  [162, "DeleteConsumerOffset"],
+]);
+
 /** Outcome of the prepare-header gate, in order of checking. */
 export enum WalHeaderStatus {
   Ok = 0,

@@ -231,6 +231,21 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    name: "sealed-last-batch-bitflip",
+    description:
+      "one flipped payload bit in a middle segment's LAST batch: the next segment's chain follows it, so its bytes are damage inside the log (not a torn tail, not a hole)",
+    expected: refused("InteriorDamage", "refused"),
+    checkProfile: needSegments(3),
+    async inject(partition, rng) {
+      const segment = middle(partition);
+      const batch = segment.batches[segment.batches.length - 1]!;
+      const position = batch.position + BATCH_HEADER_BYTES + FRAME_HEADER_BYTES + rng.int(0, 150);
+      const [byte] = await readAt(segment.logPath, position, 1);
+      await writeAt(segment.logPath, position, Uint8Array.of(byte! ^ (1 << rng.int(0, 7))));
+      return `flipped a bit of byte ${at(position)} in the last batch of ${fileName(segment.logPath)} (at ${at(batch.position)}, offsets ${batch.baseOffset}..${segment.endOffset}), a segment the next one follows`;
+    },
+  },
+  {
     name: "length-bitflip",
     description: "an interior batch's batch_length became 0xFFFFFFFF (over the 64 MiB cap) in the tail segment's last chunk",
     expected: refused("InteriorDamage", "refused"),

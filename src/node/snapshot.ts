@@ -143,7 +143,7 @@ function mebibytes(bytes: number): string {
  * group ids, messages_count. Like Iggy's `rmp_serde::from_slice`, only the
  * first msgpack value is read; `trailingBytes` counts what follows it.
  */
-export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents & { trailingBytes: number } {
+export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents & { trailingBytes: number; header: SnapshotHeader } {
   const extent = measurePayload(payload);
   const first = decodeMulti(payload, {
     useBigInt64: true,
@@ -189,7 +189,64 @@ export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents & {
       streams.push({ id: streamId, topics });
     });
   }
-  return { version, sequenceNumber, streams, trailingBytes: payload.length - extent.endPosition };
+  const header: SnapshotHeader = {
+    version,
+    createdAt: optionalInteger(root[1]),
+    sequenceNumber,
+    writerRelease: optionalInteger(root[6]),
+    users: root[3] !== null && root[3] !== undefined,
+    clientTable: root[5] !== null && root[5] !== undefined,
+  };
+  return { version, sequenceNumber, streams, trailingBytes: payload.length - extent.endPosition, header };
+}
+
+/** A field segscan only shows (never judges): its value when it is an unsigned integer, else null. */
+function optionalInteger(value: unknown): bigint | null {
+  if (typeof value === "bigint" && value >= 0n) return value;
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? BigInt(value) : null;
+}
+
+/**
+ * The root fields of a MetadataSnapshot (docs/node.md N2) that `segscan dump`
+ * shows: the three it reads as a scan does (version, sequence_number), and
+ * those it only shows (created_at, writer_release; whether users and the
+ * client table are present; their insides are not decoded).
+ */
+export interface SnapshotHeader {
+  version: number;
+  /** `created_at`, µs since the epoch; null when it is not an unsigned integer. */
+  createdAt: bigint | null;
+  sequenceNumber: bigint;
+  /** `writer_release`; null when it is not an unsigned integer. */
+  writerRelease: bigint | null;
+  users: boolean;
+  clientTable: boolean;
+}
+
+/** The 20-byte trailer as it was found (docs/node.md N2). */
+export interface SnapshotTrailer {
+  /** Byte position of the trailer: the file's size − 20. */
+  position: number;
+  storedChecksum: bigint;
+  /** XXH3-64 of the payload before it. */
+  computedChecksum: bigint;
+}
+
+/** A snapshot as `segscan dump` shows it: the scan's report and what it read on the way (docs/node.md N2). */
+export interface SnapshotInspection {
+  report: SnapshotReport;
+  /** Null when the file has no trailer magic in its last 20 bytes (unsealed: the whole file is the payload), or was not read. */
+  trailer: SnapshotTrailer | null;
+  /** Bytes read as the payload (the file without its trailer); null when the file was not read. */
+  payloadBytes: number | null;
+  /** Null when the payload was not decoded (a checksum mismatch, a decode failure, a file too large). */
+  header: SnapshotHeader | null;
+  /** Bytes after the payload's first msgpack value, which Iggy ignores; null when not decoded. */
+  trailingBytes: number | null;
+  /** Consumer groups over every topic; null when not decoded. */
+  consumerGroups: number | null;
+  /** The topics' `messages_count` summed; null when not decoded. */
+  messages: bigint | null;
 }
 
 function corrupt(path: string, detail: string): NodeFinding {
@@ -202,6 +259,11 @@ function corrupt(path: string, detail: string): NodeFinding {
 }
 
 export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine): Promise<SnapshotReport> {
+  return (await inspectSnapshot(path, scanFs, engine)).report;
+}
+
+/** The snapshot scan (docs/node.md N2), with the trailer, the header fields and the counts it read on the way. */
+export async function inspectSnapshot(path: string, scanFs: ScanFs, engine: Engine): Promise<SnapshotInspection> {
   const report: SnapshotReport = {
     path,
     present: false,
@@ -215,8 +277,17 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
     contents: null,
     findings: [],
   };
+  const inspection: SnapshotInspection = {
+    report,
+    trailer: null,
+    payloadBytes: null,
+    header: null,
+    trailingBytes: null,
+    consumerGroups: null,
+    messages: null,
+  };
   const file = await readSmallFile(scanFs, path, MAX_SNAPSHOT_BYTES);
-  if (file.kind === "absent") return report;
+  if (file.kind === "absent") return inspection;
   report.present = true;
   if (file.kind === "too-large") {
     report.size = file.size;
@@ -227,11 +298,11 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
       message: `${path} is ${file.size} bytes, more than segscan decodes (${MAX_SNAPSHOT_BYTES}); it was not judged`,
       size: file.size,
     });
-    return report;
+    return inspection;
   }
   if (file.kind !== "read") {
     report.findings.push({ severity: "failed", code: "SnapshotReadFailure", path, message: file.message });
-    return report;
+    return inspection;
   }
   const bytes = file.bytes;
   report.size = bytes.length;
@@ -243,22 +314,32 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
     const stored = (readU64(bytes, trailerAt + 12) << 64n) | readU64(bytes, trailerAt + 4);
     const computed = engine.xxh3_64(payload);
     report.checksum = stored;
+    inspection.trailer = { position: trailerAt, storedChecksum: stored, computedChecksum: computed };
     if (stored !== computed) {
       report.findings.push({
         ...corrupt(path, `trailer checksum 0x${stored.toString(16)} does not match the payload's XXH3-64 0x${computed.toString(16)}`),
         stored: stored,
         computed,
       });
-      return report;
+      inspection.payloadBytes = payload.length;
+      return inspection;
     }
   } else {
     // docs/node.md N2: no magic, whatever destroyed it: the whole file is the payload, as Iggy reads it.
     report.checksum = engine.xxh3_64(bytes);
   }
+  inspection.payloadBytes = payload.length;
   let trailingBytes = 0;
   try {
-    const { trailingBytes: trailing, ...contents } = decodeSnapshotPayload(payload);
+    const { trailingBytes: trailing, header, ...contents } = decodeSnapshotPayload(payload);
     trailingBytes = trailing;
+    const topics = contents.streams.flatMap((stream) => stream.topics);
+    Object.assign(inspection, {
+      header,
+      trailingBytes,
+      consumerGroups: topics.reduce((sum, topic) => sum + topic.consumerGroupIds.length, 0),
+      messages: topics.reduce((sum, topic) => sum + topic.messagesCount, 0n),
+    });
     report.contents = contents;
     report.sequenceNumber = contents.sequenceNumber;
     report.streams = contents.streams.length;
@@ -278,14 +359,14 @@ export async function scanSnapshot(path: string, scanFs: ScanFs, engine: Engine)
         estimatedDecodedBytes: error.estimatedBytes,
         limitDecodedBytes: MAX_SNAPSHOT_DECODED_BYTES,
       });
-      return report;
+      return inspection;
     }
     const detail = error instanceof Error ? error.message : String(error);
     report.findings.push(corrupt(path, `the payload does not decode as a format-${SNAPSHOT_FORMAT_VERSION} metadata snapshot (${detail})`));
-    return report;
+    return inspection;
   }
   if (!report.sealed) report.findings.push(unsealedFinding(path, bytes.length, trailingBytes));
-  return report;
+  return inspection;
 }
 
 /** docs/node.md N2: no trailer magic; Iggy decodes the first value of the whole file and boots on it. */

@@ -138,7 +138,7 @@ const SETTLED = " once its partition is not refused";
 const NODE_NEXT_STEPS: Record<string, (finding: NodeFinding) => string> = {
   WalTornTail: (finding) =>
     finding.tornEvidence === "zero-filled" || finding.tornEvidence === "short-entry"
-      ? "repair: segscan repair <node root> --apply cuts the torn tail, which was never acknowledged (preserved; segscan restore undoes it)"
+      ? "repair: segscan repair <node root> --apply cuts the torn tail, which under the crash model was never acknowledged (preserved; segscan restore undoes it)"
       : "check a replica or a backup for the last op, then repair: segscan repair <node root> --apply cuts a tail segscan cannot tell from a corrupted acknowledged entry (preserved; segscan restore puts it back)",
   WalCommittedOpsLost: (finding) =>
     finding.severity === "refused"

@@ -57,6 +57,8 @@ interface Bounds {
   start: bigint;
   end: bigint | null;
   bytes: number;
+  /** The lost range salvage would drop at the segment's end, when it ends in one. */
+  droppedTail: SegmentScopeRange | null;
 }
 
 /**
@@ -100,7 +102,7 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
   for (const [index, segment] of partition.segments.entries()) {
     if (segment.outcome !== "refused") {
       const bytes = segment.outcome === "empty" ? 0 : segment.walkedSize;
-      bounds.push({ start: segment.startOffset, end: bytes > 0 ? segment.endOffset : null, bytes });
+      bounds.push({ start: segment.startOffset, end: bytes > 0 ? segment.endOffset : null, bytes, droppedTail: null });
       continue;
     }
     const code = segment.refusal?.code ?? "unknown";
@@ -111,7 +113,12 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
       );
     }
     const last = segment.scope[segment.scope.length - 1];
-    if (last === undefined || last.kind === "unreadable") {
+    // Damage that runs to the end of a segment the next one's chain follows ends in an unreadable range the
+    // next segment bounds (docs/recovery.md §4 step 3): mapped, and the chain check below judges it. An
+    // unreadable range of unknown end is one the survivor walk did not map.
+    const unmapped = (range: SegmentScopeRange): boolean =>
+      range.kind === "unreadable" && (index + 1 === partition.segments.length || (range.firstOffset !== null && range.lastOffset === null));
+    if (last === undefined || unmapped(last)) {
       return refused(
         "ScopeNotMapped",
         `the survivor walk of segment ${segment.startOffset} stopped at byte ${last?.startPosition ?? 0} before the segment's end ` +
@@ -123,7 +130,8 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
     const lost = segment.scope.filter((range) => range.kind === "unreadable" || range.kind === "torn");
     salvaged.push({ index, kept, lost });
     const end = [...kept].reverse().find((range) => range.lastOffset !== null)?.lastOffset ?? null;
-    bounds.push({ start: segment.startOffset, end, bytes: kept.reduce((sum, range) => sum + range.bytes, 0) });
+    const droppedTail = lost.at(-1) === last ? last : null;
+    bounds.push({ start: segment.startOffset, end, bytes: kept.reduce((sum, range) => sum + range.bytes, 0), droppedTail });
   }
   // Iggy's ensure_contiguous_chain on the segments as salvage leaves them (docs/recovery.md §4 step 3).
   for (let i = 1; i < bounds.length; i++) {
@@ -137,7 +145,11 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
       );
     if (previous.bytes === 0 || previous.end === null) return broken("hold no message");
     if (next.start > previous.end + 1n) {
-      return broken(`end at offset ${previous.end} (the tail cut or dropped there claims offsets no byte after it holds)`);
+      const why =
+        previous.droppedTail === null
+          ? "the tail cut or dropped there claims offsets no byte after it holds"
+          : `the damaged bytes it drops at its end leave offsets ${previous.end + 1n}..${next.start - 1n} in no segment`;
+      return broken(`end at offset ${previous.end} (${why})`);
     }
     if (next.start <= previous.end) return broken(`end at offset ${previous.end}, at or past the next segment's start`);
   }

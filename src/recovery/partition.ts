@@ -15,6 +15,7 @@ import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { partitionScope } from "./scope.js";
+import { settleSealedTails } from "./sealed-tail.js";
 import { type SegmentFiles, recoverSegment } from "./segment.js";
 import { childPath } from "../io/paths.js";
 import { directoryLinkEntry } from "./targets.js";
@@ -368,6 +369,8 @@ export async function loadListedPartition(
         }),
       );
     }
+    // A damaged end of a segment that is not the last is no torn tail when the next segment's chain follows it (docs/recovery.md §4 step 3).
+    if (!singleLog) settleSealedTails(report.segments);
     report.refusal = report.segments.find((segment) => segment.refusal !== null)?.refusal ?? null;
     if (report.refusal === null && !singleLog) report.refusal = checkContiguity(report.segments);
   } catch (error) {

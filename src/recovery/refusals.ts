@@ -15,6 +15,19 @@ export const refuse = {
     ...f,
     message: `segment ${f.segment}: damage at byte ${f.damagePosition} is followed by a complete, verifying batch at byte ${f.survivorPosition} that extends the chain, so the damage hides durable data and was not cut`,
   }),
+  /**
+   * docs/recovery.md §4 step 3: damage that runs to the end of a segment that
+   * is not the last, with the next segment's verified batch extending the
+   * chain: the survivor is in that segment.
+   */
+  interiorDamageBeforeNextSegment: (
+    f: Fields<"InteriorDamage"> & { survivorSegment: bigint },
+    context: { residueBytes: number; files: SegmentPair },
+  ): Refusal => ({
+    code: "InteriorDamage",
+    ...f,
+    message: `segment ${f.segment}: the ${context.residueBytes} bytes from byte ${f.damagePosition} to the end of ${context.files.previous} do not verify, and segment ${f.survivorSegment} (${context.files.next}) follows with a complete, verifying batch at byte ${f.survivorPosition} that extends the chain: a segment is closed before the next one is written, so these bytes are damage inside the log, not its torn tail, and were not cut`,
+  }),
   unverifiedResidue: (f: Fields<"UnverifiedResidue">): Refusal => ({
     code: "UnverifiedResidue",
     ...f,

@@ -14,10 +14,10 @@ import {
   type ScanReport,
   type SegmentReport,
   type SegmentScopeRange,
-  type TornEvidence,
   scanVerdict,
 } from "../domain/scan.js";
 import { offsetsText } from "../policy/next-step.js";
+import { TORN_EVIDENCE_WORDS } from "../policy/torn-evidence.js";
 import { formatNode, paint } from "./node-format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -96,7 +96,11 @@ function residueText(segment: SegmentReport, c: Colors): string {
   let probe: string;
   switch (residue.probe) {
     case "no-survivor":
-      probe = "no survivor";
+      // docs/recovery.md §4 step 3: none in this file, but the next segment's chain follows the damage.
+      probe =
+        segment.refusal?.code === "InteriorDamage" && segment.refusal.survivorSegment !== undefined
+          ? c.red(`no survivor in this file; segment ${segment.refusal.survivorSegment} follows`)
+          : "no survivor";
       break;
     case "survivor":
       probe = c.red(`survivor at ${formatCount(residue.survivorPosition ?? 0)}`);
@@ -112,19 +116,8 @@ function residueText(segment: SegmentReport, c: Colors): string {
   );
 }
 
-/**
- * docs/recovery.md §3.7: what a torn range's bytes prove, in the metadata WAL's
- * words (docs/node.md N1.1): only a zero-filled or short tail proves the batch
- * was never acknowledged.
- */
-export const TORN_EVIDENCE_WORDS: Record<TornEvidence, string> = {
-  "zero-filled": "all zero, never written, so never acknowledged",
-  "short-batch": "a short last batch: the append never completed, so it was never fsynced and never acknowledged",
-  "complete-batch":
-    "a complete last batch whose checksum fails: segscan cannot tell a torn write from corruption of an acknowledged batch (the cut bytes are preserved)",
-  unverifiable:
-    "bytes that do not decode as a batch: segscan cannot tell a torn write from corruption of an acknowledged batch (the cut bytes are preserved)",
-};
+/** docs/recovery.md §3.7: a torn range's words, from the one table the WAL's finding uses too. */
+export { TORN_EVIDENCE_WORDS };
 
 /** A range's message count as the line prints it: exact for verified batches, an upper bound for unreadable offsets, a claim for a torn tail. */
 function messagesText(range: PartitionScopeRange): string | null {

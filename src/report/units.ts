@@ -18,3 +18,10 @@ export function formatBytes(bytes: number): string {
 export function formatCount(value: number | bigint): string {
   return value.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
+
+/** Microseconds since the epoch, in years 1970..9999, as ISO 8601 with µs; "" for anything else (not a plausible timestamp). */
+export function isoMicros(micros: bigint): string {
+  if (micros <= 0n || micros >= 253402300800000000n) return "";
+  const date = new Date(Number(micros / 1000n)).toISOString();
+  return date.slice(0, -1) + (micros % 1000n).toString().padStart(3, "0") + "Z";
+}

@@ -10,6 +10,7 @@ import { FileWindow } from "../../engine/file-window.js";
 import { U64_MAX } from "../../format/constants.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../../domain/node.js";
 import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "../../format/wal.js";
+import { type WalTornEvidence, provesNeverAcknowledged, walTornClaim } from "../../policy/torn-evidence.js";
 import {
   type EntryFailure,
   type WalEntry,
@@ -226,11 +227,11 @@ function residueFinding(
     );
   }
   const evidence = tornEvidence(residue, context.failure, context.commitMax);
-  // "Nothing lost" only where the bytes prove the entry never acknowledged (docs/node.md N1.1).
-  const nothingLost = context.loss === null && (evidence.kind === "zero-filled" || evidence.kind === "short-entry");
+  // "Nothing lost" only where the bytes prove (under the crash model) the entry never acknowledged (docs/node.md N1.1).
+  const nothingLost = context.loss === null && provesNeverAcknowledged(evidence.kind);
   const iggyNote =
     iggy.scan === "refuse"
-      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot${nothingLost ? " with nothing lost" : ", the cut bytes preserved"}.`
+      ? ` Iggy's own boot would refuse these bytes (${iggy.reason}); cutting with segscan lets the server boot${nothingLost ? " with nothing acknowledged lost" : ", the cut bytes preserved"}.`
       : iggy.scan === "truncate-tail" && iggy.position === damagePosition
         ? " Iggy's own boot would make the same cut, silently."
         : "";
@@ -249,45 +250,43 @@ function residueFinding(
 
 /**
  * docs/node.md N1.1: what the residue's bytes prove about the entry that did
- * not verify. Only a short entry or a zero-filled residue proves the append
- * never completed (so it was never fsynced, never acknowledged); any other
- * failure cannot be told from corruption of an acknowledged entry.
+ * not verify. Only a short entry or a zero-filled residue says the append
+ * never completed (under the crash model: never fsynced, so never
+ * acknowledged); any other failure cannot be told from corruption of an
+ * acknowledged entry. The claims are the one table's (src/policy/torn-evidence.ts);
+ * what was found is said here, with the entry's own numbers.
  */
-function tornEvidence(
-  residue: WalResidue,
+export function tornEvidence(
+  residue: Pick<WalResidue, "allZero" | "bytes">,
   failure: EntryFailure,
   commitMax: bigint | null,
-): { kind: "zero-filled" | "short-entry" | "complete-entry" | "unverifiable"; found: string; claim: string } {
-  const neverFsynced = "the append never completed, so it was never fsynced and never acknowledged";
-  const indistinguishable = "a torn write cannot be told from corruption of an acknowledged entry";
-  if (residue.allZero) {
-    return {
-      kind: "zero-filled",
-      found: `all ${residue.bytes} bytes are zero`,
-      claim: "space the file grew into and never wrote, so nothing there was fsynced or acknowledged",
-    };
-  }
-  if (failure.kind === "short") return { kind: "short-entry", found: failure.reason, claim: neverFsynced };
+): { kind: WalTornEvidence; found: string; claim: string } {
+  const evidence = (kind: WalTornEvidence, found: string, bound = ""): { kind: WalTornEvidence; found: string; claim: string } => ({
+    kind,
+    found,
+    claim: `${walTornClaim(kind)}${bound}`,
+  });
+  if (residue.allZero) return evidence("zero-filled", `all ${residue.bytes} bytes are zero, never written`);
+  if (failure.kind === "short") return evidence("short-entry", `${failure.reason}, the append never completed`);
   if (failure.kind === "structural" && failure.runsPastEnd !== undefined) {
     const { op, claimedBytes, remainingBytes } = failure.runsPastEnd;
-    return {
-      kind: "short-entry",
-      found: `the entry for op ${op} claims ${claimedBytes} bytes and only ${remainingBytes} remain`,
-      claim: neverFsynced,
-    };
+    return evidence(
+      "short-entry",
+      `the entry for op ${op} claims ${claimedBytes} bytes and only ${remainingBytes} remain, the append never completed`,
+    );
   }
   if (failure.kind === "seal" && failure.check === "body") {
     const bound =
       commitMax !== null && failure.op > commitMax
         ? ` (op ${failure.op} is above the superblock's commit_max ${commitMax}, but commit_max is only a lower bound)`
         : "";
-    return {
-      kind: "complete-entry",
-      found: `the entry for op ${failure.op} is complete (its header verifies and its length fits) but its body does not: ${failure.reason}`,
-      claim: `${indistinguishable}${bound}`,
-    };
+    return evidence(
+      "complete-entry",
+      `the entry for op ${failure.op} is complete (its header verifies and its length fits) but its body does not: ${failure.reason}`,
+      bound,
+    );
   }
-  return { kind: "unverifiable", found: `the entry there does not verify (${failure.reason})`, claim: indistinguishable };
+  return evidence("unverifiable", `the entry there does not verify (${failure.reason})`);
 }
 
 /** docs/node.md N1.1: the committed ops this WAL no longer proves. */

@@ -1,0 +1,69 @@
+/**
+ * The torn-tail words (docs/recovery.md §3.7, docs/node.md N1.1) come from one
+ * table, src/policy/torn-evidence.ts: a segment's torn range and the metadata
+ * WAL's WalTornTail say the same thing of the same bytes, and every sentence
+ * that concludes "never acknowledged" says it is the crash model's conclusion.
+ */
+import { describe, expect, it } from "vitest";
+import type { TornEvidence } from "../src/domain/scan.js";
+import { createTsEngine } from "../src/engine/ts/engine.js";
+import { scanNode } from "../src/node/scan.js";
+import {
+  TORN_EVIDENCE_WORDS,
+  WAL_TAIL_BYTES_WORDS,
+  type WalTornEvidence,
+  provesNeverAcknowledged,
+  walTornClaim,
+} from "../src/policy/torn-evidence.js";
+import { scanPartition } from "../src/recovery/scan.js";
+import { formatPartition } from "../src/report/format.js";
+import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
+import { tinyNode } from "./helpers/metadata-node.js";
+
+const SEGMENT: readonly TornEvidence[] = ["zero-filled", "short-batch", "complete-batch", "unverifiable"];
+const WAL: readonly WalTornEvidence[] = ["zero-filled", "short-entry", "complete-entry", "unverifiable"];
+
+describe("one table of torn-tail words for segments and the WAL", () => {
+  it("only zero-filled and short tails conclude 'never acknowledged', and each says it is the crash model's conclusion", () => {
+    for (const evidence of SEGMENT) {
+      const words = TORN_EVIDENCE_WORDS[evidence];
+      expect(words.includes("never acknowledged"), evidence).toBe(provesNeverAcknowledged(evidence));
+      if (provesNeverAcknowledged(evidence)) expect(words, evidence).toContain("under the crash model (a completed fsync leaves no ");
+    }
+    for (const evidence of WAL) {
+      const claim = walTornClaim(evidence);
+      expect(claim.includes("never acknowledged"), evidence).toBe(provesNeverAcknowledged(evidence));
+      if (provesNeverAcknowledged(evidence)) expect(claim, evidence).toContain("under the crash model (a completed fsync leaves no ");
+    }
+    expect(SEGMENT.filter(provesNeverAcknowledged)).toEqual(["zero-filled", "short-batch"]);
+    expect(WAL.filter(provesNeverAcknowledged)).toEqual(["zero-filled", "short-entry"]);
+  });
+
+  it("a segment's claim and the WAL's are the same sentence, the record named for what it is", () => {
+    const pairs: [TornEvidence, WalTornEvidence][] = [
+      ["zero-filled", "zero-filled"],
+      ["short-batch", "short-entry"],
+      ["complete-batch", "complete-entry"],
+      ["unverifiable", "unverifiable"],
+    ];
+    for (const [segment, wal] of pairs) {
+      expect(TORN_EVIDENCE_WORDS[segment], segment).toContain(walTornClaim(wal).replaceAll("entry", "batch"));
+    }
+    expect(WAL_TAIL_BYTES_WORDS["short-entry"]).toBe("a short last entry, the append never completed");
+  });
+
+  it("the scan's text and the WAL finding print the table's sentences", async () => {
+    const dir = tempPartition();
+    const chain = buildChain({ counts: [3, 4] });
+    writeSegment(dir, 0n, concat([chain.log, new Uint8Array(900)]), indexAt(chain, [0]));
+    const engine = createTsEngine();
+    const partition = (await scanPartition(dir, { engine })).partitions[0]!;
+    expect(formatPartition(partition)).toContain(TORN_EVIDENCE_WORDS["zero-filled"]);
+
+    const root = await tinyNode({ seed: 21, fault: "wal-torn-tail" });
+    const node = await scanNode(root, { engine });
+    const torn = node.metadata.wal!.findings.find((finding) => finding.code === "WalTornTail")!;
+    expect(torn.tornEvidence).toBe("short-entry");
+    expect(torn.message).toContain(walTornClaim("short-entry"));
+  });
+});
