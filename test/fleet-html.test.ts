@@ -34,7 +34,7 @@ describe.skipIf(!HAVE_CHROMIUM && !BROWSER_REQUIRED)("fleet --html in Chromium",
     const fleet = await mergeReports(reports);
     const notable = fleet.partitions.filter((p) => p.verdict !== "clean");
     const file = join(dir, "fleet.html");
-    writeFileSync(file, renderFleetHtml({ nodes: fleet.nodes, metadata: fleet.metadata, summary: fleet.summary, partitions: notable }));
+    writeFileSync(file, renderFleetHtml({ ...fleet, partitions: notable }));
 
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
     try {

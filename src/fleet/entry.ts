@@ -19,4 +19,14 @@ export const openReport: FleetModule["openReport"] = (file, name) => load().open
 export const validateFleetReport: FleetModule["validateFleetReport"] = (value) => load().validateFleetReport(value);
 export const fleetJsonSchemaText: FleetModule["fleetJsonSchemaText"] = () => load().fleetJsonSchemaText();
 export const FleetReportSchema: FleetModule["FleetReportSchema"] = loadedOnUse(() => load().FleetReportSchema);
-export type { FleetReport, FleetPartition, FleetReplica, FleetMetadata, FleetSummary, FleetNode, MergeInput } from "./index.js";
+export type {
+  ClusterVerdict,
+  FleetReport,
+  FleetPartition,
+  FleetReplica,
+  FleetMetadata,
+  FleetStep,
+  FleetSummary,
+  FleetNode,
+  MergeInput,
+} from "./index.js";
