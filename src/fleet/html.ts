@@ -66,7 +66,7 @@ ${verdictClasses}
 .axis{display:flex;justify-content:space-between;margin-left:9rem;font-size:.75rem;color:#666;font-family:ui-monospace,monospace}
 .notes{margin:.3rem 0 0 9rem;font-size:.85rem;padding-left:1.2rem}
 .notes li.bad,.problems li.bad{color:${OKABE_ITO.vermillion}}
-.steps{margin:.3rem 0 0 9rem;font-size:.85rem;padding-left:1.2rem}
+.steps{margin:.3rem 0 0 9rem;font-size:.85rem;padding-left:1.2rem;color:#222}
 .problems .steps{margin-left:0}
 .cmd{display:block;font-family:ui-monospace,monospace;background:#f4f4f4;padding:.15rem .4rem;margin:.15rem 0;overflow-wrap:anywhere;color:#222}
 .legend{margin-top:1.2rem;font-size:.85rem;line-height:1.9}
@@ -96,12 +96,17 @@ function stepsHtml(steps: readonly FleetStep[]): string {
   return `<ol class="steps">${items.join("")}</ol>`;
 }
 
-function laneLabel(partition: FleetPartition, replica: FleetPartition["replicas"][number]): string {
+/** A lane's label: the node and its role (short enough for the name column); the title says more. */
+function laneLabel(partition: FleetPartition, replica: FleetPartition["replicas"][number]): { text: string; title: string } {
+  const text = `${replica.node} · ${replica.role}`;
   if (replica.role === "diverged") {
     const odd = partition.divergence.some((entry) => entry.majority !== null && entry.odd.includes(replica.node));
-    return `${replica.node} · diverged${odd ? " (odd one out)" : ""}`;
+    return {
+      text,
+      title: `${replica.node} diverged: ${odd ? "the odd one out (the majority by checksum holds other batches)" : "no majority decides"}`,
+    };
   }
-  return `${replica.node} · ${replica.role}`;
+  return { text, title: text };
 }
 
 function partitionHtml(partition: FleetPartition): string {
@@ -144,8 +149,9 @@ function partitionHtml(partition: FleetPartition): string {
         ),
       );
     }
+    const label = laneLabel(partition, replica);
     parts.push(
-      `<div class="lane" data-node="${escapeHtml(replica.node)}" data-role="${replica.role}"><span class="name">${escapeHtml(laneLabel(partition, replica))}</span>${bars.join("")}</div>`,
+      `<div class="lane" data-node="${escapeHtml(replica.node)}" data-role="${replica.role}"><span class="name" title="${escapeHtml(label.title)}">${escapeHtml(label.text)}</span>${bars.join("")}</div>`,
     );
   }
   for (const r of partition.lost.filter((lost) => lost.kind === "durable")) {
@@ -179,7 +185,7 @@ function partitionHtml(partition: FleetPartition): string {
       notes.push(
         `<li class="bad">${escapeHtml(replica.node)}: its scan failed (${escapeHtml(replica.error ?? "")}): what it holds is unknown</li>`,
       );
-    else if (replica.rebuildFrom !== null)
+    else if (replica.role === "lagging" && replica.rebuildFrom !== null)
       notes.push(
         `<li>${escapeHtml(replica.node)} (${replica.role}): ${replica.role === "lagging" ? "catch up" : "rebuild"} from ${escapeHtml(replica.rebuildFrom)}</li>`,
       );

@@ -27,4 +27,4 @@ export {
   isNotable,
 } from "./format.js";
 export { clusterSteps, partitionSteps, step } from "./steps.js";
-export { FLEET_LOST_COLOR, renderFleetHtml } from "./html.js";
+export { FLEET_LOST_COLOR, FLEET_VERDICT_COLORS, renderFleetHtml } from "./html.js";
