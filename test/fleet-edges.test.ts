@@ -141,6 +141,10 @@ describe("partition identity and coverage", () => {
     const first = partition.nextSteps[0]!;
     expect(first).toMatchObject({ about: "unknown", node: "node-1" });
     expect(first.argv).toEqual(["segscan", "scan", join(dir, "c", "node-1", key), "--replicas", "2"]);
+    // Salvaging node-0 waits on node-1's scan: it may hold what node-0 lacks.
+    expect(partition.nextSteps[1]!.text).toMatch(
+      /^if node-1 holds none of [\d.,]+ either: stop iggy-server on node-0, then salvage its replica/,
+    );
     expect(report.summary.lostOffsetsNotAllJudged).toBe(report.summary.lostOffsets);
     expect(report.nodes.map((n) => [n.coversRoot, n.replicas])).toEqual([
       [true, 2],

@@ -1,6 +1,6 @@
 /**
  * The merge of one partition's replicas (src/fleet/merge.ts) on synthetic
- * report lines: the range algebra, the property of issue 25 (the ranges lost on
+ * report lines: the range algebra, the merge property (the ranges lost on
  * every replica are the complement of the union of proven ranges within the
  * cluster's span, for random per-replica damage, checked offset by offset
  * against an independent model), and the adapter's precedence for the

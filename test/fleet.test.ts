@@ -1,5 +1,5 @@
 /**
- * issue 25: the cluster view on real reports. `gen --cluster 3` writes three
+ * The cluster view on real reports (docs/fleet.md). `gen --cluster 3` writes three
  * node roots with replica-specific faults; each is scanned (both engines, tail
  * and deep) and the reports merged. One scenario per verdict: a torn tail one
  * replica has and another holds, interior damage on one with a clean copy

@@ -11,7 +11,7 @@
  *    first header claims) — and the partition's `nextStep`.
  * 2. What a segment whose scope is empty still says (a failed partition has
  *    none): start and end offsets, outcome, walked and file sizes, refusal
- *    codes and their fields; and (issue 25) `lastBatch` and `batchChecksumsXxh3`.
+ *    codes and their fields, `lastBatch`, `batchChecksumsXxh3` and forward `gaps`.
  */
 import type { JsonPartition, JsonRefusal, JsonSegment } from "../report/json.js";
 import type { JsonNode } from "../report/node-schema.js";

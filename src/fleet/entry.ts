@@ -1,7 +1,7 @@
 /**
  * The cluster view as the package entry exports it (docs/fleet.md): the merger,
  * its report reader and the fleet schema load on first use, so importing the
- * package loads no TypeBox (issue 23). `FleetReportSchema` is the schema object
+ * package loads no TypeBox. `FleetReportSchema` is the schema object
  * itself once anything reads it.
  */
 import { canRequireModules, loadedOnUse, once, requireFrom } from "../io/lazy.js";

@@ -133,6 +133,12 @@ function lostSteps(partition: Omit<FleetPartition, "nextSteps">, lost: readonly 
   const steps: FleetStep[] = [];
   const lostText = rangesText(lost);
   const judged = partition.replicas.filter((replica) => replica.present && replica.role !== "failed");
+  const unjudged = partition.replicas.filter((replica) => replica.role === "failed" || replica.role === "unknown");
+  // A replica not judged may hold what is lost: act on the others only once it is judged and holds none of it.
+  const condition =
+    unjudged.length === 0
+      ? ""
+      : `if ${list(unjudged.map((replica) => replica.node))} hold${unjudged.length === 1 ? "s" : ""} none of ${lostText} either: `;
   let keeper: FleetReplica | null = null;
   for (const replica of judged) {
     if (
@@ -159,7 +165,7 @@ function lostSteps(partition: Omit<FleetPartition, "nextSteps">, lost: readonly 
         step(
           "lost",
           keeper.node,
-          `stop iggy-server on ${keeper.node}, then salvage its replica, ${most}: salvage keeps every batch that verifies and records ${lostText}${also} as lost; without --apply it prints the plan, or says why it cannot`,
+          `${condition}stop iggy-server on ${keeper.node}, then salvage its replica, ${most}: salvage keeps every batch that verifies and records ${lostText}${also} as lost; without --apply it prints the plan, or says why it cannot`,
           ["segscan", "salvage", path, "--apply"],
         ),
       );
@@ -168,7 +174,7 @@ function lostSteps(partition: Omit<FleetPartition, "nextSteps">, lost: readonly 
         step(
           "lost",
           keeper.node,
-          `stop iggy-server on ${keeper.node}, then repair its replica, ${most}: it cuts only a provably torn tail${also === "" ? "" : `; it lacks${also.slice(" and also".length)}`}`,
+          `${condition}stop iggy-server on ${keeper.node}, then repair its replica, ${most}: it cuts only a provably torn tail${also === "" ? "" : `; it lacks${also.slice(" and also".length)}`}`,
           ["segscan", "repair", path, "--apply"],
         ),
       );
@@ -182,7 +188,7 @@ function lostSteps(partition: Omit<FleetPartition, "nextSteps">, lost: readonly 
         step(
           "lost",
           keeper.node,
-          `keep ${keeper.node}'s replica, ${most} and scans ${keeper.verdict ?? "clean"}${skipped}${also === "" ? "" : `; it lacks${also.slice(" and also".length)}`}`,
+          `${condition}keep ${keeper.node}'s replica, ${most} and scans ${keeper.verdict ?? "clean"}${skipped}${also === "" ? "" : `; it lacks${also.slice(" and also".length)}`}`,
         ),
       );
     }
@@ -295,7 +301,7 @@ export function clusterSteps(
         ? step(
             "OpsLost",
             null,
-            `ops ${ops} were committed and no node holds them: restore metadata/ on one node from a backup that holds op ${formatCount(BigInt(metadata.opsLost.to))} and let the others catch up from it, or accept their loss (each node's boot runs without them)`,
+            `restore metadata/ on one node from a backup that holds op ${formatCount(BigInt(metadata.opsLost.to))} and let the others catch up from it, or accept the loss of ops ${ops} (each node's boot runs without them)`,
           )
         : step(
             "OpsLost",
