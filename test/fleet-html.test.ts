@@ -12,7 +12,7 @@ import { chromium } from "playwright-core";
 import pngjs from "pngjs";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
-import { FLEET_LOST_COLOR, mergeReports, renderFleetHtml } from "../src/fleet/index.js";
+import { FLEET_LOST_COLOR, FLEET_VERDICT_COLORS, mergeReports, renderFleetHtml } from "../src/fleet/index.js";
 import { generateCluster } from "../src/gen/index.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { toJsonReport } from "../src/report/json.js";
@@ -34,7 +34,7 @@ describe.skipIf(!HAVE_CHROMIUM && !BROWSER_REQUIRED)("fleet --html in Chromium",
     const fleet = await mergeReports(reports);
     const notable = fleet.partitions.filter((p) => p.verdict !== "clean");
     const file = join(dir, "fleet.html");
-    writeFileSync(file, renderFleetHtml({ nodes: fleet.nodes, metadata: fleet.metadata, summary: fleet.summary, partitions: notable }));
+    writeFileSync(file, renderFleetHtml({ ...fleet, partitions: notable }));
 
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
     try {
@@ -71,4 +71,109 @@ describe.skipIf(!HAVE_CHROMIUM && !BROWSER_REQUIRED)("fleet --html in Chromium",
       await browser.close();
     }
   }, 60_000);
+
+  it("problems first: a coloured verdict banner, the cluster's findings, the partitions, the summary, the legend last; legend swatches as drawn; the odd lane labelled; at 600 px no swatch leaves its label", async () => {
+    const dir = trackedTempDir("segscan-fleet-html2-");
+    await generateCluster(join(dir, "c"), 3, {
+      seed: 5,
+      faults: ["torn-on-one", "lost-everywhere", "divergent", "torn-everywhere", "identity-mismatch"],
+    });
+    const engine = createTsEngine();
+    const reports = [];
+    for (const name of ["node-0", "node-1", "node-2"])
+      reports.push({ name, report: toJsonReport(await scanPath(join(dir, "c", name), { engine, replicaCount: 3 })) });
+    const fleet = await mergeReports(reports);
+    expect(fleet.verdict).toBe("diverged");
+    const file = join(dir, "fleet.html");
+    writeFileSync(file, renderFleetHtml({ ...fleet, partitions: fleet.partitions.filter((p) => p.verdict !== "clean") }));
+
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      await page.goto(`file://${file}`);
+
+      // The banner: the first thing under the title, in the verdict's colour, saying the verdict.
+      const banner = page.locator(".banner");
+      expect(await banner.getAttribute("data-verdict")).toBe("diverged");
+      expect(await banner.textContent()).toMatch(/^verdict DIVERGED/);
+      const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)).join(", ")})`;
+      expect(await banner.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe(rgb(FLEET_VERDICT_COLORS.diverged.background));
+
+      // Problems first, glossary last: banner, cluster findings, partitions, summary, legend.
+      const order = await page.evaluate(() =>
+        Array.from(document.body.children)
+          .map((el) => el.className || el.tagName.toLowerCase())
+          .filter((name) => name !== "p"),
+      );
+      expect(order[0]).toBe("h1");
+      expect(order.slice(1, 3)).toEqual(["banner v-diverged", "problems"]);
+      expect(order.at(-1)).toBe("legend");
+      expect(order.at(-2)).toBe("summary");
+      const y = async (selector: string) => (await page.locator(selector).first().boundingBox())!.y;
+      expect(await y("section.part")).toBeLessThan(await y("table.summary"));
+      expect(await y("section.part")).toBeLessThan(900);
+      expect(await page.locator(".problems").textContent()).toContain("ClusterMismatch");
+      expect(await page.locator(".problems code.cmd").first().textContent()).toMatch(/^segscan scan .*node-2 --replicas 3 --ndjson$/);
+
+      // The split brain: node-1's lane says it diverged (the odd one out), never in-sync.
+      const diverged = page.locator('section.part[data-verdict="diverged"]');
+      expect(await diverged.locator('.lane[data-node="node-1"] .name').textContent()).toBe("node-1 · diverged");
+      expect(await diverged.locator('.lane[data-node="node-1"] .name').getAttribute("title")).toContain("the odd one out");
+      // No lane label is clipped: what it says is seen whole.
+      const clipped = await page.evaluate(() =>
+        Array.from(document.querySelectorAll(".lane .name"))
+          .filter((name) => name.scrollWidth > name.clientWidth)
+          .map((name) => name.textContent),
+      );
+      expect(clipped).toEqual([]);
+      expect(await diverged.locator('.lane[data-node="node-1"]').getAttribute("data-role")).toBe("diverged");
+      expect(await diverged.locator(".steps code.cmd").first().textContent()).toMatch(/^segscan dump .*\.log --messages$/);
+      // A lost partition's steps: the salvage command to paste.
+      const lost = page.locator('section.part[data-verdict="lost"]');
+      expect(await lost.locator(".steps code.cmd").first().textContent()).toMatch(/^segscan salvage .* --apply$/);
+
+      // Every legend swatch is painted as the mark it names is drawn.
+      const paint = (selector: string) =>
+        page
+          .locator(selector)
+          .first()
+          .evaluate((el) => {
+            const style = getComputedStyle(el);
+            return { color: style.backgroundColor, image: style.backgroundImage };
+          });
+      for (const [swatch, drawn] of [
+        [".legend .sw.proven", ".lanes .bar.proven"],
+        [".legend .sw.intact", ".lanes .bar.intact"],
+        [".legend .sw.unreadable", ".lanes .bar.unreadable"],
+        [".legend .sw.cut", ".lanes .bar.cut"],
+        [".legend .sw.lost", ".lanes .lost"],
+        [".legend .sw.diverge", ".lanes .diverge"],
+      ] as const) {
+        expect(await page.locator(drawn).count(), drawn).toBeGreaterThan(0);
+        expect(await paint(swatch), swatch).toEqual(await paint(drawn));
+      }
+      await page.screenshot({ path: join(dir, "fleet-1200.png"), fullPage: true });
+
+      // At 600 px every swatch stays on its label's line.
+      await page.setViewportSize({ width: 600, height: 900 });
+      const keys = await page.evaluate(() =>
+        Array.from(document.querySelectorAll(".legend .key")).map((key) => {
+          const swatch = key.querySelector(".sw")!.getBoundingClientRect();
+          const range = document.createRange();
+          range.selectNodeContents(key.lastChild!);
+          return { swatch: swatch.top + swatch.height / 2, text: Array.from(range.getClientRects()).map((r) => r.top + r.height / 2) };
+        }),
+      );
+      expect(keys).toHaveLength(6);
+      for (const key of keys) {
+        expect(key.text).toHaveLength(1);
+        expect(Math.abs(key.text[0]! - key.swatch)).toBeLessThanOrEqual(6);
+      }
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(600);
+      await page.screenshot({ path: join(dir, "fleet-600.png"), fullPage: true });
+      if (process.env.SEGSCAN_KEEP_HTML) console.log(`fleet pages and screenshots kept in ${dir}`);
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 });

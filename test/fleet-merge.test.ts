@@ -1,6 +1,6 @@
 /**
  * The merge of one partition's replicas (src/fleet/merge.ts) on synthetic
- * report lines: the range algebra, the property of issue 25 (the ranges lost on
+ * report lines: the range algebra, the merge property (the ranges lost on
  * every replica are the complement of the union of proven ranges within the
  * cluster's span, for random per-replica damage, checked offset by offset
  * against an independent model), and the adapter's precedence for the
@@ -128,6 +128,19 @@ describe("mergePartition", () => {
         expect(durableLost).toEqual(new Set([...lost].filter((o) => durable.has(o))));
         for (const r of merged.lost) expect(BigInt(r.count)).toBe(BigInt(r.to) - BigInt(r.from) + 1n);
         expect(merged.verdict === "lost").toBe(durableLost.size > 0);
+        // Each lost range's claims: every replica's unreadable range and torn-tail claim that meets it, in node order (the plain nested loop).
+        for (const r of merged.lost) {
+          const naive: { node: string; as: string }[] = [];
+          for (const replica of merged.replicas) {
+            for (const u of replica.unreadable)
+              if (BigInt(u.from) <= BigInt(r.to) && BigInt(u.to) >= BigInt(r.from)) naive.push({ node: replica.node, as: u.code });
+            for (const cut of replica.cuts) {
+              if (cut.claimed !== null && BigInt(cut.claimed.from) <= BigInt(r.to) && BigInt(cut.claimed.to) >= BigInt(r.from))
+                naive.push({ node: replica.node, as: "torn-tail" });
+            }
+          }
+          expect(r.claimedBy).toEqual(naive);
+        }
         // Every lost offset is held by no replica: the replicas' proven ranges and the lost ranges never meet.
         for (const replica of merged.replicas)
           expect(intersect(normalize(replica.proven.map(big)), normalize(merged.lost.map(big)))).toEqual([]);
@@ -176,7 +189,9 @@ describe("mergePartition", () => {
     expect(merged.verdict).toBe("diverged");
     expect(merged.divergence).toHaveLength(1);
     expect(merged.divergence[0]).toMatchObject({ kind: "last-batch", offset: "5" });
-    expect(merged.divergence[0]!.message).toContain("a, c: checksum 1; b: checksum 2");
+    expect(merged.divergence[0]).toMatchObject({ majority: { checksum: "1", nodes: ["a", "c"] }, odd: ["b"] });
+    expect(merged.divergence[0]!.message).toContain("b is the odd one out (b 0x0000000000000002 against a, c 0x0000000000000001)");
+    expect(merged.replicas.map((r) => r.role)).toEqual(["in-sync", "diverged", "in-sync"]);
   });
 
   it("a replica without the partition is missing, a failed one is failed; neither proves anything", () => {
@@ -223,6 +238,54 @@ describe("mergePartition", () => {
     expect(merged.replicas[1]!.cuts[0]!.claimed).toEqual({ from: "12", to: "21", count: "10" });
   });
 
+  it("a forward gap is not held: subtracted from what the replica proves, a claim where no peer holds it, a hole a peer fills", () => {
+    const gapped = partitionJson(`/a/${KEY}`, [{ start: 0n, end: 99n, outcome: "clean" }]);
+    gapped.segments[0]!.gaps = [{ position: 2048, expectedOffset: "40", foundOffset: "45" }];
+    const whole = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 99n, outcome: "clean" }]);
+    const held = mergePartition(identity, ["a", "b"], [gapped, whole]);
+    expect(held.replicas[0]!.proven).toEqual([
+      { from: "0", to: "39", count: "40" },
+      { from: "45", to: "99", count: "55" },
+    ]);
+    expect(held.verdict).toBe("degraded");
+    expect(held.replicas[0]).toMatchObject({ role: "damaged", rebuildFrom: "b", missing: [{ from: "40", to: "44", count: "5" }] });
+    const alone = mergePartition(identity, ["a", "b"], [gapped, gapped]);
+    expect(alone.verdict).toBe("lost");
+    expect(alone.lost).toEqual([
+      {
+        from: "40",
+        to: "44",
+        count: "5",
+        kind: "durable",
+        openEnded: false,
+        claimedBy: [
+          { node: "a", as: "ForwardGap" },
+          { node: "b", as: "ForwardGap" },
+        ],
+      },
+    ]);
+  });
+
+  it("a report that does not cover the partition: unknown, not missing; not judged, so never 'lost on every replica'", () => {
+    const refused = partitionJson(`/a/${KEY}`, [
+      { start: 0n, end: 9n, outcome: "refused", refusal: "InteriorDamage" },
+      { start: 20n, end: 29n, outcome: "clean" },
+    ]);
+    const context = { names: ["a", "b"], covers: [true, false], roots: ["/a", "/b"], replicas: 2 };
+    const merged = mergePartition(identity, context, [refused, null]);
+    expect(merged.replicas[1]).toMatchObject({ role: "unknown", rebuildFrom: null, missing: [] });
+    expect(merged.verdict).toBe("lost");
+    expect(merged.judged).toEqual({ replicas: 1, of: 2 });
+    expect(merged.nextSteps[0]).toMatchObject({
+      about: "unknown",
+      node: "b",
+      argv: ["segscan", "scan", `/b/${KEY}`, "--replicas", "2"],
+      command: `segscan scan /b/${KEY} --replicas 2`,
+    });
+    const clean = mergePartition(identity, context, [partitionJson(`/a/${KEY}`, [{ start: 0n, end: 9n, outcome: "clean" }]), null]);
+    expect(clean.verdict).toBe("unknown");
+  });
+
   it("consumer offsets past the highest head any replica proves", () => {
     const a = { ...partitionJson(`/a/${KEY}`, [{ start: 0n, end: 9n, outcome: "torn-tail" }]) };
     const b = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 14n, outcome: "clean" }]);
@@ -245,7 +308,14 @@ describe("mergePartition", () => {
     );
     // a's 12 is behind b's head 14: nothing; b's 20 is past every head: 6 offsets re-minted.
     expect(merged.offsetsAhead).toHaveLength(1);
-    expect(merged.offsetsAhead[0]).toMatchObject({ node: "b", kind: "group", id: 1, offset: "20", clusterHead: "14", reminted: "6" });
+    expect(merged.offsetsAhead[0]).toMatchObject({
+      nodes: [{ node: "b", offset: "20" }],
+      kind: "group",
+      id: 1,
+      offset: "20",
+      clusterHead: "14",
+      reminted: "6",
+    });
   });
 });
 

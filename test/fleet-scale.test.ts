@@ -1,5 +1,5 @@
 /**
- * issue 25: `fleet` on 3 reports of 10,000 partitions each runs in seconds and
+ * `fleet` on 3 reports of 10,000 partitions each runs in seconds and
  * flat memory. The reports are synthetic `--ndjson` files (schema-valid lines
  * written from a model, ~70 MB in all); the built CLI merges them in a child
  * whose V8 heap is capped far below the reports' size, so a merge that held

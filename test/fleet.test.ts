@@ -1,5 +1,5 @@
 /**
- * issue 25: the cluster view on real reports. `gen --cluster 3` writes three
+ * The cluster view on real reports (docs/fleet.md). `gen --cluster 3` writes three
  * node roots with replica-specific faults; each is scanned (both engines, tail
  * and deep) and the reports merged. One scenario per verdict: a torn tail one
  * replica has and another holds, interior damage on one with a clean copy
@@ -51,7 +51,7 @@ beforeAll(async () => {
 async function mergeScans(engine: Engine, verify: "tail" | "full"): Promise<FleetReport> {
   const reports = [];
   for (const name of NODES) {
-    const report = toJsonReport(await scanPath(join(dir, "cluster", name), { engine, verify }));
+    const report = toJsonReport(await scanPath(join(dir, "cluster", name), { engine, verify, replicaCount: 3 }));
     reports.push({ name, report });
   }
   return mergeReports(reports);
@@ -125,7 +125,9 @@ describe("fleet on gen --cluster 3, scanned by both engines", () => {
       const tornAll = byKey(fleet, KEYS.tornEverywhere);
       expect(tornAll.verdict).toBe("degraded");
       expect(tornAll.lost.filter((r) => r.kind === "durable")).toEqual([]);
-      expect(tornAll.offsetsAhead.map((o) => o.node)).toEqual(NODES);
+      // One group's offset, stored on every node: one entry, counted once.
+      expect(tornAll.offsetsAhead).toHaveLength(1);
+      expect(tornAll.offsetsAhead[0]!.nodes.map((o) => o.node)).toEqual(NODES);
       for (const ahead of tornAll.offsetsAhead) {
         expect(ahead.kind).toBe("group");
         expect(BigInt(ahead.reminted)).toBe(BigInt(ahead.offset) - BigInt(tornAll.head!));
@@ -167,7 +169,7 @@ describe("segscan fleet (CLI) on --ndjson reports", () => {
   beforeAll(async () => {
     files = [];
     for (const name of NODES) {
-      const run = await runCli(["scan", join(dir, "cluster", name), "--ndjson"]);
+      const run = await runCli(["scan", join(dir, "cluster", name), "--replicas", "3", "--ndjson"]);
       expect(run.code).toBe(4);
       const file = join(dir, `${name}.ndjson`);
       writeFileSync(file, run.stdout);
@@ -176,13 +178,16 @@ describe("segscan fleet (CLI) on --ndjson reports", () => {
   });
   const labelled = () => NODES.map((name, i) => `${name}=${files[i]}`);
 
-  it("text: the cluster summary first, one line per partition not clean everywhere; exit 4", async () => {
+  it("text: the verdict first, the cluster's problems, one block per partition not clean everywhere, the summary last; exit 4", async () => {
     const run = await runCli(["fleet", ...labelled()]);
     expect(run.code).toBe(4);
     const lines = run.stdout.split("\n");
-    expect(lines[0]).toBe("segscan fleet: 3 nodes (node-0, node-1, node-2), 8 partitions");
-    expect(run.stdout).toContain("partitions: 2 clean, 1 lagging, 3 degraded, 1 lost, 1 diverged, 0 failed");
-    expect(run.stdout).toContain("ops 52..55 (4) were committed and no node that boots holds them");
+    expect(lines[0]).toBe(
+      "verdict DIVERGED · 3 nodes, 8 partitions: 1 diverged, 1 lost, 3 degraded, 1 lagging, 2 clean · 4 committed ops lost, 2 identity conflicts",
+    );
+    expect(run.stdout).toContain("segscan fleet: 3 nodes (node-0, node-1, node-2), 8 partitions");
+    expect(run.stdout).toContain("partitions: 2 clean, 1 lagging, 3 degraded, 0 unknown, 1 lost, 1 diverged, 0 failed");
+    expect(run.stdout).toContain("ops 52..55 (4) were committed (commit_max on node-0, node-1, node-2) and no node that boots holds them");
     const headlines = lines.filter((line) => line.startsWith("streams/"));
     expect(headlines.map((line) => line.split(/\s+/).slice(0, 2))).toEqual([
       [KEYS.tornOnOne, "degraded"],
@@ -194,8 +199,9 @@ describe("segscan fleet (CLI) on --ndjson reports", () => {
     ]);
     expect(run.stdout).toContain("node-1 repairable: torn tail cut from");
     expect(run.stdout).toMatch(/→ rebuild from node-0/);
-    // The summary precedes every partition line.
+    // Problems first: the metadata plane's findings precede every partition, the summary follows them.
     expect(run.stdout.indexOf("ClusterMismatch")).toBeLessThan(run.stdout.indexOf(KEYS.tornOnOne));
+    expect(run.stdout.indexOf("segscan fleet: 3 nodes")).toBeGreaterThan(run.stdout.indexOf(KEYS.tornEverywhere));
   });
 
   it("--json validates against the fleet schema and equals the library merge of the --json reports", async () => {
@@ -206,6 +212,57 @@ describe("segscan fleet (CLI) on --ndjson reports", () => {
     expect(fleet.nodes.map((n) => [n.name, n.format, n.partitions])).toEqual(NODES.map((name) => [name, "ndjson", 8]));
     const wasm = engines.find((engine) => engine.kind === "wasm")!;
     expect(comparable(fleet)).toEqual(comparable(await mergeScans(wasm, "tail")));
+  });
+
+  it("--json: the cluster's verdict, and next steps that name the node, the odd replica out, and commands that run", async () => {
+    const run = await runCli(["fleet", ...labelled(), "--json"]);
+    const fleet = JSON.parse(run.stdout) as FleetReport;
+    expect(fleet.verdict).toBe("diverged");
+    const root = (name: string) => join(dir, "cluster", name);
+
+    // Lost on every replica: salvage the replica holding the most, rebuild the others from it, or restore a backup.
+    const lost = byKey(fleet, KEYS.lostEverywhere);
+    expect(lost.nextSteps.map((step) => [step.about, step.node, step.argv?.slice(0, 2) ?? null])).toEqual([
+      ["lost", "node-0", ["segscan", "salvage"]],
+      ["lost", null, null],
+      ["lost", null, null],
+    ]);
+    expect(lost.nextSteps[0]!.argv).toEqual(["segscan", "salvage", join(root("node-0"), KEYS.lostEverywhere), "--apply"]);
+    expect(lost.nextSteps[1]!.text).toMatch(/^then rebuild node-1 and node-2 from node-0; first copy node-1 and node-2's partition dirs/);
+    expect(lost.nextSteps[2]!.text).toMatch(/^or restore this partition from a backup that holds \d+\.\.\d+$/);
+    // The salvage's dry run (the command without --apply) runs and prints its plan.
+    const dry = await runCli(lost.nextSteps[0]!.argv!.slice(1, -1));
+    expect(dry.code, dry.stderr).toBe(4);
+    expect(dry.stdout).toContain("Salvage plan");
+
+    // A split brain: node-1 is the odd one out (node-0 and node-2 agree), checksums in hex; look at its batch, rebuild it.
+    const divergent = byKey(fleet, KEYS.divergent);
+    expect(divergent.divergence[0]!.odd).toEqual(["node-1"]);
+    expect(divergent.divergence[0]!.majority!.nodes).toEqual(["node-0", "node-2"]);
+    expect(divergent.divergence[0]!.message).toMatch(
+      /node-1 is the odd one out \(node-1 0x[0-9a-f]{16} against node-0, node-2 0x[0-9a-f]{16}\)/,
+    );
+    expect(divergent.replicas.map((r) => r.role)).toEqual(["in-sync", "diverged", "in-sync"]);
+    const look = divergent.nextSteps[0]!;
+    expect(look).toMatchObject({ about: "diverged", node: "node-1" });
+    expect(look.text).toContain("then rebuild node-1's replica from node-0");
+    const dump = await runCli(look.argv!.slice(1));
+    expect(dump.code, dump.stderr).toBe(0);
+    expect(dump.stdout).toContain(`baseOffset: ${divergent.divergence[0]!.offset}`);
+
+    // The metadata plane: each finding has a next step; cluster ids in hex.
+    const steps = (about: string) => fleet.nextSteps.filter((step) => step.about === about);
+    expect(steps("OpsLost")).toHaveLength(1);
+    expect(steps("OpsLost")[0]!.text).toContain("restore metadata/ on one node from a backup that holds op 55");
+    expect(steps("ClusterMismatch").map((step) => [step.node, step.argv])).toEqual([
+      ["node-2", ["segscan", "scan", root("node-2"), "--replicas", "3", "--ndjson"]],
+    ]);
+    expect(steps("ClusterMismatch")[0]!.text).toMatch(
+      /^node-2 is the odd one out \(cluster 0x[0-9a-f]{32}; node-0 and node-1 record 0x[0-9a-f]{32}\)/,
+    );
+    expect(fleet.metadata.identityConflicts[0]!.message).toMatch(/node-2 \(cluster 0x[0-9a-f]{32}\) belongs to another cluster/);
+    expect(steps("DuplicateReplicaId")[0]!.text).toContain("node-0 and node-1 claim replica id 0 and no node claims 1");
+    expect(fleet.warnings).toEqual([]);
   });
 
   it("--html writes one page: a row per partition not clean everywhere, a lane per replica, the lost range marked", async () => {

@@ -7,6 +7,7 @@ import type { EngineKind } from "../engine/types.js";
 import {
   CLUSTER_FAULTS,
   clusterFaultListText,
+  clusterNextCommands,
   generateCluster,
   type ClusterOptions,
   type GeneratedCluster,
@@ -493,12 +494,7 @@ async function genClusterCommand(dir: string, flags: GenFlags): Promise<number> 
     lines.push(`  ${fault.name}${partition === null ? "" : ` → ${partition}`}: ${detail}`);
     lines.push(`    expected: ${fault.expected.verdict ?? fault.expected.metadata}`);
   }
-  const scans = cluster.nodes.map((node) => `segscan scan ${node.root} --ndjson > ${node.name}.ndjson`);
-  lines.push(
-    "then:",
-    ...scans.map((line) => `  ${line}`),
-    `  segscan fleet ${cluster.nodes.map((node) => `${node.name}=${node.name}.ndjson`).join(" ")}`,
-  );
+  lines.push("then:", ...clusterNextCommands(cluster).map((line) => `  ${line}`));
   await out(escapeControlKeepingLines(lines.join("\n") + "\n"));
   return EXIT.CLEAN;
 }

@@ -5,7 +5,9 @@ import {
   fleetExitCode,
   fleetOutcomeLine,
   formatFleetPartition,
+  formatFleetProblems,
   formatFleetSummary,
+  formatFleetVerdict,
   isNotable,
   openReport,
   ReportInputError,
@@ -88,22 +90,25 @@ export async function fleetCommand(reports: string[], flags: FleetFlags, _comman
   }
   if (flags.json) {
     await out(
-      `${pending}\n],\n"segscan": ${JSON.stringify(result.segscan)},\n"nodes": ${JSON.stringify(result.nodes)},\n` +
-        `"metadata": ${JSON.stringify(result.metadata)},\n"summary": ${JSON.stringify(result.summary)}\n}\n`,
+      `${pending}\n],\n"segscan": ${JSON.stringify(result.segscan)},\n"verdict": ${JSON.stringify(result.verdict)},\n` +
+        `"nodes": ${JSON.stringify(result.nodes)},\n"metadata": ${JSON.stringify(result.metadata)},\n` +
+        `"summary": ${JSON.stringify(result.summary)},\n"nextSteps": ${JSON.stringify(result.nextSteps)},\n` +
+        `"warnings": ${JSON.stringify(result.warnings)}\n}\n`,
     );
   } else if (textOut) {
-    const body = textLines.length === 0 ? "" : `\n\n${textLines.join("\n")}`;
-    await out(
-      `${formatFleetSummary(result.nodes, result.metadata, result.summary, color)}${body}\n\n${fleetOutcomeLine(result.summary, color)}\n`,
-    );
+    // Problems first (docs/fleet.md "Outputs"): the verdict, the cluster's findings, the partitions; the summary last.
+    const blocks = [formatFleetVerdict(result.verdict, result.summary, color)];
+    const problems = formatFleetProblems(result.metadata, result.nextSteps, result.warnings, color);
+    if (problems !== "") blocks.push(problems);
+    if (textLines.length > 0) blocks.push(textLines.join("\n"));
+    blocks.push(formatFleetSummary(result.nodes, result.metadata, result.summary, color));
+    blocks.push(fleetOutcomeLine(result.verdict, result.summary, color));
+    await out(`${blocks.join("\n\n")}\n`);
   }
   let code = fleetExitCode(result.summary);
   if (flags.html !== undefined) {
     try {
-      await writePage(
-        flags.html,
-        renderFleetHtml({ nodes: result.nodes, metadata: result.metadata, summary: result.summary, partitions: notable }),
-      );
+      await writePage(flags.html, renderFleetHtml({ ...result, partitions: notable }));
     } catch (error) {
       if (!(error instanceof OperationalError)) throw error;
       warn(error.message);

@@ -94,8 +94,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command("report")
-    .description("draw a saved `scan --json` report as a self-contained HTML page (- reads stdin)")
-    .argument("<scan.json>", "a report written by `segscan scan --json`")
+    .description("draw a saved `scan --json` or `--ndjson` report as a self-contained HTML page (- reads stdin)")
+    .argument("<scan.json>", "a report written by `segscan scan --json` or `--ndjson`")
     .requiredOption("--html <file>", "write the HTML report to <file> (- writes it to stdout)")
     .action(async (file: string, flags: { html: string }) => setExit(await reportCommand(file, flags)));
 

@@ -1,7 +1,8 @@
 /**
- * `scan --html <file>` and `report <scan.json> --html <file>`: both draw the
- * `scan --json` report shape (docs/interfaces.md §9.3) with the one renderer
- * in ../report/html, so a report saved on one machine draws the same on another.
+ * `scan --html <file>` and `report <scan.json|scan.ndjson> --html <file>`: both
+ * draw the `scan --json` report shape (docs/interfaces.md §9.3) with the one
+ * renderer in ../report/html, so a report saved on one machine draws the same
+ * on another. An `--ndjson` report is read as `segscan fleet` reads it.
  */
 import { readFile } from "node:fs/promises";
 import { renderHtmlReport, type HtmlReportInput } from "../report/html/index.js";
@@ -40,9 +41,11 @@ async function readInput(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (error) {
-    throw new OperationalError(
-      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; nothing was written`,
-    );
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ERR_STRING_TOO_LONG" || code === "ERR_FS_FILE_TOO_LARGE") {
+      throw new OperationalError(`${file} is too large to read whole (more than one string holds); nothing was written`);
+    }
+    throw new OperationalError(`cannot read ${file}: ${code ?? (error as Error).message}; nothing was written`);
   }
 }
 
@@ -72,8 +75,34 @@ export function parseJsonReportText(text: string, file: string): JsonScanReport 
   return value as JsonScanReport;
 }
 
+/** Whether a text is a `scan --ndjson` report: its first line is a whole JSON object with a `type` or without `partitions` (as fleet tells them apart). */
+function isNdjsonText(text: string): boolean {
+  const newline = text.indexOf("\n");
+  if (newline < 0) return false;
+  try {
+    const first: unknown = JSON.parse(text.slice(0, newline));
+    return typeof first === "object" && first !== null && !Array.isArray(first) && ("type" in first || !("partitions" in first));
+  } catch {
+    return false;
+  }
+}
+
+/** A saved `scan --ndjson` report, read line by line as `segscan fleet` reads it (docs/fleet.md "Inputs"), as the `--json` report it was printed from. */
+async function parseNdjsonReportText(text: string, file: string): Promise<JsonScanReport> {
+  // Loaded only for an NDJSON report: the fleet reader brings the schema compiler.
+  const { scanReportFromNdjson, ReportInputError } = await import("../fleet/source.js");
+  try {
+    return scanReportFromNdjson(text, file);
+  } catch (error) {
+    if (error instanceof ReportInputError) throw new UsageError(`${error.message}; nothing was written`);
+    throw error;
+  }
+}
+
 export async function reportCommand(file: string, flags: { html: string }): Promise<number> {
-  const report = parseJsonReportText(await readInput(file), file === "-" ? "stdin" : file);
+  const text = await readInput(file);
+  const name = file === "-" ? "stdin" : file;
+  const report = isNdjsonText(text) ? await parseNdjsonReportText(text, name) : parseJsonReportText(text, name);
   await writeHtmlReport(flags.html, report);
   return EXIT.CLEAN;
 }

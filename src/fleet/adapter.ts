@@ -11,11 +11,11 @@
  *    first header claims) — and the partition's `nextStep`.
  * 2. What a segment whose scope is empty still says (a failed partition has
  *    none): start and end offsets, outcome, walked and file sizes, refusal
- *    codes and their fields; and (issue 25) `lastBatch` and `batchChecksumsXxh3`.
+ *    codes and their fields, `lastBatch`, `batchChecksumsXxh3` and forward `gaps`.
  */
 import type { JsonPartition, JsonRefusal, JsonSegment } from "../report/json.js";
 import type { JsonNode } from "../report/node-schema.js";
-import { normalize, type Range } from "./ranges.js";
+import { normalize, type Range, subtract } from "./ranges.js";
 
 /** A node section's entry for one partition dir (docs/node.md N9). */
 export type JsonNodePartition = JsonNode["partitions"][number];
@@ -58,8 +58,14 @@ export interface ReplicaView {
   /** The scan could not judge the partition (`error` set): nothing is known of its offsets. */
   failed: boolean;
   error: string | null;
-  /** Offsets whose batches verify and that the planned repair keeps, normalized. */
+  /** Offsets whose batches verify and that the planned repair keeps, normalized, without the forward gaps. */
   proven: Range[];
+  /**
+   * Offsets a segment's forward gaps skip (docs/recovery.md §3.4), normalized:
+   * minted (a later batch's base offset proves it) but not held here, such as
+   * the offsets a salvage dropped (docs/repair.md §6.5).
+   */
+  gaps: Range[];
   /** Offsets that verify past a damage (scope-of-loss `intact`), normalized: held, though the replica is refused. */
   intact: Range[];
   unreadable: Unreadable[];
@@ -69,6 +75,8 @@ export interface ReplicaView {
   firstOffset: bigint | null;
   /** Every segment's last verified batch with messages (divergence check). */
   lastBatches: { segment: bigint; baseOffset: bigint; checksum: bigint }[];
+  /** Each segment's .log path by its start offset (the commands that look at a segment name it). */
+  logPaths: Map<bigint, string>;
   /** Deep-mode digests of clean segments whose walk covered the whole file. */
   segmentDigests: { segment: bigint; endOffset: bigint; bytes: number; digest: bigint }[];
   /** Stored consumer and group offsets in this partition dir (node root reports only). */
@@ -78,6 +86,13 @@ export interface ReplicaView {
 }
 
 const WALK_REFUSALS = new Set(["InteriorDamage", "UnverifiedResidue", "OffsetDiscontinuity"]);
+
+/**
+ * The claim a forward gap makes (docs/fleet.md "What is read from a report"):
+ * its offsets were minted, since a later batch starts past them, and this
+ * replica does not hold them; held by no peer, they are lost on every replica.
+ */
+export const FORWARD_GAP = "ForwardGap";
 
 /** A scope range's offsets, when it names any (both ends may be null: see docs/interfaces.md §9.3). */
 function offsetsOf(range: JsonSegment["scope"][number]): { from: bigint; to: bigint | null } | null {
@@ -95,6 +110,8 @@ export function replicaView(line: PartitionLine): ReplicaView {
   const cuts: Cut[] = [];
   const refusals: ReplicaRefusal[] = [];
   const lastBatches: ReplicaView["lastBatches"] = [];
+  const gaps: Range[] = [];
+  const logPaths = new Map<bigint, string>();
   const segmentDigests: ReplicaView["segmentDigests"] = [];
   const nextSteps: string[] = [];
   nextSteps.push(line.nextStep);
@@ -105,9 +122,16 @@ export function replicaView(line: PartitionLine): ReplicaView {
     const next = segments[i + 1];
     /** The last offset this segment can hold: one before the next segment's start, when there is one. */
     const bound = next === undefined ? null : BigInt(next.startOffset) - 1n;
+    logPaths.set(start, segment.logPath);
     if (segment.lastBatch !== null) {
-      lastBatches.push({ segment: start, baseOffset: BigInt(segment.lastBatch.baseOffset), checksum: BigInt(segment.lastBatch.checksum) });
+      lastBatches.push({
+        segment: start,
+        baseOffset: BigInt(segment.lastBatch.baseOffset),
+        checksum: BigInt(segment.lastBatch.checksum),
+      });
     }
+    // A forward gap: the offsets from the expected one up to the one found are not in this segment.
+    for (const gap of segment.gaps) gaps.push({ from: BigInt(gap.expectedOffset), to: BigInt(gap.foundOffset) - 1n });
     if (segment.batchChecksumsXxh3 !== null && segment.outcome === "clean" && end !== null && segment.walkedSize === segment.messagesSize) {
       segmentDigests.push({ segment: start, endOffset: end, bytes: segment.messagesSize, digest: BigInt(segment.batchChecksumsXxh3) });
     }
@@ -175,19 +199,24 @@ export function replicaView(line: PartitionLine): ReplicaView {
     if (entry.offset !== null) offsets.push({ kind: entry.kind, id: entry.id, offset: BigInt(entry.offset) });
   }
   const failed = line.error !== null || line.verdict === "failed";
+  // What a replica proves never includes what a gap skips (the scope's proven range spans the gap).
+  const skipped = normalize(gaps);
+  for (const range of skipped) unreadable.push({ range, openEnded: false, code: FORWARD_GAP });
   return {
     path: line.path,
     verdict: line.verdict,
     action: line.action,
     failed,
     error: line.error === null ? null : `${line.error.code}: ${line.error.message}`,
-    proven: failed ? [] : normalize(proven),
-    intact: failed ? [] : normalize(intact),
+    proven: failed ? [] : subtract(normalize(proven), skipped),
+    intact: failed ? [] : subtract(normalize(intact), skipped),
+    gaps: failed ? [] : skipped,
     unreadable: failed ? [] : unreadable.filter((u) => u.range.to >= u.range.from),
     cuts: failed ? [] : cuts,
     refusals,
     firstOffset: segments.length === 0 ? null : BigInt(segments[0]!.startOffset),
     lastBatches,
+    logPaths,
     segmentDigests,
     offsets,
     nextSteps,
@@ -198,8 +227,12 @@ function refusalOf(refusal: JsonRefusal, segment: bigint | null): ReplicaRefusal
   return { code: refusal.code, segment: "segment" in refusal ? BigInt(refusal.segment) : segment, message: refusal.message };
 }
 
-/** `streams/<s>/topics/<t>/partitions/<p>` at the end of a path (either separator), or null. */
-const PARTITION_PATH = /^(.*?)[\\/]?streams[\\/](\d+)[\\/]topics[\\/](\d+)[\\/]partitions[\\/](\d+)[\\/]?$/;
+/**
+ * `streams/<s>/topics/<t>/partitions/<p>` at the end of a path (either
+ * separator), or null. The root is `[\s\S]*?`, not `.*?`: a path may hold any
+ * byte but NUL, line terminators included, and `.` stops at them.
+ */
+const PARTITION_PATH = /^([\s\S]*?)[\\/]?streams[\\/](\d+)[\\/]topics[\\/](\d+)[\\/]partitions[\\/](\d+)[\\/]?$/;
 
 export interface PartitionIdentity {
   /** `streams/<s>/topics/<t>/partitions/<p>`, the ids as written in the path: the merge key, in discovery's path order. */

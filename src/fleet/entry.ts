@@ -1,7 +1,7 @@
 /**
  * The cluster view as the package entry exports it (docs/fleet.md): the merger,
  * its report reader and the fleet schema load on first use, so importing the
- * package loads no TypeBox (issue 23). `FleetReportSchema` is the schema object
+ * package loads no TypeBox. `FleetReportSchema` is the schema object
  * itself once anything reads it.
  */
 import { canRequireModules, loadedOnUse, once, requireFrom } from "../io/lazy.js";
@@ -19,4 +19,14 @@ export const openReport: FleetModule["openReport"] = (file, name) => load().open
 export const validateFleetReport: FleetModule["validateFleetReport"] = (value) => load().validateFleetReport(value);
 export const fleetJsonSchemaText: FleetModule["fleetJsonSchemaText"] = () => load().fleetJsonSchemaText();
 export const FleetReportSchema: FleetModule["FleetReportSchema"] = loadedOnUse(() => load().FleetReportSchema);
-export type { FleetReport, FleetPartition, FleetReplica, FleetMetadata, FleetSummary, FleetNode, MergeInput } from "./index.js";
+export type {
+  ClusterVerdict,
+  FleetReport,
+  FleetPartition,
+  FleetReplica,
+  FleetMetadata,
+  FleetStep,
+  FleetSummary,
+  FleetNode,
+  MergeInput,
+} from "./index.js";

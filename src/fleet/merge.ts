@@ -5,11 +5,25 @@
  * stored consumer offsets past every replica's head. Pure: the views come from
  * ./adapter.ts, the result is the `fleet --json` shape (./schema.ts).
  */
+import { assert } from "../assert.js";
+import { hex64 } from "../format/bytes.js";
+import { formatCount } from "../report/units.js";
 import type { JsonNode } from "../report/node-schema.js";
 import type { JsonScanReport } from "../report/json.js";
 import { type PartitionIdentity, type PartitionLine, type ReplicaView, replicaView } from "./adapter.js";
 import { type Range, intersect, normalize, rangeSize, subtract, totalSize, union } from "./ranges.js";
-import type { FleetMetadata, FleetPartition, FleetReplica, FleetSummary, FleetVerdict, LostRange, OffsetRangeJson } from "./schema.js";
+import type {
+  ClusterVerdict,
+  FleetMetadata,
+  FleetPartition,
+  FleetReplica,
+  FleetSummary,
+  FleetVerdict,
+  LostRange,
+  OffsetAhead,
+  OffsetRangeJson,
+} from "./schema.js";
+import { partitionSteps } from "./steps.js";
 
 const U64_MAX = (1n << 64n) - 1n;
 const VERDICT_RANK: Record<string, number> = { clean: 0, repairable: 1, refused: 2, failed: 3 };
@@ -28,11 +42,17 @@ const heldBy = (view: ReplicaView): Range[] => union(view.proven, view.intact);
  * better verdict (clean, repairable, refused), then to the earlier node.
  * Null when no peer holds any of it.
  */
-function bestPeer(target: readonly Range[], self: number, views: readonly (ReplicaView | null)[], names: readonly string[]): string | null {
+function bestPeer(
+  target: readonly Range[],
+  self: number,
+  views: readonly (ReplicaView | null)[],
+  holdings: readonly Range[][],
+  names: readonly string[],
+): string | null {
   let best: { index: number; covered: bigint; rank: number } | null = null;
   for (const [index, view] of views.entries()) {
     if (index === self || view === null || view.failed) continue;
-    const covered = totalSize(intersect(heldBy(view), target));
+    const covered = totalSize(intersect(holdings[index]!, target));
     if (covered === 0n) continue;
     const rank = VERDICT_RANK[view.verdict] ?? 9;
     if (best === null || covered > best.covered || (covered === best.covered && rank < best.rank)) best = { index, covered, rank };
@@ -40,15 +60,69 @@ function bestPeer(target: readonly Range[], self: number, views: readonly (Repli
   return best === null ? null : names[best.index]!;
 }
 
+/** What the merge of one partition needs to know of the nodes besides their lines. */
+export interface MergeContext {
+  /** The nodes' labels, in node order. */
+  names: readonly string[];
+  /**
+   * Per node: its report is of a node root, so it lists every partition under
+   * it; a partition it has no line for is `missing` there. Otherwise the report
+   * may not cover the partition at all: `unknown`, never "no such partition".
+   */
+  covers: readonly boolean[];
+  /** Per node: its report's node root (for the commands naming a partition it has no line for), or null. */
+  roots: readonly (string | null)[];
+  /** The cluster's replica count: the nodes merged, or more when their superblocks say so. */
+  replicas: number;
+}
+
+/** A context for `names` whose reports all cover their roots (the library's `--json` reports of node roots, and tests). */
+export function contextOf(names: readonly string[]): MergeContext {
+  return { names, covers: names.map(() => true), roots: names.map(() => null), replicas: names.length };
+}
+
+/** A claim on offsets no replica holds: whose, and as what (a refusal code, a gap, a torn tail). */
+interface Claim {
+  range: Range;
+  node: string;
+  as: string;
+  openEnded: boolean;
+}
+
+/**
+ * The claims on each lost piece (both sorted and the pieces disjoint): each
+ * claim finds its first piece by binary search and walks the pieces it
+ * overlaps, so the work is n·log n plus the pairs found. The claims are visited
+ * in node order, so each piece's list is too.
+ */
+function claimsByPiece(pieces: readonly Range[], claims: readonly Claim[]): Claim[][] {
+  const out: Claim[][] = pieces.map(() => []);
+  for (const claim of claims) {
+    let low = 0;
+    let high = pieces.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (pieces[middle]!.to < claim.range.from) low = middle + 1;
+      else high = middle;
+    }
+    for (let i = low; i < pieces.length && pieces[i]!.from <= claim.range.to; i++) out[i]!.push(claim);
+  }
+  return out;
+}
+
 /** Merges one partition's replica lines (null: that node's report has no line for it), in node order. */
 export function mergePartition(
   identity: PartitionIdentity,
-  names: readonly string[],
+  nodes: MergeContext | readonly string[],
   lines: readonly (PartitionLine | null)[],
 ): FleetPartition {
+  const context: MergeContext = isContext(nodes) ? nodes : contextOf(nodes);
+  const names = context.names;
+  assert(lines.length === names.length, `one line (or null) per node: ${lines.length} lines for ${names.length} nodes`);
   const views = lines.map((line) => (line === null ? null : replicaView(line)));
+  const holdings = views.map((view) => (view === null || view.failed ? [] : heldBy(view)));
   const live = views.filter((view): view is ReplicaView => view !== null && !view.failed);
-  const held = union(...live.map(heldBy));
+  const held = union(...holdings);
   const durable = normalize(live.flatMap((view) => view.unreadable.map((u) => u.range)));
   const cutClaims = normalize(live.flatMap((view) => view.cuts.flatMap((cut) => (cut.claimed === null ? [] : [cut.claimed]))));
   const claims = union(held, durable, cutClaims);
@@ -62,29 +136,86 @@ export function mergePartition(
     ...intersect(subtract(notHeld, durable), cutClaims).map((range) => ({ range, kind: "unacknowledged" as const })),
     ...subtract(subtract(notHeld, durable), cutClaims).map((range) => ({ range, kind: "unclaimed" as const })),
   ].sort((a, b) => (a.range.from < b.range.from ? -1 : 1));
-  const lost: LostRange[] = pieces.map(({ range, kind }) => {
-    const claimedBy: LostRange["claimedBy"] = [];
-    let openEnded = false;
-    for (const [index, view] of views.entries()) {
-      if (view === null || view.failed) continue;
-      for (const u of view.unreadable) {
-        if (intersect([u.range], [range]).length === 0) continue;
-        claimedBy.push({ node: names[index]!, as: u.code });
-        if (u.openEnded && u.range.to >= range.to) openEnded = true;
-      }
-      for (const cut of view.cuts) {
-        if (cut.claimed !== null && intersect([cut.claimed], [range]).length > 0) claimedBy.push({ node: names[index]!, as: "torn-tail" });
-      }
+  const everyClaim: Claim[] = [];
+  for (const [index, view] of views.entries()) {
+    if (view === null || view.failed) continue;
+    for (const u of view.unreadable) everyClaim.push({ range: u.range, node: names[index]!, as: u.code, openEnded: u.openEnded });
+    for (const cut of view.cuts) {
+      if (cut.claimed !== null) everyClaim.push({ range: cut.claimed, node: names[index]!, as: "torn-tail", openEnded: false });
     }
-    return { ...rangeJson(range), kind, openEnded, claimedBy };
+  }
+  const claimed = claimsByPiece(
+    pieces.map((piece) => piece.range),
+    everyClaim,
+  );
+  const lost: LostRange[] = pieces.map(({ range, kind }, i) => ({
+    ...rangeJson(range),
+    kind,
+    openEnded: claimed[i]!.some((claim) => claim.openEnded && claim.range.to >= range.to),
+    claimedBy: claimed[i]!.map((claim) => ({ node: claim.node, as: claim.as })),
+  }));
+
+  const divergence = findDivergence(views, names);
+  const oddOut = new Set(divergence.flatMap((entry) => entry.odd));
+  const replicas: FleetReplica[] = views.map((view, index) =>
+    replicaJson(view, index, context, views, holdings, held, head, lines[index] ?? null, oddOut.has(names[index]!)),
+  );
+  const offsetsAhead = findOffsetsAhead(views, names, head);
+
+  const judged = replicas.filter((replica) => replica.role !== "failed" && replica.role !== "unknown").length;
+  const verdict: FleetVerdict =
+    divergence.length > 0
+      ? "diverged"
+      : lost.some((range) => range.kind === "durable")
+        ? "lost"
+        : replicas.some((replica) => replica.role === "failed")
+          ? "failed"
+          : replicas.some((replica) => replica.role === "unknown")
+            ? "unknown"
+            : replicas.some((replica) => replica.role === "damaged" || replica.role === "missing")
+              ? "degraded"
+              : replicas.some((replica) => replica.role === "lagging")
+                ? "lagging"
+                : "clean";
+  const partition: FleetPartition = {
+    key: identity.key,
+    streamId: identity.streamId,
+    topicId: identity.topicId,
+    partitionId: identity.partitionId,
+    verdict,
+    span: span === null ? null : { from: span.from.toString(), to: span.to.toString() },
+    head: head === null ? null : head.toString(),
+    held: held.map(rangeJson),
+    lost,
+    replicas,
+    divergence,
+    offsetsAhead,
+    judged: { replicas: judged, of: Math.max(context.replicas, names.length) },
+    nextSteps: [],
+  };
+  partition.nextSteps = partitionSteps(partition, context, (node, segment) => {
+    const view = views[names.indexOf(node)];
+    return view?.logPaths.get(BigInt(segment)) ?? null;
   });
+  return partition;
+}
 
-  const replicas: FleetReplica[] = views.map((view, index) => replicaJson(view, index, names, views, held, head, lines[index] ?? null));
+function isContext(nodes: MergeContext | readonly string[]): nodes is MergeContext {
+  return !Array.isArray(nodes);
+}
 
-  // Divergence: two replicas with a batch at one base offset must agree on its checksum.
+type DivergenceEntry = { node: string; segment: bigint; checksum: bigint };
+
+/**
+ * Divergence: two replicas with a batch at one base offset (or, deep, a clean
+ * segment of one start, end and size) must agree on its checksum. The majority
+ * by checksum, when more than half of the replicas that have the batch agree,
+ * names the odd replicas out.
+ */
+function findDivergence(views: readonly (ReplicaView | null)[], names: readonly string[]): FleetPartition["divergence"] {
   const divergence: FleetPartition["divergence"] = [];
-  const byBase = new Map<bigint, { node: string; segment: bigint; checksum: bigint }[]>();
-  const byDigest = new Map<string, { node: string; segment: bigint; checksum: bigint }[]>();
+  const byBase = new Map<bigint, DivergenceEntry[]>();
+  const byDigest = new Map<string, DivergenceEntry[]>();
   for (const [index, view] of views.entries()) {
     if (view === null || view.failed) continue;
     for (const batch of view.lastBatches) {
@@ -99,91 +230,106 @@ export function mergePartition(
       byDigest.set(key, list);
     }
   }
-  const sortedEntries = <K>(map: Map<K, { node: string; segment: bigint; checksum: bigint }[]>) =>
+  const disagreeing = <K>(map: Map<K, DivergenceEntry[]>) =>
     [...map.entries()].filter(([, list]) => new Set(list.map((entry) => entry.checksum)).size > 1);
-  for (const [base, list] of sortedEntries(byBase).sort(([a], [b]) => (a < b ? -1 : 1))) {
+  const entry = (kind: "last-batch" | "segment-digest", offset: bigint, list: readonly DivergenceEntry[], what: string) => {
+    const groups = checksumGroups(list);
+    const top = groups[0]!;
+    const majority = top.nodes.length * 2 > list.length ? top : null;
+    const odd = majority === null ? list.map((e) => e.node) : list.filter((e) => e.checksum !== majority.checksum).map((e) => e.node);
+    const who =
+      majority === null
+        ? `no majority: ${groups.map((g) => `${g.nodes.join(", ")} ${hexChecksum(g.checksum)}`).join("; ")}`
+        : `${odd.join(", ")} ${odd.length === 1 ? "is the odd one out" : "are the odd ones out"} (${groups
+            .filter((g) => g !== majority)
+            .map((g) => `${g.nodes.join(", ")} ${hexChecksum(g.checksum)}`)
+            .join("; ")} against ${majority.nodes.join(", ")} ${hexChecksum(majority.checksum)})`;
     divergence.push({
-      kind: "last-batch",
-      offset: base.toString(),
-      replicas: list.map((entry) => ({ node: entry.node, segment: entry.segment.toString(), checksum: entry.checksum.toString() })),
-      message: `the batch at offset ${base} differs between replicas (${byChecksum(list)}): a split brain`,
+      kind,
+      offset: offset.toString(),
+      replicas: list.map((e) => ({ node: e.node, segment: e.segment.toString(), checksum: e.checksum.toString() })),
+      majority: majority === null ? null : { checksum: majority.checksum.toString(), nodes: majority.nodes },
+      odd,
+      message: `${what} differs between replicas: ${who}; a split brain`,
     });
+  };
+  for (const [base, list] of disagreeing(byBase).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    entry("last-batch", base, list, `the batch at offset ${formatCount(base)}`);
   }
-  for (const [, list] of sortedEntries(byDigest)) {
-    divergence.push({
-      kind: "segment-digest",
-      offset: list[0]!.segment.toString(),
-      replicas: list.map((entry) => ({ node: entry.node, segment: entry.segment.toString(), checksum: entry.checksum.toString() })),
-      message: `segment ${list[0]!.segment} holds the same offsets and byte count on every replica but other batches (--deep digests ${byChecksum(list)}): a split brain`,
-    });
+  for (const [, list] of disagreeing(byDigest)) {
+    entry(
+      "segment-digest",
+      list[0]!.segment,
+      list,
+      `segment ${formatCount(list[0]!.segment)} (the same offsets and byte count on each replica, other batches by its --deep digest)`,
+    );
   }
+  return divergence;
+}
 
-  // Consumer and group offsets past the highest head any replica proves.
-  const offsetsAhead: FleetPartition["offsetsAhead"] = [];
+/** The replicas grouped by checksum, the largest group first (ties: the group of the earlier node). */
+function checksumGroups(list: readonly DivergenceEntry[]): { checksum: bigint; nodes: string[] }[] {
+  const groups = new Map<bigint, string[]>();
+  for (const e of list) groups.set(e.checksum, [...(groups.get(e.checksum) ?? []), e.node]);
+  return [...groups.entries()].map(([checksum, nodes]) => ({ checksum, nodes })).sort((a, b) => b.nodes.length - a.nodes.length);
+}
+
+/** A u64 checksum as people read it elsewhere in segscan: `0x` and 16 hex digits. */
+export const hexChecksum = (value: bigint): string => `0x${hex64(value)}`;
+
+/**
+ * Consumer and group offsets past the highest head any replica proves, one
+ * entry per consumer or group: the nodes store the same group's offset each,
+ * and it is one offset of the cluster, counted once.
+ */
+function findOffsetsAhead(views: readonly (ReplicaView | null)[], names: readonly string[], head: bigint | null): OffsetAhead[] {
+  const byOwner = new Map<string, { kind: "consumer" | "group"; id: number; nodes: { node: string; offset: bigint }[] }>();
   for (const [index, view] of views.entries()) {
     if (view === null || view.failed) continue;
     for (const stored of view.offsets) {
       if (head !== null && stored.offset <= head) continue;
-      const reminted = head === null ? stored.offset + 1n : stored.offset - head;
-      offsetsAhead.push({
-        node: names[index]!,
-        kind: stored.kind,
-        id: stored.id,
-        offset: stored.offset.toString(),
-        clusterHead: head === null ? null : head.toString(),
-        reminted: reminted.toString(),
-        message:
-          `${stored.kind} ${stored.id} on ${names[index]!} stored offset ${stored.offset}, ` +
-          (head === null ? "but no replica holds a message" : `past the highest offset any replica holds (${head})`) +
-          `: ${reminted} offset(s) will be minted again cluster-wide and the consumer skips them`,
-      });
+      const key = `${stored.kind}:${stored.id}`;
+      const owner = byOwner.get(key) ?? { kind: stored.kind, id: stored.id, nodes: [] };
+      owner.nodes.push({ node: names[index]!, offset: stored.offset });
+      byOwner.set(key, owner);
     }
   }
-
-  const verdict: FleetVerdict =
-    divergence.length > 0
-      ? "diverged"
-      : lost.some((range) => range.kind === "durable")
-        ? "lost"
-        : views.some((view) => view?.failed)
-          ? "failed"
-          : replicas.some((replica) => replica.role === "damaged" || replica.role === "missing")
-            ? "degraded"
-            : replicas.some((replica) => replica.role === "lagging")
-              ? "lagging"
-              : "clean";
-  return {
-    key: identity.key,
-    streamId: identity.streamId,
-    topicId: identity.topicId,
-    partitionId: identity.partitionId,
-    verdict,
-    span: span === null ? null : { from: span.from.toString(), to: span.to.toString() },
-    head: head === null ? null : head.toString(),
-    held: held.map(rangeJson),
-    lost,
-    replicas,
-    divergence,
-    offsetsAhead,
-  };
-}
-
-/** `node-0, node-2: checksum 12; node-1: checksum 34`. */
-function byChecksum(list: readonly { node: string; checksum: bigint }[]): string {
-  const groups = new Map<bigint, string[]>();
-  for (const entry of list) groups.set(entry.checksum, [...(groups.get(entry.checksum) ?? []), entry.node]);
-  return [...groups.entries()].map(([checksum, nodes]) => `${nodes.join(", ")}: checksum ${checksum}`).join("; ");
+  const owners = [...byOwner.values()].sort((a, b) => (a.kind === b.kind ? a.id - b.id : a.kind < b.kind ? -1 : 1));
+  return owners.map(({ kind, id, nodes }) => {
+    let offset = 0n;
+    for (const entry of nodes) if (entry.offset > offset) offset = entry.offset;
+    const reminted = head === null ? offset + 1n : offset - head;
+    const same = nodes.every((entry) => entry.offset === offset);
+    const where = same
+      ? `stored offset ${formatCount(offset)} on ${nodes.map((entry) => entry.node).join(", ")}`
+      : `stored ${nodes.map((entry) => `${formatCount(entry.offset)} on ${entry.node}`).join(", ")}`;
+    return {
+      kind,
+      id,
+      offset: offset.toString(),
+      nodes: nodes.map((entry) => ({ node: entry.node, offset: entry.offset.toString() })),
+      clusterHead: head === null ? null : head.toString(),
+      reminted: reminted.toString(),
+      message:
+        `${kind} ${id} ${where}, ` +
+        (head === null ? "but no replica holds a message" : `past the highest offset any replica holds (${formatCount(head)})`) +
+        `: ${formatCount(reminted)} offset${reminted === 1n ? "" : "s"} will be minted again cluster-wide and the ${kind} skips them`,
+    };
+  });
 }
 
 function replicaJson(
   view: ReplicaView | null,
   index: number,
-  names: readonly string[],
+  context: MergeContext,
   views: readonly (ReplicaView | null)[],
+  holdings: readonly Range[][],
   held: readonly Range[],
   head: bigint | null,
   line: PartitionLine | null,
+  odd: boolean,
 ): FleetReplica {
+  const names = context.names;
   const base = {
     node: names[index]!,
     present: view !== null,
@@ -208,23 +354,29 @@ function replicaJson(
     nextSteps: view?.nextSteps ?? [],
   };
   if (view === null) {
+    if (!context.covers[index]) {
+      // Its report is not of a node root: it may not cover this partition at all. Unknown, not missing.
+      return { ...base, role: "unknown", head: null, missing: [], behind: null, rebuildFrom: null };
+    }
     return {
       ...base,
       role: "missing",
       head: null,
       missing: held.map(rangeJson),
       behind: null,
-      rebuildFrom: bestPeer(held, index, views, names),
+      rebuildFrom: bestPeer(held, index, views, holdings, names),
     };
   }
   if (view.failed) return { ...base, role: "failed", head: null, missing: [], behind: null, rebuildFrom: null };
-  const own = heldBy(view);
+  const own = holdings[index]!;
   const ownHead = own.length === 0 ? null : own.at(-1)!.to;
   // Offsets below the replica's first segment were removed by retention, not lost.
   const floor = view.firstOffset ?? 0n;
   const missing = subtract(intersect(held, [{ from: floor, to: U64_MAX }]), own);
-  const damaged = view.verdict !== "clean";
-  const role: FleetReplica["role"] = damaged ? "damaged" : missing.length > 0 ? "lagging" : "in-sync";
+  // Offsets others hold below its own head are a hole the cluster does not catch up: it must be rebuilt.
+  const hole = ownHead !== null && missing.length > 0 && missing[0]!.from < ownHead;
+  const damaged = view.verdict !== "clean" || hole;
+  const role: FleetReplica["role"] = odd ? "diverged" : damaged ? "damaged" : missing.length > 0 ? "lagging" : "in-sync";
   // What it must get back: what others hold that it lacks, and what it claims but cannot prove.
   const target = union(
     missing,
@@ -238,7 +390,7 @@ function replicaJson(
     head: ownHead === null ? null : ownHead.toString(),
     missing: missing.map(rangeJson),
     behind: lagging ? (ownHead === null ? head + 1n - floor : head - ownHead).toString() : null,
-    rebuildFrom: role === "in-sync" ? null : bestPeer(target, index, views, names),
+    rebuildFrom: role === "in-sync" || role === "diverged" ? null : bestPeer(target, index, views, holdings, names),
   };
 }
 
@@ -309,27 +461,31 @@ export function mergeMetadata(nodes: readonly { name: string; node: JsonNode | u
 
   const identityConflicts: FleetMetadata["identityConflicts"] = [];
   const known = rows.filter((row) => row.cluster !== null);
-  const majority = <T>(values: T[]): T | undefined => {
-    const counts = new Map<T, number>();
-    for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
-    return [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
-  };
-  const cluster = majority(known.map((row) => row.cluster));
-  const odd = known.filter((row) => row.cluster !== cluster);
-  if (odd.length > 0) {
+  const clusters = groupsOf(known, (row) => row.cluster);
+  if (clusters.length > 1) {
+    const top = clusters[0]!;
+    const hasMajority = top.rows.length * 2 > known.length;
+    const odd = hasMajority ? known.filter((row) => row.cluster !== top.value) : known;
+    const listed = (list: readonly (typeof rows)[number][]) => list.map((row) => `${row.node} (cluster ${hexId(row.cluster)})`).join(", ");
     identityConflicts.push({
       code: "ClusterMismatch",
       nodes: odd.map((row) => row.node),
-      message: `${odd.map((row) => `${row.node} (cluster ${row.cluster})`).join(", ")} ${odd.length === 1 ? "belongs" : "belong"} to another cluster than the ${known.length - odd.length} other node(s) (cluster ${cluster}): a misplaced data dir, or reports of two clusters`,
+      message: hasMajority
+        ? `${listed(odd)} ${odd.length === 1 ? "belongs" : "belong"} to another cluster than the ${top.rows.length} other node${top.rows.length === 1 ? "" : "s"} (cluster ${hexId(top.value)}): a misplaced data dir, or reports of two clusters`
+        : `the nodes name ${clusters.length} clusters and no majority agrees: ${listed(known)}: misplaced data dirs, or reports of several clusters`,
     });
   }
-  const count = majority(known.map((row) => row.replicaCount));
-  const oddCount = known.filter((row) => row.replicaCount !== count);
-  if (oddCount.length > 0) {
+  const counts = groupsOf(known, (row) => row.replicaCount);
+  const count = counts.length > 0 && counts[0]!.rows.length * 2 > known.length ? counts[0]!.value : null;
+  if (counts.length > 1) {
+    const oddCount = count === null ? known : known.filter((row) => row.replicaCount !== count);
     identityConflicts.push({
       code: "ReplicaCountMismatch",
       nodes: oddCount.map((row) => row.node),
-      message: `${oddCount.map((row) => `${row.node} (replica_count ${row.replicaCount})`).join(", ")} disagree with the others' replica_count ${count}`,
+      message:
+        count === null
+          ? `the nodes' replica_count disagree and no majority agrees: ${known.map((row) => `${row.node} ${row.replicaCount}`).join(", ")}`
+          : `${oddCount.map((row) => `${row.node} (replica_count ${row.replicaCount})`).join(", ")} disagree with the others' replica_count ${count}`,
     });
   }
   const byId = new Map<number, string[]>();
@@ -351,7 +507,26 @@ export function mergeMetadata(nodes: readonly { name: string; node: JsonNode | u
       message: `${outOfRange.map((row) => `${row.node} (replica id ${row.replicaId} of ${row.replicaCount})`).join(", ")}: a replica id at or past the replica count`,
     });
   }
-  return { nodes: rows, highestCommitted: highest === null ? null : highest.toString(), committedBy, opsLost, identityConflicts };
+  return {
+    nodes: rows,
+    highestCommitted: highest === null ? null : highest.toString(),
+    committedBy,
+    opsLost,
+    identityConflicts,
+    replicaCount: count,
+  };
+}
+
+/** Rows grouped by a value, the largest group first (ties: the group of the earlier row). */
+function groupsOf<Row, T>(rows: readonly Row[], value: (row: Row) => T): { value: T; rows: Row[] }[] {
+  const groups = new Map<T, Row[]>();
+  for (const row of rows) groups.set(value(row), [...(groups.get(value(row)) ?? []), row]);
+  return [...groups.entries()].map(([v, list]) => ({ value: v, rows: list })).sort((a, b) => b.rows.length - a.rows.length);
+}
+
+/** A u128 cluster id (a decimal string in the reports) as people read ids: `0x` and 32 hex digits. */
+export function hexId(decimal: string | null): string {
+  return decimal === null ? "unknown" : `0x${BigInt(decimal).toString(16).padStart(32, "0")}`;
 }
 
 // ---------------------------------------------------------------------------
@@ -363,11 +538,15 @@ export function emptySummary(nodes: number): FleetSummary {
     clean: 0,
     lagging: 0,
     degraded: 0,
+    unknown: 0,
     lost: 0,
     diverged: 0,
     failed: 0,
     failedReplicas: 0,
+    unknownReplicas: 0,
+    unidentified: 0,
     lostOffsets: "0",
+    lostOffsetsNotAllJudged: "0",
     unacknowledgedOffsets: "0",
     offsetsAhead: 0,
     identityConflicts: 0,
@@ -379,33 +558,57 @@ export function emptySummary(nodes: number): FleetSummary {
 export function addToSummary(summary: FleetSummary, partition: FleetPartition): void {
   summary.partitions++;
   summary[partition.verdict]++;
-  let durable = BigInt(summary.lostOffsets);
-  let unacknowledged = BigInt(summary.unacknowledgedOffsets);
+  let durable = 0n;
+  let unacknowledged = 0n;
   for (const range of partition.lost) {
     if (range.kind === "durable") durable += BigInt(range.count);
     else if (range.kind === "unacknowledged") unacknowledged += BigInt(range.count);
   }
-  summary.lostOffsets = durable.toString();
-  summary.unacknowledgedOffsets = unacknowledged.toString();
+  summary.lostOffsets = (BigInt(summary.lostOffsets) + durable).toString();
+  if (partition.judged.replicas < partition.judged.of) {
+    summary.lostOffsetsNotAllJudged = (BigInt(summary.lostOffsetsNotAllJudged) + durable).toString();
+  }
+  summary.unacknowledgedOffsets = (BigInt(summary.unacknowledgedOffsets) + unacknowledged).toString();
   summary.offsetsAhead += partition.offsetsAhead.length;
   summary.failedReplicas += partition.replicas.filter((replica) => replica.role === "failed").length;
+  summary.unknownReplicas += partition.replicas.filter((replica) => replica.role === "unknown").length;
 }
 
-/** The metadata plane's part of the summary. */
-export function finishSummary(summary: FleetSummary, metadata: FleetMetadata): void {
+/** The metadata plane's part of the summary, and the lines no partition could be merged from. */
+export function finishSummary(summary: FleetSummary, metadata: FleetMetadata, unidentified: number): void {
   summary.identityConflicts = metadata.identityConflicts.length;
   summary.metadataOpsLost = metadata.opsLost?.count ?? "0";
+  summary.unidentified = unidentified;
 }
 
 /**
- * docs/fleet.md exit status: 4 when data is lost on every replica (a durable
- * lost range, committed metadata ops no booting node holds), a divergence, or
- * an identity conflict; 8 when a replica's partition failed. 0 otherwise
- * (lagging and degraded replicas lose nothing).
+ * The cluster's one verdict (docs/fleet.md "Verdict"): the worst partition
+ * verdict, `lost` for committed metadata ops no booting node holds, `conflict`
+ * for conflicting identities, `unknown` for partition lines that could not be
+ * merged (a partition that cannot be merged is never clean).
+ */
+export function clusterVerdict(summary: FleetSummary): ClusterVerdict {
+  if (summary.diverged > 0) return "diverged";
+  if (summary.lost > 0 || summary.metadataOpsLost !== "0") return "lost";
+  if (summary.identityConflicts > 0) return "conflict";
+  if (summary.failed > 0 || summary.failedReplicas > 0) return "failed";
+  if (summary.unknown > 0 || summary.unknownReplicas > 0 || summary.unidentified > 0) return "unknown";
+  if (summary.degraded > 0) return "degraded";
+  if (summary.lagging > 0) return "lagging";
+  return "clean";
+}
+
+/**
+ * docs/fleet.md exit status: 4 when data is lost on every replica judged (a
+ * durable lost range, committed metadata ops no booting node holds), a
+ * divergence, or an identity conflict; 8 when something could not be judged: a
+ * replica's partition failed, a report does not cover a partition others hold,
+ * or a partition line names no partition. 0 otherwise (lagging and degraded
+ * replicas lose nothing).
  */
 export function fleetExitCode(summary: FleetSummary): number {
   let code = 0;
   if (summary.lost > 0 || summary.diverged > 0 || summary.identityConflicts > 0 || summary.metadataOpsLost !== "0") code |= 4;
-  if (summary.failedReplicas > 0) code |= 8;
+  if (summary.failedReplicas > 0 || summary.unknownReplicas > 0 || summary.unidentified > 0) code |= 8;
   return code;
 }

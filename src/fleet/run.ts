@@ -7,15 +7,28 @@
 import { SEGSCAN_VERSION } from "../version.js";
 import type { JsonScanReport } from "../report/json.js";
 import { type PartitionIdentity, type PartitionLine, partitionIdentity } from "./adapter.js";
-import { addToSummary, emptySummary, finishSummary, mergeMetadata, mergePartition } from "./merge.js";
-import type { FleetMetadata, FleetNode, FleetPartition, FleetReport, FleetSummary } from "./schema.js";
+import {
+  addToSummary,
+  clusterVerdict,
+  emptySummary,
+  finishSummary,
+  hexId,
+  type MergeContext,
+  mergeMetadata,
+  mergePartition,
+} from "./merge.js";
+import type { ClusterVerdict, FleetMetadata, FleetNode, FleetPartition, FleetReport, FleetStep, FleetSummary } from "./schema.js";
+import { clusterSteps } from "./steps.js";
 import { ReportInputError, type ReportSource, fromReport } from "./source.js";
 
 export interface FleetResult {
   segscan: string;
+  verdict: ClusterVerdict;
   nodes: FleetNode[];
   metadata: FleetMetadata;
   summary: FleetSummary;
+  nextSteps: FleetStep[];
+  warnings: string[];
 }
 
 /** Node labels must tell the nodes apart: two reports of the same root need `name=path`. */
@@ -50,7 +63,16 @@ export async function runFleet(
 ): Promise<FleetResult> {
   checkNames(sources);
   const names = sources.map((source) => source.name);
+  // The replica count: the nodes merged, or more when a superblock records more (then not every replica is judged).
+  const recorded = sources.map((source) => source.header.node?.metadata.superblock?.replicaCount ?? 0);
+  const context: MergeContext = {
+    names,
+    covers: sources.map((source) => source.header.node !== undefined),
+    roots: sources.map((source) => source.root),
+    replicas: Math.max(names.length, ...recorded),
+  };
   const unidentified = sources.map(() => 0);
+  const unknown = sources.map(() => 0);
   const lastKey: (string | null)[] = sources.map(() => null);
   const heads: (Head | null)[] = sources.map(() => null);
 
@@ -91,15 +113,20 @@ export async function runFleet(
     const identity = group.find((head) => head !== null)!.identity;
     const partition = mergePartition(
       identity,
-      names,
+      context,
       group.map((head) => head?.line ?? null),
     );
+    for (const [index, replica] of partition.replicas.entries()) if (replica.role === "unknown") unknown[index]!++;
     addToSummary(summary, partition);
     await onPartition(partition);
     await Promise.all(group.map((head, index) => (head === null ? undefined : advance(index))));
   }
   const metadata = mergeMetadata(sources.map((source) => ({ name: source.name, node: source.header.node })));
-  finishSummary(summary, metadata);
+  finishSummary(
+    summary,
+    metadata,
+    unidentified.reduce((sum, count) => sum + count, 0),
+  );
   const nodes: FleetNode[] = sources.map((source, index) => ({
     name: source.name,
     file: source.file,
@@ -109,8 +136,16 @@ export async function runFleet(
     verify: source.header.options.verify,
     partitions: source.header.summary.partitions,
     unidentified: unidentified[index]!,
+    replicas: source.header.options.replicaCount,
+    coversRoot: context.covers[index]!,
   }));
-  return { segscan: SEGSCAN_VERSION, nodes, metadata, summary };
+  const { steps, warnings } = clusterSteps(
+    metadata,
+    nodes.map((node, index) => ({ ...node, unknown: unknown[index]! })),
+    context.replicas,
+    hexId,
+  );
+  return { segscan: SEGSCAN_VERSION, verdict: clusterVerdict(summary), nodes, metadata, summary, nextSteps: steps, warnings };
 }
 
 export interface MergeInput {
@@ -132,5 +167,14 @@ export async function mergeReports(reports: readonly (MergeInput | JsonScanRepor
   });
   const partitions: FleetPartition[] = [];
   const result = await runFleet(sources, (partition) => void partitions.push(partition));
-  return { segscan: result.segscan, nodes: result.nodes, partitions, metadata: result.metadata, summary: result.summary };
+  return {
+    segscan: result.segscan,
+    verdict: result.verdict,
+    nodes: result.nodes,
+    partitions,
+    metadata: result.metadata,
+    summary: result.summary,
+    nextSteps: result.nextSteps,
+    warnings: result.warnings,
+  };
 }

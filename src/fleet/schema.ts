@@ -19,15 +19,34 @@ const literals = <T extends string>(...values: T[]) => Type.Union(values.map((va
 /** An inclusive offset range and the number of offsets in it. */
 export const OffsetRangeSchema = closed({ from: U64, to: U64, count: U64 });
 
-export const FLEET_VERDICTS = ["clean", "lagging", "degraded", "lost", "diverged", "failed"] as const;
-export const REPLICA_ROLES = ["in-sync", "lagging", "damaged", "failed", "missing"] as const;
+/** A partition's verdict across its replicas (docs/fleet.md "Per partition"), best first. */
+export const FLEET_VERDICTS = ["clean", "lagging", "degraded", "unknown", "failed", "lost", "diverged"] as const;
+/** The cluster's one verdict (docs/fleet.md "Verdict"), best first: the partitions' worst, the metadata plane's, and reports that cannot be merged. */
+export const CLUSTER_VERDICTS = ["clean", "lagging", "degraded", "unknown", "failed", "conflict", "lost", "diverged"] as const;
+export const REPLICA_ROLES = ["in-sync", "lagging", "damaged", "diverged", "failed", "missing", "unknown"] as const;
 export const LOST_KINDS = ["durable", "unacknowledged", "unclaimed"] as const;
 export const IDENTITY_CONFLICTS = ["ClusterMismatch", "ReplicaCountMismatch", "DuplicateReplicaId", "ReplicaIdOutOfRange"] as const;
+
+/**
+ * What to do next (docs/fleet.md "Next steps"): a sentence, and when a segscan
+ * (or other) command does it, that command as an argv array and shell-quoted,
+ * with the real paths from the reports, to run on `node`.
+ */
+export const FleetStepSchema = closed({
+  /** What the step is about: a partition verdict or replica role, or a cluster finding's code. */
+  about: Text,
+  /** The node to run it on (null: any, or no command). */
+  node: nullable(Text),
+  text: Text,
+  /** The command, shell-quoted: pasted into bash it runs `argv` exactly (null: no command does it). */
+  command: nullable(Text),
+  argv: nullable(Type.Array(Text)),
+});
 
 export const FleetReplicaSchema = closed(
   {
     node: Text,
-    /** False: this node's report has no line for the partition. */
+    /** False: this node's report has no line for the partition (role missing or unknown). */
     present: Type.Boolean(),
     path: nullable(Text),
     verdict: nullable(literals("clean", "repairable", "refused", "failed")),
@@ -50,7 +69,7 @@ export const FleetReplicaSchema = closed(
     rebuildFrom: nullable(Text),
     nextSteps: Type.Array(Text),
   },
-  "one replica of a partition",
+  "one replica of a partition; role unknown: its report does not cover the partition (not a node root scan), so what it holds is unknown",
 );
 
 export const LostRangeSchema = closed({
@@ -69,16 +88,23 @@ export const DivergenceSchema = closed({
   /** The base offset of the batch (last-batch) or the segment's start offset (segment-digest). */
   offset: U64,
   replicas: Type.Array(closed({ node: Text, segment: U64, checksum: U64 })),
+  /** The checksum more than half of these replicas hold, and they (null: no majority). */
+  majority: nullable(closed({ checksum: U64, nodes: Type.Array(Text) })),
+  /** The odd replicas out: every replica outside the majority (all of them when there is none). */
+  odd: Type.Array(Text),
   message: Text,
 });
 
+/** A consumer's or group's stored offset past every replica's head: one entry per consumer or group, however many nodes store it. */
 export const OffsetAheadSchema = closed({
-  node: Text,
   kind: literals("consumer", "group"),
   id: Count,
+  /** The highest offset any node stores for it. */
   offset: U64,
+  /** Each node that stores an offset past the head, and its offset. */
+  nodes: Type.Array(closed({ node: Text, offset: U64 })),
   clusterHead: nullable(U64),
-  /** Offsets the cluster will mint again below this stored offset. */
+  /** Offsets the cluster will mint again below the highest stored offset. */
   reminted: U64,
   message: Text,
 });
@@ -100,6 +126,12 @@ export const FleetPartitionSchema = closed({
   replicas: Type.Array(FleetReplicaSchema),
   divergence: Type.Array(DivergenceSchema),
   offsetsAhead: Type.Array(OffsetAheadSchema),
+  /**
+   * The replicas judged (neither failed nor outside their report) of the
+   * cluster's replica count: "lost on every replica" holds only when the two agree.
+   */
+  judged: closed({ replicas: Count, of: Count }),
+  nextSteps: Type.Array(FleetStepSchema),
 });
 
 export const FleetNodeSchema = closed({
@@ -112,6 +144,10 @@ export const FleetNodeSchema = closed({
   partitions: Count,
   /** Partition lines whose path names no `streams/<s>/topics/<t>/partitions/<p>`: not merged. */
   unidentified: Count,
+  /** The scan's `--replicas`: its own next steps assume it. */
+  replicas: Count,
+  /** Whether the report is of a node root, so it covers every partition under it (a partition it lacks is missing, not unknown). */
+  coversRoot: Type.Boolean(),
 });
 
 export const MetadataNodeSchema = closed({
@@ -140,6 +176,8 @@ export const FleetMetadataSchema = closed({
   /** Ops committed somewhere and held by no node that boots. */
   opsLost: nullable(OffsetRangeSchema),
   identityConflicts: Type.Array(closed({ code: literals(...IDENTITY_CONFLICTS), nodes: Type.Array(Text), message: Text })),
+  /** The replica count the superblocks agree on (the majority's), or null (no superblock identity). */
+  replicaCount: nullable(Count),
 });
 
 export const FleetSummarySchema = closed({
@@ -148,12 +186,20 @@ export const FleetSummarySchema = closed({
   clean: Count,
   lagging: Count,
   degraded: Count,
+  unknown: Count,
   lost: Count,
   diverged: Count,
   failed: Count,
   /** Replicas whose partition the scan could not judge (in any partition, whatever its verdict). */
   failedReplicas: Count,
+  /** Replicas whose report does not cover a partition another report has (in any partition). */
+  unknownReplicas: Count,
+  /** Partition lines that name no partition (no `streams/<s>/topics/<t>/partitions/<p>`): not merged, never clean. */
+  unidentified: Count,
+  /** Offsets no replica holds that a replica claims durable. */
   lostOffsets: U64,
+  /** Of lostOffsets, those in partitions where some replica was not judged: lost on every replica that could be judged. */
+  lostOffsetsNotAllJudged: U64,
   unacknowledgedOffsets: U64,
   offsetsAhead: Count,
   identityConflicts: Count,
@@ -163,10 +209,16 @@ export const FleetSummarySchema = closed({
 export const FleetReportSchema = closed(
   {
     segscan: Text,
+    /** The cluster's one verdict: the worst of the partitions' verdicts, the metadata plane's (lost ops, conflicting identities) and unmerged lines. */
+    verdict: literals(...CLUSTER_VERDICTS),
     nodes: Type.Array(FleetNodeSchema),
     partitions: Type.Array(FleetPartitionSchema),
     metadata: FleetMetadataSchema,
     summary: FleetSummarySchema,
+    /** Cluster-wide next steps: the metadata plane's findings, reports that do not cover what others hold, lines not merged. */
+    nextSteps: Type.Array(FleetStepSchema),
+    /** What may make this view incomplete: reports scanned with another --replicas than the nodes merged, fewer reports than replicas. */
+    warnings: Type.Array(Text),
   },
   "segscan fleet --json report (docs/fleet.md)",
 );
@@ -178,6 +230,10 @@ export type FleetNode = Static<typeof FleetNodeSchema>;
 export type FleetMetadata = Static<typeof FleetMetadataSchema>;
 export type FleetSummary = Static<typeof FleetSummarySchema>;
 export type FleetVerdict = (typeof FLEET_VERDICTS)[number];
+export type ClusterVerdict = (typeof CLUSTER_VERDICTS)[number];
+export type FleetStep = Static<typeof FleetStepSchema>;
+export type OffsetAhead = Static<typeof OffsetAheadSchema>;
+export type Divergence = Static<typeof DivergenceSchema>;
 export type LostRange = Static<typeof LostRangeSchema>;
 export type OffsetRangeJson = Static<typeof OffsetRangeSchema>;
 

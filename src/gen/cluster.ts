@@ -8,6 +8,7 @@
  */
 import { open, readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { shellQuote } from "../domain/command.js";
 import { encodeBatch, encodeIndex, type MessageInput } from "../format/encode.js";
 import { readBatchHeader } from "../format/records.js";
 import { generateDataDir, type GenerateOptions } from "./generate.js";
@@ -240,6 +241,20 @@ export async function generateCluster(dir: string, nodes: number, options: Clust
     partitions: written[0]!.partitions.length,
     faults: injected,
   };
+}
+
+/**
+ * What to run after `gen --cluster` (docs/fleet.md "A sample cluster"): each
+ * node's scan with `--replicas N` (so its own next steps know its peers, and
+ * fleet has nothing to warn about), to a report in the current directory, then
+ * the merge. Each line is shell-quoted, so it runs as printed.
+ */
+export function clusterNextCommands(cluster: Pick<GeneratedCluster, "nodes">): string[] {
+  const replicas = String(cluster.nodes.length);
+  const scans = cluster.nodes.map(
+    (node) => `${shellQuote(["segscan", "scan", node.root, "--replicas", replicas, "--ndjson"])} > ${shellQuote([`${node.name}.ndjson`])}`,
+  );
+  return [...scans, shellQuote(["segscan", "fleet", ...cluster.nodes.map((node) => `${node.name}=${node.name}.ndjson`)])];
 }
 
 /** `gen --list`'s cluster part. */

@@ -26,6 +26,7 @@ export { Prng } from "./prng.js";
 export {
   CLUSTER_FAULTS,
   clusterFaultListText,
+  clusterNextCommands,
   generateCluster,
   getClusterFault,
   type ClusterFault,

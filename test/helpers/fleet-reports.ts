@@ -178,3 +178,25 @@ export async function writeSyntheticNdjson(
   stream.end(`${JSON.stringify(reportHeader(summary))}\n`);
   await once(stream, "finish");
 }
+
+/** A partition line whose scan failed (nothing judged): the shape `scan` writes for a read error. */
+export function failedPartitionJson(dir: string): JsonPartition {
+  return {
+    ...partitionJson(dir, []),
+    verdict: "failed",
+    action: "retry",
+    error: { code: "ReadFailure", path: dir, message: "EIO: i/o error, read" },
+    nextStep: "fix the read error and scan again",
+  };
+}
+
+/**
+ * Writes an `--ndjson` report of the given partition lines (in the order
+ * given) and its summary line; `typed` adds the `type` field every line may
+ * carry (`partition`, `summary`).
+ */
+export function ndjsonReportText(lines: readonly JsonPartition[], options: { typed?: boolean } = {}): string {
+  const type = (kind: string) => (options.typed ? { type: kind } : {});
+  const body = lines.map((line) => `${JSON.stringify({ ...type("partition"), ...line })}\n`).join("");
+  return `${body}${JSON.stringify({ ...type("summary"), ...reportHeader({ ...summaryOf(lines), bytesScanned: 0, elapsedMs: 1 }) })}\n`;
+}
