@@ -24,8 +24,10 @@ export const EXIT = {
 /** Exit status of a dry-run scan: 4 for repairable or refused partitions, 8 for failed ones. */
 export function scanExitCode(report: Pick<ScanReport, "summary" | "node">): number {
   // From the summary's counts, so a streamed scan (which keeps no partitions) gets the same code.
-  const { failed, repairable, refused } = report.summary;
+  const { failed, repairable, refused, findings } = report.summary;
   let code: number = EXIT.CLEAN | (failed > 0 ? EXIT.OPERATIONAL : 0) | (repairable + refused > 0 ? EXIT.PROBLEMS : 0);
+  // docs/repair.md §6.6: an unreadable salvage record was not judged (8); a recorded loss is a warning (0, said first).
+  if (findings.failed > 0) code |= EXIT.OPERATIONAL;
   if (report.node !== undefined) code |= severityExitBits(report.node.verdict);
   return code;
 }

@@ -354,6 +354,9 @@ export const HTML_REPORT_SCRIPT = String.raw`
       html += '<p class="words muted">Damage probe spent ' + count(p.budget.spentUnits) + " of " + count(p.budget.limitUnits) + " units.</p>";
     }
     html += refusalHtml(p.refusal);
+    list(p.findings).forEach(function (f) {
+      html += '<div class="finding sev-' + esc(f.severity) + '"><b>' + esc(f.severity) + " " + esc(f.code) + "</b>: " + esc(f.message) + "</div>";
+    });
     if (p.error) html += '<div class="error"><b>' + esc(p.error.code) + "</b>: " + esc(p.error.message) + ' <span class="mono">(' + esc(p.error.path) + ")</span></div>";
     var segments = list(p.segments);
     if (segments.length > 0) {
@@ -427,7 +430,7 @@ export const HTML_REPORT_SCRIPT = String.raw`
     for (var k = 0; k < sorted.length; k++) {
       var i = sorted[k];
       var entry = all[i];
-      if (view.onlyProblems && entry.p.verdict === "clean") continue;
+      if (view.onlyProblems && entry.p.verdict === "clean" && list(entry.p.findings).length === 0) continue;
       if (q && entry.lowerPath.indexOf(q) < 0) continue;
       matching.push(i);
     }

@@ -171,6 +171,24 @@ function nodeSection(report: HtmlReportInput): string {
   );
 }
 
+/**
+ * docs/repair.md §6.6: the partition findings (offsets a salvage recorded as
+ * lost, a salvage record that cannot be read), listed in the header where
+ * they are read without the script, worst first, each with its next step.
+ */
+function partitionFindingsSection(report: HtmlReportInput): string {
+  const rows = (report.partitions ?? []).flatMap((partition) =>
+    (partition.findings ?? []).map(
+      (finding) =>
+        `<li class="node-finding sev-${escapeHtml(finding.severity)}"><b>${escapeHtml(finding.severity)}</b> ` +
+        `<span class="mono">${escapeHtml(finding.code)}</span> <span class="mono finding-path">${escapeHtml(partition.path)}</span>: ` +
+        `${escapeHtml(finding.message)}<br><span class="next-step"><b>Next step:</b> ${escapeHtml(finding.nextStep)}</span></li>`,
+    ),
+  );
+  if (rows.length === 0) return "";
+  return `<h2>Recorded beside the partitions</h2><ul class="node-findings partition-findings">${rows.join("")}</ul>`;
+}
+
 /** What each verdict and action means, said once for the whole page (the cards carry only their next step). */
 function meanings(): string {
   const verdicts: [string, string][] = [
@@ -325,6 +343,14 @@ function headlineOf(report: HtmlReportInput): string {
     .map((severity) => [severity, nodeFindingsOf(report, severity)] as const)
     .filter(([, findings]) => findings.length > 0)
     .map(([severity, findings]) => `${formatCount(findings.length)} ${severity} (${[...new Set(findings.map((f) => f.code))].join(", ")})`);
+  const recorded = report.summary.findings ?? { warn: 0, failed: 0 };
+  const recordedText =
+    recorded.failed + recorded.warn === 0
+      ? ""
+      : `; partition findings: ${[
+          ...(recorded.failed > 0 ? [`${formatCount(recorded.failed)} failed (SalvageRecordUnreadable)`] : []),
+          ...(recorded.warn > 0 ? [`${formatCount(recorded.warn)} warn (SalvageLostOffsets)`] : []),
+        ].join("; ")}`;
   const nodeText =
     report.node === undefined
       ? ""
@@ -334,7 +360,7 @@ function headlineOf(report: HtmlReportInput): string {
   const verdict = report.verdict;
   const word =
     verdict === "clean" || verdict === "info" || verdict === "warn" ? `Verdict: ${verdict}` : `Verdict: ${verdict.toUpperCase()}`;
-  return `${word} — ${partitions}${nodeText}.`;
+  return `${word} — ${partitions}${recordedText}${nodeText}.`;
 }
 
 export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOptions = {}): string {
@@ -387,6 +413,7 @@ ${SVG_DEFS}
 <p><b>${escapeHtml(headline)}</b></p>
 <ul class="facts">${facts}</ul>
 ${countsTable(report)}
+${partitionFindingsSection(report)}
 ${nodeSection(report)}
 ${bootForecast(report)}
 ${meanings()}
