@@ -103,7 +103,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
   );
   let result: ApplyResult;
   try {
-    const writerCheck = await preflight(plan, {
+    const { writerCheck, offsetValues } = await preflight(plan, {
       fs,
       engine,
       scan: options.scan ?? defaultScanner,
@@ -111,7 +111,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
       checkWriters: options.checkWriters !== false,
     });
     const progress: Progress = { done: [], current: null };
-    const context = { fs, engine, chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal: options.signal };
+    const context = { fs, engine, chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal: options.signal, offsetValues };
     for (const target of plan.targets) {
       try {
         progress.done.push(await applyTarget(target, context, progress));
@@ -138,6 +138,8 @@ interface RunContext {
   engine: Engine;
   chunkBytes: number;
   signal: AbortSignal | undefined;
+  /** What each offset rewrite writes, as the preflight proved it (never the plan's value). */
+  offsetValues: ReadonlyMap<string, bigint>;
 }
 
 async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progress): Promise<AppliedTarget> {
