@@ -38,6 +38,15 @@ export function severityExitBits(severity: Severity): number {
   return severity === "refused" || severity === "repairable" ? EXIT.PROBLEMS : 0;
 }
 
+/**
+ * The exit status of an operational failure: 8, or 9 (1|8) when the failed
+ * run had already changed files (a repair or salvage that stopped part-way,
+ * docs/repair.md §6.2), so a script sees that something was changed.
+ */
+export function failureExitCode(error: unknown): number {
+  return (error as { changed?: unknown } | null)?.changed === true ? EXIT.OPERATIONAL | EXIT.REPAIRED : EXIT.OPERATIONAL;
+}
+
 /** A usage error: bad flag values or arguments (exit 16). */
 export class UsageError extends Error {
   override readonly name = "UsageError";

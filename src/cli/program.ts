@@ -6,7 +6,7 @@ import { SEGSCAN_VERSION } from "../version.js";
 import type { DumpFlags, GenFlags, RepairFlags } from "./commands.js";
 import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
-import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
+import { EXIT, OperationalError, UsageError, failureExitCode, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger } from "./parse.js";
 import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
@@ -42,6 +42,7 @@ Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
   1   repairs were applied and the repaired partitions scan clean now
   4   problems left: a dry run found repairs to make, or a partition was refused
   8   operational error: I/O, a failed partition, a missing or unreadable path
+      (9 = 1|8: an apply that stopped part-way after changing files; the message says how to finish or undo)
   16  usage error: bad flags or arguments, a path that holds no partition
   32  cancelled (Ctrl-C): the message says what was done (a scan or dry run changed nothing;
       repair/restore name what completed, every completed step is in the journal)`;
@@ -253,6 +254,6 @@ export async function run(argv: readonly string[]): Promise<number> {
       report(`${err.name && err.name !== "Error" ? `${err.name}: ` : ""}${err.message ?? String(error)}`);
     }
     if (process.env.SEGSCAN_DEBUG) process.stderr.write(`${err.stack ?? ""}\n`);
-    return EXIT.OPERATIONAL;
+    return failureExitCode(error);
   }
 }

@@ -52,7 +52,7 @@ import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
-import { acquireLock, refuseWriters, releaseLocks } from "./lock.js";
+import { acquireLock, appendLockLeft, refuseWriters, releaseLocks } from "./lock.js";
 import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./preserve-dir.js";
 import { RESTORE_SEARCH_DEPTH } from "./limits.js";
 
@@ -117,7 +117,7 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   try {
     restored = await restoreLocked(fs, dir, preserveDir, journalPath, result, options);
   } catch (error) {
-    await releaseLocks([lock]).catch(() => {});
+    await releaseLocks([lock]).catch((releaseError: unknown) => appendLockLeft(error, releaseError));
     throw error;
   }
   await releaseLocks([lock]);
