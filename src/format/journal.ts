@@ -422,3 +422,8 @@ export function recordedLosses(entries: readonly JournalEntry[]): RecordedLoss[]
   }
   return losses;
 }
+
+/** The runs a journal's `forgotten` lines closed: restore no longer undoes their steps (docs/repair.md §6.7). */
+export function closedRuns(entries: readonly JournalEntry[]): Set<string> {
+  return new Set(entries.flatMap(({ record }) => (record.kind === "forgotten" ? record.runs : [])));
+}

@@ -110,3 +110,8 @@ export class SalvageRefusedError extends RepairError {
     super(message, { path: partitionPath });
   }
 }
+
+/** docs/repair.md §6.7: a preserve dir `segscan forget` may not touch (a symbolic link, not a directory). Nothing was changed. */
+export class ForgetRefusedError extends RepairError {
+  override name = "ForgetRefusedError";
+}
