@@ -88,7 +88,7 @@ function lossText(clearing: LossClearing, apply: boolean): string {
       bytes: range.bytes,
     });
     lines.push(
-      `  ${apply ? "cleared" : "would clear"}: ${words} of segment ${range.segment}, recorded lost by the salvage ${escapeControl(loss.run)}` +
+      `  ${apply ? "cleared" : "would clear"}: ${words} of segment ${range.segment}, recorded lost by the salvage ${escapeControl(loss.time === null ? loss.run : `of ${loss.time}`)}` +
         ` (${escapeControl(loss.journal)} line ${loss.line})`,
     );
   }
