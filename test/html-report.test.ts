@@ -241,6 +241,7 @@ function syntheticReport(partitions: number): JsonScanReport {
         verdict === "failed"
           ? "retry: fix what stopped the scan (ReadFailure) and scan again; nothing was concluded or changed"
           : `the next step of ${path}`,
+      findings: [],
     });
   }
   const tally = (verdict: JsonPartition["verdict"]): number => out.filter((p) => p.verdict === verdict).length;
@@ -257,6 +258,7 @@ function syntheticReport(partitions: number): JsonScanReport {
       repairable: tally("repairable"),
       refused: tally("refused"),
       failed: tally("failed"),
+      findings: { warn: 0, failed: 0 },
       bytesScanned,
       elapsedMs: 1234,
     },

@@ -8,13 +8,14 @@
  * the snapshot are never changed. The "done when" of the issue end to end
  * through the CLI.
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { nodeFindings } from "../src/node/scan.js";
+import { encodeOffsetRecord } from "../src/node/partition-dir.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { type PlanStep, type RepairPlan, StalePlanError, applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
 import type { RepairFs } from "../src/repair/index.js";
@@ -233,6 +234,61 @@ describe("refusals", () => {
     writeFileSync(path, Buffer.alloc(16, 1));
     const before = files(root);
     await expect(applyPlan(plan.plan)).rejects.toBeInstanceOf(StalePlanError);
+    expect(files(root)).toEqual(before);
+  });
+});
+
+describe("an offset rewrite writes what the bytes prove at step time (docs/repair.md §6.2)", () => {
+  it("a consumer commit between the preflight and the step is left as it is, never overwritten with the head", async () => {
+    const root = await node("offset-ahead");
+    const { plan, steps } = await planFor(root);
+    const step = steps.find((s) => s.kind === "replace" && s.reason === "offset-ahead-of-head")!;
+    const head = BigInt(step.kind === "replace" && step.content.type === "offset-record" ? step.content.offset : "0");
+    const path = step.file;
+    const committed = encodeOffsetRecord(head - 3n, (bytes) => engine.xxh3_64(bytes));
+    let wrote = false;
+    // The journal opens for appending right after the preflight: the consumer commits then.
+    const racing: RepairFs = {
+      ...nodeRepairFs,
+      async open(filePath, mode) {
+        if (!wrote && mode === "a" && filePath.endsWith("journal.jsonl")) {
+          wrote = true;
+          writeFileSync(path, committed);
+        }
+        return nodeRepairFs.open(filePath, mode);
+      },
+    };
+    await expect(applyPlan(plan, racing)).rejects.toThrow(
+      /now stores offset \d+, the plan read \d+ \(a consumer committed since the plan\); it is left as it is/,
+    );
+    expect(wrote).toBe(true);
+    expect(readFileSync(path).equals(Buffer.from(committed))).toBe(true);
+  });
+
+  it("a plan edited to write offset 0 is refused before anything changes: the value comes from the head the bytes prove", async () => {
+    const root = await node("offset-ahead");
+    const { plan } = await planFor(root);
+    const before = files(root);
+    const edited = JSON.parse(
+      JSON.stringify(plan).replace(/"type":"offset-record","offset":"\d+"/, '"type":"offset-record","offset":"0"'),
+    ) as RepairPlan;
+    expect(JSON.stringify(edited)).toContain('"offset":"0"');
+    await expect(applyPlan(edited)).rejects.toThrow(
+      /would write offset 0, but the partition's head proven now is \d+.*nothing was changed/,
+    );
+    expect(files(root)).toEqual(before);
+    await applyPlan(plan);
+    expect(files(root)).not.toEqual(before);
+  });
+
+  it("a torn record edited to another offset is refused: completing it writes the offset the file stores", async () => {
+    const root = await node("offset-checksum-torn");
+    const { plan } = await planFor(root);
+    const before = files(root);
+    const edited = JSON.parse(
+      JSON.stringify(plan).replace(/"type":"offset-record","offset":"\d+"/, '"type":"offset-record","offset":"5"'),
+    ) as RepairPlan;
+    await expect(applyPlan(edited)).rejects.toThrow(/would write offset 5, but the file stores offset \d+/);
     expect(files(root)).toEqual(before);
   });
 });

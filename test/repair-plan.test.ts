@@ -63,6 +63,7 @@ function partition(overrides: Partial<PartitionReport>): PartitionReport {
     singleSegment: false,
     scope: [],
     nextStep: "repair",
+    findings: [],
     ...overrides,
   };
 }
@@ -73,7 +74,16 @@ function report(partitions: PartitionReport[]): ScanReport {
     engine: "ts",
     options: { verify: "tail", replicaCount: 1, probeBudgetUnits: 100, windowBytes: 4096 },
     partitions,
-    summary: { partitions: partitions.length, clean: 0, repairable: 0, refused: 0, failed: 0, bytesScanned: 0, elapsedMs: 0 },
+    summary: {
+      partitions: partitions.length,
+      clean: 0,
+      repairable: 0,
+      refused: 0,
+      failed: 0,
+      findings: { warn: 0, failed: 0 },
+      bytesScanned: 0,
+      elapsedMs: 0,
+    },
   };
 }
 

@@ -65,6 +65,7 @@ const good: JsonScanReport = {
         { kind: "missing", firstOffset: "10", lastOffset: "19", messages: 10, bytes: 0, tornEvidence: null },
       ],
       nextStep: "restore this partition from a backup: segscan proves 0..9 here, 10..19 cannot be proven; keep these files as evidence",
+      findings: [],
     },
     {
       path: "q",
@@ -78,9 +79,19 @@ const good: JsonScanReport = {
       segments: [],
       scope: [],
       nextStep: "retry: fix what stopped the scan (NoSegments) and scan again; nothing was concluded or changed",
+      findings: [],
     },
   ],
-  summary: { partitions: 2, clean: 0, repairable: 0, refused: 1, failed: 1, bytesScanned: 0, elapsedMs: 1.5 },
+  summary: {
+    partitions: 2,
+    clean: 0,
+    repairable: 0,
+    refused: 1,
+    failed: 1,
+    findings: { warn: 0, failed: 0 },
+    bytesScanned: 0,
+    elapsedMs: 1.5,
+  },
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: each case edits an arbitrary path of a copy, on purpose into wrong types
@@ -181,9 +192,19 @@ describe("validateJsonReport on a minimal report", () => {
           ignored: [{ path: "p/0x88.log", kind: "bad-segment-name", message: "m" }],
           scope: [{ kind: "proven", firstOffset: null, lastOffset: null, messages: 0, bytes: 0, tornEvidence: null }],
           nextStep: "restore this partition from a backup",
+          findings: [],
         },
       ],
-      summary: { partitions: 1, clean: 0, repairable: 0, refused: 1, failed: 0, bytesScanned: 0, elapsedMs: 1 },
+      summary: {
+        partitions: 1,
+        clean: 0,
+        repairable: 0,
+        refused: 1,
+        failed: 0,
+        findings: { warn: 0, failed: 0 },
+        bytesScanned: 0,
+        elapsedMs: 1,
+      },
     };
     expect(validateJsonReport(minimal)).toEqual([]);
     const mutate = (edit: (value: typeof minimal) => void): string[] => {

@@ -235,7 +235,12 @@ describe("salvage on generated fault scenarios: what survives is exactly the unf
         const after = (await scanPartition(dir, { engine: scanEngine, verify: mode })).partitions[0]!;
         const where = `${scanEngine.kind} ${mode}`;
         expect(after.verdict, where).toBe("clean");
-        expect(after.nextStep, where).toBe("nothing to do: every byte is proven");
+        // docs/repair.md §6.6: the bytes are clean, and the offsets the salvage dropped stay said, one finding per range.
+        expect(
+          after.findings.map((f) => (f.code === "SalvageLostOffsets" ? `${f.firstOffset}..${f.lastOffset}` : f.code)),
+          where,
+        ).toEqual(lostOffsets(plan));
+        expect(after.nextStep, where).toBe(after.findings[0]!.nextStep);
         if (mode === "full") {
           expect(gapOffsets(after), where).toEqual(lostOffsets(plan));
           // The messages the partition still holds: every offset but the lost ones.
@@ -247,6 +252,8 @@ describe("salvage on generated fault scenarios: what survives is exactly the unf
     }
     expect((await restore(dir, { engine, checkWriters: false })).restored).toBe(true);
     expect(snapshot(dir)).toEqual(before);
+    // Restored: the bytes are back, so nothing is recorded as lost any more (the partition is refused again).
+    expect((await scanPartition(dir, { engine: engines[1]!, verify })).partitions[0]!.findings).toEqual([]);
   });
 
   it("the next step names salvage exactly where planSalvage makes a plan, for every generated scenario, tail and deep", async () => {

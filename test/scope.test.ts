@@ -684,6 +684,7 @@ function partitionOf(c: Case, replicas: number): PartitionReport {
     singleSegment: false,
     scope: input.scope,
     nextStep: partitionNextStep(input, replicas),
+    findings: [],
   } as PartitionReport;
 }
 

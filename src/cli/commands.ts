@@ -39,6 +39,7 @@ import { escapeControl, escapeControlKeepingLines, terminalSafe } from "../repor
 import { formatApplied, formatPlan } from "../report/repair-format.js";
 import type { ScanReport } from "../domain/scan.js";
 import { worstSeverity } from "../domain/node.js";
+import { shellQuote } from "../domain/command.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { dumpIndex, dumpKindOf, dumpLog, dumpSnapshotFile, dumpWalFile, notASegmentText } from "./dump.js";
 import { EXIT, OperationalError, UsageError, scanExitCode, severityExitBits } from "./exit.js";
@@ -192,7 +193,10 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     if (flags.json) {
       await out(repairJson(report, plan, result, after));
     } else {
-      await out(`${formatApplied(result)}${problemsLeft(after)}\n${afterLine(plan, after)}\n`);
+      const preserved = result.targets.some((target) => target.steps.some((step) => step.preserved !== null));
+      await out(
+        `${formatApplied(result)}${problemsLeft(after)}\n${afterLine(plan, after)}\n${preserved ? forgetHint(paths, "repair") : ""}`,
+      );
     }
     return code;
   });
@@ -203,10 +207,26 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
 
 function restoredText(unsafe: RestoreResult): string {
   const result = terminalSafe(unsafe);
+  if (!result.restored && result.closedRuns.length > 0) {
+    // docs/repair.md §6.7: runs `segscan forget` closed are not undone.
+    return `nothing to restore in ${result.partitionDir}: every run in its journal was closed by segscan forget (restore no longer undoes them)\n`;
+  }
   const lines = [`restored ${result.partitionDir}:`, ...result.undone.map((line) => `  ${line}`)];
   if (result.undone.length === 0) lines.push("  (no step had taken effect)");
+  if (result.closedRuns.length > 0) lines.push(`  (${result.closedRuns.length} older run(s) closed by segscan forget were not undone)`);
   lines.push(`journal moved to ${result.restoredJournal ?? ""}`, `scan it again: segscan scan ${result.scanPath}`);
   return lines.join("\n") + "\n";
+}
+
+/** docs/repair.md §6.7: said once after a restore or a repair, when the preserved copies may go. */
+function forgetHint(paths: readonly string[], after: "restore" | "repair"): string {
+  const c = colors(useColor());
+  const command = escapeControl(shellQuote(["segscan", "forget", ...paths]));
+  return after === "restore"
+    ? c.dim(`the preserved copies are no longer needed by a restore: \`${command}\` lists what it frees (add --apply)`) + "\n"
+    : c.dim(
+        `the preserved copies stay until you delete them: once the repaired partitions are served and you will not restore them, \`${command}\` lists what it frees (add --apply)`,
+      ) + "\n";
 }
 
 /**
@@ -265,7 +285,8 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
   if (flags.json) {
     await out(stringifyJson(targets.length === 1 && results.length === 1 ? results[0] : { partitions: results }) + "\n");
   } else {
-    await out(results.map(restoredText).join("\n"));
+    const hint = results.some((result) => result.restored) ? forgetHint([dir], "restore") : "";
+    await out(results.map(restoredText).join("\n") + hint);
   }
   return code;
 }

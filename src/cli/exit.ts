@@ -24,8 +24,10 @@ export const EXIT = {
 /** Exit status of a dry-run scan: 4 for repairable or refused partitions, 8 for failed ones. */
 export function scanExitCode(report: Pick<ScanReport, "summary" | "node">): number {
   // From the summary's counts, so a streamed scan (which keeps no partitions) gets the same code.
-  const { failed, repairable, refused } = report.summary;
+  const { failed, repairable, refused, findings } = report.summary;
   let code: number = EXIT.CLEAN | (failed > 0 ? EXIT.OPERATIONAL : 0) | (repairable + refused > 0 ? EXIT.PROBLEMS : 0);
+  // docs/repair.md §6.6: an unreadable salvage record was not judged (8); a recorded loss is a warning (0, said first).
+  if (findings.failed > 0) code |= EXIT.OPERATIONAL;
   if (report.node !== undefined) code |= severityExitBits(report.node.verdict);
   return code;
 }
@@ -34,6 +36,15 @@ export function scanExitCode(report: Pick<ScanReport, "summary" | "node">): numb
 export function severityExitBits(severity: Severity): number {
   if (severity === "failed") return EXIT.OPERATIONAL;
   return severity === "refused" || severity === "repairable" ? EXIT.PROBLEMS : 0;
+}
+
+/**
+ * The exit status of an operational failure: 8, or 9 (1|8) when the failed
+ * run had already changed files (a repair or salvage that stopped part-way,
+ * docs/repair.md §6.2), so a script sees that something was changed.
+ */
+export function failureExitCode(error: unknown): number {
+  return (error as { changed?: unknown } | null)?.changed === true ? EXIT.OPERATIONAL | EXIT.REPAIRED : EXIT.OPERATIONAL;
 }
 
 /** A usage error: bad flag values or arguments (exit 16). */

@@ -66,3 +66,15 @@ export function parseOnce(flag: string, why: string) {
     return raw;
   };
 }
+
+const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** A duration: `30d`, `12h`, `90m`, `45s`, `2w`, or `0` (no minimum age); in milliseconds. */
+export function parseDuration(raw: string): number {
+  const match = /^\s*(\d+)\s*([smhdw]?)\s*$/.exec(raw.replace(/[_,]/g, ""));
+  const unit = match ? (match[2] === "" ? (match[1] === "0" ? 1 : undefined) : DURATION_UNITS_MS[match[2]!]) : undefined;
+  if (!match || unit === undefined) throw new InvalidArgumentError(`expected a duration such as 30d, 12h, 90m or 0, got "${raw}"`);
+  const value = Number(match[1]) * unit;
+  if (!Number.isSafeInteger(value)) throw new InvalidArgumentError(`the duration ${raw.trim()} is too long`);
+  return value;
+}

@@ -6,7 +6,7 @@ import { SEGSCAN_VERSION } from "../version.js";
 import type { DumpFlags, GenFlags, RepairFlags } from "./commands.js";
 import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
-import { EXIT, OperationalError, UsageError, isAbortError } from "./exit.js";
+import { EXIT, OperationalError, UsageError, failureExitCode, isAbortError } from "./exit.js";
 import { parseBytes, parseInteger, parseOnce } from "./parse.js";
 import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
@@ -31,6 +31,7 @@ const benchCommand: Commands["benchCommand"] = async (...args) => (await command
 const reportCommand: typeof import("./report-html.js").reportCommand = async (...args) =>
   (await import("./report-html.js")).reportCommand(...args);
 const fleetCommand: typeof import("./fleet.js").fleetCommand = async (...args) => (await import("./fleet.js")).fleetCommand(...args);
+const forgetCommand: typeof import("./forget.js").forgetCommand = async (...args) => (await import("./forget.js")).forgetCommand(...args);
 
 /** `gen --size` choices, named here so `--help` loads no generator; the type check fails if one is missing or unknown. */
 const SIZE_PROFILE_NAMES = ["tiny", "small", "medium", "large"] as const satisfies readonly SizeProfileName[];
@@ -42,6 +43,7 @@ Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
   1   repairs were applied and the repaired partitions scan clean now
   4   problems left: a dry run found repairs to make, or a partition was refused
   8   operational error: I/O, a failed partition, a missing or unreadable path
+      (9 = 1|8: an apply that stopped part-way after changing files; the message says how to finish or undo)
   16  usage error: bad flags or arguments, a path that holds no partition
   32  cancelled (Ctrl-C): the message says what was done (a scan or dry run changed nothing;
       repair/restore name what completed, every completed step is in the journal)`;
@@ -53,6 +55,14 @@ Exit status:
       restore again resumes there); given a data dir, the other partitions are still restored
   16  usage error: bad flags, a path that is not a directory
   32  cancelled (Ctrl-C) between undo steps: the message names the partitions restored in full`;
+
+const FORGET_EXIT_HELP = `
+Exit status (OR-ed):
+  0   a dry run, or nothing to forget
+  1   --apply deleted copies (or cleared the loss record)
+  4   copies are kept because a restore still needs them (an unfinished run or restore: the listing says which)
+  8   a target could not be handled (its lock is held, its journal cannot be read, its .segscan is a link)
+  16  usage error: bad flags, a path that is not a directory`;
 
 const DUMP_EXIT_HELP = `
 Exit status:
@@ -140,6 +150,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--json", "print the result as JSON")
     .addHelpText("after", RESTORE_EXIT_HELP)
     .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(dir, flags)));
+
+  program
+    .command("forget")
+    .description(
+      "delete preserved copies (<dir>.segscan residues, .replaced files) no restore needs any more, closing their journal runs; " +
+        "prints what it would do, --apply does it (docs/repair.md §6.7)",
+    )
+    .argument("<path...>", "a partition dir, a metadata dir, its .segscan dir, or a data dir holding them")
+    .option("--older-than <age>", "only runs begun at least this long ago (30d, 12h, 90m)")
+    .option("--lost-offsets", "instead: clear the record of offsets a salvage recorded as lost, so scans stop reporting them")
+    .option("--apply", "carry it out")
+    .option("--json", "print the result as JSON")
+    .addHelpText("after", FORGET_EXIT_HELP)
+    .action(async (paths: string[], flags: import("./forget.js").ForgetFlags) => setExit(await forgetCommand(paths, flags)));
 
   program
     .command("dump")
@@ -262,6 +286,6 @@ export async function run(argv: readonly string[]): Promise<number> {
       report(`${err.name && err.name !== "Error" ? `${err.name}: ` : ""}${err.message ?? String(error)}`);
     }
     if (process.env.SEGSCAN_DEBUG) process.stderr.write(`${err.stack ?? ""}\n`);
-    return EXIT.OPERATIONAL;
+    return failureExitCode(error);
   }
 }

@@ -5,6 +5,7 @@
  * same journaled runner as `repair` and scans the partition again.
  */
 import type { Command } from "commander";
+import { shellQuote } from "../domain/command.js";
 import type { ScanReport } from "../domain/scan.js";
 import { type ApplyResult, type RepairPlan, SalvageRefusedError, applyRepair, planSalvage, refusedSalvagePlan } from "../repair/index.js";
 import { colors, formatPartition, formatSummary } from "../report/format.js";
@@ -90,8 +91,15 @@ export async function salvageCommand(path: string, flags: SalvageFlags, command:
     if (flags.json) await out(salvageJson(report, plan, result, after));
     else {
       const color = colorEnabled(process.stdout);
+      // docs/repair.md §6.6, §6.7: said once, with this partition's real path.
+      const c = colors(color);
+      const forget = escapeControl(shellQuote(["segscan", "forget", path]));
+      const hint = c.dim(
+        `the old log stays preserved until you delete it: once the partition is served and you will not restore it, \`${forget}\` lists what it frees (add --apply); ` +
+          `the lost offsets stay reported until \`${escapeControl(shellQuote(["segscan", "forget", path, "--lost-offsets"]))}\` (add --apply)`,
+      );
       await out(
-        `${formatApplied(result)}\n${partitionText(after)}\n${afterLine(plan, after, result)}\n${formatSummary(after, { color })}\n`,
+        `${formatApplied(result)}\n${partitionText(after)}\n${afterLine(plan, after, result)}\n${formatSummary(after, { color })}\n${hint}\n`,
       );
     }
     return code;

@@ -13,9 +13,11 @@ const salvageCommand: typeof import("./salvage-command.js").salvageCommand = asy
 const SALVAGE_EXIT_HELP = `
 Exit status:
   0   nothing to do (never for a refused partition)
-  1   the salvage was applied and the partition scans clean now (its lost offsets show as forward gaps)
+  1   the salvage was applied and the partition scans clean now (its lost offsets show as forward gaps,
+      and every scan names them until \`segscan forget <partition> --lost-offsets --apply\`)
   4   a dry run printed the plan, or salvage refused (the message says why and what to do instead)
   8   operational error: I/O, a failed partition, an unreadable path
+  9   (1|8) the salvage stopped part-way after changing files: the message says how to finish or undo
   16  usage error: bad flags, a path that is not one partition directory
   32  cancelled (Ctrl-C): the message says what was done`;
 

@@ -203,7 +203,16 @@ function ndjsonPartitionLine(partition: ScanReport["partitions"][number], nodeEn
 /** The text report, written block by block: the same text `formatReport` makes of the whole report. */
 async function printText(stream: ScanStream, paths: readonly string[]): Promise<ScanReport["summary"]> {
   const options = { color: useColor() };
-  const empty = reportShell(stream, { partitions: 0, clean: 0, repairable: 0, refused: 0, failed: 0, bytesScanned: 0, elapsedMs: 0 });
+  const empty = reportShell(stream, {
+    partitions: 0,
+    clean: 0,
+    repairable: 0,
+    refused: 0,
+    failed: 0,
+    findings: { warn: 0, failed: 0 },
+    bytesScanned: 0,
+    elapsedMs: 0,
+  });
   // The header goes out with the first partition: a scan cancelled before any
   // partition completed prints nothing on stdout (one cancelled later has
   // printed the partitions it finished, and no summary).

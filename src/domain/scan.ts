@@ -252,6 +252,59 @@ export interface IgnoredEntry {
   message: string;
 }
 
+/**
+ * Something recorded beside a partition's bytes that the operator must know
+ * (docs/repair.md §6.6), from the repair journals in its preserve dir:
+ *
+ * - `SalvageLostOffsets` (warn): a `segscan salvage --apply` dropped these
+ *   offsets and recorded them as lost (one finding per lost range). The bytes
+ *   left are consistent, so the partition's verdict follows them; the finding
+ *   makes the scan's verdict at least `warn` and leads the report until a
+ *   restore puts the bytes back or the operator clears it (`segscan forget
+ *   <partition> --lost-offsets --apply`).
+ * - `SalvageRecordUnreadable` (failed): a journal (or the preserve dir) exists
+ *   and cannot be read or trusted, so whether offsets were recorded as lost
+ *   is unknown; never read as "nothing lost".
+ */
+export type PartitionFinding =
+  | {
+      severity: "warn";
+      code: "SalvageLostOffsets";
+      /** The journal the loss was read from. */
+      path: string;
+      message: string;
+      nextStep: string;
+      /** The journal line of the salvage step's intent, its run and the run's start time (null: the journal has no begin line). */
+      line: number;
+      run: string;
+      salvagedAt: string | null;
+      /** The segment (its start offset) the range was dropped from. */
+      segment: bigint;
+      /** `unreadable`: bytes nothing proved, hiding these offsets; `torn`: a tail no batch followed, what its header claimed. */
+      kind: "unreadable" | "torn";
+      /** The offsets recorded as lost (null where the journal knows none). */
+      firstOffset: bigint | null;
+      lastOffset: bigint | null;
+      /** At most this many messages (null: unknown). */
+      messages: number | null;
+      /** Bytes dropped from the old `.log` (kept in its preserved copy until `segscan forget`). */
+      bytes: number;
+      /** False when the salvage step's `done` line is missing (it may not have taken effect). */
+      completed: boolean;
+      /** The command that clears the record, as an argv (a dry run; `--apply` carries it out). */
+      command: string[];
+    }
+  | {
+      severity: "failed";
+      code: "SalvageRecordUnreadable";
+      /** The journal or preserve dir that could not be read. */
+      path: string;
+      message: string;
+      nextStep: string;
+    };
+
+export type PartitionFindingCode = PartitionFinding["code"];
+
 export interface PartitionReport {
   path: string;
   verdict: PartitionVerdict;
@@ -275,6 +328,8 @@ export interface PartitionReport {
   scope: PartitionScopeRange[];
   /** What the operator does next, one line (docs/repair.md §6.1, `nextStep` in src/policy/next-step.ts). */
   nextStep: string;
+  /** What the partition's preserve dir records beside its bytes (docs/repair.md §6.6); usually empty. */
+  findings: PartitionFinding[];
 }
 
 export interface ScanSummary {
@@ -283,8 +338,21 @@ export interface ScanSummary {
   repairable: number;
   refused: number;
   failed: number;
+  /** Partition findings by severity (docs/repair.md §6.6), so a streamed scan's verdict counts them too. */
+  findings: PartitionFindingCounts;
   bytesScanned: number;
   elapsedMs: number;
+}
+
+/** How many partition findings a scan holds of each severity they take. */
+export interface PartitionFindingCounts {
+  warn: number;
+  failed: number;
+}
+
+/** A summary's finding counts, plus those of one partition. */
+export function countFindings(counts: PartitionFindingCounts, findings: readonly PartitionFinding[]): void {
+  for (const finding of findings) counts[finding.severity]++;
 }
 
 export interface ScanReport {
@@ -309,10 +377,12 @@ export interface ScanReport {
  * behind "all clean".
  */
 export function scanVerdict(report: {
-  summary: Pick<ScanSummary, "failed" | "refused" | "repairable">;
+  summary: Pick<ScanSummary, "failed" | "refused" | "repairable"> & { findings?: PartitionFindingCounts | undefined };
   node?: { verdict: Severity } | undefined;
 }): Severity {
-  const { failed, refused, repairable } = report.summary;
+  const { failed, refused, repairable, findings } = report.summary;
   const partitions: Severity = failed > 0 ? "failed" : refused > 0 ? "refused" : repairable > 0 ? "repairable" : "clean";
-  return report.node === undefined ? partitions : worstSeverity([partitions, report.node.verdict]);
+  // docs/repair.md §6.6: a recorded loss is never behind "clean", an unreadable record never behind anything but failed.
+  const recorded: Severity = (findings?.failed ?? 0) > 0 ? "failed" : (findings?.warn ?? 0) > 0 ? "warn" : "clean";
+  return worstSeverity([partitions, recorded, ...(report.node === undefined ? [] : [report.node.verdict])]);
 }

@@ -43,6 +43,8 @@ function bytesWords(bytes: number): string {
 
 /** The partition fields the next step is chosen from. */
 export type NextStepInput = Pick<PartitionReport, "verdict" | "action" | "refusal" | "error" | "scope"> & {
+  /** docs/repair.md §6.6: a clean partition's next step is its first finding's (a salvage's recorded loss). */
+  findings?: readonly Pick<PartitionReport["findings"][number], "nextStep">[];
   segments: readonly Pick<SegmentReport, "startOffset" | "outcome" | "refusal" | "scope" | "endOffset" | "walkedSize">[];
 };
 
@@ -55,7 +57,7 @@ export function partitionNextStep(partition: NextStepInput, replicaCount: number
   assert(Number.isInteger(replicaCount) && replicaCount >= 1, `a replica count is a positive integer, got ${replicaCount}`);
   switch (partition.verdict) {
     case "clean":
-      return "nothing to do: every byte is proven";
+      return partition.findings?.[0]?.nextStep ?? "nothing to do: every byte is proven";
     case "failed":
       return `retry: fix what stopped the scan (${partition.error?.code ?? "a read error"}) and scan again; nothing was concluded or changed`;
     case "repairable":

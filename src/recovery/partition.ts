@@ -19,6 +19,7 @@ import { settleSealedTails } from "./sealed-tail.js";
 import { type SegmentFiles, recoverSegment } from "./segment.js";
 import { childPath } from "../io/paths.js";
 import { directoryLinkEntry } from "./targets.js";
+import { partitionFindings } from "./salvage-record.js";
 
 const SEGMENT_STEM_PATTERN = new RegExp(`^[0-9]{${SEGMENT_NAME_DIGITS}}$`);
 
@@ -312,16 +313,22 @@ export async function loadPartition(
   context: LoadContext,
   singleLog = false,
   entries?: readonly DirectoryEntry[],
+  preserveDirListed?: boolean,
 ): Promise<PartitionReport> {
-  return (await loadListedPartition(path, context, singleLog, entries)).report;
+  return (await loadListedPartition(path, context, singleLog, entries, preserveDirListed)).report;
 }
 
-/** `loadPartition`, with the names the load listed in the directory. */
+/**
+ * `loadPartition`, with the names the load listed in the directory.
+ * `preserveDirListed` is what discovery saw beside the directory (ScanTarget):
+ * false spares the look for a salvage record (docs/repair.md §6.6).
+ */
 export async function loadListedPartition(
   path: string,
   context: LoadContext,
   singleLog = false,
   entries?: readonly DirectoryEntry[],
+  preserveDirListed?: boolean,
 ): Promise<ListedPartition> {
   const { used } = context.options;
   let directoryNames: ReadonlySet<string> | undefined;
@@ -340,6 +347,7 @@ export async function loadListedPartition(
     singleSegment: singleLog,
     scope: [],
     nextStep: "",
+    findings: [],
   };
   const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
   // Files opened while listing, each handed to the first open of its path (withOpenFiles); the rest closed below.
@@ -387,6 +395,8 @@ export async function loadListedPartition(
     for (const file of opened.values()) await file.close().catch(() => undefined);
   }
   report.budget.spentUnits = budget.spentUnits;
+  // docs/repair.md §6.6: what a salvage recorded as lost stays said after the bytes scan clean. A lone `.log`'s record is its directory's.
+  report.findings = await partitionFindings(context.scanFs, singleLog ? dirname(path) : path, path, preserveDirListed);
   report.verdict = classify(report);
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
   report.scope = partitionScope(report.segments, report.verdict === "failed");
@@ -418,6 +428,7 @@ export function failedTarget(path: string, error: ScanError, context: Pick<LoadC
     singleSegment: false,
     scope: [],
     nextStep: "",
+    findings: [],
   };
   report.nextStep = partitionNextStep(report, used.replicaCount);
   return report;

@@ -11,7 +11,7 @@ import type { Engine, EngineWindow } from "../engine/types.js";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../domain/scan.js";
+import { type IgnoredEntry, type PartitionReport, type ScanOptionsUsed, type ScanReport, countFindings } from "../domain/scan.js";
 import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "./options.js";
 import { failedTarget, loadListedPartition, openScanWindow } from "./partition.js";
 import { poolAvailable, scanOnPool } from "./pool.js";
@@ -319,7 +319,13 @@ async function* loadInOrder(
     // The listing is used once: a target scanned again is listed afresh.
     const entries = target.entries;
     target.entries = undefined;
-    const load = loadListedPartition(target.path, { engine, scanFs, options: resolved, engineWindow }, target.singleLog, entries)
+    const load = loadListedPartition(
+      target.path,
+      { engine, scanFs, options: resolved, engineWindow },
+      target.singleLog,
+      entries,
+      target.preserveDirListed,
+    )
       .then(({ report, directoryNames }) => ({ report, directoryNames: keepDirectoryNames ? directoryNames : undefined }))
       .finally(() => idleWindows.push(engineWindow));
     load.catch(() => undefined); // observed below, in order; never an unhandled rejection meanwhile
@@ -416,6 +422,7 @@ class SummaryCounter {
     repairable: 0,
     refused: 0,
     failed: 0,
+    findings: { warn: 0, failed: 0 },
     bytesScanned: 0,
     elapsedMs: 0,
   };
@@ -423,6 +430,7 @@ class SummaryCounter {
   add(partition: PartitionReport): void {
     this.summary.partitions++;
     this.summary[partition.verdict]++;
+    countFindings(this.summary.findings, partition.findings);
     this.summary.bytesScanned += partition.bytesScanned;
     this.summary.elapsedMs = Math.round(performance.now() - this.startedAt);
   }
@@ -477,6 +485,8 @@ export async function checkRoot(path: string, scanFs: ScanFs): Promise<void> {
 
 export function assembleReport(engine: Engine, used: ScanReport["options"], partitions: PartitionReport[], elapsedMs: number): ScanReport {
   const count = (verdict: PartitionReport["verdict"]): number => partitions.filter((partition) => partition.verdict === verdict).length;
+  const findings = { warn: 0, failed: 0 };
+  for (const partition of partitions) countFindings(findings, partition.findings);
   return {
     segscan: SEGSCAN_VERSION,
     engine: engine.kind,
@@ -488,6 +498,7 @@ export function assembleReport(engine: Engine, used: ScanReport["options"], part
       repairable: count("repairable"),
       refused: count("refused"),
       failed: count("failed"),
+      findings,
       bytesScanned: partitions.reduce((sum, partition) => sum + partition.bytesScanned, 0),
       elapsedMs: Math.round(elapsedMs),
     },

@@ -9,6 +9,7 @@
  */
 import { join, resolve } from "node:path";
 import { LOG_SUFFIX } from "../format/constants.js";
+import { PRESERVE_DIR_SUFFIX } from "../format/journal.js";
 import { abortError, describeCause } from "../io/errors.js";
 import type { DirectoryEntry, ScanFs } from "../io/fs.js";
 import { childPath } from "../io/paths.js";
@@ -62,6 +63,13 @@ export interface ScanTarget {
    * listing, and a target scanned again is listed afresh.
    */
   entries?: readonly DirectoryEntry[] | undefined;
+  /**
+   * What the listing of the directory's parent showed beside it: false when
+   * no `<name>.segscan` is there, so the load skips the look for a salvage
+   * record (docs/repair.md §6.6); undefined when discovery did not list the
+   * parent (a path given as it is).
+   */
+  preserveDirListed?: boolean;
 }
 
 /** One path given to discovery, and what it held. */
@@ -163,7 +171,11 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
 interface ListedDirectory {
   target: ScanTarget | null;
   children: string[];
+  /** Children with a `<child>.segscan` entry beside them (docs/repair.md §6.6). */
+  preserved: ReadonlySet<string>;
 }
+
+const NONE_PRESERVED: ReadonlySet<string> = new Set();
 
 /**
  * Discovery as a stream (issue 13): each target is yielded as soon as it is
@@ -218,7 +230,7 @@ export async function* discoverStream(
     const visited = new VisitedDirectories();
     const listDirectory = async (directory: string, depth: number): Promise<ListedDirectory & { key: string }> => {
       if (signal?.aborted) throw abortError(signal);
-      const nothing = { target: null, children: [], key: directory };
+      const nothing = { target: null, children: [], preserved: NONE_PRESERVED, key: directory };
       if (depth > MAX_DISCOVERY_DEPTH) return nothing;
       let entries;
       let key = directory;
@@ -231,6 +243,7 @@ export async function* discoverStream(
         return {
           target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") },
           children: [],
+          preserved: NONE_PRESERVED,
           key: directory,
         };
       }
@@ -242,7 +255,9 @@ export async function* discoverStream(
       // file is reported by the partition load instead of being passed over.
       const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
       const children: string[] = [];
+      const preserved = new Set<string>();
       for (const entry of entries) {
+        if (entry.name.endsWith(PRESERVE_DIR_SUFFIX)) preserved.add(entry.name.slice(0, -PRESERVE_DIR_SUFFIX.length));
         if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;
         if (isNodeRoot && entry.name !== NODE_STREAMS_DIRECTORY) continue;
         if (entry.isSymbolicLink) {
@@ -252,7 +267,12 @@ export async function* discoverStream(
         }
         children.push(entry.name);
       }
-      return { target: isPartition ? { path: directory, singleLog: false, entries } : null, children, key };
+      return {
+        target: isPartition ? { path: directory, singleLog: false, entries } : null,
+        children,
+        preserved: preserved.size === 0 ? NONE_PRESERVED : preserved,
+        key,
+      };
     };
     /** The target a listing found, counted and taken (null: none, or already taken through another path). */
     const found = (listed: ListedDirectory & { key: string }): ScanTarget | null => {
@@ -276,18 +296,20 @@ export async function* discoverStream(
       next: number;
       held: Map<string, ListedDirectory>;
       depth: number;
+      preserved: ReadonlySet<string>;
     }
-    const level = (directory: string, children: readonly string[], depth: number): Level => ({
+    const level = (directory: string, listed: Pick<ListedDirectory, "children" | "preserved">, depth: number): Level => ({
       directory,
-      keys: children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+      keys: listed.children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
       next: 0,
       held: new Map(),
       depth,
+      preserved: listed.preserved,
     });
     const top = await listDirectory(realPath, 0);
     const topTarget = found(top);
     if (topTarget !== null) yield topTarget;
-    const stack: Level[] = [level(realPath, top.children, 0)];
+    const stack: Level[] = [level(realPath, top, 0)];
     while (stack.length > 0) {
       const current = stack.at(-1)!;
       const key = current.keys[current.next++];
@@ -298,7 +320,11 @@ export async function* discoverStream(
       if (!key.endsWith("/")) {
         const listed = await listDirectory(childPath(current.directory, key), current.depth + 1);
         const target = found(listed);
-        if (target !== null) yield target;
+        if (target !== null) {
+          // The parent's listing says whether a salvage record may sit beside it (docs/repair.md §6.6).
+          if (target.failure === undefined) target.preserveDirListed = current.preserved.has(key);
+          yield target;
+        }
         if (listed.children.length > 0) current.held.set(key, listed);
         continue;
       }
@@ -306,7 +332,7 @@ export async function* discoverStream(
       const listed = current.held.get(name);
       if (listed === undefined) continue;
       current.held.delete(name);
-      stack.push(level(childPath(current.directory, name), listed.children, current.depth + 1));
+      stack.push(level(childPath(current.directory, name), listed, current.depth + 1));
     }
   }
 }

@@ -77,6 +77,7 @@ async function handle(request: WorkerRequest): Promise<void> {
           },
           target.singleLog,
           target.entries,
+          target.preserveDirListed,
         ),
       );
       id++;

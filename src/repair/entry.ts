@@ -17,6 +17,7 @@ export { CUT_PROOF_BYTES, OFFSET_EVIDENCE_MAX_BYTES, RESTORE_SEARCH_DEPTH } from
 export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";
 export { InjectedFault, createFaultyFs, nodeRepairFs } from "./fs-layer.js";
 export {
+  ForgetRefusedError,
   JournalCorruptError,
   PlanError,
   PreserveError,
@@ -41,4 +42,8 @@ export const planScanOptions: RepairModule["planScanOptions"] = (plan, engine, s
 export const refuseLoneSegment: RepairModule["refuseLoneSegment"] = (target, options) => load().refuseLoneSegment(target, options);
 export const restore: RepairModule["restore"] = (partitionDir, options) => load().restore(partitionDir, options);
 export const findRestorable: RepairModule["findRestorable"] = (target, fsLayer) => load().findRestorable(target, fsLayer);
+export const findForgettable: RepairModule["findForgettable"] = (target, fsLayer) => load().findForgettable(target, fsLayer);
+export const planForget: RepairModule["planForget"] = (dir, options) => load().planForget(dir, options);
+export const forget: RepairModule["forget"] = (dir, options) => load().forget(dir, options);
+export const clearLostOffsets: RepairModule["clearLostOffsets"] = (dir, options) => load().clearLostOffsets(dir, options);
 export type * from "./index.js";

@@ -15,6 +15,12 @@ export class RepairError extends Error {
   readonly path: string;
   readonly segment: bigint | undefined;
   readonly position: number | undefined;
+  /**
+   * Set by the runner on a run that stopped part-way (docs/repair.md §6.2):
+   * true when files outside a preserve dir were changed before it stopped, so
+   * the CLI exits 9 (1|8), not 8; undefined when the error did not come from a run.
+   */
+  changed: boolean | undefined = undefined;
 
   constructor(message: string, context: RepairErrorContext, options?: { cause?: unknown }) {
     super(message, options);
@@ -103,4 +109,9 @@ export class SalvageRefusedError extends RepairError {
   ) {
     super(message, { path: partitionPath });
   }
+}
+
+/** docs/repair.md §6.7: a preserve dir `segscan forget` may not touch (a symbolic link, not a directory). Nothing was changed. */
+export class ForgetRefusedError extends RepairError {
+  override name = "ForgetRefusedError";
 }

@@ -10,6 +10,7 @@ import { hex64, isAllZero } from "../format/bytes.js";
 import { type PositionalRead, forEachChunk as forEachChunkOf, readExactly as readExactlyAt } from "../io/read-exactly.js";
 import { PreserveError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
+import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
 
 /** Default chunk of every streamed copy, hash and comparison. */
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024;
@@ -414,4 +415,23 @@ export async function moveBetweenDirs(fs: RepairFs, from: string, to: string): P
   await fs.syncDir(path.dirname(to));
   await fs.unlink(from);
   await fs.syncDir(path.dirname(from));
+}
+
+/** The offset an offset file stores now (its first 8 bytes, decimal), or null when it is gone or shorter. */
+export async function storedOffsetNow(fs: RepairFs, filePath: string): Promise<string | null> {
+  const leading = new Uint8Array(OFFSET_RECORD_BYTES);
+  const stat = await fs.stat(filePath);
+  const length = Math.min(stat?.size ?? 0, OFFSET_RECORD_BYTES);
+  let stored: string | null = null;
+  if (stat !== null && length >= 8) {
+    await withFile(fs, filePath, "r", async (file) => {
+      for (let done = 0; done < length; ) {
+        const count = await file.read(leading, done, length - done, done);
+        if (count <= 0) break;
+        done += count;
+      }
+    });
+    stored = new DataView(leading.buffer).getBigUint64(0, true).toString();
+  }
+  return stored;
 }

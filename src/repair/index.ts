@@ -40,13 +40,16 @@ export type { AppliedTarget, ApplyOptions, ApplyResult } from "./runner.js";
 export type { AppliedStep } from "./steps.js";
 export { planScanOptions, refuseLoneSegment } from "./preflight.js";
 export type { PartitionScanner } from "./preflight.js";
-export { findRestorable, restore } from "./restore.js";
+export { findForgettable, findRestorable, restore } from "./restore.js";
+export { clearLostOffsets, forget, planForget } from "./forget.js";
+export type { ClearedLoss, ForgetFile, ForgetOptions, ForgetRun, ForgetTarget, KeptFile, LossClearing } from "./forget.js";
 export type { RestoreOptions, RestoreResult } from "./restore.js";
 export { JOURNAL_NAME, readJournal, readJournalEntries } from "./journal.js";
 export type { JournalEntry, JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecord, JournalResidue } from "./journal.js";
 export { InjectedFault, createFaultyFs, nodeRepairFs } from "./fs-layer.js";
 export type { FaultOptions, FaultyRepairFs, OpenMode, RepairFile, RepairFs, RepairStat } from "./fs-layer.js";
 export {
+  ForgetRefusedError,
   JournalCorruptError,
   TargetRefusedError,
   PlanError,

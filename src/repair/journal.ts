@@ -1,139 +1,37 @@
 /**
  * The repair journal `<partition dir>.segscan/journal.jsonl` (docs/repair.md §6.2 step 4):
- * one JSON object per line, appended and fsynced one line at a time. File
- * names are stored relative to the partition dir (`name`, `log`, `index`,
- * `staging`) or to the preserve dir (`to`, `file`), so a data dir that is moved
- * whole can still be restored. Sizes are numbers, XXH3-64 values 16 hex digits,
- * segment offsets decimal strings.
+ * one JSON object per line, appended and fsynced one line at a time. Its line
+ * layout and parser are src/format/journal.ts, which the scan reads too
+ * (docs/repair.md §6.6); this module writes lines and reads them through the
+ * repair file layer.
  */
 import * as path from "node:path";
+import {
+  JOURNAL_NAME,
+  JOURNAL_VERSION,
+  type JournalEntry,
+  JournalLayoutError,
+  type JournalRecord,
+  type JournalRecordBody,
+  parseJournalText,
+} from "../format/journal.js";
 import { JournalCorruptError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 import { readExactly, writeExactly } from "./files.js";
-import type { SalvageRange } from "./plan-types.js";
 
-export const JOURNAL_NAME = "journal.jsonl";
-export const JOURNAL_VERSION = 1;
-
-/** Preserved residue of a cut: copied to `file`, or (all zero) recorded by length only with `file` null. */
-export interface JournalResidue {
-  bytes: number;
-  allZero: boolean;
-  xxh3: string;
-  file: string | null;
-}
-
-/** An index file's content, identified by size and hash. */
-export interface JournalIndexImage {
-  size: number;
-  xxh3: string;
-}
-
-/**
- * docs/repair.md §6.3: proof of which file was cut — the XXH3-64 of `bytes`
- * bytes ending at the cut point (`[from, from + bytes)`, untouched by the cut
- * and by restore). Restore re-hashes them before it changes the file, so a
- * file replaced since the cut (by a rename with other bytes of the same
- * length, say) is refused instead of having the old residue appended.
- */
-export interface JournalPrefixProof {
-  from: number;
-  bytes: number;
-  xxh3: string;
-}
-
-export type JournalOp =
-  /**
-   * Cut `log` (a segment's `.log`, or the metadata WAL with segment "0") from
-   * `fromSize` to `toSize` after preserving `[toSize, fromSize)`. `proof` is
-   * absent in journals written before it existed.
-   */
-  | {
-      type: "truncate-log";
-      segment: string;
-      log: string;
-      fromSize: number;
-      toSize: number;
-      residue: JournalResidue;
-      proof?: JournalPrefixProof;
-    }
-  /** Move `name` (partition dir) to `to` (preserve dir): a sweep. */
-  | { type: "move-aside"; kind: string; name: string; to: string; size: number }
-  /**
-   * Write `staging` then rename it over `index`. `old` is the replaced index
-   * (copied to `old.file` in the preserve dir) or null when there was none.
-   */
-  | {
-      type: "replace-index";
-      segment: string;
-      index: string;
-      staging: string;
-      old: (JournalIndexImage & { file: string }) | null;
-      new: JournalIndexImage;
-    }
-  /**
-   * The same for an offset file (docs/node.md N7): write `staging`, rename it
-   * over `file` (named by its path under the partition dir); `old` is its
-   * preserved copy. (Journals written before this op existed used
-   * `replace-index` for offset files; restore reads both.)
-   */
-  | {
-      type: "replace-file";
-      file: string;
-      staging: string;
-      old: JournalIndexImage & { file: string };
-      new: JournalIndexImage;
-    }
-  /**
-   * Salvage (docs/repair.md §6.5): write `staging` as the old log's byte
-   * ranges `kept`, in order, then rename it over `log`. `old` is the whole old
-   * log, copied into the preserve dir first; `lost` the ranges it drops, with
-   * the offsets they hide (recorded as lost).
-   */
-  | {
-      type: "replace-log";
-      segment: string;
-      log: string;
-      staging: string;
-      old: JournalIndexImage & { file: string };
-      new: JournalIndexImage;
-      kept: { from: number; to: number }[];
-      lost: SalvageRange[];
-    };
-
-interface RecordBase {
-  v: typeof JOURNAL_VERSION;
-  run: string;
-  seq: number;
-}
-
-export type JournalRecord =
-  /**
-   * `partition` is the target's path (a partition dir, a lone `.log`, or
-   * `metadata/`); `target` its kind (absent in older journals: a partition);
-   * `salvage` (a salvage run only, docs/repair.md §6.5) what the run keeps and
-   * the offsets it records as lost.
-   */
-  | (RecordBase & {
-      kind: "begin";
-      time: string;
-      partition: string;
-      target?: "partition" | "metadata";
-      plan: Record<string, number>;
-      salvage?: { kept: SalvageRange[]; lost: SalvageRange[] };
-    })
-  /** Informational: bytes copied into the preserve dir. */
-  | (RecordBase & { kind: "preserved"; source: string; from: number; bytes: number; xxh3: string; file: string })
-  /** Written and fsynced BEFORE the step. */
-  | (RecordBase & { kind: "intent"; op: JournalOp })
-  /** Written after the step is durable; `seq` is the intent's. */
-  | (RecordBase & { kind: "done" })
-  | (RecordBase & { kind: "end"; time: string })
-  /** Written by restore once the intent `of` is undone, so a restore re-run after a crash skips it. */
-  | (RecordBase & { kind: "undone"; of: { run: string; seq: number } });
-
-type Body<R> = R extends RecordBase ? Omit<R, keyof RecordBase> : never;
-export type JournalRecordBody = Body<JournalRecord>;
+// The line layout is the format layer's (src/format/journal.ts): the scan reads the same lines (docs/repair.md §6.6).
+export {
+  JOURNAL_NAME,
+  JOURNAL_VERSION,
+  type IntentRef,
+  type JournalEntry,
+  type JournalIndexImage,
+  type JournalOp,
+  type JournalPrefixProof,
+  type JournalRecord,
+  type JournalRecordBody,
+  type JournalResidue,
+} from "../format/journal.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -157,8 +55,13 @@ export class JournalWriter {
    * never written in full, and an intent is fsynced before its step starts, so
    * no step it could describe ever ran: nothing is lost with it.
    */
-  static async open(fs: RepairFs, preserveDir: string, run: string): Promise<JournalWriter> {
-    const journalPath = path.join(preserveDir, JOURNAL_NAME);
+  static open(fs: RepairFs, preserveDir: string, run: string): Promise<JournalWriter> {
+    return JournalWriter.openAt(fs, path.join(preserveDir, JOURNAL_NAME), run);
+  }
+
+  /** `open`, for any journal file of a preserve dir (forget appends to restored journals too, docs/repair.md §6.7). */
+  static async openAt(fs: RepairFs, journalPath: string, run: string): Promise<JournalWriter> {
+    const preserveDir = path.dirname(journalPath);
     const before = await fs.stat(journalPath);
     const file = await fs.open(journalPath, "a");
     const writer = new JournalWriter(fs, file, journalPath, run);
@@ -218,142 +121,34 @@ async function lastNewlineEnd(fs: RepairFs, journalPath: string, size: number): 
   });
 }
 
-/** A journal record and the 1-based line of the journal it was read from. */
-export interface JournalEntry {
-  record: JournalRecord;
-  line: number;
-}
-
 /**
- * Every record of a journal, in file order, each with its line number. The
- * journal must be whole: the only line that may fail to parse is a torn LAST
- * line (bytes after the final newline: an append cut by a crash, whose intent
- * never ran because an intent is fsynced before its step starts). Any other
- * bad line, a `done` with no intent before it, or an `undone` naming no
- * intent throws `JournalCorruptError` naming the journal and the line: acting
- * on a journal with a hole in it could skip an undo and report success.
+ * Every record of a journal, in file order, each with its line number
+ * (`parseJournalText`: only a torn last line is skipped). Any other bad line,
+ * or a record naming an intent no earlier line holds, throws
+ * `JournalCorruptError` naming the journal and the line: acting on a journal
+ * with a hole in it could skip an undo and report success.
  */
 export async function readJournalEntries(fs: RepairFs, journalPath: string): Promise<JournalEntry[]> {
   const stat = await fs.stat(journalPath);
   if (stat === null) return [];
   const bytes = new Uint8Array(stat.size);
   await withReadable(fs, journalPath, (file) => readExactly(file, journalPath, bytes, stat.size, 0));
-  const lines = decoder.decode(bytes).split("\n");
-  // The text after the last newline ("" for a whole journal) is a torn append: skipped, never acted on.
-  lines.pop();
-  const entries: JournalEntry[] = [];
-  const intents = new Set<string>();
-  const key = (run: string, seq: number): string => `${run}#${seq}`;
-  const corrupt = (line: number, why: string): JournalCorruptError =>
-    new JournalCorruptError(
-      `journal ${journalPath} line ${line} ${why}; only a torn last line may be skipped, so nothing was restored or changed ` +
+  try {
+    return parseJournalText(decoder.decode(bytes));
+  } catch (error) {
+    if (!(error instanceof JournalLayoutError)) throw error;
+    throw new JournalCorruptError(
+      `journal ${journalPath} line ${error.line} ${error.why}; only a torn last line may be skipped, so nothing was restored or changed ` +
         "and the journal is left in place (inspect that line; the preserved files beside it are untouched)",
       { path: journalPath },
-      line,
+      error.line,
     );
-  for (const [i, text] of lines.entries()) {
-    const line = i + 1;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw corrupt(line, `is not a journal record (${JSON.stringify(text.slice(0, 60))})`);
-    }
-    if (!isRecord(parsed)) throw corrupt(line, `is not a journal record (${JSON.stringify(text.slice(0, 60))})`);
-    if (parsed.kind === "intent") intents.add(key(parsed.run, parsed.seq));
-    if (parsed.kind === "done" && !intents.has(key(parsed.run, parsed.seq))) {
-      throw corrupt(line, `marks step ${parsed.seq} of run ${parsed.run} done, but no earlier line records its intent`);
-    }
-    if (parsed.kind === "undone" && !intents.has(key(parsed.of.run, parsed.of.seq))) {
-      throw corrupt(line, `marks step ${parsed.of.seq} of run ${parsed.of.run} undone, but no earlier line records its intent`);
-    }
-    entries.push({ record: parsed, line });
   }
-  return entries;
 }
 
 /** Every record of a journal, in file order (see `readJournalEntries` for what is refused). */
 export async function readJournal(fs: RepairFs, journalPath: string): Promise<JournalRecord[]> {
   return (await readJournalEntries(fs, journalPath)).map((entry) => entry.record);
-}
-
-const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-const isString = (v: unknown): v is string => typeof v === "string";
-const isHash = (v: unknown): boolean => typeof v === "string" && /^[0-9a-f]{16}$/.test(v);
-const isImage = (v: unknown): boolean =>
-  v !== null && typeof v === "object" && isNumber((v as JournalIndexImage).size) && isHash((v as JournalIndexImage).xxh3);
-
-const isProof = (v: unknown): boolean =>
-  v !== null &&
-  typeof v === "object" &&
-  isNumber((v as JournalPrefixProof).from) &&
-  isNumber((v as JournalPrefixProof).bytes) &&
-  isHash((v as JournalPrefixProof).xxh3);
-
-/** Whether an intent's op carries every field its undo reads, with the right types. */
-function isOp(value: unknown): value is JournalOp {
-  if (value === null || typeof value !== "object") return false;
-  const op = value as Record<string, unknown>;
-  switch (op.type) {
-    case "truncate-log": {
-      const residue = op.residue as Record<string, unknown> | null | undefined;
-      return (
-        isString(op.segment) &&
-        isString(op.log) &&
-        isNumber(op.fromSize) &&
-        isNumber(op.toSize) &&
-        (op.proof === undefined || isProof(op.proof)) &&
-        residue !== null &&
-        typeof residue === "object" &&
-        isNumber(residue.bytes) &&
-        typeof residue.allZero === "boolean" &&
-        isHash(residue.xxh3) &&
-        (residue.file === null || isString(residue.file))
-      );
-    }
-    case "move-aside":
-      return isString(op.kind) && isString(op.name) && isString(op.to) && isNumber(op.size);
-    case "replace-file":
-      return (
-        isString(op.file) && isString(op.staging) && isImage(op.new) && isImage(op.old) && isString((op.old as { file?: unknown }).file)
-      );
-    case "replace-log": {
-      const ranges = (v: unknown): boolean =>
-        Array.isArray(v) && v.every((r) => r !== null && typeof r === "object" && isNumber(r.from) && isNumber(r.to) && r.from <= r.to);
-      return (
-        isString(op.segment) &&
-        isString(op.log) &&
-        isString(op.staging) &&
-        isImage(op.new) &&
-        isImage(op.old) &&
-        isString((op.old as { file?: unknown }).file) &&
-        ranges(op.kept) &&
-        Array.isArray(op.lost)
-      );
-    }
-    case "replace-index":
-      return (
-        isString(op.segment) &&
-        isString(op.index) &&
-        isString(op.staging) &&
-        isImage(op.new) &&
-        (op.old === null || (isImage(op.old) && isString((op.old as { file?: unknown }).file)))
-      );
-    default:
-      return false;
-  }
-}
-
-function isRecord(value: unknown): value is JournalRecord {
-  if (value === null || typeof value !== "object") return false;
-  const r = value as Partial<RecordBase> & { kind?: unknown; op?: unknown };
-  if (r.v !== JOURNAL_VERSION || typeof r.run !== "string" || typeof r.seq !== "number") return false;
-  if (r.kind === "intent") return isOp(r.op);
-  if (r.kind === "undone") {
-    const of = (value as { of?: { run?: unknown; seq?: unknown } }).of;
-    return typeof of?.run === "string" && typeof of.seq === "number";
-  }
-  return r.kind === "begin" || r.kind === "preserved" || r.kind === "done" || r.kind === "end";
 }
 
 /** Names inside a journal must be plain file names: no separators, no `..`. */

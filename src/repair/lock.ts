@@ -16,9 +16,10 @@
  * They also refuse while a file a step touches is open for writing by another
  * process, where the platform lets that be seen (`findWriters`).
  */
-import { promises as fsp, rmSync, rmdirSync } from "node:fs";
+import { promises as fsp, readlinkSync, rmSync, rmdirSync } from "node:fs";
 import { hostname } from "node:os";
 import * as path from "node:path";
+import { shellQuote } from "../domain/command.js";
 import { RepairError } from "./errors.js";
 import { RepairIoError, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
@@ -32,6 +33,53 @@ export interface LockInfo {
   /** ISO 8601 start time of the holder. */
   started: string;
   command: string;
+  /**
+   * The holder's pid namespace (`/proc/self/ns/pid`, Linux), so a lock is
+   * judged stale only by a run that sees the same pids (absent: unknown, in
+   * older locks and elsewhere; such a lock is never reclaimed by itself).
+   */
+  pidNamespace?: string;
+}
+
+/**
+ * Next to the lock while a run reclaims a stale one (docs/repair.md §6.2 rule
+ * 2): created exclusively, so two runs never reclaim at once; removed when the
+ * reclaim is done.
+ */
+export const RECLAIM_NAME = "lock.reclaim";
+
+/** This process's pid namespace, or null where it cannot be read (not Linux). */
+function ownPidNamespace(): string | null {
+  try {
+    return readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` names no process this one can see (ESRCH); EPERM means it exists. */
+function pidGone(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * docs/repair.md §6.2 rule 2: a lock is stale, and may be reclaimed without
+ * an operator, only when its holder ran on this host, in this pid namespace,
+ * and its pid is not running: that run was killed (a lock is removed on every
+ * other exit). A reused pid looks alive, which only keeps the lock (the safe
+ * side); a lock from another host or namespace, or an older lock without a
+ * namespace, is never judged here.
+ */
+function isStale(holder: LockInfo | null): holder is LockInfo {
+  if (holder === null || holder.host !== hostname()) return false;
+  const own = ownPidNamespace();
+  return own !== null && holder.pidNamespace === own && pidGone(holder.pid);
 }
 
 /** Another run holds the target's lock (or left it behind when it was killed). Nothing was changed. */
@@ -104,14 +152,30 @@ export async function acquireLock(fs: RepairFs, preserveDir: string, what: strin
   } catch (error) {
     throw withNothingChanged(error);
   }
-  const info: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString(), command };
+  const namespace = ownPidNamespace();
+  const info: LockInfo = {
+    pid: process.pid,
+    host: hostname(),
+    started: new Date().toISOString(),
+    command,
+    ...(namespace === null ? {} : { pidNamespace: namespace }),
+  };
   let file;
   try {
     file = await fs.open(lockPath, "wx");
   } catch (error) {
-    if (created) await fs.rmdir(preserveDir).catch(() => {});
-    if (!isExists(error)) throw withNothingChanged(error);
-    throw await heldError(fs, lockPath, what);
+    if (!isExists(error)) {
+      if (created) await fs.rmdir(preserveDir).catch(() => {});
+      throw withNothingChanged(error);
+    }
+    // A lock left by a killed run on this host is reclaimed (docs/repair.md §6.2 rule 2); then the lock is taken as usual.
+    if (!(await reclaimStale(fs, preserveDir, lockPath, what, info))) throw await heldError(fs, lockPath, what);
+    try {
+      file = await fs.open(lockPath, "wx");
+    } catch (again) {
+      if (!isExists(again)) throw withNothingChanged(again);
+      throw await heldError(fs, lockPath, what);
+    }
   }
   try {
     const bytes = encoder.encode(`${JSON.stringify(info)}\n`);
@@ -162,25 +226,79 @@ function withNothingChanged(error: unknown): unknown {
 }
 
 async function heldError(fs: RepairFs, lockPath: string, what: string): Promise<LockHeldError> {
-  const holder = await readLock(fs, lockPath);
+  const holder = (await readLock(fs, lockPath))?.info ?? null;
   const who =
     holder === null ? "an unreadable holder" : `pid ${holder.pid} on host ${holder.host} since ${holder.started} (${holder.command})`;
   const check =
     holder === null
       ? "check that no segscan runs on this target"
       : `check that pid ${holder.pid} is not running on ${holder.host} (\`ps -p ${holder.pid}\`)`;
+  const remove = shellQuote(["rm", "--", lockPath]);
   return new LockHeldError(
     `refusing to ${what}: another segscan run holds its lock ${lockPath}: ${who}; nothing was changed. ` +
-      `If that run is gone (killed), the lock is stale: ${check}, then remove ${lockPath} and run again`,
+      `If that run is gone (killed), the lock is stale: ${check}, then clear it with \`${remove}\` and run again ` +
+      "(a lock of a killed run on this host is reclaimed by itself)",
     lockPath,
     holder,
   );
 }
 
+/**
+ * Reclaims the lock at `lockPath` if it is stale (`isStale`): under the
+ * exclusive `lock.reclaim`, the lock is read again and removed only if it is
+ * still byte for byte the stale one. No other run removes a lock it does not
+ * hold, and a reclaimer holds `lock.reclaim`, so between that read and the
+ * removal nobody can have replaced it. Returns whether the lock is gone.
+ */
+async function reclaimStale(fs: RepairFs, preserveDir: string, lockPath: string, what: string, self: LockInfo): Promise<boolean> {
+  const seen = await readLock(fs, lockPath);
+  if (seen === null || !isStale(seen.info)) return false;
+  const reclaimPath = path.join(preserveDir, RECLAIM_NAME);
+  let guard;
+  try {
+    guard = await fs.open(reclaimPath, "wx");
+  } catch (error) {
+    if (!isExists(error)) throw withNothingChanged(error);
+    throw new LockHeldError(
+      `refusing to ${what}: another segscan run is reclaiming the stale lock ${lockPath} (${reclaimPath} exists); nothing was changed. ` +
+        `If no segscan runs on this target, that reclaim was killed: clear it with \`${shellQuote(["rm", "--", reclaimPath, lockPath])}\` and run again`,
+      lockPath,
+      seen.info,
+    );
+  }
+  try {
+    const bytes = encoder.encode(`${JSON.stringify(self)}\n`);
+    await guard.write(bytes, 0, bytes.length, 0);
+    await guard.close();
+    const now = await readLock(fs, lockPath);
+    if (now === null || now.text !== seen.text) return now === null;
+    await fs.unlink(lockPath);
+    await fs.syncDir(preserveDir);
+    return true;
+  } finally {
+    await guard.close().catch(() => {});
+    await fs.unlink(reclaimPath).catch(() => {});
+  }
+}
+
+/**
+ * docs/repair.md §6.2: a run that fails and cannot remove its own lock says so
+ * after its own error, with the exact command that clears it (the next run on
+ * this host reclaims it anyway once this process has exited).
+ */
+export function appendLockLeft(runError: unknown, releaseError: unknown): void {
+  if (!(runError instanceof Error)) return;
+  runError.message +=
+    releaseError instanceof LockReleaseError
+      ? `; ${releaseError.left}`
+      : `; this run could not remove its own lock either (${releaseError instanceof Error ? releaseError.message : String(releaseError)})`;
+}
+
 /** The size a lock file may have: one line of JSON (a larger file is not ours, and is reported as unreadable). */
 const LOCK_MAX_BYTES = 64 * 1024;
 
-async function readLock(fs: RepairFs, lockPath: string): Promise<LockInfo | null> {
+/** A lock file's holder and its exact text (null: absent, or not a lock segscan wrote). */
+async function readLock(fs: RepairFs, lockPath: string): Promise<{ info: LockInfo; text: string } | null> {
   try {
     const stat = await fs.stat(lockPath);
     if (stat === null || !stat.isFile || stat.size > LOCK_MAX_BYTES) return null;
@@ -195,9 +313,12 @@ async function readLock(fs: RepairFs, lockPath: string): Promise<LockInfo | null
     } finally {
       await file.close();
     }
-    const parsed = JSON.parse(new TextDecoder().decode(bytes)) as Partial<LockInfo>;
+    const text = new TextDecoder().decode(bytes);
+    const parsed = JSON.parse(text) as Partial<LockInfo>;
     if (typeof parsed.pid !== "number" || typeof parsed.host !== "string") return null;
-    return { pid: parsed.pid, host: parsed.host, started: String(parsed.started), command: String(parsed.command) };
+    const info: LockInfo = { pid: parsed.pid, host: parsed.host, started: String(parsed.started), command: String(parsed.command) };
+    if (typeof parsed.pidNamespace === "string") info.pidNamespace = parsed.pidNamespace;
+    return { info, text };
   } catch {
     return null;
   }
@@ -230,16 +351,40 @@ export async function acquireLocks(
  * done, but a lock left behind refuses the next run, so the operator must know).
  */
 export async function releaseLocks(locks: readonly HeldLock[]): Promise<void> {
-  let failure: unknown = null;
+  const left: { lockPath: string; error: unknown }[] = [];
   for (const lock of [...locks].reverse()) {
     try {
       await lock.release();
     } catch (error) {
-      if (error instanceof RepairError) error.message += `; the lock ${lock.lockPath} may be left behind: remove it by hand`;
-      failure ??= error;
+      left.push({ lockPath: lock.lockPath, error });
     }
   }
-  if (failure !== null) throw failure;
+  // Only an I/O error is put into words; anything else (a simulated crash, a bug) goes on as it is.
+  const other = left.find((item) => !(item.error instanceof RepairError));
+  if (other !== undefined) throw other.error;
+  if (left.length > 0) throw new LockReleaseError(left);
+}
+
+/**
+ * A run's own locks could not be removed (docs/repair.md §6.2): the message
+ * names each, says whose they are, and gives the command that clears them;
+ * the next run on this host reclaims them once this process has exited.
+ */
+export class LockReleaseError extends RepairError {
+  override name = "LockReleaseError";
+  readonly lockPaths: string[];
+  /** What is left, in words, for a message that already said what the run did. */
+  readonly left: string;
+  constructor(left: readonly { lockPath: string; error: unknown }[]) {
+    const paths = left.map((item) => item.lockPath);
+    const why = left.map((item) => (item.error instanceof Error ? item.error.message : String(item.error))).join("; ");
+    const words =
+      `this run's own lock${paths.length === 1 ? "" : "s"} ${paths.join(", ")} (pid ${process.pid}) ${paths.length === 1 ? "was" : "were"} left behind: ${why}; ` +
+      `the next run on this host reclaims ${paths.length === 1 ? "it" : "them"} once this process has exited, or clear ${paths.length === 1 ? "it" : "them"} with \`${shellQuote(["rm", "--", ...paths])}\``;
+    super(`the work is done, but ${words}`, { path: paths[0]! }, { cause: left[0]?.error });
+    this.lockPaths = paths;
+    this.left = words;
+  }
 }
 
 /** A process that has a file a run would change open for writing. */

@@ -24,14 +24,14 @@ import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES } from "../format/constants.js";
 import { nodeScanFs } from "../io/fs.js";
-import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
 import { scanNodeMetadata } from "../node/scan.js";
+import { partitionHeadNow } from "../node/partition-head.js";
 import type { ScanOptions } from "../recovery/options.js";
 import { scanPartition } from "../recovery/scan.js";
 import { scanPath } from "../node/scan-path.js";
 import type { PartitionReport } from "../domain/scan.js";
 import { RepairError, StalePlanError, TargetRefusedError } from "./errors.js";
-import { withFile } from "./files.js";
+import { storedOffsetNow } from "./files.js";
 import type { RepairFs } from "./fs-layer.js";
 import { readJournal } from "./journal.js";
 import { JOURNAL_NAME } from "./journal.js";
@@ -74,9 +74,21 @@ export function planScanOptions(plan: RepairPlan, engine: Engine, signal?: Abort
   };
 }
 
-/** Runs every check; returns what the writer check could see. Throws with "nothing was changed" on the first failure. */
-export async function preflight(plan: RepairPlan, ctx: PreflightContext): Promise<WriterCheck> {
+/**
+ * What the preflight proved of the plan: what the writer check could see, and
+ * for each offset rewrite the value the bytes prove it must write (the
+ * partition's head for a clamp, the stored offset for a torn record), keyed by
+ * file. The steps write these, never a value read from the plan.
+ */
+export interface PreflightResult {
+  writerCheck: WriterCheck;
+  offsetValues: Map<string, bigint>;
+}
+
+/** Runs every check; returns what it proved. Throws with "nothing was changed" on the first failure. */
+export async function preflight(plan: RepairPlan, ctx: PreflightContext): Promise<PreflightResult> {
   let writerCheck: WriterCheck = { checked: false, writers: [], unreadableProcesses: 0 };
+  const offsetValues = new Map<string, bigint>();
   try {
     if (ctx.checkWriters) {
       writerCheck = await refuseWriters(
@@ -98,12 +110,54 @@ export async function preflight(plan: RepairPlan, ctx: PreflightContext): Promis
       if (target.kind === "partition") await checkPartition(target, ctx);
       else await checkMetadata(target, ctx);
       for (const step of target.steps) if (step.role === "offset") await checkOffset(step, ctx.fs);
+      await deriveOffsetValues(target, ctx, offsetValues);
       for (const step of target.steps) await checkObserved(target, step, ctx.fs);
     }
   } catch (error) {
     throw nothingChanged(error);
   }
-  return writerCheck;
+  return { writerCheck, offsetValues };
+}
+
+/**
+ * docs/repair.md §6.2: an offset rewrite writes what the bytes prove, never
+ * what the plan says. A clamp writes the partition's head H, proven again now
+ * (its segments scanned, its superblock read); completing a torn record writes
+ * the offset the file stores. The plan's value must be that one, or the plan
+ * is refused (an edited plan, or a head that moved since the scan).
+ */
+async function deriveOffsetValues(target: PlanTarget, ctx: PreflightContext, values: Map<string, bigint>): Promise<void> {
+  let head: Awaited<ReturnType<typeof partitionHeadNow>> | null = null;
+  for (const step of target.steps) {
+    if (step.kind !== "replace" || step.role !== "offset" || step.content.type !== "offset-record") continue;
+    let value: bigint | null;
+    let what: string;
+    if (step.reason === "offset-ahead-of-head") {
+      head ??= await partitionHeadNow(target.dir, ctx.scanOptions, ctx.engine);
+      value = head.known && !head.quarantined ? head.head : null;
+      what = value === null ? "the partition proves no head now" : `the partition's head proven now is ${value}`;
+      const stored = step.consumer?.storedOffset ?? null;
+      if (value !== null && stored !== null && BigInt(stored) <= value) {
+        throw new StalePlanError(
+          `refusing a stale plan: ${step.file} stores offset ${stored}, which is not ahead of the head ${value} the partition proves now; nothing to clamp; scan and plan again`,
+          { path: step.file },
+          `head ${value}`,
+        );
+      }
+    } else {
+      const stored = step.consumer?.storedOffset ?? null;
+      value = stored === null ? null : BigInt(stored);
+      what = value === null ? "the file stores no offset" : `the file stores offset ${value}`;
+    }
+    if (value === null || step.content.offset !== value.toString()) {
+      throw new StalePlanError(
+        `refusing the plan for ${step.file}: it would write offset ${step.content.offset}, but ${what}; a rewrite writes only what the bytes prove (scan and plan again)`,
+        { path: step.file },
+        `offset ${step.content.offset}`,
+      );
+    }
+    values.set(step.file, value);
+  }
 }
 
 function nothingChanged(error: unknown): unknown {
@@ -267,20 +321,7 @@ async function checkMetadata(target: PlanTarget, ctx: PreflightContext): Promise
 /** An offset step's file must still hold the offset the plan read (first 16 bytes; the file may be huge, docs/node.md N4). */
 async function checkOffset(step: PlanStep, fs: RepairFs): Promise<void> {
   if (step.kind === "truncate" || step.consumer === null) return;
-  const leading = new Uint8Array(OFFSET_RECORD_BYTES);
-  const stat = await fs.stat(step.file);
-  const length = Math.min(stat?.size ?? 0, OFFSET_RECORD_BYTES);
-  let stored: string | null = null;
-  if (stat !== null && length >= 8) {
-    await withFile(fs, step.file, "r", async (file) => {
-      for (let done = 0; done < length; ) {
-        const count = await file.read(leading, done, length - done, done);
-        if (count <= 0) break;
-        done += count;
-      }
-    });
-    stored = new DataView(leading.buffer).getBigUint64(0, true).toString();
-  }
+  const stored = await storedOffsetNow(fs, step.file);
   if (stored !== step.consumer.storedOffset) {
     throw new StalePlanError(
       `refusing a stale plan: ${step.file} now stores offset ${stored ?? "none"}, the plan read ${step.consumer.storedOffset ?? "none"}; scan and plan again`,

@@ -9,9 +9,9 @@
 import { realpathSync } from "node:fs";
 import * as path from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
+import { PRESERVE_DIR_SUFFIX } from "../format/journal.js";
 
-/** Suffix of the preserve directory beside a partition (or metadata) directory. */
-export const PRESERVE_DIR_SUFFIX = ".segscan";
+export { PRESERVE_DIR_SUFFIX };
 
 export function preserveDirOf(dir: string): string {
   return dir.replace(/[\\/]+$/, "") + PRESERVE_DIR_SUFFIX;

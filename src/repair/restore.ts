@@ -52,9 +52,10 @@ import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter, journalName, readJournalEntries } from "./journal.js";
 import type { JournalIndexImage, JournalOp } from "./journal.js";
-import { acquireLock, refuseWriters, releaseLocks } from "./lock.js";
+import { acquireLock, appendLockLeft, refuseWriters, releaseLocks } from "./lock.js";
 import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./preserve-dir.js";
 import { RESTORE_SEARCH_DEPTH } from "./limits.js";
+import { closedRuns } from "../format/journal.js";
 
 export interface RestoreOptions {
   fs?: RepairFs;
@@ -83,6 +84,8 @@ export interface RestoreResult {
   undone: string[];
   /** Whether other writers of the segment files were looked for (false: not on this platform, turned off, or nothing to restore). */
   writerCheck: { checked: boolean; unreadableProcesses: number };
+  /** Runs `segscan forget` closed (docs/repair.md §6.7): their steps are not undone. */
+  closedRuns: string[];
 }
 
 interface Context {
@@ -109,6 +112,7 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
     restoredJournal: null,
     undone: [],
     writerCheck: { checked: false, unreadableProcesses: 0 },
+    closedRuns: [],
   };
   if ((await fs.stat(journalPath)) === null) return result;
 
@@ -117,7 +121,7 @@ export async function restore(partitionDir: string, options: RestoreOptions = {}
   try {
     restored = await restoreLocked(fs, dir, preserveDir, journalPath, result, options);
   } catch (error) {
-    await releaseLocks([lock]).catch(() => {});
+    await releaseLocks([lock]).catch((releaseError: unknown) => appendLockLeft(error, releaseError));
     throw error;
   }
   await releaseLocks([lock]);
@@ -169,13 +173,18 @@ async function restoreLocked(
   });
   const key = (run: string, seq: number): string => `${run}#${seq}`;
   const alreadyUndone = new Set(entries.flatMap(({ record: r }) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
+  // docs/repair.md §6.7: runs `segscan forget` closed are never undone (their copies may be gone); they are the oldest.
+  const closed = closedRuns(entries);
+  result.closedRuns = [...closed];
   const intents = entries
     .flatMap((entry) =>
-      entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq))
+      entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq)) && !closed.has(entry.record.run)
         ? [{ ...entry, record: entry.record }]
         : [],
     )
     .reverse();
+  // Every run left is closed: there is nothing restore may undo, and the journal stays where it is (it holds the record).
+  if (intents.length === 0 && closed.size > 0) return result;
   // No process may write what restore changes: the dir's segment files, and every file an intent names (the WAL, offset files).
   if (options.checkWriters !== false) {
     const check = await refuseWriters(
@@ -255,8 +264,21 @@ async function restoreLocked(
  */
 export async function findRestorable(target: string, fsLayer: RepairFs = nodeRepairFs): Promise<string[]> {
   const fs = describedFs(fsLayer);
+  return findPreserved(target, fs, async (preserveDir) => (await fs.stat(path.join(preserveDir, JOURNAL_NAME))) !== null);
+}
+
+/**
+ * What a `forget` target names (docs/repair.md §6.7): as `findRestorable`, the
+ * directories whose preserve dir exists at all (it may hold only restored
+ * journals and copies).
+ */
+export async function findForgettable(target: string, fsLayer: RepairFs = nodeRepairFs): Promise<string[]> {
+  const fs = describedFs(fsLayer);
+  return findPreserved(target, fs, async (preserveDir) => (await fs.stat(preserveDir)) !== null);
+}
+
+async function findPreserved(target: string, fs: RepairFs, hasJournal: (preserveDir: string) => Promise<boolean>): Promise<string[]> {
   const resolved = path.resolve(target);
-  const hasJournal = async (preserveDir: string): Promise<boolean> => (await fs.stat(path.join(preserveDir, JOURNAL_NAME))) !== null;
   if (resolved.endsWith(PRESERVE_DIR_SUFFIX) && (await hasJournal(resolved))) return [resolved.slice(0, -PRESERVE_DIR_SUFFIX.length)];
   if (await hasJournal(realPreserveDirOf(resolved))) return [resolved];
   const found = new Map<string, string>();

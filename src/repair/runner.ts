@@ -26,6 +26,7 @@
  * commands undo what was done; "nothing was changed" only when that is true.
  */
 import * as path from "node:path";
+import { shellQuote } from "../domain/command.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { RepairError } from "./errors.js";
@@ -33,7 +34,7 @@ import { DEFAULT_CHUNK_BYTES, newRunId } from "./files.js";
 import { describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter } from "./journal.js";
-import { type HeldLock, acquireLocks, releaseLocks } from "./lock.js";
+import { type HeldLock, acquireLocks, appendLockLeft, releaseLocks } from "./lock.js";
 import type { PlanTarget, RepairPlan } from "./plan-types.js";
 import { type PartitionScanner, defaultScanner, planScanOptions, preflight } from "./preflight.js";
 import { type AppliedStep, type PreparedStep, prepareStep } from "./steps.js";
@@ -103,7 +104,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
   );
   let result: ApplyResult;
   try {
-    const writerCheck = await preflight(plan, {
+    const { writerCheck, offsetValues } = await preflight(plan, {
       fs,
       engine,
       scan: options.scan ?? defaultScanner,
@@ -111,7 +112,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
       checkWriters: options.checkWriters !== false,
     });
     const progress: Progress = { done: [], current: null };
-    const context = { fs, engine, chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal: options.signal };
+    const context = { fs, engine, chunkBytes: options.chunkBytes ?? DEFAULT_CHUNK_BYTES, signal: options.signal, offsetValues };
     for (const target of plan.targets) {
       try {
         progress.done.push(await applyTarget(target, context, progress));
@@ -125,11 +126,17 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
       writerCheck: { checked: writerCheck.checked, unreadableProcesses: writerCheck.unreadableProcesses },
     };
   } catch (error) {
-    // The run's own error is what the operator needs; a lock that cannot be released as well is secondary.
-    await releaseLocks(locks).catch(() => {});
+    // The run's own error leads; a lock it cannot release is said after it (the next run must know why it refuses).
+    await releaseLocks(locks).catch((releaseError: unknown) => appendLockLeft(error, releaseError));
     throw error;
   }
-  await releaseLocks(locks);
+  try {
+    await releaseLocks(locks);
+  } catch (error) {
+    // Every step is done; the lock left behind is said (LockReleaseError), and the exit still shows that files changed.
+    if (error instanceof RepairError) error.changed = result.changed;
+    throw error;
+  }
   return result;
 }
 
@@ -138,6 +145,8 @@ interface RunContext {
   engine: Engine;
   chunkBytes: number;
   signal: AbortSignal | undefined;
+  /** What each offset rewrite writes, as the preflight proved it (never the plan's value). */
+  offsetValues: ReadonlyMap<string, bigint>;
 }
 
 async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progress): Promise<AppliedTarget> {
@@ -231,8 +240,12 @@ function describeProgress(plan: RepairPlan, progress: Progress): string {
   const again = plan.targets.some((t) => t.salvage !== undefined)
     ? "`segscan scan` it, then run `segscan salvage --apply` (still refused) or `segscan repair --apply` (repairable)"
     : "run `segscan repair --apply` again";
+  // A stale lock of this run is reclaimed by the next run on this host (src/repair/lock.ts), so "run again" works as said.
   if (changedDirs.length === 0) parts.push("nothing was changed");
-  else parts.push(`${again} to finish, or undo what was done with ${changedDirs.map((dir) => `\`segscan restore ${dir}\``).join(", ")}`);
+  else
+    parts.push(
+      `${again} to finish, or undo what was done with ${changedDirs.map((dir) => `\`${shellQuote(["segscan", "restore", dir])}\``).join(", ")}`,
+    );
   return parts.join("; ");
 }
 
@@ -246,6 +259,7 @@ function withProgress(error: unknown, plan: RepairPlan, progress: Progress): unk
   }
   if (error instanceof RepairError) {
     error.message += `; ${state}`;
+    error.changed = progress.done.some((t) => t.steps.some((s) => s.kind !== "evidence-copy")) || progress.current?.changed === true;
     return error;
   }
   return error;

@@ -33,6 +33,7 @@ import {
   moveBetweenDirs,
   preserveRange,
   preserveRangeOrZero,
+  storedOffsetNow,
   withFile,
   writeExactly,
 } from "./files.js";
@@ -48,6 +49,8 @@ export interface StepContext {
   chunkBytes: number;
   signal: AbortSignal | undefined;
   target: PlanTarget;
+  /** What each offset rewrite writes, as the preflight proved it from the bytes (docs/repair.md §6.2). */
+  offsetValues: ReadonlyMap<string, bigint>;
   /** Appends an informational journal record (a `preserved` copy). */
   record(body: JournalRecordBody): Promise<void>;
 }
@@ -120,6 +123,22 @@ async function expectPreserved(
       "another process replaced or rewrote it during the repair, and it is left as it is",
     { path: step.file, ...(step.segment !== null ? { segment: BigInt(step.segment) } : {}) },
     "replaced during the repair",
+  );
+}
+
+/**
+ * An offset file must still store the offset the plan read: a consumer that
+ * committed since (say 900, where the plan read 1500 ahead of the head 971)
+ * is left as it is, never overwritten with the head (docs/repair.md §6.2).
+ */
+async function expectStoredOffset(ctx: StepContext, step: ReplaceStep): Promise<void> {
+  const expected = step.consumer?.storedOffset ?? null;
+  const now = await storedOffsetNow(ctx.fs, step.file);
+  if (now === expected) return;
+  throw new StalePlanError(
+    `refusing to rewrite ${step.file}: it now stores offset ${now ?? "none"}, the plan read ${expected ?? "none"} (a consumer committed since the plan); it is left as it is`,
+    { path: step.file },
+    `offset ${now ?? "none"}`,
   );
 }
 
@@ -213,7 +232,8 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
  * The bytes a replace writes, or (keep-prefix) how many leading bytes of the
  * old file it keeps, or (log-ranges, salvage) which byte ranges of it.
  */
-function newContent(step: ReplaceStep, engine: Engine): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } {
+function newContent(step: ReplaceStep, ctx: StepContext): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } {
+  const { engine } = ctx;
   switch (step.content.type) {
     case "log-ranges":
       return { ranges: step.content.ranges };
@@ -225,8 +245,18 @@ function newContent(step: ReplaceStep, engine: Engine): { bytes: Uint8Array } | 
       };
     case "keep-prefix":
       return { keep: step.content.bytes };
-    case "offset-record":
-      return { bytes: encodeOffsetRecord(BigInt(step.content.offset), (bytes) => engine.xxh3_64(bytes)) };
+    case "offset-record": {
+      // The value the preflight proved (the head, or the stored offset), never the plan's own field.
+      const value = ctx.offsetValues.get(step.file);
+      if (value === undefined || value.toString() !== step.content.offset) {
+        throw new StalePlanError(
+          `refusing to rewrite ${step.file}: the plan's offset ${step.content.offset} is not one the preflight proved`,
+          { path: step.file },
+          "offset not proven",
+        );
+      }
+      return { bytes: encodeOffsetRecord(value, (bytes) => engine.xxh3_64(bytes)) };
+    }
   }
 }
 
@@ -283,7 +313,9 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
     await ctx.record({ kind: "preserved", source: name, from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
     old = { size: copy.bytes, xxh3: copy.xxh3, file: copy.file };
   }
-  const content = newContent(step, engine);
+  // docs/repair.md §6.2: an offset file must still store what the plan read, now, before anything is copied or written.
+  if (step.role === "offset") await expectStoredOffset(ctx, step);
+  const content = newContent(step, ctx);
   const image: JournalIndexImage =
     "bytes" in content
       ? { size: content.bytes.length, xxh3: hex64(engine.xxh3_64(content.bytes)) }
@@ -321,6 +353,8 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
       }
       // A file that grew since its preserved copy was made (a writer appended) would lose those bytes to the rename.
       if (!created) await expectFile(ctx, step.file, step.fromSize, step.segment, "replace");
+      // A consumer that committed since the copy (a new offset, same size) must not be overwritten (docs/repair.md §6.2).
+      if (step.role === "offset") await expectStoredOffset(ctx, step);
       await intent(op);
       touching(); // the staging file is created in the target dir
       if ("bytes" in content) {

@@ -8,6 +8,7 @@ import pc from "picocolors";
 import { type Severity, SEVERITY_ORDER, nodeFindings } from "../domain/node.js";
 import {
   type IgnoredEntry,
+  type PartitionFinding,
   type PartitionReport,
   type PartitionScopeRange,
   type Refusal,
@@ -208,6 +209,8 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
     );
   }
   if (partition.refusal !== null) lines.push(`  ${refusalLine(partition.refusal, c)}`);
+  // docs/repair.md §6.6: what the preserve dir records (a salvage's lost offsets) comes before the bytes' details.
+  for (const finding of partition.findings) lines.push(`  ${findingLine(finding, c)}`);
   lines.push(`  ${c.bold("next step")}: ${partition.nextStep}`);
   // The partition's scope when it spans several segments; a single segment's line below says the same.
   if (partition.segments.length > 1 && partition.scope.length > 1) lines.push(`  scope: ${scopeLine(partition.scope)}`);
@@ -255,6 +258,21 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
   return lines.join("\n");
 }
 
+/** docs/repair.md §6.6: one partition finding, one line: severity, code, what it says. */
+export function findingLine(finding: PartitionFinding, c: Colors): string {
+  return `${paint(finding.severity, finding.severity, c)} ${c.bold(finding.code)}: ${finding.message}`;
+}
+
+/** The partition findings of the summary ("partition findings: 1 warn"); empty when there are none. */
+function partitionFindingCounts(report: Pick<ScanReport, "summary">, c: Colors): string {
+  const { warn, failed } = report.summary.findings;
+  const parts = [
+    ...(failed > 0 ? [paint("failed", `${formatCount(failed)} failed`, c)] : []),
+    ...(warn > 0 ? [paint("warn", `${formatCount(warn)} warn`, c)] : []),
+  ];
+  return parts.length === 0 ? "" : `partition findings: ${parts.join(", ")}`;
+}
+
 /** The node's findings by severity, worst first, for the summary ("1 refused, 2 warn"); empty when it has none. */
 function nodeFindingCounts(report: Pick<ScanReport, "node">, c: Colors): string {
   if (report.node === undefined) return "";
@@ -290,8 +308,10 @@ export function formatSummary(report: ScanReport, options: FormatOptions = {}): 
   ];
   const rate = s.elapsedMs > 0 ? ` (${formatBytes((s.bytesScanned / s.elapsedMs) * 1000)}/s)` : "";
   const node = nodeFindingCounts(report, c);
+  const recorded = partitionFindingCounts(report, c);
   return (
-    `${formatVerdict(report, options)} · ${parts[0]} ${parts.slice(1).join(", ")}${node === "" ? "" : ` · ${node}`}` +
+    `${formatVerdict(report, options)} · ${parts[0]} ${parts.slice(1).join(", ")}${recorded === "" ? "" : ` · ${recorded}`}` +
+    `${node === "" ? "" : ` · ${node}`}` +
     ` · ${formatBytes(s.bytesScanned)} read in ${formatDuration(s.elapsedMs)}${rate}`
   );
 }
@@ -324,6 +344,19 @@ export function formatSkipped(skipped: readonly IgnoredEntry[], options: FormatO
 /** Shown instead of partitions when a scan found none. */
 export const NO_PARTITIONS_TEXT = "no partitions found (no directory holding .log files)";
 
+/**
+ * docs/repair.md §6.6: every partition finding of a whole report, before the
+ * partitions, so a recorded loss leads the report (a streamed scan prints it
+ * in its partition's block and counts it in the summary).
+ */
+function recordedFindings(report: ScanReport, options: FormatOptions): string {
+  const c = colors(options.color ?? false);
+  const lines = report.partitions.flatMap((partition) =>
+    partition.findings.map((finding) => `${displayPath(partition.path, options.relativeTo)}: ${findingLine(finding, c)}`),
+  );
+  return lines.join("\n");
+}
+
 /** The whole human report. */
 export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
   // A node root's one verdict is the report's first line (docs/node.md N0); a partitions-only
@@ -332,6 +365,8 @@ export function formatReport(report: ScanReport, options: FormatOptions = {}): s
     report.node === undefined ? formatHeader(report, options) : `${formatVerdict(report, options)}\n${formatHeader(report, options)}`,
   ];
   if (report.node !== undefined) blocks.push(formatNode(report.node, options));
+  const recorded = recordedFindings(report, options);
+  if (recorded !== "") blocks.push(recorded);
   if (report.partitions.length === 0) blocks.push(NO_PARTITIONS_TEXT);
   for (const partition of report.partitions) blocks.push(formatPartition(partition, options));
   if (report.skipped !== undefined && report.skipped.length > 0) blocks.push(formatSkipped(report.skipped, options));

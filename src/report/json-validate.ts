@@ -126,12 +126,19 @@ export function validateJsonReport(value: unknown): string[] {
       const count = partitions.filter((partition) => partition.verdict === verdict).length;
       if (summary[verdict] !== count) problems.push(`$.summary.${verdict}: ${summary[verdict]} but ${count} partitions are ${verdict}`);
     }
+    const findings = { warn: 0, failed: 0 };
+    for (const partition of partitions) for (const finding of partition.findings) findings[finding.severity]++;
+    for (const severity of ["warn", "failed"] as const) {
+      if (summary.findings[severity] !== findings[severity])
+        problems.push(`$.summary.findings.${severity}: ${summary.findings[severity]} but the partitions hold ${findings[severity]}`);
+    }
     // The node schema checked the node verdict is one of the six severities.
     // From the partitions themselves, so a wrong summary count is named once (above), not twice.
     const counted = {
       failed: partitions.filter((p) => p.verdict === "failed").length,
       refused: partitions.filter((p) => p.verdict === "refused").length,
       repairable: partitions.filter((p) => p.verdict === "repairable").length,
+      findings,
     };
     const verdict = scanVerdict({
       summary: counted,

@@ -10,6 +10,7 @@ import { nodeToJson } from "./node-json.js";
 import type {
   JsonGap,
   JsonPartition,
+  JsonPartitionFinding,
   JsonPartitionScopeRange,
   JsonRefusal,
   JsonResidue,
@@ -21,6 +22,7 @@ import type {
 import { canRequireModules, once, requireFrom } from "../io/lazy.js";
 import {
   type ForwardGap,
+  type PartitionFinding,
   type PartitionReport,
   type PartitionScopeRange,
   type Refusal,
@@ -35,6 +37,7 @@ export type {
   JsonGap,
   JsonIgnoredEntry,
   JsonPartition,
+  JsonPartitionFinding,
   JsonPartitionScopeRange,
   JsonRefusal,
   JsonResidue,
@@ -131,6 +134,31 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
   };
 }
 
+/** A partition finding (docs/repair.md §6.6): its u64 fields as decimal strings. */
+export function partitionFindingToJson(finding: PartitionFinding): JsonPartitionFinding {
+  if (finding.code === "SalvageRecordUnreadable") {
+    return { severity: finding.severity, code: finding.code, path: finding.path, message: finding.message, nextStep: finding.nextStep };
+  }
+  return {
+    severity: finding.severity,
+    code: finding.code,
+    path: finding.path,
+    message: finding.message,
+    nextStep: finding.nextStep,
+    line: finding.line,
+    run: finding.run,
+    salvagedAt: finding.salvagedAt,
+    segment: finding.segment.toString(),
+    kind: finding.kind,
+    firstOffset: u64OrNull(finding.firstOffset),
+    lastOffset: u64OrNull(finding.lastOffset),
+    messages: finding.messages,
+    bytes: finding.bytes,
+    completed: finding.completed,
+    command: [...finding.command],
+  };
+}
+
 export function partitionToJson(partition: PartitionReport): JsonPartition {
   return {
     path: partition.path,
@@ -144,6 +172,7 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     ignored: partition.ignored.map((entry) => ({ path: entry.path, kind: entry.kind, message: entry.message })),
     scope: partition.scope.map(scopeRangeToJson),
     nextStep: partition.nextStep,
+    findings: partition.findings.map(partitionFindingToJson),
   };
 }
 
@@ -167,6 +196,7 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
       repairable: report.summary.repairable,
       refused: report.summary.refused,
       failed: report.summary.failed,
+      findings: { warn: report.summary.findings.warn, failed: report.summary.findings.failed },
       bytesScanned: report.summary.bytesScanned,
       elapsedMs: report.summary.elapsedMs,
     },

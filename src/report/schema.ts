@@ -178,6 +178,52 @@ export const IgnoredEntrySchema = closed({
   message: Text,
 });
 
+/**
+ * docs/repair.md §6.6: what a partition's preserve dir records beside its
+ * bytes. `SalvageLostOffsets` (warn): offsets a salvage dropped and recorded
+ * as lost, one finding per range, until a restore or `segscan forget
+ * <partition> --lost-offsets --apply`; `SalvageRecordUnreadable` (failed): a
+ * journal that cannot be read, so what it records is unknown.
+ */
+export const PartitionFindingSchema = Type.Union(
+  [
+    closed({
+      severity: Type.Literal("warn"),
+      code: Type.Literal("SalvageLostOffsets"),
+      /** The journal the loss was read from. */
+      path: Text,
+      message: Message,
+      nextStep: Message,
+      /** The journal line of the salvage step's intent, its run, and the run's start time (ISO 8601; null if not journaled). */
+      line: Count,
+      run: Text,
+      salvagedAt: Type.Union([Text, Type.Null()]),
+      /** The segment (its start offset) the range was dropped from. */
+      segment: U64,
+      kind: Type.Union([Type.Literal("unreadable"), Type.Literal("torn")]),
+      /** The offsets recorded as lost; null where the journal knows none. */
+      firstOffset: Type.Union([U64, Type.Null()]),
+      lastOffset: Type.Union([U64, Type.Null()]),
+      /** At most this many messages (null: unknown). */
+      messages: Type.Union([Count, Type.Null()]),
+      bytes: Count,
+      /** False when the salvage step never journaled `done` (it may not have taken effect). */
+      completed: Type.Boolean(),
+      /** The command that clears the record (a dry run; `--apply` carries it out), as an argv. */
+      command: Type.Array(Text, { minItems: 1 }),
+    }),
+    closed({
+      severity: Type.Literal("failed"),
+      code: Type.Literal("SalvageRecordUnreadable"),
+      /** The journal or preserve dir that could not be read. */
+      path: Text,
+      message: Message,
+      nextStep: Message,
+    }),
+  ],
+  { description: "A partition finding (docs/repair.md §6.6); its fields depend on its code" },
+);
+
 export const PartitionSchema = closed({
   path: Text,
   verdict: Type.Union([Type.Literal("clean"), Type.Literal("repairable"), Type.Literal("refused"), Type.Literal("failed")]),
@@ -198,6 +244,8 @@ export const PartitionSchema = closed({
   scope: Type.Array(PartitionScopeRangeSchema),
   /** docs/repair.md §6.4: what the operator does next, one line. */
   nextStep: Message,
+  /** docs/repair.md §6.6: what the preserve dir records beside the bytes (a salvage's lost offsets); usually empty. */
+  findings: Type.Array(PartitionFindingSchema),
 });
 
 export const ScanOptionsSchema = closed({
@@ -215,6 +263,8 @@ export const SummarySchema = closed({
   repairable: Count,
   refused: Count,
   failed: Count,
+  /** Partition findings by severity (docs/repair.md §6.6): warn makes the verdict at least warn, failed makes it failed. */
+  findings: closed({ warn: Count, failed: Count }),
   bytesScanned: Count,
   elapsedMs: Type.Number({ minimum: 0 }),
 });
@@ -245,6 +295,7 @@ export type JsonPartitionScopeRange = Static<typeof PartitionScopeRangeSchema>;
 export type JsonGap = Static<typeof GapSchema>;
 export type JsonSegmentWarning = Static<typeof SegmentWarningSchema>;
 export type JsonIgnoredEntry = Static<typeof IgnoredEntrySchema>;
+export type JsonPartitionFinding = Static<typeof PartitionFindingSchema>;
 export type JsonScanError = Static<typeof ScanErrorSchema>;
 
 /** `docs/report.schema.json`: the report schema as JSON Schema (draft 2020-12) text. */

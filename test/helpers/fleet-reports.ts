@@ -129,6 +129,7 @@ export function partitionJson(dir: string, segments: readonly ModelSegment[]): J
       segmentJson(dir, s).scope.map(({ startPosition: _start, endPosition: _end, ...partitionRange }) => partitionRange),
     ),
     nextStep: refused ? "rebuild this partition from a replica" : torn ? "segscan repair <partition> --apply" : "nothing to do",
+    findings: [],
   };
 }
 
@@ -140,6 +141,7 @@ export function summaryOf(partitions: readonly Pick<JsonPartition, "verdict">[])
     repairable: count("repairable"),
     refused: count("refused"),
     failed: count("failed"),
+    findings: { warn: 0, failed: 0 },
     bytesScanned: 0,
     elapsedMs: 1,
   };
@@ -174,7 +176,7 @@ export async function writeSyntheticNdjson(
     verdicts[line.verdict]++;
     if (!stream.write(`${JSON.stringify(line)}\n`)) await once(stream, "drain");
   }
-  const summary = { partitions: count, ...verdicts, bytesScanned: 0, elapsedMs: 1 };
+  const summary = { partitions: count, ...verdicts, findings: { warn: 0, failed: 0 }, bytesScanned: 0, elapsedMs: 1 };
   stream.end(`${JSON.stringify(reportHeader(summary))}\n`);
   await once(stream, "finish");
 }

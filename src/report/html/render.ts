@@ -278,6 +278,24 @@ function nodeSection(report: HtmlReportInput): string {
   );
 }
 
+/**
+ * docs/repair.md §6.6: the partition findings (offsets a salvage recorded as
+ * lost, a salvage record that cannot be read), listed in the header where
+ * they are read without the script, worst first, each with its next step.
+ */
+function partitionFindingsSection(report: HtmlReportInput): string {
+  const rows = (report.partitions ?? []).flatMap((partition) =>
+    (partition.findings ?? []).map(
+      (finding) =>
+        `<li class="node-finding sev-${escapeHtml(finding.severity)}"><b>${escapeHtml(finding.severity)}</b> ` +
+        `<span class="mono">${escapeHtml(finding.code)}</span> <span class="mono finding-path">${escapeText(partition.path)}</span>: ` +
+        `${escapeText(finding.message)}<br><span class="next-step"><b>Next step:</b> ${escapeText(finding.nextStep)}</span></li>`,
+    ),
+  );
+  if (rows.length === 0) return "";
+  return `<h2>Recorded beside the partitions</h2><ul class="node-findings partition-findings">${rows.join("")}</ul>`;
+}
+
 /** What each verdict and action means, said once for the whole page (the cards carry only their next step). */
 function meanings(): string {
   const verdicts: [string, string][] = [
@@ -437,6 +455,14 @@ function headlineOf(report: HtmlReportInput): { word: string; rest: string } {
     .map((severity) => [severity, nodeFindingsOf(report, severity)] as const)
     .filter(([, findings]) => findings.length > 0)
     .map(([severity, findings]) => `${formatCount(findings.length)} ${severity} (${[...new Set(findings.map((f) => f.code))].join(", ")})`);
+  const recorded = report.summary.findings ?? { warn: 0, failed: 0 };
+  const recordedText =
+    recorded.failed + recorded.warn === 0
+      ? ""
+      : `; partition findings: ${[
+          ...(recorded.failed > 0 ? [`${formatCount(recorded.failed)} failed (SalvageRecordUnreadable)`] : []),
+          ...(recorded.warn > 0 ? [`${formatCount(recorded.warn)} warn (SalvageLostOffsets)`] : []),
+        ].join("; ")}`;
   const nodeText =
     report.node === undefined
       ? ""
@@ -446,7 +472,7 @@ function headlineOf(report: HtmlReportInput): { word: string; rest: string } {
   const verdict = report.verdict;
   const word =
     verdict === "clean" || verdict === "info" || verdict === "warn" ? `Verdict: ${verdict}` : `Verdict: ${verdict.toUpperCase()}`;
-  return { word, rest: `${partitions}${nodeText}.` };
+  return { word, rest: `${partitions}${recordedText}${nodeText}.` };
 }
 
 /**
@@ -529,6 +555,7 @@ ${SVG_DEFS}
 ${verdictBanner(report)}
 </header>
 ${nodeSection(report)}
+${partitionFindingsSection(report)}
 <main>
 <h2 id="partitions-heading" tabindex="-1">Partitions</h2>
 <p class="muted" id="prefix-note"></p>

@@ -1,0 +1,429 @@
+/**
+ * The repair journal's line layout (docs/repair.md §6.2 step 4, §6.6): one JSON
+ * object per line, written and fsynced one line at a time by repair, salvage,
+ * restore and forget (src/repair/journal.ts), and read by the scan (through
+ * src/io/journal.ts) for what a salvage recorded as lost (§6.6). One layout,
+ * one parser, so the writer and every reader agree on what a line means.
+ *
+ * File names are stored relative to the partition dir (`name`, `log`,
+ * `index`, `staging`) or to the preserve dir (`to`, `file`), so a data dir that
+ * is moved whole can still be restored. Sizes are numbers, XXH3-64 values 16
+ * hex digits, segment offsets decimal strings.
+ */
+
+/** The active journal of a target, in its preserve dir `<realpath(dir)>.segscan`. */
+export const JOURNAL_NAME = "journal.jsonl";
+export const JOURNAL_VERSION = 1;
+/** Suffix of the preserve directory beside a partition (or metadata) directory (docs/repair.md §6.2 rule 5). */
+export const PRESERVE_DIR_SUFFIX = ".segscan";
+/** A journal whose every step a restore undid: renamed `journal.<n>.restored.jsonl` (docs/repair.md §6.2). */
+export const RESTORED_JOURNAL_PATTERN = /^journal\.(\d+)\.restored\.jsonl$/;
+
+/** Whether `name` is a journal file of a preserve dir: the active one or a restored one. */
+export function isJournalName(name: string): boolean {
+  return name === JOURNAL_NAME || RESTORED_JOURNAL_PATTERN.test(name);
+}
+
+/** Preserved residue of a cut: copied to `file`, or (all zero) recorded by length only with `file` null. */
+export interface JournalResidue {
+  bytes: number;
+  allZero: boolean;
+  xxh3: string;
+  file: string | null;
+}
+
+/** A file's content, identified by size and hash. */
+export interface JournalIndexImage {
+  size: number;
+  xxh3: string;
+}
+
+/**
+ * docs/repair.md §6.3: proof of which file was cut — the XXH3-64 of `bytes`
+ * bytes ending at the cut point (`[from, from + bytes)`, untouched by the cut
+ * and by restore).
+ */
+export interface JournalPrefixProof {
+  from: number;
+  bytes: number;
+  xxh3: string;
+}
+
+/** What the bytes of a dropped torn range prove (docs/recovery.md §3.7), as the scan report words it. */
+export type JournalTornEvidence = "zero-filled" | "short-batch" | "complete-batch" | "unverifiable";
+
+/**
+ * docs/repair.md §6.5: one byte range of a salvaged segment's old `.log`, as
+ * the scan's scope of loss (docs/recovery.md §3.7) had it.
+ */
+export interface JournalSalvageRange {
+  /** The segment's start offset (decimal). */
+  segment: string;
+  /** Kept: `proven` or `intact`; lost: `unreadable` or `torn`. */
+  kind: "proven" | "intact" | "unreadable" | "torn";
+  /** Byte positions in the old `.log`: `[startPosition, endPosition)`. */
+  startPosition: number;
+  endPosition: number;
+  bytes: number;
+  /** The offsets the range holds or hides (decimal); null where it holds none or they are unknown. */
+  firstOffset: string | null;
+  lastOffset: string | null;
+  messages: number | null;
+  tornEvidence: JournalTornEvidence | null;
+}
+
+export type JournalOp =
+  /**
+   * Cut `log` (a segment's `.log`, or the metadata WAL with segment "0") from
+   * `fromSize` to `toSize` after preserving `[toSize, fromSize)`. `proof` is
+   * absent in journals written before it existed.
+   */
+  | {
+      type: "truncate-log";
+      segment: string;
+      log: string;
+      fromSize: number;
+      toSize: number;
+      residue: JournalResidue;
+      proof?: JournalPrefixProof;
+    }
+  /** Move `name` (partition dir) to `to` (preserve dir): a sweep. */
+  | { type: "move-aside"; kind: string; name: string; to: string; size: number }
+  /**
+   * Write `staging` then rename it over `index`. `old` is the replaced index
+   * (copied to `old.file` in the preserve dir) or null when there was none.
+   */
+  | {
+      type: "replace-index";
+      segment: string;
+      index: string;
+      staging: string;
+      old: (JournalIndexImage & { file: string }) | null;
+      new: JournalIndexImage;
+    }
+  /**
+   * The same for an offset file (docs/node.md N7): write `staging`, rename it
+   * over `file` (named by its path under the partition dir); `old` is its
+   * preserved copy. (Journals written before this op existed used
+   * `replace-index` for offset files; restore reads both.)
+   */
+  | {
+      type: "replace-file";
+      file: string;
+      staging: string;
+      old: JournalIndexImage & { file: string };
+      new: JournalIndexImage;
+    }
+  /**
+   * Salvage (docs/repair.md §6.5): write `staging` as the old log's byte
+   * ranges `kept`, in order, then rename it over `log`. `old` is the whole old
+   * log, copied into the preserve dir first; `lost` the ranges it drops, with
+   * the offsets they hide (recorded as lost, docs/repair.md §6.6).
+   */
+  | {
+      type: "replace-log";
+      segment: string;
+      log: string;
+      staging: string;
+      old: JournalIndexImage & { file: string };
+      new: JournalIndexImage;
+      kept: { from: number; to: number }[];
+      lost: JournalSalvageRange[];
+    };
+
+interface RecordBase {
+  v: typeof JOURNAL_VERSION;
+  run: string;
+  seq: number;
+}
+
+/** An intent named by its run and sequence number. */
+export interface IntentRef {
+  run: string;
+  seq: number;
+}
+
+export type JournalRecord =
+  /**
+   * `partition` is the target's path (a partition dir, a lone `.log`, or
+   * `metadata/`); `target` its kind (absent in older journals: a partition);
+   * `salvage` (a salvage run only, docs/repair.md §6.5) what the run keeps and
+   * the offsets it records as lost.
+   */
+  | (RecordBase & {
+      kind: "begin";
+      time: string;
+      partition: string;
+      target?: "partition" | "metadata";
+      plan: Record<string, number>;
+      salvage?: { kept: JournalSalvageRange[]; lost: JournalSalvageRange[] };
+    })
+  /** Informational: bytes copied into the preserve dir. */
+  | (RecordBase & { kind: "preserved"; source: string; from: number; bytes: number; xxh3: string; file: string })
+  /** Written and fsynced BEFORE the step. */
+  | (RecordBase & { kind: "intent"; op: JournalOp })
+  /** Written after the step is durable; `seq` is the intent's. */
+  | (RecordBase & { kind: "done" })
+  | (RecordBase & { kind: "end"; time: string })
+  /** Written by restore once the intent `of` is undone, so a restore re-run after a crash skips it. */
+  | (RecordBase & { kind: "undone"; of: IntentRef })
+  /**
+   * Written by `segscan forget --apply` (docs/repair.md §6.7) BEFORE it deletes
+   * anything: the runs it closes (restore no longer undoes their steps) and the
+   * preserved files (names in the preserve dir) it then deletes.
+   */
+  | (RecordBase & { kind: "forgotten"; time: string; runs: string[]; files: string[] })
+  /**
+   * Written by `segscan forget --lost-offsets --apply` (docs/repair.md §6.6):
+   * the operator cleared the salvage losses the intents `of` recorded, so a
+   * scan no longer reports them.
+   */
+  | (RecordBase & { kind: "loss-cleared"; time: string; of: IntentRef[] });
+
+type Body<R> = R extends RecordBase ? Omit<R, keyof RecordBase> : never;
+export type JournalRecordBody = Body<JournalRecord>;
+
+/** A journal record and the 1-based line of the journal it was read from. */
+export interface JournalEntry {
+  record: JournalRecord;
+  line: number;
+}
+
+/** A line of a journal that may not be skipped and cannot be trusted; `line` is 1-based. */
+export class JournalLayoutError extends Error {
+  override name = "JournalLayoutError";
+  constructor(
+    readonly line: number,
+    readonly why: string,
+  ) {
+    super(`line ${line} ${why}`);
+  }
+}
+
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+const isString = (v: unknown): v is string => typeof v === "string";
+const isHash = (v: unknown): boolean => typeof v === "string" && /^[0-9a-f]{16}$/.test(v);
+const isImage = (v: unknown): boolean =>
+  v !== null && typeof v === "object" && isNumber((v as JournalIndexImage).size) && isHash((v as JournalIndexImage).xxh3);
+const isProof = (v: unknown): boolean =>
+  v !== null &&
+  typeof v === "object" &&
+  isNumber((v as JournalPrefixProof).from) &&
+  isNumber((v as JournalPrefixProof).bytes) &&
+  isHash((v as JournalPrefixProof).xxh3);
+const isDecimal = (v: unknown): boolean => typeof v === "string" && /^(0|[1-9][0-9]*)$/.test(v);
+const isDecimalOrNull = (v: unknown): boolean => v === null || isDecimal(v);
+const isIntentRef = (v: unknown): v is IntentRef =>
+  v !== null && typeof v === "object" && isString((v as IntentRef).run) && typeof (v as IntentRef).seq === "number";
+
+/** A lost range as the scan reads it back: its segment and offsets must be decimal (or null), its sizes numbers. */
+function isLostRange(v: unknown): v is JournalSalvageRange {
+  if (v === null || typeof v !== "object") return false;
+  const r = v as Record<string, unknown>;
+  return (
+    isDecimal(r.segment) &&
+    (r.kind === "unreadable" || r.kind === "torn" || r.kind === "proven" || r.kind === "intact") &&
+    isNumber(r.startPosition) &&
+    isNumber(r.endPosition) &&
+    isNumber(r.bytes) &&
+    isDecimalOrNull(r.firstOffset) &&
+    isDecimalOrNull(r.lastOffset) &&
+    (r.messages === null || isNumber(r.messages))
+  );
+}
+
+/** Whether an intent's op carries every field its undo reads, with the right types. */
+function isOp(value: unknown): value is JournalOp {
+  if (value === null || typeof value !== "object") return false;
+  const op = value as Record<string, unknown>;
+  switch (op.type) {
+    case "truncate-log": {
+      const residue = op.residue as Record<string, unknown> | null | undefined;
+      return (
+        isString(op.segment) &&
+        isString(op.log) &&
+        isNumber(op.fromSize) &&
+        isNumber(op.toSize) &&
+        (op.proof === undefined || isProof(op.proof)) &&
+        residue !== null &&
+        typeof residue === "object" &&
+        isNumber(residue.bytes) &&
+        typeof residue.allZero === "boolean" &&
+        isHash(residue.xxh3) &&
+        (residue.file === null || isString(residue.file))
+      );
+    }
+    case "move-aside":
+      return isString(op.kind) && isString(op.name) && isString(op.to) && isNumber(op.size);
+    case "replace-file":
+      return (
+        isString(op.file) && isString(op.staging) && isImage(op.new) && isImage(op.old) && isString((op.old as { file?: unknown }).file)
+      );
+    case "replace-log": {
+      const ranges = (v: unknown): boolean =>
+        Array.isArray(v) && v.every((r) => r !== null && typeof r === "object" && isNumber(r.from) && isNumber(r.to) && r.from <= r.to);
+      return (
+        isString(op.segment) &&
+        isString(op.log) &&
+        isString(op.staging) &&
+        isImage(op.new) &&
+        isImage(op.old) &&
+        isString((op.old as { file?: unknown }).file) &&
+        ranges(op.kept) &&
+        // The lost ranges are what a later scan reports (docs/repair.md §6.6): each must read back whole.
+        Array.isArray(op.lost) &&
+        op.lost.every(isLostRange)
+      );
+    }
+    case "replace-index":
+      return (
+        isString(op.segment) &&
+        isString(op.index) &&
+        isString(op.staging) &&
+        isImage(op.new) &&
+        (op.old === null || (isImage(op.old) && isString((op.old as { file?: unknown }).file)))
+      );
+    default:
+      return false;
+  }
+}
+
+function isRecord(value: unknown): value is JournalRecord {
+  if (value === null || typeof value !== "object") return false;
+  const r = value as Partial<RecordBase> & { kind?: unknown; op?: unknown };
+  if (r.v !== JOURNAL_VERSION || typeof r.run !== "string" || typeof r.seq !== "number") return false;
+  const fields = value as Record<string, unknown>;
+  switch (r.kind) {
+    case "intent":
+      return isOp(r.op);
+    case "undone":
+      return isIntentRef(fields.of);
+    case "forgotten":
+      return (
+        isString(fields.time) &&
+        Array.isArray(fields.runs) &&
+        fields.runs.every(isString) &&
+        Array.isArray(fields.files) &&
+        fields.files.every(isString)
+      );
+    case "loss-cleared":
+      return isString(fields.time) && Array.isArray(fields.of) && fields.of.every(isIntentRef);
+    case "begin":
+    case "preserved":
+    case "done":
+    case "end":
+      return true;
+    default:
+      return false;
+  }
+}
+
+const intentKey = (run: string, seq: number): string => `${run}#${seq}`;
+
+/**
+ * Every record of a journal's text, in file order, each with its line number.
+ * The journal must be whole: the only line that may fail to parse is a torn
+ * LAST line (bytes after the final newline: an append cut by a crash, whose
+ * intent never ran because an intent is fsynced before its step starts), and
+ * it is skipped. Any other bad line, or a `done`, `undone` or `loss-cleared`
+ * naming no intent written before it, throws `JournalLayoutError` with the
+ * line: acting on (or reporting from) a journal with a hole in it could skip
+ * an undo, or a recorded loss, and still look whole.
+ */
+export function parseJournalText(text: string): JournalEntry[] {
+  const lines = text.split("\n");
+  // The text after the last newline ("" for a whole journal) is a torn append: skipped, never acted on.
+  lines.pop();
+  const entries: JournalEntry[] = [];
+  const intents = new Set<string>();
+  for (const [i, lineText] of lines.entries()) {
+    const line = i + 1;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(lineText);
+    } catch {
+      throw new JournalLayoutError(line, `is not a journal record (${JSON.stringify(lineText.slice(0, 60))})`);
+    }
+    if (!isRecord(parsed)) throw new JournalLayoutError(line, `is not a journal record (${JSON.stringify(lineText.slice(0, 60))})`);
+    if (parsed.kind === "intent") intents.add(intentKey(parsed.run, parsed.seq));
+    if (parsed.kind === "done" && !intents.has(intentKey(parsed.run, parsed.seq))) {
+      throw new JournalLayoutError(line, `marks step ${parsed.seq} of run ${parsed.run} done, but no earlier line records its intent`);
+    }
+    if (parsed.kind === "undone" && !intents.has(intentKey(parsed.of.run, parsed.of.seq))) {
+      throw new JournalLayoutError(
+        line,
+        `marks step ${parsed.of.seq} of run ${parsed.of.run} undone, but no earlier line records its intent`,
+      );
+    }
+    if (parsed.kind === "loss-cleared") {
+      const unknown = parsed.of.find((ref) => !intents.has(intentKey(ref.run, ref.seq)));
+      if (unknown !== undefined) {
+        throw new JournalLayoutError(
+          line,
+          `clears the loss of step ${unknown.seq} of run ${unknown.run}, but no earlier line records its intent`,
+        );
+      }
+    }
+    entries.push({ record: parsed, line });
+  }
+  return entries;
+}
+
+/**
+ * One range of offsets a salvage recorded as lost (docs/repair.md §6.6): a
+ * `replace-log` intent's lost range that no restore undid and no operator
+ * cleared. `completed` says whether the step's `done` line was written (a
+ * step that never finished may not have dropped anything: the partition's
+ * scan says).
+ */
+export interface RecordedLoss {
+  /** The intent that dropped it. */
+  run: string;
+  seq: number;
+  /** The journal line of that intent (1-based). */
+  line: number;
+  /** The run's start time (its `begin` record), null when the journal has none. */
+  time: string | null;
+  range: JournalSalvageRange;
+  completed: boolean;
+}
+
+/**
+ * The offsets a journal records as dropped by a salvage and still lost: the
+ * lost ranges of every `replace-log` intent that was neither undone (by a
+ * restore) nor cleared (`loss-cleared`), in journal order.
+ */
+export function recordedLosses(entries: readonly JournalEntry[]): RecordedLoss[] {
+  const undone = new Set<string>();
+  const cleared = new Set<string>();
+  const done = new Set<string>();
+  const started = new Map<string, string>();
+  for (const { record } of entries) {
+    if (record.kind === "undone") undone.add(intentKey(record.of.run, record.of.seq));
+    else if (record.kind === "loss-cleared") for (const ref of record.of) cleared.add(intentKey(ref.run, ref.seq));
+    else if (record.kind === "done") done.add(intentKey(record.run, record.seq));
+    else if (record.kind === "begin" && typeof record.time === "string") started.set(record.run, record.time);
+  }
+  const losses: RecordedLoss[] = [];
+  for (const { record, line } of entries) {
+    if (record.kind !== "intent" || record.op.type !== "replace-log") continue;
+    const key = intentKey(record.run, record.seq);
+    if (undone.has(key) || cleared.has(key)) continue;
+    for (const range of record.op.lost) {
+      losses.push({
+        run: record.run,
+        seq: record.seq,
+        line,
+        time: started.get(record.run) ?? null,
+        range,
+        completed: done.has(key),
+      });
+    }
+  }
+  return losses;
+}
+
+/** The runs a journal's `forgotten` lines closed: restore no longer undoes their steps (docs/repair.md §6.7). */
+export function closedRuns(entries: readonly JournalEntry[]): Set<string> {
+  return new Set(entries.flatMap(({ record }) => (record.kind === "forgotten" ? record.runs : [])));
+}
