@@ -180,7 +180,6 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
       ref,
       provenFirst,
       rest: refScopeAfterProven(segmentFiles.log, ref, segmentFiles.startOffset, limit, residueAllZero),
-      sealed: null,
       spentBefore,
       residueAllZero,
     };
@@ -189,7 +188,7 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
   written.forEach((segmentFiles, i) => {
     const segment = partition.segments[i]!;
     const where = `${context} / segment ${i}`;
-    const { ref, rest, sealed, spentBefore, residueAllZero } = refs[i]!;
+    const { ref, rest, spentBefore, residueAllZero } = refs[i]!;
     expect(segment.outcome, where).toBe(ref.outcome);
     expect(segment.walkedSize, where).toBe(ref.walkedSize);
     expect(segment.refusal?.code ?? null, where).toBe(ref.refusal);
@@ -214,12 +213,9 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
       segment.scope.slice(1).map(({ bytes: _bytes, ...range }) => range),
       `${where}: scope`,
     ).toEqual(rest);
-    expectScopeTiles(segment, where);
-    if (sealed !== null) {
-      expect(segment.refusal, where).toMatchObject(sealed);
-    } else if (ref.refusal === "InteriorDamage") {
+    expectScopeTiles(segment, i + 1 < written.length, where);
+    if (ref.refusal === "InteriorDamage") {
       expect(segment.refusal, where).toMatchObject({ damagePosition: ref.damagePosition, survivorPosition: ref.probe!.survivorPosition });
-      expect(segment.refusal, where).not.toHaveProperty("survivorSegment");
     } else if (ref.refusal === "UnverifiedResidue") {
       expect(segment.refusal, where).toMatchObject({
         damagePosition: ref.damagePosition,
@@ -240,7 +236,39 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
   if (firstRefused) {
     expect(partition.refusal, context).toEqual(firstRefused.refusal);
     expect(partition.verdict, context).toBe("refused");
+  } else {
+    expectContiguity(partition, refs, context);
   }
+}
+
+/**
+ * docs/recovery.md §4 step 3 when no segment is refused: the first failing
+ * pair's refusal, by the spec's rule over the segments as recovered; a Hole or
+ * an empty segment whose first segment ends in damaged bytes names them.
+ */
+function expectContiguity(partition: PartitionReport, refs: readonly RefPartitionSegment[], context: string): void {
+  for (let i = 1; i < partition.segments.length; i++) {
+    const [previous, next] = [partition.segments[i - 1]!, partition.segments[i]!];
+    const code =
+      previous.walkedSize === 0
+        ? "EmptyNonTailSegment"
+        : next.startOffset > previous.endOffset! + 1n
+          ? "Hole"
+          : next.startOffset <= previous.endOffset!
+            ? "Overlap"
+            : null;
+    if (code === null) continue;
+    expect(partition.refusal?.code, context).toBe(code);
+    const end = refs[i - 1]!.rest.at(-1);
+    const damaged = end !== undefined && end.endPosition > end.startPosition && (end.kind === "unreadable" || end.tornEvidence !== null);
+    if (code !== "Overlap" && damaged) {
+      expect(partition.refusal!.message, context).toContain(`their bytes are present at [${end.startPosition}, ${end.endPosition}) of `);
+    } else {
+      expect(partition.refusal!.message, context).not.toContain("their bytes are present");
+    }
+    return;
+  }
+  expect(partition.refusal, context).toBeNull();
 }
 
 /**
@@ -249,7 +277,7 @@ function expectMatchesReference(partition: PartitionReport, written: readonly Wr
  * matches the outcome (nothing for a clean segment, one torn range for a
  * torn tail or an empty segment, unreadable-first for a refusal).
  */
-function expectScopeTiles(segment: SegmentReport, where: string): void {
+function expectScopeTiles(segment: SegmentReport, notLast: boolean, where: string): void {
   const scope = segment.scope;
   expect(scope.length, where).toBeGreaterThanOrEqual(1);
   expect(scope[0]!.kind, where).toBe("proven");
@@ -263,7 +291,10 @@ function expectScopeTiles(segment: SegmentReport, where: string): void {
   expect(scope[0]!.endPosition, where).toBe(segment.walkedSize);
   const after = scope.slice(1).map((range) => range.kind);
   if (segment.outcome === "clean") expect(after, where).toEqual([]);
-  if (segment.outcome === "torn-tail" || segment.outcome === "empty") expect(after, where).toEqual(["torn"]);
+  // The damaged end of a segment that is not the last may say `unreadable` instead (docs/recovery.md §4 step 3).
+  if (segment.outcome === "torn-tail" || segment.outcome === "empty") {
+    expect(after, where).toEqual([notLast && after[0] === "unreadable" ? "unreadable" : "torn"]);
+  }
   if (segment.outcome === "refused") expect(after[0], where).toBe("unreadable");
 }
 
@@ -710,7 +741,7 @@ describe("scope of loss properties (docs/recovery.md §3.7)", () => {
             expect(strip(other.partition), `${other.label} vs ${first!.label}: ${where}`).toEqual(strip(first!.partition));
           }
           const segment = first!.partition.segments[0]!;
-          expectScopeTiles(segment, where);
+          expectScopeTiles(segment, false, where);
           expect(segment.scope.length, where).toBeLessThanOrEqual(32);
           if (verify === "tail") {
             expectMatchesReference(

@@ -13,6 +13,7 @@ import { scanPartition } from "../src/recovery/scan.js";
 import { scanPath } from "../src/node/scan-path.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import type { PartitionReport, SegmentReport } from "../src/domain/scan.js";
+import { formatCount, formatPartition } from "../src/report/format.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
@@ -431,12 +432,10 @@ describe("the probe budget (docs/recovery.md §3.5)", () => {
     writeSegment(dir, 3n, concat([second.log, new Uint8Array(3000)]), indexAt(second, [0]));
     const partition = await scan(dir);
     expect(partition.budget.spentUnits).toBe(2 * (3000 - 256));
-    // A limit that the first probe fits in but the second does not. The first segment's zeros are no torn
-    // tail (the second segment's chain follows them, docs/recovery.md §4 step 3): its probe still ran to the end.
+    // A limit that the first probe fits in but the second does not.
     const limited = await scan(dir, { probeBudgetUnits: 3000 });
-    expect(limited.segments[0]!.residue).toMatchObject({ probe: "no-survivor", spentUnits: 3000 - 256 });
-    expect(limited.segments[0]!.refusal).toMatchObject({ code: "InteriorDamage", survivorSegment: 3n });
-    expect(limited.segments[1]!.refusal).toMatchObject({
+    expect(limited.segments[0]!.outcome).toBe("torn-tail");
+    expect(limited.refusal).toMatchObject({
       code: "UnverifiedResidue",
       segment: 3n,
       stoppedAt: second.log.length + 1 + (3000 - 2744),
@@ -503,7 +502,7 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
     expect(partition.segments[2]!.refusal).toMatchObject({ code: "SizeDivergence" });
   });
 
-  it("damage in the last batch of a segment that is not the last: interior damage with its bytes present, not a torn tail and not a hole", async () => {
+  it("damage in the last batch of a segment that is not the last: a torn tail on its own, a Hole whose bytes are present, unreadable", async () => {
     const dir = tempPartition();
     const first = buildChain({ counts: [3, 4, 5] });
     const second = buildChain({ counts: [2, 2], startOffset: first.nextOffset, seed: 2 });
@@ -515,20 +514,24 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
     for (const verify of ["tail", "full"] as const) {
       const partition = await scan(dir, { verify });
       const [damaged, next] = partition.segments as [SegmentReport, SegmentReport];
-      expect(partition.verdict, verify).toBe("refused");
-      expect(partition.refusal, verify).toEqual(damaged.refusal);
-      expect(damaged.refusal, verify).toMatchObject({
-        code: "InteriorDamage",
-        segment: 0n,
-        damagePosition: last.position,
-        survivorPosition: 0,
-        survivorSegment: first.nextOffset,
-      });
-      expect(damaged.refusal!.message, verify).toContain("these bytes are damage inside the log, not its torn tail");
-      expect(damaged).toMatchObject({ outcome: "refused", walkedSize: last.position, messageCount: null });
-      // The probe in its own file found nothing; the residue says so, and its evidence is what the bytes prove.
+      // docs/recovery.md §4: the segment keeps its own outcome; contiguity refuses the partition.
+      expect(damaged, verify).toMatchObject({ outcome: "torn-tail", refusal: null, walkedSize: last.position, endOffset: 6n });
       expect(damaged.residue, verify).toMatchObject({ probe: "no-survivor", survivorPosition: null, tornEvidence: "complete-batch" });
-      expect(damaged.index, verify).toMatchObject({ rebuilt: false, rebuiltEntries: 0, mismatches: 0 });
+      expect(next.outcome, verify).toBe("clean");
+      expect(partition.verdict, verify).toBe("refused");
+      expect(partition.action, verify).toBe("tombstone");
+      expect(partition.refusal, verify).toEqual({
+        code: "Hole",
+        previousStart: 0n,
+        previousEnd: 6n,
+        nextStart: 12n,
+        message:
+          "segment 12 (00000000000000000012.log) starts above 6 + 1, the end of segment 0 (00000000000000000000.log): " +
+          `offsets 7..11 are missing from the chain; their bytes are present at [${last.position}, ${log.length}) of 00000000000000000000.log ` +
+          `(${last.length} bytes: a complete last batch whose checksum fails) but do not verify, so this is damage at the end of a segment ` +
+          "that is not the last, not a torn tail of the log, and nothing was cut",
+      });
+      // The scope says what the bytes are: unreadable, hiding the offsets up to the next segment's start.
       expect(damaged.scope.at(-1), verify).toEqual({
         kind: "unreadable",
         firstOffset: last.baseOffset,
@@ -539,8 +542,7 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
         endPosition: log.length,
         tornEvidence: null,
       });
-      expect(next.outcome, verify).toBe("clean");
-      // The partition's scope: the bytes are there, unreadable; no offset is missing between the segments.
+      // The partition's scope: the bytes are there, unreadable; no offset is "missing" with no bytes.
       expect(
         partition.scope.map((range) => [range.kind, range.firstOffset, range.lastOffset]),
         verify,
@@ -549,11 +551,49 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
         ["unreadable", last.baseOffset, first.nextOffset - 1n],
         ["intact", first.nextOffset, second.nextOffset - 1n],
       ]);
-      expect(partition.nextStep, verify).toMatch(/^restore this partition from a backup: .*, 7\.\.11 cannot be proven/);
+      expect(partition.nextStep, verify).toBe(
+        "restore this partition from a backup: segscan proves 0..6 here (and 12..15 after the damage), 7..11 cannot be proven; keep these files as evidence",
+      );
+      const text = formatPartition(partition);
+      expect(text, verify).toContain("torn-tail  damage at 2,");
+      expect(text, verify).toContain("no survivor in this file; segment 12 follows");
+      expect(text, verify).not.toMatch(/missing \d|no bytes|cut at/);
+    }
+    const replicated = await scan(dir, { replicaCount: 3 });
+    expect(replicated.action).toBe("rebuild-from-peers");
+    expect(replicated.nextStep).toBe("rebuild this partition from a replica: segscan proves 0..6 here (and 12..15 after the damage)");
+  });
+
+  it("the next segment's own damage does not bound the previous one's damaged end: its start does", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [3, 4] });
+    const second = buildChain({ counts: [2, 2, 3], startOffset: first.nextOffset, seed: 2 });
+    const firstLog = first.log.slice();
+    firstLog[first.batches[1]!.position + 256 + 60]! ^= 0x04;
+    const secondLog = second.log.slice();
+    secondLog[second.batches[0]!.position + 256 + 60]! ^= 0x04; // the next segment's first batch: its survivor is its second
+    writeSegment(dir, 0n, firstLog, indexAt(first, [0]));
+    writeSegment(dir, first.nextOffset, secondLog); // index-less: walked from byte 0
+    for (const verify of ["tail", "full"] as const) {
+      const partition = await scan(dir, { verify });
+      const [damaged, next] = partition.segments as [SegmentReport, SegmentReport];
+      expect(damaged, verify).toMatchObject({ outcome: "torn-tail", refusal: null });
+      expect(damaged.scope.at(-1), verify).toMatchObject({ kind: "unreadable", firstOffset: 3n, lastOffset: 6n, messages: 4 });
+      expect(next.refusal, verify).toMatchObject({ code: "InteriorDamage", segment: 7n, damagePosition: 0 });
+      // The lowest-offset refused segment is the partition's refusal (docs/recovery.md §4 step 4).
+      expect(partition.refusal, verify).toEqual(next.refusal);
+      expect(
+        partition.scope.map((range) => [range.kind, range.firstOffset, range.lastOffset]),
+        verify,
+      ).toEqual([
+        ["proven", 0n, 2n],
+        ["unreadable", 3n, 8n],
+        ["intact", 9n, 13n],
+      ]);
     }
   });
 
-  it("junk after the last batch of a segment that is not the last: damage that hides no offset, which salvage may drop", async () => {
+  it("junk after the last batch of a segment that is not the last hides no offset: a torn tail that repair cuts", async () => {
     const dir = tempPartition();
     const first = buildChain({ counts: [3, 4] });
     const second = buildChain({ counts: [2], startOffset: first.nextOffset, seed: 2 });
@@ -561,15 +601,21 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
     writeSegment(dir, first.nextOffset, second.log, indexAt(second, [0]));
     const partition = await scan(dir);
     const damaged = partition.segments[0]!;
-    expect(damaged.refusal).toMatchObject({ code: "InteriorDamage", damagePosition: first.log.length, survivorSegment: first.nextOffset });
-    expect(damaged.residue).toMatchObject({ allZero: true, tornEvidence: "zero-filled" });
-    expect(damaged.scope.at(-1)).toMatchObject({ kind: "unreadable", firstOffset: null, lastOffset: null, messages: 0, bytes: 700 });
-    expect(partition.nextStep).toMatch(
-      /^salvage: segscan salvage <partition> --apply keeps 0\.\.6 and 7\.\.8 and drops 700 bytes that hold no offset/,
-    );
+    expect(partition).toMatchObject({ verdict: "repairable", action: "repair", refusal: null });
+    expect(damaged).toMatchObject({ outcome: "torn-tail", refusal: null, walkedSize: first.log.length, endOffset: 6n });
+    expect(damaged.residue).toMatchObject({ allZero: true, tornEvidence: "zero-filled", probe: "no-survivor" });
+    expect(damaged.scope.at(-1)).toMatchObject({
+      kind: "torn",
+      firstOffset: null,
+      lastOffset: null,
+      bytes: 700,
+      tornEvidence: "zero-filled",
+    });
+    expect(partition.nextStep).toMatch(/^repair: segscan repair <partition> --apply removes nothing durable/);
+    expect(formatPartition(partition)).toContain(`cut at ${formatCount(first.log.length)}: residue 700 B all zero, no survivor (`);
   });
 
-  it("a segment that is not the last ends torn but the next holds no verified batch: no survivor, so no interior damage", async () => {
+  it("a segment that is not the last ends torn and the next holds no verified batch: a Hole whose message names the torn bytes", async () => {
     const dir = tempPartition();
     const first = buildChain({ counts: [3, 4] });
     const last = first.batches[1]!;
@@ -577,9 +623,45 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
     writeSegment(dir, 0n, first.log.subarray(0, last.position + 100), indexAt(first, [0]));
     writeSegment(dir, first.nextOffset, new Uint8Array(0), []);
     const partition = await scan(dir);
-    expect(partition.segments[0]!.outcome).toBe("torn-tail");
-    expect(partition.segments[0]!.refusal).toBeNull();
+    expect(partition.segments[0]!).toMatchObject({ outcome: "torn-tail", refusal: null });
+    // Nothing verified follows the bytes, so they stay what their own file says: a torn range.
+    expect(partition.segments[0]!.scope.at(-1)).toMatchObject({ kind: "torn", tornEvidence: "short-batch", bytes: 100 });
     expect(partition.refusal).toMatchObject({ code: "Hole", previousEnd: 2n, nextStart: first.nextOffset });
+    expect(partition.refusal!.message).toContain(
+      `offsets 3..6 are missing from the chain; their bytes are present at [${last.position}, ${last.position + 100}) of 00000000000000000000.log ` +
+        "(100 bytes: a short last batch, the append never completed) but do not verify",
+    );
+    expect(partition.nextStep).toBe(
+      "restore this partition from a backup: segscan proves 0..2 here, 3..6 cannot be proven; keep these files as evidence",
+    );
+  });
+
+  it("a segment that is not the last whose only batch is damaged: EmptyNonTailSegment, its message names the bytes", async () => {
+    const dir = tempPartition();
+    const first = buildChain({ counts: [4] });
+    const second = buildChain({ counts: [2], startOffset: first.nextOffset, seed: 2 });
+    const log = first.log.slice();
+    log[256 + 60]! ^= 0x10;
+    writeSegment(dir, 0n, log); // index-less: a walk from byte 0 proves nothing
+    writeSegment(dir, first.nextOffset, second.log, indexAt(second, [0]));
+    const partition = await scan(dir);
+    expect(partition.segments[0]!).toMatchObject({ outcome: "empty", refusal: null, walkedSize: 0 });
+    expect(partition.segments[0]!.scope.at(-1)).toMatchObject({ kind: "unreadable", firstOffset: 0n, lastOffset: 3n, bytes: log.length });
+    expect(partition.refusal).toEqual({
+      code: "EmptyNonTailSegment",
+      emptyStart: 0n,
+      nextStart: 4n,
+      message:
+        "segment 0 (00000000000000000000.log) holds no verified batch but segment 4 (00000000000000000004.log) follows it: " +
+        `offsets 0..3 are missing from the chain; their bytes are present at [0, ${log.length}) of 00000000000000000000.log ` +
+        `(${log.length} bytes: a complete last batch whose checksum fails) but do not verify, so this is damage at the end of a segment ` +
+        "that is not the last, not a torn tail of the log, and nothing was cut",
+    });
+    expect(partition.scope.map((range) => [range.kind, range.firstOffset, range.lastOffset])).toEqual([
+      ["proven", null, null],
+      ["unreadable", 0n, 3n],
+      ["intact", 4n, 5n],
+    ]);
   });
 
   it("sweep candidates (.staging, orphan .index) make the partition repairable; other files are never ours", async () => {

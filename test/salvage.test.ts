@@ -340,38 +340,71 @@ describe("salvage refuses, changing nothing", () => {
     });
     const error = await refusal(dir);
     expect(error.code).toBe("ChainBrokenAfterSalvage");
-    expect(error.message).toContain(`leave offsets ${last.baseOffset}..${a.nextOffset - 1n} in no segment`);
-    expect(error.message).toContain("ensure_contiguous_chain");
+    expect(error.message).toContain(
+      `the ${last.length} damaged bytes at [${last.position}, ${a.log.length}) it drops at its end leave offsets ${last.baseOffset}..${a.nextOffset - 1n} in no segment`,
+    );
+    expect(error.message).toContain("Iggy's boot refuses a hole between segments (ensure_contiguous_chain)");
     expect(report.partitions[0]!.nextStep).toMatch(/^restore this partition from a backup/);
   });
 
-  it("damage in the last batch of a segment that is not the last: the damaged bytes are named, and dropping them would leave a hole", async () => {
+  it("damage in the last batch of a segment that is not the last (a Hole): the damaged bytes are named, and dropping them would leave a hole", async () => {
     const dir = copyOf("sealed-last-batch-bitflip");
     const layout = samples.get("sealed-last-batch-bitflip")!.base.partitions[0]!.segments;
     const [middle, next] = [layout[1]!, layout[2]!];
     const last = middle.batches.at(-1)!;
+    expect((await scanPartition(dir, { engine })).partitions[0]!.refusal?.code).toBe("Hole");
+    const error = await refusal(dir);
+    expect(error.code).toBe("ChainBrokenAfterSalvage");
+    expect(error.message).toBe(
+      `refusing to salvage ${dir}: after salvage, segment ${middle.startOffset} would end at offset ${last.baseOffset - 1n} ` +
+        `(the ${middle.size - last.position} damaged bytes at [${last.position}, ${middle.size}) it drops at its end leave offsets ` +
+        `${last.baseOffset}..${next.startOffset - 1n} in no segment) and the next segment starts at offset ${next.startOffset}: ` +
+        "Iggy's boot refuses a hole between segments (ensure_contiguous_chain); nothing was changed",
+    );
+    expect(error.message).not.toContain("none to drop");
+  });
+
+  it("a Hole after a damaged end, with the next segment refused for its own damage: the first segment's damaged bytes are named", async () => {
+    const dir = tempPartition();
+    const a = buildChain({ counts: [2, 3], seed: 53 });
+    const b = buildChain({ counts: [2, 2, 2], seed: 54, startOffset: a.nextOffset });
+    writeSegment(dir, 0n, flipped(a, [1]), indexAt(a, [0]));
+    writeSegment(dir, a.nextOffset, flipped(b, [0])); // index-less: its survivor is its second batch
+    const partition = (await scanPartition(dir, { engine })).partitions[0]!;
+    expect(partition.segments.map((segment) => segment.outcome)).toEqual(["torn-tail", "refused"]);
+    expect(partition.refusal?.code).toBe("InteriorDamage");
+    const last = a.batches[1]!;
     const error = await refusal(dir);
     expect(error.code).toBe("ChainBrokenAfterSalvage");
     expect(error.message).toContain(
-      `segment ${middle.startOffset} would end at offset ${last.baseOffset - 1n} (the damaged bytes it drops at its end leave offsets ${last.baseOffset}..${next.startOffset - 1n} in no segment)`,
+      `segment 0 would end at offset 1 (the ${last.length} damaged bytes at [${last.position}, ${a.log.length}) it drops at its end leave offsets 2..4 in no segment)`,
     );
-    expect(error.message).not.toContain("Hole");
   });
 
-  it("junk after the last batch of a segment that is not the last hides no offset: salvage drops it and the partition scans clean", async () => {
+  it("junk after the last batch of a segment that is not the last hides no offset: a torn tail, so repair cuts it, not salvage", async () => {
     const dir = tempPartition();
     const a = buildChain({ counts: [2, 3], seed: 51 });
     const b = buildChain({ counts: [2, 2], seed: 52, startOffset: a.nextOffset });
     writeSegment(dir, 0n, concat([a.log, new Uint8Array(900)]), indexAt(a, [0]));
     writeSegment(dir, a.nextOffset, b.log, indexAt(b, [0]));
+    expect((await scanPartition(dir, { engine })).partitions[0]!.verdict).toBe("repairable");
+    expect((await refusal(dir)).code).toBe("NotRefused");
+  });
+
+  it("junk after the last batch of a refused segment that is not the last: salvage drops it with the damage, and the partition scans clean", async () => {
+    const dir = tempPartition();
+    const a = buildChain({ counts: [2, 3, 2], seed: 51 });
+    const b = buildChain({ counts: [2, 2], seed: 52, startOffset: a.nextOffset });
+    writeSegment(dir, 0n, concat([flipped(a, [1]), new Uint8Array(900)]), indexAt(a, [0]));
+    writeSegment(dir, a.nextOffset, b.log, indexAt(b, [0]));
     const plan = await planSalvage(await scanPartition(dir, { engine }), { engine });
     expect(plan.targets[0]!.salvage!.lost).toEqual([
-      expect.objectContaining({ kind: "unreadable", firstOffset: null, lastOffset: null, messages: 0, bytes: 900 }),
+      expect.objectContaining({ kind: "unreadable", firstOffset: "2", lastOffset: "4" }),
+      expect.objectContaining({ kind: "torn", firstOffset: null, lastOffset: null, bytes: 900, tornEvidence: "zero-filled" }),
     ]);
     await apply(plan);
     const after = (await scanPartition(dir, { engine })).partitions[0]!;
     expect(after.verdict).toBe("clean");
-    expect(after.segments[0]!.messagesSize).toBe(a.log.length);
   });
 
   it("the same damage in the tail segment: the torn tail after the survivors is dropped and recorded as lost", async () => {

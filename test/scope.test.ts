@@ -9,7 +9,7 @@
 import { readFile, rm } from "node:fs/promises";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../src/engine/types.js";
 import { SCENARIOS, type SegmentLayout, generateDataDir } from "../src/gen/index.js";
@@ -421,44 +421,58 @@ describe("scan --deep on a refused segment (issue 24 item 1)", () => {
 });
 
 describe("scope of loss across segments: missing offsets and overlaps", () => {
-  it("damage in the last batch of a middle segment: unreadable bytes that are there, not a torn tail and not missing offsets", async () => {
-    const layout = samples.get("sealed-last-batch-bitflip")!.base.partitions[0]!;
+  it("damage in the last batch of a middle segment: a Hole whose bytes are there, unreadable, not offsets missing with no bytes", async () => {
+    const sample = samples.get("sealed-last-batch-bitflip")!;
+    const layout = sample.base.partitions[0]!;
     const [, middle, ...rest] = layout.segments as [SegmentLayout, SegmentLayout, ...SegmentLayout[]];
     const last = middle.batches.at(-1)!;
     const end = rest[rest.length - 1]!.endOffset;
-    for (const engine of engines) {
-      for (const verify of ["tail", "full"] as const) {
-        const where = `${engine.kind} ${verify}`;
-        const partition = await scanFirst("sealed-last-batch-bitflip", engine, verify);
-        expect(partition.refusal, where).toMatchObject({
-          code: "InteriorDamage",
-          segment: middle.startOffset,
-          damagePosition: last.position,
-          survivorSegment: rest[0]!.startOffset,
-          survivorPosition: 0,
-        });
-        expect(partition.segments[1]!.scope.map(tuple), where).toEqual([
-          [
-            "proven",
-            middle.startOffset.toString(),
-            (last.baseOffset - 1n).toString(),
-            verify === "full" ? middle.messages - last.messageCount : null,
-            0,
-            last.position,
-          ],
-          ["unreadable", last.baseOffset.toString(), middle.endOffset.toString(), last.messageCount, last.position, middle.size],
-        ]);
-        expect(partition.scope.map(partitionTuple), where).toEqual([
-          ["proven", "0", (last.baseOffset - 1n).toString(), verify === "full" ? Number(last.baseOffset) : null],
-          ["unreadable", last.baseOffset.toString(), middle.endOffset.toString(), last.messageCount],
-          ["intact", rest[0]!.startOffset.toString(), end.toString(), verify === "full" ? Number(end - rest[0]!.startOffset + 1n) : null],
-        ]);
-        const text = formatPartition(partition);
-        expect(text, where).not.toMatch(/torn tail \(|torn-tail|missing \d|no bytes|Hole/);
-        expect(partition.nextStep, where).toBe(
-          `restore this partition from a backup: segscan proves 0..${last.baseOffset - 1n} here (and ${rest[0]!.startOffset}..${end} after the damage), ` +
-            `${last.baseOffset}..${middle.endOffset} cannot be proven; keep these files as evidence`,
-        );
+    const [middleLog, nextLog] = [basename(middle.logPath), basename(rest[0]!.logPath)];
+    for (const verify of ["tail", "full"] as const) {
+      let first: PartitionReport | null = null;
+      for (const engine of engines) {
+        for (const windowBytes of [4096, 1 << 20]) {
+          const where = `${engine.kind} ${verify} w=${windowBytes}`;
+          const partition = (await scanPartition(sample.faulty.partitions[0]!.path, { engine, verify, windowBytes })).partitions[0]!;
+          // Both engines, any window: the same report.
+          if (first === null) first = partition;
+          else expect({ ...partition, bytesScanned: 0 }, where).toEqual({ ...first, bytesScanned: 0 });
+          expect(partition.segments[1]!, where).toMatchObject({ outcome: "torn-tail", refusal: null });
+          expect(partition.refusal, where).toEqual({
+            code: "Hole",
+            previousStart: middle.startOffset,
+            previousEnd: last.baseOffset - 1n,
+            nextStart: rest[0]!.startOffset,
+            message:
+              `segment ${rest[0]!.startOffset} (${nextLog}) starts above ${last.baseOffset - 1n} + 1, the end of segment ${middle.startOffset} (${middleLog}): ` +
+              `offsets ${last.baseOffset}..${middle.endOffset} are missing from the chain; their bytes are present at [${last.position}, ${middle.size}) ` +
+              `of ${middleLog} (${middle.size - last.position} bytes: a complete last batch whose checksum fails) but do not verify, so this is damage ` +
+              "at the end of a segment that is not the last, not a torn tail of the log, and nothing was cut",
+          });
+          expect(partition.segments[1]!.scope.map(tuple), where).toEqual([
+            [
+              "proven",
+              middle.startOffset.toString(),
+              (last.baseOffset - 1n).toString(),
+              verify === "full" ? middle.messages - last.messageCount : null,
+              0,
+              last.position,
+            ],
+            ["unreadable", last.baseOffset.toString(), middle.endOffset.toString(), last.messageCount, last.position, middle.size],
+          ]);
+          expect(partition.scope.map(partitionTuple), where).toEqual([
+            ["proven", "0", (last.baseOffset - 1n).toString(), verify === "full" ? Number(last.baseOffset) : null],
+            ["unreadable", last.baseOffset.toString(), middle.endOffset.toString(), last.messageCount],
+            ["intact", rest[0]!.startOffset.toString(), end.toString(), verify === "full" ? Number(end - rest[0]!.startOffset + 1n) : null],
+          ]);
+          const text = formatPartition(partition);
+          expect(text, where).toContain(`no survivor in this file; segment ${rest[0]!.startOffset} follows`);
+          expect(text, where).not.toMatch(/torn tail \(|missing \d|no bytes|cut at/);
+          expect(partition.nextStep, where).toBe(
+            `restore this partition from a backup: segscan proves 0..${last.baseOffset - 1n} here (and ${rest[0]!.startOffset}..${end} after the damage), ` +
+              `${last.baseOffset}..${middle.endOffset} cannot be proven; keep these files as evidence`,
+          );
+        }
       }
     }
   });

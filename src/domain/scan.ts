@@ -26,20 +26,7 @@ export interface ScanOptionsUsed {
 
 /** docs/recovery.md §5: every refusal, with its fields. `segment` is the segment's start offset. */
 export type Refusal =
-  | {
-      code: "InteriorDamage";
-      message: string;
-      segment: bigint;
-      damagePosition: number;
-      /** Byte position of the survivor in its segment's `.log`: this segment's, or `survivorSegment`'s when that is set. */
-      survivorPosition: number;
-      /**
-       * Set when the damage runs to the end of a segment that is not the last
-       * (docs/recovery.md §4 step 3): the start offset of the next segment,
-       * whose verified batch at `survivorPosition` extends the chain.
-       */
-      survivorSegment?: bigint;
-    }
+  | { code: "InteriorDamage"; message: string; segment: bigint; damagePosition: number; survivorPosition: number }
   | {
       code: "UnverifiedResidue";
       message: string;
@@ -105,6 +92,8 @@ export interface Residue {
  *   `unreadable` or `missing` range);
  * - `unreadable`: bytes segscan cannot prove, hiding the offsets
  *   `firstOffset..lastOffset` (`lastOffset` null: unknown, no survivor bounds them);
+ *   also the damaged end of a segment that is not the last, up to the next
+ *   segment's start (docs/recovery.md §4 step 3);
  * - `intact`: a verified chain after damage, from a survivor on;
  * - `torn`: a tail no chain-extending batch follows; a repair cuts it when the
  *   segment's outcome is `torn-tail` or `empty` (its offsets are what the
@@ -147,6 +136,18 @@ export interface SegmentScopeRange extends PartitionScopeRange {
   startPosition: number;
   /** Byte position just past its last byte (`startPosition + bytes`). */
   endPosition: number;
+}
+
+/**
+ * The damaged range a segment ends in (docs/recovery.md §3.7): a `torn` range
+ * whose bytes do not verify, or an `unreadable` one, holding bytes; null when
+ * it ends in verified bytes (or in a torn range of verified empty batches).
+ */
+export function damagedEnd(segment: Pick<SegmentReport, "scope">): SegmentScopeRange | null {
+  const last = segment.scope[segment.scope.length - 1];
+  if (last === undefined || last.bytes === 0) return null;
+  if (last.kind === "unreadable" || (last.kind === "torn" && last.tornEvidence !== null)) return last;
+  return null;
 }
 
 export interface ForwardGap {
@@ -226,12 +227,6 @@ export interface SegmentReport {
    * in byte order, always starting with the `proven` range `[0, walkedSize)`.
    */
   scope: SegmentScopeRange[];
-  /**
-   * Library-only (not in the JSON), deep mode only: the index entries inside
-   * the proven prefix that miss a batch start, what `index.mismatches` counts
-   * once the segment ends refused (docs/recovery.md §3.2).
-   */
-  indexMismatchesInPrefix?: number;
   /**
    * Library-only (not in the JSON): the entries repair writes when `index.rebuilt`
    * (docs/recovery.md §3.3 index-less arm, or deep-mode re-derivation), and whole-entry count

@@ -233,8 +233,8 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: "sealed-last-batch-bitflip",
     description:
-      "one flipped payload bit in a middle segment's LAST batch: the next segment's chain follows it, so its bytes are damage inside the log (not a torn tail, not a hole)",
-    expected: refused("InteriorDamage", "refused"),
+      "one flipped payload bit in a middle segment's LAST batch: the segment is a torn tail on its own, but the next segment starts past the offsets it held, so the partition is a Hole whose bytes are present, unreadable",
+    expected: refused("Hole", "torn-tail"),
     checkProfile: needSegments(3),
     async inject(partition, rng) {
       const segment = middle(partition);

@@ -105,7 +105,15 @@ function refusedStep(partition: NextStepInput, replicaCount: number): string {
     return `restore this partition from a backup: two segments hold offsets ${overlap}, and only the right copy may be served; keep both as evidence`;
   }
   const lost = scope.filter((range) => (range.kind === "unreadable" || range.kind === "missing") && holdsOffsets(range));
-  const lostWords = lost.length === 0 ? "no offset" : joinWords(lost.map((range) => offsetsText(range)));
+  // A Hole the scope shows no range for (the next segment holds no offset to bound it): the refusal names the offsets.
+  const chainGap =
+    refusal?.code === "Hole"
+      ? { firstOffset: refusal.previousEnd + 1n, lastOffset: refusal.nextStart - 1n }
+      : refusal?.code === "EmptyNonTailSegment"
+        ? { firstOffset: refusal.emptyStart, lastOffset: refusal.nextStart - 1n }
+        : null;
+  const lostWords =
+    lost.length > 0 ? joinWords(lost.map((range) => offsetsText(range))) : chainGap !== null ? offsetsText(chainGap) : "no offset";
   // docs/repair.md §6.5: salvage is named only where it would act (the same decision `segscan salvage` plans from).
   const salvage = decideSalvage(partition, replicaCount);
   if (salvage.salvageable) {

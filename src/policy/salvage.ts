@@ -12,7 +12,15 @@
  * the next step (next-step.ts) names salvage only where it would act, so the
  * two cannot disagree.
  */
-import type { PartitionReport, SegmentReport, SegmentScopeRange } from "../domain/scan.js";
+import { assert } from "../assert.js";
+import { type PartitionReport, type SegmentReport, type SegmentScopeRange, damagedEnd } from "../domain/scan.js";
+
+/** The refusals of the chain between segments (docs/recovery.md §4 step 3). */
+const CHAIN_REFUSALS: ReadonlySet<string> = new Set(["Hole", "Overlap", "EmptyNonTailSegment"]);
+
+/** `first..nextStart − 1` as an operator reads it (`offsets 647..658`, or `offset 647` alone). */
+const offsetsOf = (first: bigint, nextStart: bigint): string =>
+  first === nextStart - 1n ? `offset ${first}` : `offsets ${first}..${nextStart - 1n}`;
 
 /** Why salvage refuses a partition (the CLI prints the message; nothing is planned or changed). */
 export type SalvageRefusalCode =
@@ -91,18 +99,26 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
   }
   const refusal = partition.refusal;
   if (refusal !== null && (refusal.code === "Hole" || refusal.code === "Overlap" || refusal.code === "EmptyNonTailSegment")) {
-    return refused(
-      "ChainRefusal",
-      `the partition is refused ${refusal.code} between segments whose bytes all verify: salvage drops damaged bytes inside a segment, ` +
-        "and there are none to drop",
+    // A Hole or an empty segment whose first segment ends in damaged bytes: those bytes are there, and the chain
+    // check below says what dropping them would leave (docs/repair.md §6.5). Otherwise every byte verifies.
+    const previous = partition.segments.find(
+      (segment) => segment.startOffset === (refusal.code === "EmptyNonTailSegment" ? refusal.emptyStart : refusal.previousStart),
     );
+    if (refusal.code === "Overlap" || previous === undefined || damagedEnd(previous) === null) {
+      return refused(
+        "ChainRefusal",
+        `the partition is refused ${refusal.code} between segments whose bytes all verify: salvage drops damaged bytes inside a segment, ` +
+          "and there are none to drop",
+      );
+    }
   }
   const salvaged: SegmentSalvage[] = [];
   const bounds: Bounds[] = [];
   for (const [index, segment] of partition.segments.entries()) {
     if (segment.outcome !== "refused") {
+      // Its ordinary repair cuts a torn tail (docs/repair.md §6.2): the damaged bytes it ends in, when it does.
       const bytes = segment.outcome === "empty" ? 0 : segment.walkedSize;
-      bounds.push({ start: segment.startOffset, end: bytes > 0 ? segment.endOffset : null, bytes, droppedTail: null });
+      bounds.push({ start: segment.startOffset, end: bytes > 0 ? segment.endOffset : null, bytes, droppedTail: damagedEnd(segment) });
       continue;
     }
     const code = segment.refusal?.code ?? "unknown";
@@ -130,28 +146,35 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
     const lost = segment.scope.filter((range) => range.kind === "unreadable" || range.kind === "torn");
     salvaged.push({ index, kept, lost });
     const end = [...kept].reverse().find((range) => range.lastOffset !== null)?.lastOffset ?? null;
-    const droppedTail = lost.at(-1) === last ? last : null;
+    const droppedTail = lost.at(-1) === last && last.bytes > 0 ? last : null;
     bounds.push({ start: segment.startOffset, end, bytes: kept.reduce((sum, range) => sum + range.bytes, 0), droppedTail });
   }
   // Iggy's ensure_contiguous_chain on the segments as salvage leaves them (docs/recovery.md §4 step 3).
   for (let i = 1; i < bounds.length; i++) {
     const previous = bounds[i - 1]!;
     const next = bounds[i]!;
-    const broken = (what: string): SalvageDecision =>
+    const broken = (what: string, refusedShape = "a hole between segments"): SalvageDecision =>
       refused(
         "ChainBrokenAfterSalvage",
         `after salvage, segment ${previous.start} would ${what} and the next segment starts at offset ${next.start}: ` +
-          "Iggy's boot refuses that chain (ensure_contiguous_chain)",
+          `Iggy's boot refuses ${refusedShape} (ensure_contiguous_chain)`,
       );
-    if (previous.bytes === 0 || previous.end === null) return broken("hold no message");
-    if (next.start > previous.end + 1n) {
-      const why =
-        previous.droppedTail === null
-          ? "the tail cut or dropped there claims offsets no byte after it holds"
-          : `the damaged bytes it drops at its end leave offsets ${previous.end + 1n}..${next.start - 1n} in no segment`;
-      return broken(`end at offset ${previous.end} (${why})`);
+    // The damaged bytes salvage (or the segment's repair) drops at its end, and the offsets that would leave in no segment.
+    const dropped = (tail: SegmentScopeRange, first: bigint): string =>
+      `the ${tail.bytes} damaged byte${tail.bytes === 1 ? "" : "s"} at [${tail.startPosition}, ${tail.endPosition}) it drops at its end ` +
+      `leave ${offsetsOf(first, next.start)} in no segment`;
+    const tail = previous.droppedTail;
+    if (previous.bytes === 0 || previous.end === null) {
+      return broken(tail === null ? "hold no message" : `hold no message (${dropped(tail, previous.start)})`);
     }
-    if (next.start <= previous.end) return broken(`end at offset ${previous.end}, at or past the next segment's start`);
+    if (next.start > previous.end + 1n) {
+      return broken(
+        `end at offset ${previous.end} (${tail === null ? "the tail cut or dropped there claims offsets no byte after it holds" : dropped(tail, previous.end + 1n)})`,
+      );
+    }
+    if (next.start <= previous.end) return broken(`end at offset ${previous.end}, at or past the next segment's start`, "that chain");
   }
+  // The bounds of segments that are not refused are the ones contiguity judged, so its refusal fails the check above.
+  assert(refusal === null || !CHAIN_REFUSALS.has(refusal.code), `a partition refused ${refusal?.code} is never salvageable`);
   return { salvageable: true, segments: salvaged };
 }

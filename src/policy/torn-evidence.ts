@@ -102,3 +102,16 @@ export const WAL_TAIL_BYTES_WORDS: Record<Exclude<WalTornEvidence, "complete-ent
   "short-entry": TORN_WORDS.short.bytes("entry"),
   unverifiable: TORN_WORDS.unverifiable.bytes("entry"),
 };
+
+/**
+ * What a segment's damaged last bytes are, without a claim: the words a
+ * `Hole` or `EmptyNonTailSegment` uses for the damaged end of a segment that
+ * is not the last (docs/recovery.md §4 step 3), where the next segment shows
+ * the server wrote past them and no torn-tail conclusion is drawn.
+ */
+export const TORN_BATCH_BYTES_WORDS: Record<TornEvidence, string> = {
+  "zero-filled": TORN_WORDS["zero-filled"].bytes("batch"),
+  "short-batch": TORN_WORDS.short.bytes("batch"),
+  "complete-batch": TORN_WORDS.complete.bytes("batch"),
+  unverifiable: TORN_WORDS.unverifiable.bytes("batch"),
+};

@@ -10,10 +10,19 @@ import { ScanFailure, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
 import { partitionNextStep } from "../policy/next-step.js";
 import { decideAction } from "../policy/policy.js";
-import type { IgnoredEntry, PartitionReport, PartitionVerdict, Refusal, ScanError, SegmentReport, SweepCandidate } from "../domain/scan.js";
+import {
+  type IgnoredEntry,
+  type PartitionReport,
+  type PartitionVerdict,
+  type Refusal,
+  type ScanError,
+  type SegmentReport,
+  type SweepCandidate,
+  damagedEnd,
+} from "../domain/scan.js";
 import type { ResolvedScanOptions } from "./options.js";
 import type { ProbeBudget } from "./probe.js";
-import { refuse } from "./refusals.js";
+import { type DamagedEnd, refuse } from "./refusals.js";
 import { partitionScope } from "./scope.js";
 import { settleSealedTails } from "./sealed-tail.js";
 import { type SegmentFiles, recoverSegment } from "./segment.js";
@@ -250,6 +259,20 @@ function noSegments(path: string, ignored: readonly IgnoredEntry[]): ScanFailure
   return new ScanFailure("NoSegments", path, `${path} holds no segment: ${why}; nothing was read as a segment and nothing was changed`);
 }
 
+/**
+ * The damaged range a segment ends in, for a contiguity refusal's words
+ * (docs/recovery.md §4 step 3): its bytes are there, not missing. What they
+ * prove is the range's own evidence, or (once `settleSealedTails` made it
+ * `unreadable`) the residue's at the same byte.
+ */
+function damagedEndOf(segment: SegmentReport): DamagedEnd | null {
+  const range = damagedEnd(segment);
+  if (range === null) return null;
+  const residue = segment.residue;
+  const evidence = range.tornEvidence ?? (residue !== null && residue.damagePosition === range.startPosition ? residue.tornEvidence : null);
+  return { startPosition: range.startPosition, endPosition: range.endPosition, evidence };
+}
+
 /** docs/recovery.md §4 step 3: the first failing adjacent pair, if any. */
 export function checkContiguity(segments: readonly SegmentReport[]): Refusal | null {
   for (let i = 1; i < segments.length; i++) {
@@ -257,12 +280,12 @@ export function checkContiguity(segments: readonly SegmentReport[]): Refusal | n
     const next = segments[i]!;
     const files = { previous: basename(previous.logPath), next: basename(next.logPath) };
     if (previous.walkedSize === 0) {
-      return refuse.emptyNonTailSegment({ emptyStart: previous.startOffset, nextStart: next.startOffset }, files);
+      return refuse.emptyNonTailSegment({ emptyStart: previous.startOffset, nextStart: next.startOffset }, files, damagedEndOf(previous));
     }
     // A non-empty recovered segment always has an end bound.
     const previousEnd = previous.endOffset!;
     const fields = { previousStart: previous.startOffset, previousEnd, nextStart: next.startOffset };
-    if (next.startOffset > previousEnd + 1n) return refuse.hole(fields, files);
+    if (next.startOffset > previousEnd + 1n) return refuse.hole(fields, files, damagedEndOf(previous));
     if (next.startOffset <= previousEnd) return refuse.overlap(fields, files);
   }
   return null;
@@ -377,7 +400,7 @@ export async function loadListedPartition(
         }),
       );
     }
-    // A damaged end of a segment that is not the last is no torn tail when the next segment's chain follows it (docs/recovery.md §4 step 3).
+    // The damaged end of a segment that is not the last, in words that say its bytes are there (docs/recovery.md §4 step 3).
     if (!singleLog) settleSealedTails(report.segments);
     report.refusal = report.segments.find((segment) => segment.refusal !== null)?.refusal ?? null;
     if (report.refusal === null && !singleLog) report.refusal = checkContiguity(report.segments);

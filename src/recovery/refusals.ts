@@ -1,5 +1,7 @@
 /** docs/recovery.md §5: refusal values, each with a one-sentence message saying what, where, and why nothing was cut. */
-import type { Refusal } from "../domain/scan.js";
+import type { Refusal, TornEvidence } from "../domain/scan.js";
+import { offsetsText } from "../policy/next-step.js";
+import { TORN_BATCH_BYTES_WORDS } from "../policy/torn-evidence.js";
 
 /** The `.log` file names of the two segments a contiguity refusal is about. */
 export interface SegmentPair {
@@ -9,24 +11,40 @@ export interface SegmentPair {
 
 type Fields<C extends Refusal["code"]> = Omit<Extract<Refusal, { code: C }>, "code" | "message">;
 
+/**
+ * The damaged range a segment that is not the last ends in (docs/recovery.md
+ * §4 step 3): where its bytes lie in the `.log` and what they prove (null
+ * when no probe said it).
+ */
+export interface DamagedEnd {
+  startPosition: number;
+  endPosition: number;
+  evidence: TornEvidence | null;
+}
+
+/**
+ * "offsets 7..11 are missing from the chain; their bytes are present at …":
+ * the offsets `first..nextStart − 1` a contiguity refusal is about, what the
+ * damaged end that holds their bytes is, and why that is no torn tail of the
+ * log (the words of a Hole and an EmptyNonTailSegment, docs/recovery.md §4 step 3).
+ */
+function damagedEndWords(first: bigint, nextStart: bigint, damaged: DamagedEnd, logName: string): string {
+  const one = first === nextStart - 1n;
+  const offsets = offsetsText({ firstOffset: first, lastOffset: nextStart - 1n });
+  const bytes = damaged.endPosition - damaged.startPosition;
+  const what = damaged.evidence === null ? "" : `: ${TORN_BATCH_BYTES_WORDS[damaged.evidence]}`;
+  return (
+    `${one ? "offset" : "offsets"} ${offsets} ${one ? "is" : "are"} missing from the chain; ${one ? "its" : "their"} bytes are present ` +
+    `at [${damaged.startPosition}, ${damaged.endPosition}) of ${logName} (${bytes} byte${bytes === 1 ? "" : "s"}${what}) but do not verify, ` +
+    "so this is damage at the end of a segment that is not the last, not a torn tail of the log, and nothing was cut"
+  );
+}
+
 export const refuse = {
   interiorDamage: (f: Fields<"InteriorDamage">): Refusal => ({
     code: "InteriorDamage",
     ...f,
     message: `segment ${f.segment}: damage at byte ${f.damagePosition} is followed by a complete, verifying batch at byte ${f.survivorPosition} that extends the chain, so the damage hides durable data and was not cut`,
-  }),
-  /**
-   * docs/recovery.md §4 step 3: damage that runs to the end of a segment that
-   * is not the last, with the next segment's verified batch extending the
-   * chain: the survivor is in that segment.
-   */
-  interiorDamageBeforeNextSegment: (
-    f: Fields<"InteriorDamage"> & { survivorSegment: bigint },
-    context: { residueBytes: number; files: SegmentPair },
-  ): Refusal => ({
-    code: "InteriorDamage",
-    ...f,
-    message: `segment ${f.segment}: the ${context.residueBytes} bytes from byte ${f.damagePosition} to the end of ${context.files.previous} do not verify, and segment ${f.survivorSegment} (${context.files.next}) follows with a complete, verifying batch at byte ${f.survivorPosition} that extends the chain: a segment is closed before the next one is written, so these bytes are damage inside the log, not its torn tail, and were not cut`,
   }),
   unverifiedResidue: (f: Fields<"UnverifiedResidue">): Refusal => ({
     code: "UnverifiedResidue",
@@ -53,15 +71,23 @@ export const refuse = {
     ...f,
     message: `segment ${f.segment}: the last index entry (offset ${f.indexedOffset}, byte ${exactPosition}) points at no verifying batch in the ${f.messagesSize}-byte log, so the index claims data the log does not hold and nothing was cut`,
   }),
-  emptyNonTailSegment: (f: Fields<"EmptyNonTailSegment">, files: SegmentPair): Refusal => ({
+  emptyNonTailSegment: (f: Fields<"EmptyNonTailSegment">, files: SegmentPair, damaged: DamagedEnd | null = null): Refusal => ({
     code: "EmptyNonTailSegment",
     ...f,
-    message: `segment ${f.emptyStart} (${files.previous}) holds no batch but segment ${f.nextStart} (${files.next}) follows it, so offsets would be missing from the chain and nothing was cut`,
+    message:
+      damaged === null
+        ? `segment ${f.emptyStart} (${files.previous}) holds no batch but segment ${f.nextStart} (${files.next}) follows it, so offsets would be missing from the chain and nothing was cut`
+        : `segment ${f.emptyStart} (${files.previous}) holds no verified batch but segment ${f.nextStart} (${files.next}) follows it: ` +
+          damagedEndWords(f.emptyStart, f.nextStart, damaged, files.previous),
   }),
-  hole: (f: Fields<"Hole">, files: SegmentPair): Refusal => ({
+  hole: (f: Fields<"Hole">, files: SegmentPair, damaged: DamagedEnd | null = null): Refusal => ({
     code: "Hole",
     ...f,
-    message: `segment ${f.nextStart} (${files.next}) starts above ${f.previousEnd} + 1, the end of segment ${f.previousStart} (${files.previous}), so offsets are missing between them and nothing was cut`,
+    message:
+      damaged === null
+        ? `segment ${f.nextStart} (${files.next}) starts above ${f.previousEnd} + 1, the end of segment ${f.previousStart} (${files.previous}), so offsets are missing between them and nothing was cut`
+        : `segment ${f.nextStart} (${files.next}) starts above ${f.previousEnd} + 1, the end of segment ${f.previousStart} (${files.previous}): ` +
+          damagedEndWords(f.previousEnd + 1n, f.nextStart, damaged, files.previous),
   }),
   overlap: (f: Fields<"Overlap">, files: SegmentPair): Refusal => ({
     code: "Overlap",

@@ -222,14 +222,14 @@ export async function survivorScope(
 }
 
 /**
- * docs/recovery.md §4 step 3: the damaged tail `torn` of a segment that is
- * not the last, once the next segment's verified batch at `survivorBase`
- * bounds it: the same bytes, `unreadable`, hiding the offsets from
- * `nextOffset` (the chain's next expected offset, null past u64::MAX) to
- * `survivorBase` − 1.
+ * docs/recovery.md §4 step 3: the damaged end `torn` of a segment that is not
+ * the last, once the next segment, starting at `nextStart`, shows the server
+ * wrote past it: the same bytes, `unreadable`, hiding the offsets from
+ * `nextOffset` (the chain's next expected offset) to `nextStart` − 1.
  */
-export function sealedTailRange(torn: SegmentScopeRange, nextOffset: bigint | null, survivorBase: bigint): SegmentScopeRange {
-  return unreadableRange(torn.startPosition, torn.endPosition, nextOffset, survivorBase);
+export function sealedTailRange(torn: SegmentScopeRange, nextOffset: bigint, nextStart: bigint): SegmentScopeRange {
+  assert(nextStart > nextOffset, "a sealed tail hides at least one offset");
+  return unreadableRange(torn.startPosition, torn.endPosition, nextOffset, nextStart);
 }
 
 /** The refusal-specific part of a walked segment's scope when no survivor was found: the rest is unreadable, its end unknown. */

@@ -213,11 +213,7 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
   recordBatches(report, lastWithMessages, checksums);
   // The probe's floor is the same chain end the report prints, so tail and deep mode agree.
   await settleWalk(files, context, window, report, walk, lastWithMessages);
-  if (deepIndexMismatchesInPrefix !== null) {
-    if (report.outcome === "refused") keepPrefixMismatches(report, deepIndexMismatchesInPrefix);
-    // A torn tail that a later segment turns into damage (docs/recovery.md §4 step 3) counts the same entries.
-    else if (report.outcome === "torn-tail") report.indexMismatchesInPrefix = deepIndexMismatchesInPrefix;
-  }
+  if (report.outcome === "refused" && deepIndexMismatchesInPrefix !== null) keepPrefixMismatches(report, deepIndexMismatchesInPrefix);
 }
 
 /**
@@ -227,7 +223,7 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
  * there). Only the entries inside the proven prefix that miss a batch are
  * the index's own fault, and only they are counted.
  */
-export function keepPrefixMismatches(report: SegmentReport, mismatchesInPrefix: number): void {
+function keepPrefixMismatches(report: SegmentReport, mismatchesInPrefix: number): void {
   report.index.mismatches = mismatchesInPrefix;
   report.index.rebuilt = false;
   report.index.rebuiltEntries = 0;

@@ -89,19 +89,27 @@ function offsetRange(segment: SegmentReport): string {
   return `${segment.startOffset}..${segment.endOffset}`;
 }
 
-/** The residue clause of a segment line, or "". */
-function residueText(segment: SegmentReport, c: Colors): string {
+/**
+ * Whether the segment's residue is the damaged end of a segment that is not
+ * the last, which the next segment shows the server wrote past
+ * (docs/recovery.md §4 step 3): its scope says `unreadable` from the damage on.
+ */
+function endsBeforeNext(segment: SegmentReport, next: SegmentReport | undefined): boolean {
+  const last = segment.scope[segment.scope.length - 1];
+  return next !== undefined && last?.kind === "unreadable" && last.startPosition === segment.residue?.damagePosition;
+}
+
+/** The residue clause of a segment line, or "". `next` is the segment after it in the partition. */
+function residueText(segment: SegmentReport, next: SegmentReport | undefined, c: Colors): string {
   const residue = segment.residue;
   if (residue === null) return "";
   const what = residue.allZero ? "all zero" : "not all zero";
+  const sealed = residue.probe === "no-survivor" && endsBeforeNext(segment, next);
   let probe: string;
   switch (residue.probe) {
     case "no-survivor":
-      // docs/recovery.md §4 step 3: none in this file, but the next segment's chain follows the damage.
-      probe =
-        segment.refusal?.code === "InteriorDamage" && segment.refusal.survivorSegment !== undefined
-          ? c.red(`no survivor in this file; segment ${segment.refusal.survivorSegment} follows`)
-          : "no survivor";
+      // None in this file, but the next segment starts above the offsets these bytes held: no torn tail of the log.
+      probe = sealed ? c.red(`no survivor in this file; segment ${next!.startOffset} follows`) : "no survivor";
       break;
     case "survivor":
       probe = c.red(`survivor at ${formatCount(residue.survivorPosition ?? 0)}`);
@@ -110,7 +118,7 @@ function residueText(segment: SegmentReport, c: Colors): string {
       probe = c.red("probe budget exhausted");
       break;
   }
-  const verb = segment.outcome === "torn-tail" ? "cut at" : "damage at";
+  const verb = segment.outcome === "torn-tail" && !sealed ? "cut at" : "damage at";
   return (
     `${verb} ${formatCount(residue.damagePosition)}: residue ${formatBytes(residue.bytes)} ${what}, ${probe}` +
     c.dim(` (${formatCount(residue.spentUnits)} units)`)
@@ -225,7 +233,7 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
   }));
   const rangeWidth = Math.max(0, ...rows.map((row) => row.range.length));
   const sizeWidth = Math.max(0, ...rows.map((row) => row.size.length));
-  for (const row of rows) {
+  for (const [i, row] of rows.entries()) {
     const { segment } = row;
     const parts = [
       `  ${c.dim(row.name)}`,
@@ -234,7 +242,7 @@ export function formatPartition(partition: PartitionReport, options: FormatOptio
       pad(segment.arm, 10),
       outcomeText(segment.outcome, c),
     ];
-    const residue = residueText(segment, c);
+    const residue = residueText(segment, partition.segments[i + 1], c);
     lines.push(parts.join("  ") + (residue === "" ? "" : `  ${residue}`));
     for (const gap of segment.gaps) {
       lines.push(

@@ -34,19 +34,7 @@ const refusal = <Code extends string, Fields extends TProperties>(code: Code, fi
 
 /** docs/recovery.md §5: one closed object per refusal code, with its fields; `segment` is the segment's start offset. */
 export const REFUSAL_SCHEMAS = {
-  InteriorDamage: refusal("InteriorDamage", {
-    segment: U64,
-    damagePosition: Count,
-    survivorPosition: Count,
-    survivorSegment: Type.Optional(
-      Type.String({
-        pattern: U64_PATTERN,
-        format: "u64",
-        description:
-          "present when the damage runs to the end of a segment that is not the last: the start offset of the next segment, whose .log holds the survivor",
-      }),
-    ),
-  }),
+  InteriorDamage: refusal("InteriorDamage", { segment: U64, damagePosition: Count, survivorPosition: Count }),
   UnverifiedResidue: refusal("UnverifiedResidue", {
     segment: U64,
     damagePosition: Count,

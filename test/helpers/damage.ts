@@ -488,39 +488,30 @@ export interface RefPartitionSegment {
   provenFirst: bigint | null;
   /** The scope after the proven range (refScopeAfterProven). */
   rest: RefRange[];
-  /** Set when the segment's damaged end is refused because the next segment's chain follows it. */
-  sealed: { damagePosition: number; survivorPosition: number; survivorSegment: bigint } | null;
 }
 
 /**
  * A non-last segment whose scope ends in a torn range that is damage (a torn
- * tail, an empty segment's residue, or the end of a survivor walk) has that
- * range made unreadable when the next segment's first verified range that
- * holds offsets starts at or past the chain's next offset, its offsets
- * bounded by that range's first offset; a torn-tail or empty segment is then
- * refused InteriorDamage, the survivor in the next segment.
+ * tail, an empty segment's residue, or the end of a survivor walk) keeps its
+ * outcome and refusal; only that range is made unreadable, when the next
+ * segment holds a verified range with offsets and starts above the chain's
+ * next offset: its offsets run from there to the next segment's start − 1.
+ * Starting right at the chain's next offset, the damaged end hides no offset
+ * and stays a torn tail.
  */
 export function refSealedTails(segments: RefPartitionSegment[]): void {
   segments.forEach((segment, i) => {
     const next = segments[i + 1];
-    const { ref } = segment;
     const torn = segment.rest.at(-1);
     if (next === undefined || torn?.kind !== "torn" || torn.tornEvidence === null) return;
-    const verified: { first: bigint; position: number }[] = [];
-    if (next.provenFirst !== null) verified.push({ first: next.provenFirst, position: 0 });
-    for (const range of next.rest) {
-      if (range.kind === "intact" && range.firstOffset !== null && range.endPosition > range.startPosition) {
-        verified.push({ first: range.firstOffset, position: range.startPosition });
-      }
-    }
-    const survivor = verified[0];
+    const nextVerified =
+      next.provenFirst !== null ||
+      next.rest.some((range) => range.kind === "intact" && range.firstOffset !== null && range.endPosition > range.startPosition);
+    if (!nextVerified) return;
     const before = segment.rest.at(-2);
     // Past the intact chain before the torn range, else the damage probe's floor.
-    const chainNext = before?.kind === "intact" ? before.lastOffset! + 1n : ref.minBase!;
-    if (survivor === undefined || survivor.first < chainNext) return;
-    segment.rest = [...segment.rest.slice(0, -1), refUnreadable(torn.startPosition, torn.endPosition, chainNext, survivor.first)];
-    if (ref.outcome === "refused") return;
-    segment.ref = { ...ref, outcome: "refused", refusal: "InteriorDamage" };
-    segment.sealed = { damagePosition: torn.startPosition, survivorPosition: survivor.position, survivorSegment: next.startOffset };
+    const chainNext = before?.kind === "intact" ? before.lastOffset! + 1n : segment.ref.minBase!;
+    if (next.startOffset <= chainNext) return;
+    segment.rest = [...segment.rest.slice(0, -1), refUnreadable(torn.startPosition, torn.endPosition, chainNext, next.startOffset)];
   });
 }
