@@ -63,6 +63,7 @@ function partition(overrides: Partial<PartitionReport>): PartitionReport {
     singleSegment: false,
     scope: [],
     nextStep: "repair",
+    nextCommand: null,
     ...overrides,
   };
 }

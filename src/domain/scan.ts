@@ -254,8 +254,10 @@ export interface PartitionReport {
    * `proven` range; empty for a `failed` partition (nothing was concluded).
    */
   scope: PartitionScopeRange[];
-  /** What the operator does next, one line (docs/repair.md §6.1, `nextStep` in src/policy/next-step.ts). */
+  /** What the operator does next, one line (docs/repair.md §6.4, `partitionNext` in src/policy/next-step.ts); a command in it is shell-quoted. */
   nextStep: string;
+  /** The command `nextStep` names, as an argv array with the real path (`["segscan", "repair", "/p", "--apply"]`); null when it names none. */
+  nextCommand: string[] | null;
 }
 
 export interface ScanSummary {
@@ -276,8 +278,10 @@ export interface ScanReport {
   /** Library-only (not in the JSON): directory links discovery did not follow outside any partition. */
   skipped?: IgnoredEntry[];
   summary: ScanSummary;
-  /** docs/node.md N9: present when the scanned path is a node root. */
+  /** docs/node.md N9: the node section, when the scan met exactly one node root (given, or found below a given path). */
   node?: NodeReport;
+  /** docs/node.md N0: one node section per node root, in the order met, when the scan met several (then `node` is absent). */
+  nodes?: NodeReport[];
 }
 
 /**
@@ -292,8 +296,15 @@ export interface ScanReport {
 export function scanVerdict(report: {
   summary: Pick<ScanSummary, "failed" | "refused" | "repairable">;
   node?: { verdict: Severity } | undefined;
+  nodes?: readonly { verdict: Severity }[] | undefined;
 }): Severity {
   const { failed, refused, repairable } = report.summary;
   const partitions: Severity = failed > 0 ? "failed" : refused > 0 ? "refused" : repairable > 0 ? "repairable" : "clean";
-  return report.node === undefined ? partitions : worstSeverity([partitions, report.node.verdict]);
+  return worstSeverity([partitions, ...scanNodes(report).map((node) => node.verdict)]);
+}
+
+/** docs/node.md N0: every node section of a scan, `node` or each of `nodes` (none for a scan that met no node root). */
+export function scanNodes<Node>(report: { node?: Node | undefined; nodes?: readonly Node[] | undefined }): readonly Node[] {
+  if (report.nodes !== undefined) return report.nodes;
+  return report.node === undefined ? [] : [report.node];
 }

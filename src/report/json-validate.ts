@@ -133,9 +133,12 @@ export function validateJsonReport(value: unknown): string[] {
       refused: partitions.filter((p) => p.verdict === "refused").length,
       repairable: partitions.filter((p) => p.verdict === "repairable").length,
     };
+    if (report.node !== undefined && report.nodes !== undefined)
+      problems.push("$.nodes: beside $.node (one node root is `node`, several are `nodes`)");
     const verdict = scanVerdict({
       summary: counted,
       node: report.node === undefined ? undefined : { verdict: report.node.verdict as Severity },
+      nodes: report.nodes?.map((node) => ({ verdict: node.verdict as Severity })),
     });
     if (report.verdict !== verdict) problems.push(`$.verdict: ${report.verdict} but the partitions and the node make ${verdict}`);
   }

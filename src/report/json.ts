@@ -144,6 +144,7 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     ignored: partition.ignored.map((entry) => ({ path: entry.path, kind: entry.kind, message: entry.message })),
     scope: partition.scope.map(scopeRangeToJson),
     nextStep: partition.nextStep,
+    nextCommand: partition.nextCommand === null ? null : [...partition.nextCommand],
   };
 }
 
@@ -172,6 +173,7 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
     },
   };
   if (report.node !== undefined) json.node = nodeToJson(report.node);
+  if (report.nodes !== undefined) json.nodes = report.nodes.map(nodeToJson);
   return json;
 }
 

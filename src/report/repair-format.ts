@@ -5,6 +5,7 @@
  */
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
+import { shellQuote } from "../domain/command.js";
 import { offsetsText } from "../policy/next-step.js";
 import { JOURNAL_NAME } from "../repair/journal.js";
 import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan, SalvageRange } from "../repair/plan-types.js";
@@ -184,7 +185,7 @@ export function formatApplied(result: ApplyResult): string {
   }
   const undo = result.targets
     .filter((t) => t.steps.some((s) => s.kind !== "evidence-copy"))
-    .map((t) => `segscan restore ${printable(t.dir)}`);
+    .map((t) => shellQuote(["segscan", "restore", t.dir]));
   if (undo.length > 0) lines.push(`undo: ${undo.join("; ")}`);
   return `${lines.join("\n")}\n`;
 }

@@ -7,7 +7,7 @@
  * does not name is an error, not an extension.
  */
 import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
-import { NodeJsonSchema, SeveritySchema } from "./node-schema.js";
+import { NextCommandSchema, NodeJsonSchema, SeveritySchema } from "./node-schema.js";
 import { SCAN_ERROR_CODES } from "../io/errors.js";
 
 export { SCAN_ERROR_CODES } from "../io/errors.js";
@@ -184,8 +184,10 @@ export const PartitionSchema = closed({
   segments: Type.Array(SegmentSchema),
   /** docs/recovery.md §3.7: the segments' ranges merged in offset order, the proven one first; [] when failed. */
   scope: Type.Array(PartitionScopeRangeSchema),
-  /** docs/repair.md §6.4: what the operator does next, one line. */
+  /** docs/repair.md §6.4: what the operator does next, one line (a command in it shell-quoted). */
   nextStep: Message,
+  /** docs/repair.md §6.4: the command `nextStep` names as an argv array, or null; absent only in reports of earlier builds. */
+  nextCommand: Type.Optional(NextCommandSchema),
 });
 
 export const ScanOptionsSchema = closed({
@@ -216,8 +218,10 @@ export const ScanReportSchema = closed(
     options: ScanOptionsSchema,
     partitions: Type.Array(PartitionSchema),
     summary: SummarySchema,
-    /** docs/node.md N9: present only when the scanned path is a node root. */
+    /** docs/node.md N9: present only when the scan met exactly one node root (a given path, or one found below a given path). */
     node: Type.Optional(NodeJsonSchema),
+    /** docs/node.md N0: one node section per node root, in the order met, when the scan met several (then `node` is absent). */
+    nodes: Type.Optional(Type.Array(NodeJsonSchema, { minItems: 2 })),
   },
   "segscan scan --json report (docs/interfaces.md §9.3)",
 );
