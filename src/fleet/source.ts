@@ -38,11 +38,15 @@ export interface ReportSource {
 const MAX_PROBLEMS_SHOWN = 5;
 
 const PartitionLineSchema = Type.Object(
-  { ...PartitionSchema.properties, node: Type.Optional(NodeJsonSchema.properties.partitions.items) },
+  {
+    type: Type.Optional(Type.Literal("partition")),
+    ...PartitionSchema.properties,
+    node: Type.Optional(NodeJsonSchema.properties.partitions.items),
+  },
   { additionalProperties: false },
 );
 const HeaderSchema = Type.Object(
-  { ...ScanReportSchema.properties, partitions: Type.Optional(Type.Array(PartitionSchema)) },
+  { type: Type.Optional(Type.Literal("summary")), ...ScanReportSchema.properties, partitions: Type.Optional(Type.Array(PartitionSchema)) },
   { additionalProperties: false },
 );
 const partitionLineCheck = TypeCompiler.Compile(PartitionLineSchema);
