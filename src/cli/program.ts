@@ -38,7 +38,8 @@ const _everySizeProfileNamed: Exclude<SizeProfileName, (typeof SIZE_PROFILE_NAME
 
 const EXIT_HELP = `
 Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
-  0   every partition is clean, and every node finding is at most warn or info (they are printed, not counted)
+  0   every partition is clean; node findings of severity warn or info are shown but do
+      not count (a verdict of WARN or INFO exits 0)
   1   repairs were applied and the repaired partitions scan clean now
   4   problems left: a dry run found repairs to make, or a partition or node item was refused
   8   operational error: I/O, a failed partition or node item, a missing or unreadable path

@@ -392,10 +392,17 @@ function repairWork(partition: PartitionReport): string[] {
 /** A problem partition's finding in one line: its refusal or error code and its scope of loss, or what its repair does. */
 export function partitionProblem(partition: PartitionReport): string {
   if (partition.error !== null) {
-    const message = partition.error.message.includes(partition.error.path)
-      ? partition.error.message
-      : `${partition.error.message} (${partition.error.path})`;
-    return `${partition.error.code}: ${message}`;
+    // The line above names the partition: a message that starts with its path says "the dir" instead.
+    const { message, path } = partition.error;
+    const brief =
+      path === partition.path && message.startsWith(`${path}: `)
+        ? message.slice(path.length + 2)
+        : path === partition.path && message.startsWith(`${path} `)
+          ? `the dir ${message.slice(path.length + 1)}`
+          : message.includes(path)
+            ? message
+            : `${message} (${path})`;
+    return `${partition.error.code}: ${brief}`;
   }
   const scope = partition.scope.filter((range) => range.kind !== "proven" || partition.verdict === "refused").map(briefRange);
   if (partition.refusal !== null) return `${partition.refusal.code}: ${scope.join(" · ")}`;
