@@ -76,9 +76,6 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
         `\`${shellQuote(["segscan", "scan", ...paths, "--json"])} | segscan report - --html -\``,
     );
   }
-  if ((flags.json || flags.ndjson) && (flags.verbose || flags.all)) {
-    throw new UsageError("--verbose and --all shape the text report: --json and --ndjson always hold every partition and every word");
-  }
   // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
   // --json and --html need the whole report.
   if (flags.json || flags.html !== undefined) {
