@@ -78,7 +78,7 @@ export function formatNode(node: NodeReport, options: NodeFormatOptions = {}): s
           ? "boots"
           : `truncates from op ${wal.iggy.truncateFromOp}`
         : wal.iggy.scan === "truncate-tail"
-          ? `cuts at byte ${wal.iggy.position}`
+          ? `cuts at byte ${wal.iggy.position === null ? "?" : formatCount(wal.iggy.position)}`
           : "refuses to boot";
     lines.push(
       `  WAL        ${ops}, ${formatCount(wal.walkedSize)} of ${formatCount(wal.size)} bytes proven  ${paint(verdict, verdict, c)}  (iggy: ${iggy}${withoutCommittedOps(wal)})`,
