@@ -161,7 +161,7 @@ describe("segscan scan <node root>", () => {
     const original = readFileSync(wal);
     const dry = await run(["repair", dir]);
     expect(dry.code).toBe(4);
-    expect(dry.stdout).toMatch(/\nmetadata \S+\/metadata\n.*\n {2}truncate journal\.wal: \d+ -> \d+ bytes/);
+    expect(dry.stdout).toMatch(/\nmetadata \S+\/metadata\n.*\n {2}truncate journal\.wal: [\d,]+ -> [\d,]+ bytes/);
     expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
     const apply = await run(["repair", dir, "--apply"]);
     expect(apply.code).toBe(1);

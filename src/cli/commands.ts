@@ -556,9 +556,10 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
     progress: flags.progress,
   };
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
-  await out(
-    `${c.bold(`$ ${shellQuote(["segscan", "scan", data])}`)}\n\n${formatReport(terminalSafe(report), { color, relativeTo: data })}\n`,
-  );
+  // What `segscan scan` prints, its closing hints included (the demo shows partition paths relative to the data dir).
+  const { scanHints } = await import("./scan-command.js");
+  const scanText = formatReport(terminalSafe(report), { color, relativeTo: data }) + scanHints(report, [data]);
+  await out(`${c.bold(`$ ${shellQuote(["segscan", "scan", data])}`)}\n\n${scanText}\n`);
   // What `segscan repair` prints: one plan for the whole node (segments, the WAL cut, offset evidence) and the forecast after it.
   const plan = await planRepair(report);
   await out(`${c.bold(`$ ${shellQuote(["segscan", "repair", data])}`)}\n\n${planText(plan, report)}\n`);

@@ -39,7 +39,7 @@ function repairsToMake(report: Pick<ScanReport, "summary" | "node" | "nodes">): 
 }
 
 /** The lines under the summary: what to run next for the whole scan, as pasteable commands with the real paths. */
-function scanHints(report: ScanReport, paths: readonly string[]): string {
+export function scanHints(report: ScanReport, paths: readonly string[]): string {
   const c = colors(useColor());
   const lines: string[] = [];
   if (repairsToMake(report)) {
