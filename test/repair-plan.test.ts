@@ -262,7 +262,7 @@ describe("planRepair", () => {
     const text = formatPlan(await planRepair(report([torn, refused])));
     const order = [
       "sweep x.index.staging",
-      "truncate 00000000000000000000.log: 1000 -> 600",
+      "truncate 00000000000000000000.log: 1,000 -> 600",
       "copied to 00000000000000000000.log.600.residue",
       "truncate 00000000000000000020.log: 1,000 -> 700 bytes (torn tail; cut 300 zero bytes, recorded by length)",
       "rewrite 00000000000000000000.index: 1 entry, 24 bytes",
