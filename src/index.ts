@@ -34,7 +34,7 @@ export { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "
 export { defaultStatePath } from "./scrub/state.js";
 export { formatMetrics, writeMetrics } from "./scrub/metrics.js";
 export type { ScrubOptions, ScrubProgress, ScrubEvent, ScrubFinding, FindingCode, PassSummary } from "./scrub/index.js";
-export { toJsonReport, stringifyJson, validateJsonReport } from "./report/json.js";
+export { toJsonReport, stringifyJson, validateJsonReport, validateNdjsonReport } from "./report/json.js";
 export type {
   JsonScanReport,
   JsonPartition,

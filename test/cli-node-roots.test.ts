@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { planRepair } from "../src/repair/index.js";
-import { type JsonScanReport, validateJsonReport } from "../src/report/json.js";
+import { type JsonScanReport, validateJsonReport, validateNdjsonReport } from "../src/report/json.js";
 import { type Run, runCli } from "./helpers/cli.js";
 
 let root: string;
@@ -87,6 +87,8 @@ describe.concurrent("every node root gets its node section and counts in the ver
         .trimEnd()
         .split("\n")
         .map((line) => JSON.parse(line) as Record<string, unknown> & { path?: string; node?: { path: string } });
+      // docs/interfaces.md §9.3: each line checked against its schema by its type, and the lines together as a report.
+      expect(validateNdjsonReport(parsed)).toEqual([]);
       const last = parsed.at(-1) as { type: string; verdict: string; nodes?: { path: string; verdict: string }[] };
       expect(last.type).toBe("summary");
       expect(last.verdict).toBe("refused");

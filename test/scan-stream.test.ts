@@ -17,7 +17,7 @@ import { loadPartition } from "../src/recovery/partition.js";
 import { PARTITIONS_IN_FLIGHT, POOL_MIN_BYTES, POOL_MIN_BYTES_PER_PARTITION, discover, poolPays } from "../src/recovery/scan.js";
 import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { formatReport } from "../src/report/format.js";
-import type { toJsonReport } from "../src/report/json.js";
+import { type toJsonReport, validateNdjsonReport } from "../src/report/json.js";
 import type { PartitionReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
@@ -208,6 +208,11 @@ describe("segscan scan --ndjson and the streamed text report (issue 13)", () => 
     // docs/interfaces.md §9.3: every line says what it is.
     expect(partitionLines.map((line) => line.type)).toEqual(report.partitions.map(() => "partition"));
     expect(lines.at(-1)!.type).toBe("summary");
+    expect(validateNdjsonReport(lines)).toEqual([]);
+    // A line without its type, or of the wrong type, is not an --ndjson line.
+    const { type: _untyped, ...untyped } = lines[0]!;
+    expect(validateNdjsonReport([untyped, ...lines.slice(1)])).toEqual(["line 1: $.type: missing"]);
+    expect(validateNdjsonReport([...lines.slice(0, -1), { ...lines.at(-1), type: "partition" }])[0]).toMatch(/^line \d+: \$\.type/);
     expect(partitionLines.map(({ node: _node, type: _type, ...partition }) => partition)).toEqual(report.partitions);
     expect(partitionLines.map((line) => line.node)).toEqual(report.node!.partitions);
     const { type: _type, ...lastLine } = lines.at(-1)!;

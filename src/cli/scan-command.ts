@@ -167,7 +167,10 @@ async function drain(
   }
 }
 
-/** docs/interfaces.md §9.3: the `type` of each `--ndjson` line. */
+/**
+ * docs/interfaces.md §9.3: the `type` of each `--ndjson` line, as NDJSON_LINE_TYPES in
+ * src/report/schema.ts (not imported: printing loads no schema).
+ */
 const NDJSON_PARTITION = "partition";
 const NDJSON_SUMMARY = "summary";
 

@@ -9,7 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { Severity } from "../domain/node.js";
 import { scanVerdict } from "../domain/scan.js";
 import type { JsonScanReport } from "./schema.js";
-import { REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
+import { NdjsonPartitionLineSchema, NdjsonSummaryLineSchema, REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
 
 // ---------------------------------------------------------------------------
 // Shape check of a parsed `scan --json` report (docs/interfaces.md §9.3) against the one
@@ -143,4 +143,25 @@ export function validateJsonReport(value: unknown): string[] {
     if (report.verdict !== verdict) problems.push(`$.verdict: ${report.verdict} but the partitions and the node make ${verdict}`);
   }
   return problems;
+}
+
+/**
+ * Problems with the parsed lines of a `scan --ndjson` report (docs/interfaces.md
+ * §9.3): every line but the last a `type: "partition"` line, the last the
+ * `type: "summary"` line, each checked against its schema, and the lines
+ * together against the `--json` report's rules (counts, verdict). Empty when right.
+ */
+export function validateNdjsonReport(lines: readonly unknown[]): string[] {
+  if (lines.length === 0) return ["no line: the last line is the summary"];
+  const problems: string[] = [];
+  lines.slice(0, -1).forEach((line, index) => problems.push(...schemaProblems(NdjsonPartitionLineSchema, line, `line ${index + 1}: $`)));
+  problems.push(...schemaProblems(NdjsonSummaryLineSchema, lines.at(-1), `line ${lines.length}: $`));
+  if (problems.length > 0) return problems;
+  // Together they are the --json report, each partition's node entry moved back into its node's section.
+  const partitions = lines.slice(0, -1).map((line) => {
+    const { type: _type, node: _node, ...partition } = line as Record<string, unknown>;
+    return partition;
+  });
+  const { type: _type, ...summary } = lines.at(-1) as Record<string, unknown>;
+  return validateJsonReport({ ...summary, partitions }).map((problem) => problem.replace(/^\$/, "lines"));
 }

@@ -198,3 +198,8 @@ const loadValidation = once((): Validation => imported ?? requireFrom<Validation
 export function validateJsonReport(value: unknown): string[] {
   return loadValidation().validateJsonReport(value);
 }
+
+/** Problems with the parsed lines of a `scan --ndjson` report (each line's `type` and shape, and the lines together); empty when right. */
+export function validateNdjsonReport(lines: readonly unknown[]): string[] {
+  return loadValidation().validateNdjsonReport(lines);
+}

@@ -226,7 +226,34 @@ export const ScanReportSchema = closed(
   "segscan scan --json report (docs/interfaces.md §9.3)",
 );
 
+/** docs/interfaces.md §9.3: what each `scan --ndjson` line is, its `type`. */
+export const NDJSON_LINE_TYPES = { partition: "partition", summary: "summary" } as const;
+
+/**
+ * A `scan --ndjson` partition line (docs/interfaces.md §9.3): `type`, then the
+ * partition exactly as in the `--json` report's `partitions`, and under a node
+ * root `node`, its directory's entry of that node's section.
+ */
+export const NdjsonPartitionLineSchema = closed(
+  {
+    type: Type.Literal(NDJSON_LINE_TYPES.partition),
+    ...PartitionSchema.properties,
+    node: Type.Optional(NodeJsonSchema.properties.partitions.items),
+  },
+  "a scan --ndjson partition line",
+);
+
+const { partitions: _partitions, ...reportWithoutPartitions } = ScanReportSchema.properties;
+
+/** The last `scan --ndjson` line: `type`, then the `--json` report without `partitions`. */
+export const NdjsonSummaryLineSchema = closed(
+  { type: Type.Literal(NDJSON_LINE_TYPES.summary), ...reportWithoutPartitions },
+  "the last scan --ndjson line: the report without its partitions",
+);
+
 export type JsonScanReport = Static<typeof ScanReportSchema>;
+export type JsonNdjsonPartitionLine = Static<typeof NdjsonPartitionLineSchema>;
+export type JsonNdjsonSummaryLine = Static<typeof NdjsonSummaryLineSchema>;
 export type JsonScanOptions = Static<typeof ScanOptionsSchema>;
 export type JsonPartition = Static<typeof PartitionSchema>;
 export type JsonSegment = Static<typeof SegmentSchema>;
@@ -239,12 +266,16 @@ export type JsonSegmentWarning = Static<typeof SegmentWarningSchema>;
 export type JsonIgnoredEntry = Static<typeof IgnoredEntrySchema>;
 export type JsonScanError = Static<typeof ScanErrorSchema>;
 
-/** `docs/report.schema.json`: the report schema as JSON Schema (draft 2020-12) text. */
+/**
+ * `docs/report.schema.json`: the report schema as JSON Schema (draft 2020-12)
+ * text; its `$defs` hold the two kinds of `scan --ndjson` line.
+ */
 export function reportJsonSchemaText(): string {
   const document = {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     title: "segscan scan --json report",
     ...ScanReportSchema,
+    $defs: { ndjsonPartitionLine: NdjsonPartitionLineSchema, ndjsonSummaryLine: NdjsonSummaryLineSchema },
   };
   return `${JSON.stringify(document, null, 2)}\n`;
 }
