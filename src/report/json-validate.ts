@@ -154,7 +154,9 @@ export function validateJsonReport(value: unknown): string[] {
 export function validateNdjsonReport(lines: readonly unknown[]): string[] {
   if (lines.length === 0) return ["no line: the last line is the summary"];
   const problems: string[] = [];
-  lines.slice(0, -1).forEach((line, index) => problems.push(...schemaProblems(NdjsonPartitionLineSchema, line, `line ${index + 1}: $`)));
+  for (const [index, line] of lines.slice(0, -1).entries()) {
+    problems.push(...schemaProblems(NdjsonPartitionLineSchema, line, `line ${index + 1}: $`));
+  }
   problems.push(...schemaProblems(NdjsonSummaryLineSchema, lines.at(-1), `line ${lines.length}: $`));
   if (problems.length > 0) return problems;
   // Together they are the --json report, each partition's node entry moved back into its node's section.
