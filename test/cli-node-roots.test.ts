@@ -8,7 +8,7 @@
  * Through the BUILT CLI, on node roots written by `segscan gen`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -133,6 +133,19 @@ describe.concurrent("every node root gets its node section and counts in the ver
     expect(run.code).toBe(16);
     expect(run.stderr).toContain(`segscan repair ${corrupt}; segscan repair ${clean}`);
     expect(run.stdout).toBe("");
+  });
+
+  it("fleet refuses a report of several node roots (it merges one node per report), never merging them as one replica", async () => {
+    const json = join(root, "two-nodes.json");
+    const ndjson = join(root, "two-nodes.ndjson");
+    const [full, lines] = await Promise.all([runCli(["scan", corrupt, clean, "--json"]), runCli(["scan", corrupt, clean, "--ndjson"])]);
+    writeFileSync(json, full.stdout);
+    writeFileSync(ndjson, lines.stdout);
+    for (const report of [json, ndjson]) {
+      const run = await runCli(["fleet", report]);
+      expect(run.code).toBe(8);
+      expect(run.stderr).toContain("covers 2 node roots");
+    }
   });
 
   it("the library: scanPath and scanIter give `nodes`; planRepair refuses a report of several node roots", async () => {

@@ -168,6 +168,7 @@ export function fromReport(value: unknown, name: string | undefined, file: strin
   }
   if (problems.length > 0) throw notAReport(file, problems);
   const report = value as JsonScanReport;
+  refuseSeveralNodes(file, report);
   const { partitions, ...header } = report;
   const entries = new Map((report.node?.partitions ?? []).map((entry) => [entry.path, entry]));
   const keyed = partitions.map((partition) => {
@@ -184,6 +185,16 @@ export function fromReport(value: unknown, name: string | undefined, file: strin
 
 async function* iterate(lines: PartitionLine[]): AsyncGenerator<PartitionLine> {
   yield* lines;
+}
+
+/** A report of several node roots (`nodes`) is several replicas: merged as one, their partitions would pass for one node's. */
+function refuseSeveralNodes(file: string, header: { nodes?: readonly { path: string }[] | undefined }): void {
+  if (header.nodes === undefined) return;
+  throw notAReport(
+    file,
+    `it covers ${header.nodes.length} node roots (${header.nodes.map((node) => node.path).join(", ")}): ` +
+      "fleet merges one node per report, so scan each node root on its own",
+  );
 }
 
 function rootOf(header: ReportHeader, first: PartitionLine | undefined): string | null {
@@ -203,6 +214,7 @@ async function openNdjson(file: string, name: string | undefined): Promise<Repor
       headerProblems.map((problem) => `last line: ${problem}`),
     );
   const header = value as ReportHeader;
+  refuseSeveralNodes(file, header);
   const lines = ndjsonLines(file, header, last.offset);
   const first = await lines.next();
   const pending = first.done ? [] : [first.value];
