@@ -3,7 +3,7 @@ export { createEngine, createTsEngine } from "./engine/index.js";
 export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./engine/index.js";
 export { scanPartition, discoverTargets, discoverStream, SEGSCAN_VERSION } from "./recovery/scan.js";
 export type { DiscoverySink, DiscoveredRoot, ScanTarget } from "./recovery/scan.js";
-export { scanPath, scanIter } from "./node/scan-path.js";
+export { ScanPathsError, scanPath, scanIter } from "./node/scan-path.js";
 export type { ScanOptions, ProgressEvent } from "./recovery/options.js";
 export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js";
 export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";
@@ -11,10 +11,11 @@ export { ScanFailure } from "./io/errors.js";
 export { decideAction } from "./policy/policy.js";
 export { decideSalvage } from "./policy/salvage.js";
 export type { SalvageDecision, SalvageRefusalCode, SegmentSalvage } from "./policy/salvage.js";
-// docs/repair.md §6.4: the one next-step line of a partition and of a node finding.
-export { nodeFindingNextStep, partitionNextStep } from "./policy/next-step.js";
+// docs/repair.md §6.4: the one next step of a partition and of a node finding: its line, and the command in it as an argv array.
+export { type NextStep, nodeFindingNext, nodeFindingNextStep, partitionNext, partitionNextStep } from "./policy/next-step.js";
 export type * from "./domain/scan.js";
-export { scanVerdict } from "./domain/scan.js";
+export { scanNodes, scanVerdict } from "./domain/scan.js";
+export { shellQuote } from "./domain/command.js";
 export * from "./format/constants.js";
 export { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "./format/encode.js";
 export type { BatchInput, MessageInput } from "./format/encode.js";
@@ -33,7 +34,7 @@ export { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "
 export { defaultStatePath } from "./scrub/state.js";
 export { formatMetrics, writeMetrics } from "./scrub/metrics.js";
 export type { ScrubOptions, ScrubProgress, ScrubEvent, ScrubFinding, FindingCode, PassSummary } from "./scrub/index.js";
-export { toJsonReport, stringifyJson, validateJsonReport } from "./report/json.js";
+export { toJsonReport, stringifyJson, validateJsonReport, validateNdjsonReport } from "./report/json.js";
 export type {
   JsonScanReport,
   JsonPartition,

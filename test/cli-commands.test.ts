@@ -124,7 +124,7 @@ describe.concurrent("help and version (exit 0)", () => {
         "--concurrency",
         "--no-progress",
       ],
-      restore: ["<partition-dir>"],
+      restore: ["<path>", "node root"],
       dump: ["<file>", "--messages", "--json"],
       gen: ["[dir]", "--scenario", "--list", "--seed"],
       demo: [],
@@ -679,10 +679,10 @@ describe("cancellation and the progress bar", () => {
       inPty(["scan", big.dir, "--concurrency", "1", "--json"]),
     ]);
     expect(shown).toMatch(/scanning .*% · [\d.]+ (B|KiB|MiB|GiB) of 1(\.0)? GiB · [\d.]+ (B|KiB|MiB|GiB)\/s · ETA/);
-    expect(shown).toContain("torn-tail");
+    expect(shown).toContain("torn tail");
     expect(shown).toMatch(/\x1b\[3\dm/);
     expect(hidden).not.toContain("scanning");
-    expect(hidden).toContain("torn-tail");
+    expect(hidden).toContain("torn tail");
     expect(json).not.toContain("scanning");
   });
 });
@@ -825,9 +825,10 @@ describe.concurrent("inputs accepted before but not now, and clearer messages (1
     const partition = jsonReport(json.stdout).partitions[0]!;
     expect(partition.error).toMatchObject({ code: "NoSegments", path: dir });
     expect(partition.ignored).toEqual([expect.objectContaining({ path: join(dir, "0x88.log"), kind: "bad-segment-name" })]);
-    const human = await runCli(["scan", dir]);
+    const [human, brief] = await Promise.all([runCli(["scan", dir, "--verbose"]), runCli(["scan", dir])]);
     expect(human.stdout).toContain("ignored 0x88.log");
     expect(human.stdout).toContain("NoSegments");
+    expect(brief.stdout).toMatch(/NoSegments: .*0x88\.log/);
   });
 
   it("--window 4095 names the value once; --probe-budget -1 says non-negative; --concurrency over the cap is refused", async () => {
@@ -867,13 +868,14 @@ describe.concurrent("inputs accepted before but not now, and clearer messages (1
     expect(await readFile(file, "utf8")).toBe("x");
   });
 
-  it('a dry-run repair lists a refused partition once under "left untouched", with its reason', async () => {
+  it('a dry-run repair lists a refused partition once under "left alone", with its reason', async () => {
     const generated = await sample(["hole", "torn-tail"]);
     const run = await runCli(["repair", generated.dir]);
     expect(run.code).toBe(4);
     const refused = generated.partitions[0]!.path;
     expect(run.stdout.split(refused).length - 1).toBe(1);
-    expect(run.stdout.match(/left untouched/g)).toHaveLength(1);
+    expect(run.stdout.match(/left alone/g)).toHaveLength(1);
+    expect(run.stdout).not.toContain("left untouched");
     expect(run.stdout).toMatch(/Hole: segment \d+ \(\d{20}\.log\)/);
   });
 });

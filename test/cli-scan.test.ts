@@ -201,11 +201,24 @@ describe.concurrent("scenario details", () => {
 describe("human report", () => {
   it("shows every partition, segment line, refusal message and a summary; exit 4", async () => {
     const dirs = SCENARIOS.map((s) => samples.get(s.name)!.dir);
-    const [human, json] = await Promise.all([runCli(["scan", ...dirs]), runCli(["scan", ...dirs, "--json"])]);
+    const [human, json, brief] = await Promise.all([
+      runCli(["scan", ...dirs, "--verbose", "--all"]),
+      runCli(["scan", ...dirs, "--json"]),
+      runCli(["scan", ...dirs]),
+    ]);
     expect(human.code).toBe(4);
     expect(json.code).toBe(4);
+    expect(brief.code).toBe(4);
     const report = parseReport(json);
     expect(human.stdout).not.toMatch(/\x1b\[/);
+    // Problems first: without --all the clean partitions are a count, each problem a short line and its next step.
+    const clean = report.partitions.filter((partition) => partition.verdict === "clean");
+    expect(brief.stdout).toContain(`${clean.length} clean partitions (--all lists them)`);
+    for (const partition of report.partitions) {
+      if (partition.verdict === "clean") expect(brief.stdout).not.toContain(`${partition.path}  `);
+      else expect(brief.stdout).toContain(`${partition.path}  `);
+      if (partition.refusal) expect(brief.stdout).toContain(`  ${partition.refusal.code}: `);
+    }
     for (const partition of report.partitions) {
       expect(human.stdout).toContain(partition.path);
       if (partition.refusal) expect(human.stdout).toContain(partition.refusal.message);

@@ -62,20 +62,24 @@ describe("text output escapes control characters in names (scan, repair, restore
   for (const target of ["node root", "streams dir (streamed text report)"] as const) {
     it(`scan and repair (dry run) of the ${target}: no raw control byte, the names shown escaped`, async () => {
       const path = target === "node root" ? root : join(root, "streams");
-      const [scan, repair, colored] = await Promise.all([
+      const [scan, repair, colored, verbose] = await Promise.all([
         runCli(["scan", path]),
         runCli(["repair", path]),
         runCli(["scan", path], { FORCE_COLOR: "1" }),
+        runCli(["scan", path, "--verbose"]),
       ]);
       expect(scan.code).toBe(4);
       expect(repair.code).toBe(4);
-      for (const run of [scan, repair]) {
+      expect(verbose.code).toBe(4);
+      for (const run of [scan, repair, verbose]) {
         expect(shown(run)).not.toMatch(RAW_CONTROL);
         expect(run.stdout).toContain("9\\x1b]0;pwned\\x07");
         expect(run.stderr).toContain("link\\x1b[2J");
       }
-      expect(scan.stdout).toContain("sweep x\\x1b[2J.staging");
-      expect(scan.stdout).toContain("ignored \\x1b[2J.log");
+      expect(verbose.stdout).toContain("sweep x\\x1b[2J.staging");
+      expect(verbose.stdout).toContain("ignored \\x1b[2J.log");
+      // The next step's command shows the name as bash reads it back ($'…'), never as raw bytes.
+      expect(scan.stdout).toContain("9\\x1b]0;pwned\\x07' --apply");
       expect(repair.stdout).toMatch(/partition .*9\\x1b\]0;pwned\\x07/);
       expect(colored.stdout).toMatch(SGR);
       expect(shown(colored).replace(SGR, "")).not.toMatch(RAW_CONTROL);

@@ -43,8 +43,9 @@ describe("segscan scan <node root>", () => {
     const scan = await run(["scan", dir]);
     expect(scan.code).toBe(0);
     const nodeAt = scan.stdout.indexOf(`node ${dir}  CLEAN`);
+    expect(scan.stdout.startsWith("verdict CLEAN\n")).toBe(true);
     expect(nodeAt).toBeGreaterThan(0);
-    expect(nodeAt).toBeLessThan(scan.stdout.indexOf("verdict clean"));
+    expect(nodeAt).toBeLessThan(scan.stdout.indexOf("2 clean partitions (--all lists them)"));
     expect(scan.stdout).toContain("WAL        ops 40..55 (16 entries)");
     expect(scan.stdout).toContain("snapshot   op 40, 1 streams, 1 topics, 2 partitions, sealed");
     expect(scan.stdout).toContain("checkpoint op 40 (pairs with the snapshot)");
@@ -160,7 +161,7 @@ describe("segscan scan <node root>", () => {
     const original = readFileSync(wal);
     const dry = await run(["repair", dir]);
     expect(dry.code).toBe(4);
-    expect(dry.stdout).toMatch(/\nmetadata \S+\/metadata\n.*\n {2}truncate journal\.wal: \d+ -> \d+ bytes/);
+    expect(dry.stdout).toMatch(/\nmetadata \S+\/metadata\n.*\n {2}truncate journal\.wal: [\d,]+ -> [\d,]+ bytes/);
     expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
     const apply = await run(["repair", dir, "--apply"]);
     expect(apply.code).toBe(1);
@@ -173,9 +174,9 @@ describe("segscan scan <node root>", () => {
   it("committed ops lost (docs/node.md N1.1): an emptied WAL under commit_max 55 is refused, exit 4, and the forecast says the boot runs without ops 41..55", async () => {
     const dir = join(tempDir(), "node");
     await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-emptied"]);
-    const scan = await run(["scan", dir]);
+    const scan = await run(["scan", dir, "--verbose"]);
     expect(scan.code).toBe(4);
-    expect(scan.stdout).toContain("WAL        no entries, 0/0 bytes proven  refused  (iggy: boots, warns and runs without ops 41..55)");
+    expect(scan.stdout).toContain("WAL        no entries, 0 of 0 bytes proven  refused  (iggy: boots, warns and runs without ops 41..55)");
     expect(scan.stdout).toMatch(/refused +WalCommittedOpsLost metadata\/journal\.wal: ops 41\.\.55 were committed/);
     expect(scan.stdout).toMatch(
       /If iggy-server starts now:\n\s+DESTRUCTIVE run-without-committed-ops metadata\/journal\.wal: .*runs without ops 41\.\.55/,
@@ -190,7 +191,7 @@ describe("segscan scan <node root>", () => {
   it("a torn entry at commit_max on a solo node: no WAL cut in the repair plan, and the loss is still to happen after it", async () => {
     const dir = join(tempDir(), "node");
     await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-committed-torn"]);
-    const scan = await run(["scan", dir]);
+    const scan = await run(["scan", dir, "--verbose"]);
     expect(scan.stdout).not.toContain("WalTornTail");
     expect(scan.stdout).toContain("not a never-acknowledged torn tail");
     const dry = await run(["repair", dir]);
@@ -201,14 +202,14 @@ describe("segscan scan <node root>", () => {
   it("torn-tail words follow the bytes: a complete entry whose body fails is not called never acknowledged", async () => {
     const dir = join(tempDir(), "node");
     await run(["gen", dir, "--size", "tiny", "--node-fault", "wal-torn-tail-stale-copy"]);
-    const scan = await run(["scan", dir]);
+    const scan = await run(["scan", dir, "--verbose"]);
     expect(scan.stdout).toMatch(
       /repairable +WalTornTail metadata\/journal\.wal: .*segscan cannot tell a torn write from corruption of an acknowledged entry/,
     );
     expect(scan.stdout).not.toContain("never fsynced");
     const torn = join(tempDir(), "torn");
     await run(["gen", torn, "--size", "tiny", "--node-fault", "wal-torn-tail"]);
-    expect((await run(["scan", torn])).stdout).toMatch(
+    expect((await run(["scan", torn, "--verbose"])).stdout).toMatch(
       /WalTornTail .*under the crash model \(a completed fsync leaves no short entry\), never fsynced, so never acknowledged/,
     );
   });
@@ -216,7 +217,7 @@ describe("segscan scan <node root>", () => {
   it("an unsealed snapshot (its magic damaged) whose superblock lags: warn, its op reported, the server boots (exit 0)", async () => {
     const dir = join(tempDir(), "node");
     await run(["gen", dir, "--size", "tiny", "--node-fault", "snapshot-magic-damaged"]);
-    const scan = await run(["scan", dir]);
+    const scan = await run(["scan", dir, "--verbose"]);
     expect(scan.code).toBe(0);
     expect(scan.stdout).toContain("snapshot   op 40, 1 streams, 1 topics, 2 partitions, unsealed");
     expect(scan.stdout).toContain("checkpoint op 30 (lags the snapshot's op 40");

@@ -76,12 +76,16 @@ describe("a WAL that proves fewer ops than commit_max (docs/node.md N1.1)", () =
     expect(lossOf(report)).toMatchObject({ severity: "refused", provenOp: 51n, commitMax: 55n });
   });
 
-  it("on a 3-replica cluster the same loss is warn (the peers re-supply the ops), and the forecast is not destructive", async () => {
+  it("on a 3-replica cluster the same loss is warn, never said to be held by a peer (only fleet knows), and the forecast is not destructive", async () => {
     const root = await node("wal-committed-lost");
     rewriteSuperblock(root, { replicaCount: 3 });
     const report = await scanNode(root, { engine: engines[0]! });
     expect(lossOf(report)).toMatchObject({ severity: "warn", provenOp: 51n, commitMax: 55n, replicaCount: 3 });
-    expect(lossOf(report)!.message).toMatch(/the other 2 replicas of this 3-replica cluster hold them/i);
+    expect(lossOf(report)!.message).toContain(
+      "If one of the other 2 replicas of this 3-replica cluster holds them (check with `segscan fleet`), it re-supplies them when this replica rejoins; if none does, they are lost",
+    );
+    expect(lossOf(report)!.message).not.toMatch(/hold them and re-supply|replicas hold them/);
+    expect(report.bootForecast[0]!.detail).toContain("until a peer that holds them re-supplies them (check with `segscan fleet`)");
     expect(report.verdict).toBe("warn");
     expect(report.bootForecast).toEqual([expect.objectContaining({ effect: "run-without-committed-ops", destructive: false })]);
   });

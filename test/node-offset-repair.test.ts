@@ -347,7 +347,7 @@ describe("done when (CLI)", () => {
   it("scan names the consumer, stored offset, head and re-minted offsets; repair --clamp-offsets --apply fixes it; restore puts every byte back", async () => {
     const root = await node("offset-ahead-of-torn-tail");
     const before = files(root);
-    const scan = await runCli(["scan", root]);
+    const scan = await runCli(["scan", root, "--verbose"]);
     expect(scan.code).toBe(4);
     expect(scan.stdout).toMatch(
       /OffsetAheadOfHead .*consumer 7 stored offset 231 but the partition head is (\d+) \(after the torn-tail cut this plan makes\): offsets \d+\.\.231 will be re-minted/,

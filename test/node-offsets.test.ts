@@ -306,7 +306,7 @@ describe("CLI", () => {
     expect(forecast[0]).toMatch(/^\s+DESTRUCTIVE re-purge-partition /);
     expect(forecast[1]).toMatch(/^\s+clamp-offset /);
     const fenced = await node("fenced-dir");
-    const withFenced = await runCli(["scan", fenced, "--include-fenced"]);
+    const withFenced = await runCli(["scan", fenced, "--include-fenced", "--verbose"]);
     expect(withFenced.stdout).toContain("scanned read-only (--include-fenced): clean, 1 segment");
     expect((await runCli(["scan", fenced])).stdout).not.toContain("--include-fenced");
   });

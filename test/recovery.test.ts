@@ -750,6 +750,6 @@ describe("review findings", () => {
     writeSegment(dir, 0n, chain.log, [...indexAt(chain, [0]), { offset: 3n, timestamp: 0n, position: (1n << 64n) - 1n }]);
     const refusal = (await scan(dir)).refusal!;
     expect(refusal).toMatchObject({ code: "SizeDivergence", indexedPosition: Number.MAX_SAFE_INTEGER });
-    expect(refusal.message).toContain("18446744073709551615");
+    expect(refusal.message).toContain("18,446,744,073,709,551,615");
   });
 });

@@ -64,6 +64,7 @@ function partition(overrides: Partial<PartitionReport>): PartitionReport {
     scope: [],
     nextStep: "repair",
     findings: [],
+    nextCommand: null,
     ...overrides,
   };
 }
@@ -271,9 +272,9 @@ describe("planRepair", () => {
     const text = formatPlan(await planRepair(report([torn, refused])));
     const order = [
       "sweep x.index.staging",
-      "truncate 00000000000000000000.log: 1000 -> 600",
+      "truncate 00000000000000000000.log: 1,000 -> 600",
       "copied to 00000000000000000000.log.600.residue",
-      "truncate 00000000000000000020.log: 1000 -> 700 bytes (torn tail; cut 300 zero bytes, recorded by length)",
+      "truncate 00000000000000000020.log: 1,000 -> 700 bytes (torn tail; cut 300 zero bytes, recorded by length)",
       "rewrite 00000000000000000000.index: 1 entry, 24 bytes",
       "trim 00000000000000000010.index: 53 -> 48 bytes",
       "/data/p2: refused, action tombstone",

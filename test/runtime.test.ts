@@ -80,7 +80,7 @@ describe("failure messages name path, operation and cause once (17.9)", () => {
     const report = await scanPartition(dir, { engine: createTsEngine() }, denyFs);
     const error = report.partitions[0]!.error!;
     expect(error.message).toBe(`cannot open ${logPath}: permission denied (EACCES); nothing was changed`);
-    const human = formatReport(report);
+    const human = formatReport(report, { verbose: true });
     expect(human).toContain(`OpenFailure: ${error.message}`);
     // The path is in the message: the human line does not repeat it.
     expect(human.split(logPath).length - 1).toBe(1);

@@ -8,6 +8,7 @@
  * two damaged ranges in one segment), tail and deep mode, both engines; every
  * refusal; the CLI and its JSON. (Crashes: salvage-crash.test.ts.)
  */
+import { shellQuote } from "../src/domain/command.js";
 import { cpSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -63,7 +64,8 @@ describe("salvage: the shapes of the plan (issue 24 item 3)", () => {
       const before = snapshot(dir);
       const report = await scan(dir, scenario);
       expect(report.partitions[0]!.verdict).toBe("refused");
-      expect(report.partitions[0]!.nextStep).toMatch(/^salvage: segscan salvage <partition> --apply keeps /);
+      expect(report.partitions[0]!.nextStep.startsWith(`salvage: ${shellQuote(["segscan", "salvage", dir, "--apply"])} keeps `)).toBe(true);
+      expect(report.partitions[0]!.nextCommand).toEqual(["segscan", "salvage", dir, "--apply"]);
       const plan = await salvagePlan(dir, scenario);
       const target = plan.targets[0]!;
       expect(target.steps.map(stepShape)).toEqual(scenario.steps);

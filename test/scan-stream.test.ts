@@ -17,7 +17,7 @@ import { loadPartition } from "../src/recovery/partition.js";
 import { PARTITIONS_IN_FLIGHT, POOL_MIN_BYTES, POOL_MIN_BYTES_PER_PARTITION, discover, poolPays } from "../src/recovery/scan.js";
 import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { formatReport } from "../src/report/format.js";
-import type { toJsonReport } from "../src/report/json.js";
+import { type toJsonReport, validateNdjsonReport } from "../src/report/json.js";
 import type { PartitionReport } from "../src/domain/scan.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
@@ -205,9 +205,18 @@ describe("segscan scan --ndjson and the streamed text report (issue 13)", () => 
     expect(lines).toHaveLength(PARTITIONS + 1);
     // A node root: each partition line also carries its dir's entry of the node section.
     const partitionLines = lines.slice(0, -1);
-    expect(partitionLines.map(({ node: _node, ...partition }) => partition)).toEqual(report.partitions);
+    // docs/interfaces.md §9.3: every line says what it is.
+    expect(partitionLines.map((line) => line.type)).toEqual(report.partitions.map(() => "partition"));
+    expect(lines.at(-1)!.type).toBe("summary");
+    expect(validateNdjsonReport(lines)).toEqual([]);
+    // A line without its type, or of the wrong type, is not an --ndjson line.
+    const { type: _untyped, ...untyped } = lines[0]!;
+    expect(validateNdjsonReport([untyped, ...lines.slice(1)])).toEqual(["line 1: $.type: missing"]);
+    expect(validateNdjsonReport([...lines.slice(0, -1), { ...lines.at(-1), type: "partition" }])[0]).toMatch(/^line \d+: \$\.type/);
+    expect(partitionLines.map(({ node: _node, type: _type, ...partition }) => partition)).toEqual(report.partitions);
     expect(partitionLines.map((line) => line.node)).toEqual(report.node!.partitions);
-    const last = lines.at(-1) as unknown as Omit<typeof report, "partitions">;
+    const { type: _type, ...lastLine } = lines.at(-1)!;
+    const last = lastLine as unknown as Omit<typeof report, "partitions">;
     // The last line carries the rest of the --json report's node section (no dir is left without a partition here).
     expect(last.node?.path).toBe(dataDir);
     expect(last.node?.partitions).toEqual([]);
@@ -218,8 +227,7 @@ describe("segscan scan --ndjson and the streamed text report (issue 13)", () => 
     });
   });
 
-  it("the text report, printed partition by partition, is formatReport's text", async () => {
-    // Below the node root: a node root's text report is collected whole (its node section comes first).
+  it("the text report of a streamed scan is formatReport's text", async () => {
     const dataDir = join(makeDataDir(), "streams");
     const [engine] = await allEngines();
     const run = await runCli(["scan", "--engine", engine!.kind, dataDir]);

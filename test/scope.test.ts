@@ -19,11 +19,14 @@ import { writeNodeMetadata } from "../src/gen/node/node.js";
 import {
   NODE_CODES_WITH_NEXT_STEPS,
   type NextStepInput,
+  nodeFindingNext,
   nodeFindingNextStep,
   offsetsText,
+  partitionNext,
   partitionNextStep,
 } from "../src/policy/next-step.js";
 import { decideAction } from "../src/policy/policy.js";
+import { shellQuote } from "../src/domain/command.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import { MAX_SCOPE_RANGES_PER_SEGMENT } from "../src/recovery/scope.js";
 import { scanPath } from "../src/node/scan-path.js";
@@ -170,7 +173,7 @@ describe("scope of loss: interior damage with survivors (issue 24 item 1)", () =
         ]);
         const unreadable = offsetsText({ firstOffset: segment.batches[k]!.baseOffset, lastOffset: lastOf(segment, k) });
         expect(partition.nextStep, where).toBe(
-          `salvage: segscan salvage <partition> --apply keeps 0..${provenLast} and ${segment.batches[k + 1]!.baseOffset}..${partitionEnd} ` +
+          `salvage: ${shellQuote(["segscan", "salvage", partition.path, "--apply"])} keeps 0..${provenLast} and ${segment.batches[k + 1]!.baseOffset}..${partitionEnd} ` +
             `and records ${unreadable} as lost (what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup`,
         );
         // The batch_length flip leaves a header over the cap: its bytes do not decode, whatever caused it.
@@ -186,7 +189,8 @@ describe("scope of loss: interior damage with survivors (issue 24 item 1)", () =
     const partition = await scanFirst("length-bitflip", engines[0]!, "tail", 3);
     expect(partition.action).toBe("rebuild-from-peers");
     expect(partition.nextStep).toBe(
-      `rebuild this partition from a replica: segscan proves 0..${segment.batches[k]!.baseOffset - 1n} here ` +
+      `if a peer holds ${offsetsText({ firstOffset: segment.batches[k]!.baseOffset, lastOffset: lastOf(segment, k) })} (check with \`segscan fleet\`), ` +
+        `rebuild this partition from it, else restore it from a backup: segscan proves 0..${segment.batches[k]!.baseOffset - 1n} here ` +
         `(and ${segment.batches[k + 1]!.baseOffset}..${segment.endOffset} after the damage)`,
     );
   });
@@ -268,7 +272,9 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
       ]);
       const text = formatPartition(partition);
       expect(text).toContain(`unreadable ${tail.endOffset + 1n}..unknown (64.0 MiB)`);
-      expect(partition.nextStep).toMatch(/^scan again with a larger --probe-budget: the probe stopped at byte \d+ of segment \d+/);
+      expect(partition.nextStep).toMatch(
+        /^scan again with a larger probe budget: segscan scan \S+ --probe-budget \d+; the probe stopped at byte [\d,]+ of segment \d+/,
+      );
       expect(partition.nextStep).toContain(`segscan proves 0..${tail.endOffset} here`);
     }
   });
@@ -292,8 +298,9 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
       "torn tail (4 MiB): its header does not decode, so its offsets are unknown; all zero, never written: under the crash model (a completed fsync leaves no zeros), never fsynced, so never acknowledged",
     );
     expect(partition.nextStep).toBe(
-      "repair: segscan repair <partition> --apply removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)",
+      `repair: ${shellQuote(["segscan", "repair", partition.path, "--apply"])} removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)`,
     );
+    expect(partition.nextCommand).toEqual(["segscan", "repair", partition.path, "--apply"]);
   });
 
   it("a tail cut mid-batch: the header claims the last batch's offsets, and a short batch was never acknowledged", async () => {
@@ -343,10 +350,10 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
         const claimed = `offsets ${lastBatch.baseOffset}..${tail.endOffset}`;
         expect(partition.nextStep).toBe(
           replicas === 1
-            ? `check a backup for ${claimed}, then repair: segscan repair <partition> --apply cuts ${lastBatch.length.toLocaleString("en-US")} bytes ` +
+            ? `check a backup for ${claimed}, then repair: ${shellQuote(["segscan", "repair", partition.path, "--apply"])} cuts ${lastBatch.length.toLocaleString("en-US")} bytes ` +
                 "(a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back)"
-            : `repair: segscan repair <partition> --apply cuts ${lastBatch.length.toLocaleString("en-US")} bytes ` +
-                `(a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back); a replica holding ${claimed} re-supplies them`,
+            : `repair: ${shellQuote(["segscan", "repair", partition.path, "--apply"])} cuts ${lastBatch.length.toLocaleString("en-US")} bytes ` +
+                `(a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back); if a peer holds ${claimed} (check with \`segscan fleet\`), it re-supplies them`,
         );
       }
     }
@@ -586,7 +593,7 @@ const CASES: Case[] = [
     outcome: "torn-tail",
     scope: [range("proven", 0n, 709n), range("torn", null, null, { tornEvidence: "zero-filled" })],
     expected: {
-      1: "repair: segscan repair <partition> --apply removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)",
+      1: "repair: segscan repair '/data/node 1/p' --apply removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)",
     },
   },
   {
@@ -596,8 +603,8 @@ const CASES: Case[] = [
     outcome: "torn-tail",
     scope: [range("proven", 0n, 709n), range("torn", 710n, 714n, { tornEvidence: "complete-batch" })],
     expected: {
-      1: "check a backup for offsets 710..714, then repair: segscan repair <partition> --apply cuts 100 bytes (a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back)",
-      3: "repair: segscan repair <partition> --apply cuts 100 bytes (a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back); a replica holding offsets 710..714 re-supplies them",
+      1: "check a backup for offsets 710..714, then repair: segscan repair '/data/node 1/p' --apply cuts 100 bytes (a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back)",
+      3: "repair: segscan repair '/data/node 1/p' --apply cuts 100 bytes (a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back); if a peer holds offsets 710..714 (check with `segscan fleet`), it re-supplies them",
     },
   },
   {
@@ -607,8 +614,8 @@ const CASES: Case[] = [
     outcome: "refused",
     scope: [range("proven", 0n, 669n), range("unreadable", 670n, 674n), range("intact", 675n, 709n)],
     expected: {
-      1: "salvage: segscan salvage <partition> --apply keeps 0..669 and 675..709 and records 670..674 as lost (what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup",
-      3: "rebuild this partition from a replica: segscan proves 0..669 here (and 675..709 after the damage)",
+      1: "salvage: segscan salvage '/data/node 1/p' --apply keeps 0..669 and 675..709 and records 670..674 as lost (what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup",
+      3: "if a peer holds 670..674 (check with `segscan fleet`), rebuild this partition from it, else restore it from a backup: segscan proves 0..669 here (and 675..709 after the damage)",
     },
   },
   {
@@ -619,7 +626,7 @@ const CASES: Case[] = [
     scope: [range("proven", 0n, 373n), range("unreadable", 374n, null)],
     expected: {
       1: "restore this partition from a backup: segscan proves 0..373 here, 374..unknown cannot be proven; keep these files as evidence",
-      3: "rebuild this partition from a replica: segscan proves 0..373 here",
+      3: "if a peer holds 374..unknown (check with `segscan fleet`), rebuild this partition from it, else restore it from a backup: segscan proves 0..373 here",
     },
   },
   {
@@ -629,8 +636,8 @@ const CASES: Case[] = [
     outcome: "refused",
     scope: [range("proven", 0n, 669n), range("unreadable", 670n, null)],
     expected: {
-      1: "scan again with a larger --probe-budget: the probe stopped at byte 11 of segment 374 before it settled the residue; segscan proves 0..669 here",
-      3: "scan again with a larger --probe-budget: the probe stopped at byte 11 of segment 374 before it settled the residue; segscan proves 0..669 here",
+      1: "scan again with a larger probe budget: segscan scan '/data/node 1/p' --probe-budget 2; the probe stopped at byte 11 of segment 374 before it settled the residue; segscan proves 0..669 here",
+      3: "scan again with a larger probe budget: segscan scan '/data/node 1/p' --probe-budget 2 --replicas 3; the probe stopped at byte 11 of segment 374 before it settled the residue; segscan proves 0..669 here",
     },
   },
   {
@@ -641,7 +648,7 @@ const CASES: Case[] = [
     scope: [range("proven", 0n, 709n), range("intact", 700n, 800n)],
     expected: {
       1: "restore this partition from a backup: two segments hold offsets 700..709, and only the right copy may be served; keep both as evidence",
-      3: "rebuild this partition from a replica: segscan proves 0..709 here (and 700..800 after the damage)",
+      3: "if a peer holds a good copy of this partition (check with `segscan fleet`), rebuild this partition from it, else restore it from a backup: segscan proves 0..709 here (and 700..800 after the damage)",
     },
   },
   {
@@ -652,7 +659,7 @@ const CASES: Case[] = [
     scope: [range("proven", null, null, { messages: 0 }), range("unreadable", 374n, null)],
     expected: {
       1: "restore this partition from a backup: segscan proves no offset here, 374..unknown cannot be proven; keep these files as evidence",
-      3: "rebuild this partition from a replica: segscan proves no offset here",
+      3: "if a peer holds 374..unknown (check with `segscan fleet`), rebuild this partition from it, else restore it from a backup: segscan proves no offset here",
     },
   },
   {
@@ -660,14 +667,21 @@ const CASES: Case[] = [
     verdict: "failed",
     refusal: null,
     scope: [],
-    expected: { 1: "retry: fix what stopped the scan (ReadFailure) and scan again; nothing was concluded or changed" },
+    expected: {
+      1: "retry: fix what stopped the scan (ReadFailure), then scan again: segscan scan '/data/node 1/p'; nothing was concluded or changed",
+      3: "retry: fix what stopped the scan (ReadFailure), then scan again: segscan scan '/data/node 1/p' --replicas 3; nothing was concluded or changed",
+    },
   },
 ];
+
+/** The partition dir of every case: a space in it, so each command shows its quoting. */
+const CASE_PATH = "/data/node 1/p";
 
 /** A report of one partition for the formatters, from a case. */
 function partitionOf(c: Case, replicas: number): PartitionReport {
   const action = decideAction(c.verdict, c.refusal, replicas).action;
   const input: NextStepInput = {
+    path: CASE_PATH,
     verdict: c.verdict,
     action,
     refusal: c.refusal,
@@ -687,8 +701,9 @@ function partitionOf(c: Case, replicas: number): PartitionReport {
             },
           ],
   };
+  const next = partitionNext(input, replicas);
+  expect(partitionNextStep(input, replicas)).toBe(next.text);
   return {
-    path: "/p",
     ...input,
     budget: { limitUnits: 1, spentUnits: 0 },
     sweep: [],
@@ -697,7 +712,8 @@ function partitionOf(c: Case, replicas: number): PartitionReport {
     bytesScanned: 0,
     singleSegment: false,
     scope: input.scope,
-    nextStep: partitionNextStep(input, replicas),
+    nextStep: next.text,
+    nextCommand: next.command,
     findings: [],
   } as PartitionReport;
 }
@@ -712,6 +728,14 @@ describe("the next step for every verdict and action (issue 24 item 2)", () => {
       expect(partition.nextStep).not.toContain("\n");
       expect(formatPartition(partition).split("\n")).toContain(`  next step: ${expected}`);
       expect(partitionToJson(partition).nextStep).toBe(expected);
+      // docs/repair.md §6.4: the command the line names is in it as printed, quoted, and beside it as an argv array.
+      expect(partitionToJson(partition).nextCommand).toEqual(partition.nextCommand);
+      if (partition.nextCommand !== null) {
+        expect(partition.nextCommand[0]).toBe("segscan");
+        expect(partition.nextCommand).toContain(CASE_PATH);
+        expect(expected).toContain(shellQuote(partition.nextCommand));
+      }
+      expect(expected).not.toMatch(/<partition>|<node root>/);
     },
   );
 
@@ -729,7 +753,7 @@ describe("the next step for every verdict and action (issue 24 item 2)", () => {
           const report = await scanPartition(sample.partitions[0]!.path, { engine: engines[0]!, replicaCount });
           const partition = report.partitions[0]!;
           expect(partition.nextStep.length, scenario.name).toBeGreaterThan(10);
-          expect(formatReport(report), scenario.name).toContain(`next step: ${partition.nextStep}`);
+          expect(formatReport(report, { verbose: true, all: true }), scenario.name).toContain(`next step: ${partition.nextStep}`);
           const json = toJsonReport(report);
           expect(validateJsonReport(JSON.parse(JSON.stringify(json))), scenario.name).toEqual([]);
           expect(json.partitions[0]!.nextStep).toBe(partition.nextStep);
@@ -756,7 +780,7 @@ describe("the next step of every node finding (issue 24 item 2)", () => {
         .sort(),
     );
     for (const code of shared) {
-      expect(nodeFindingNextStep({ severity: "failed", code, path: "/x", message: "m" })).toBe(
+      expect(nodeFindingNextStep({ severity: "failed", code, path: "/x", message: "m" }, "/n")).toBe(
         "fix the read error and scan again; nothing was judged or changed",
       );
     }
@@ -770,11 +794,27 @@ describe("the next step of every node finding (issue 24 item 2)", () => {
       message: "m",
       tornEvidence,
     });
-    expect(nodeFindingNextStep(torn("short-entry"))).toContain("which under the crash model was never acknowledged");
-    expect(nodeFindingNextStep(torn("complete-entry"))).toMatch(/^check a replica or a backup for the last op, then repair/);
-    const lost = (severity: "refused" | "warn"): NodeFinding => ({ severity, code: "WalCommittedOpsLost", path: "/w", message: "m" });
-    expect(nodeFindingNextStep(lost("refused"))).toMatch(/^restore metadata\/ from a backup/);
-    expect(nodeFindingNextStep(lost("warn"))).toMatch(/^nothing to do here: the peers re-supply/);
+    const root = "/data/node's root";
+    expect(nodeFindingNextStep(torn("short-entry"), root)).toBe(
+      "repair: segscan repair '/data/node'\\''s root' --apply cuts the torn tail, which under the crash model was never acknowledged (preserved; segscan restore undoes it)",
+    );
+    expect(nodeFindingNext(torn("short-entry"), root).command).toEqual(["segscan", "repair", root, "--apply"]);
+    expect(nodeFindingNextStep(torn("complete-entry"), root)).toMatch(/^check a replica or a backup for the last op, then repair/);
+    const lost = (severity: "refused" | "warn"): NodeFinding => ({
+      severity,
+      code: "WalCommittedOpsLost",
+      path: "/w",
+      message: "m",
+      provenOp: 51n,
+      commitMax: 55n,
+    });
+    expect(nodeFindingNextStep(lost("refused"), root)).toMatch(/^restore metadata\/ from a backup/);
+    // One node cannot know whether a peer holds what it lacks: it says where to look (docs/node.md N1.1).
+    expect(nodeFindingNextStep(lost("warn"), root)).toBe(
+      "if a peer holds ops 52..55 (check with `segscan fleet`), it re-supplies them when this replica rejoins; " +
+        "if none does, restore metadata/ from a backup that holds them, or accept their loss",
+    );
+    expect(nodeFindingNext(lost("warn"), root).command).toBeNull();
   });
 
   it("a node scan prints each finding's next step, and the JSON carries the same", async () => {
@@ -785,7 +825,7 @@ describe("the next step of every node finding (issue 24 item 2)", () => {
       const report = await scanPath(join(dir, "n"), { engine: engines[0]! });
       const json = toJsonReport(report);
       expect(validateJsonReport(JSON.parse(JSON.stringify(json)))).toEqual([]);
-      const findings: { code: string; nextStep: string }[] = [];
+      const findings: { code: string; nextStep: string; nextCommand?: string[] | null }[] = [];
       const collect = (value: unknown): void => {
         if (Array.isArray(value)) value.forEach(collect);
         else if (value !== null && typeof value === "object") {
@@ -797,8 +837,14 @@ describe("the next step of every node finding (issue 24 item 2)", () => {
       };
       collect(json.node);
       const corrupt = findings.find((finding) => finding.code === "OffsetCorrupt");
-      expect(corrupt?.nextStep).toMatch(/^segscan repair <node root> --apply keeps a copy as evidence/);
-      expect(formatReport(report)).toContain(`next step: ${corrupt!.nextStep}`);
+      const root = join(dir, "n");
+      expect(corrupt?.nextStep).toBe(
+        `${shellQuote(["segscan", "repair", root, "--apply"])} keeps a copy as evidence; tell the consumer's owner: at the next boot it restarts from offset 0`,
+      );
+      expect(corrupt?.nextCommand).toEqual(["segscan", "repair", root, "--apply"]);
+      expect(formatReport(report, { verbose: true })).toContain(`next step: ${corrupt!.nextStep}`);
+      // The short form ends where the command does.
+      expect(formatReport(report)).toContain(`next step: ${shellQuote(["segscan", "repair", root, "--apply"])}\n`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -59,13 +59,15 @@ export interface RepairFlags extends ScanFlags {
 }
 
 /**
- * The one "left untouched" list: each refused or failed partition once, with
- * its reason, then clean ones by count. `formatPlan` is given the plan without
- * its skipped list (see `planText`), so nothing is listed twice.
+ * The one "left alone" section: each node finding the plan does not act on
+ * (docs/node.md N7), each refused or failed partition once with its reason and
+ * next step, then clean ones by count. `formatPlan` is given the plan without
+ * its own lists (see `planText`), so nothing is listed twice.
  */
-function problemsLeft(report: ScanReport): string {
+function leftAlone(report: ScanReport, plan: Pick<RepairPlan, "leftAlone"> | null): string {
   const c = colors(useColor());
   const lines: string[] = [];
+  for (const item of terminalSafe(plan?.leftAlone ?? [])) lines.push(`  ${item.code} at ${item.path}: ${item.message}`);
   for (const partition of terminalSafe(report.partitions)) {
     if (partition.refusal !== null && partition.verdict === "refused") {
       lines.push(`  ${partition.path}: ${c.red("refused")}, action ${partition.action}`);
@@ -78,15 +80,28 @@ function problemsLeft(report: ScanReport): string {
     }
   }
   const cleanCount = report.partitions.filter((partition) => partition.verdict === "clean").length;
-  if (cleanCount > 0 && lines.length > 0) lines.push(`  ${cleanCount} clean partition${cleanCount === 1 ? "" : "s"}: action serve`);
-  return lines.length === 0 ? "" : `\nleft untouched:\n${lines.join("\n")}\n`;
+  if (cleanCount > 0 && lines.length > 0)
+    lines.push(`  ${formatCount(cleanCount)} clean partition${cleanCount === 1 ? "" : "s"}: action serve`);
+  return lines.length === 0 ? "" : `\nleft alone:\n${lines.join("\n")}\n`;
 }
 
-/** The boot forecast after the repair, its paths shown terminal-safe (every input escaped alike, so they still compare). */
-/** The plan without its "left untouched" list when `problemsLeft` prints that list with reasons. */
+/** The plan and its one "left alone" section (the plan's own lists go into it: see `leftAlone`). */
 function planText(plan: RepairPlan, report: ScanReport): string {
-  const hasProblems = report.partitions.some((partition) => partition.verdict === "refused" || partition.verdict === "failed");
-  return formatPlan(hasProblems ? { ...plan, skipped: [] } : plan);
+  return `${formatPlan({ ...plan, leftAlone: [], skipped: [] })}${leftAlone(report, plan)}`;
+}
+
+/**
+ * docs/repair.md §6.2: one repair plans one node root (its WAL cut, its offsets).
+ * A scan that met several is refused before anything is planned, naming the
+ * command for each root: never a plan that leaves a node's checks out.
+ */
+function refuseSeveralNodeRoots(report: ScanReport): void {
+  if (report.nodes === undefined) return;
+  const commands = report.nodes.map((node) => shellQuote(["segscan", "repair", node.path]));
+  throw new UsageError(
+    `the paths hold ${report.nodes.length} node roots (${report.nodes.map((node) => node.path).join(", ")}): ` +
+      `repair plans one node root at a time, so repair each on its own: ${commands.join("; ")}`,
+  );
 }
 
 /**
@@ -106,7 +121,8 @@ export async function rescanRepaired(
     const repaired = result.targets.map((target) => `${target.path} (journal ${target.journalPath})`).join(", ");
     const cancelled = new Error(
       `cancelled during the re-scan after the repair: every repair step completed and is in the journal; repaired: ${repaired}; ` +
-        `the re-scan did not finish, so \`segscan scan ${paths.join(" ")}\` shows the state (\`segscan restore <dir>\` undoes a repair)`,
+        `the re-scan did not finish, so \`${shellQuote(["segscan", "scan", ...paths])}\` shows the state ` +
+        `(${repaired.length > 0 ? `\`${shellQuote(["segscan", "restore", result.targets[0]!.path])}\` undoes the first repair` : "segscan restore undoes a repair"})`,
       { cause: error },
     );
     cancelled.name = "AbortError";
@@ -143,6 +159,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
   const explicit = engineWasExplicit(command);
   return withCancellation(async (signal) => {
     const report = await runScan(paths, flags, explicit, signal);
+    refuseSeveralNodeRoots(report);
     const plan = await planRepair(report, { clampOffsets: flags.clampOffsets === true });
     // One engine for the whole command (a wasm fallback warns once).
     let enginePromise: ReturnType<typeof resolveEngine> | undefined;
@@ -163,7 +180,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
       if (flags.json) {
         await out(repairJson(report, plan, null, null));
       } else {
-        let text = `${planText(plan, report)}${problemsLeft(report)}\n${formatSummary(report, { color })}\n`;
+        let text = `${planText(plan, report)}\n${formatSummary(report, { color })}\n`;
         if (!isEmptyPlan(plan)) text += `${c.dim("dry run: nothing was changed; add --apply to carry out the plan")}\n`;
         await out(text);
       }
@@ -174,7 +191,11 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     let result: ApplyResult;
     try {
       // A failure or cancel is reported by applyRepair itself: what was repaired, what was not, how to undo (docs/repair.md §6.2).
-      result = await applyRepair(plan, { signal, engine: await commandEngine(), command: `segscan repair ${paths.join(" ")} --apply` });
+      result = await applyRepair(plan, {
+        signal,
+        engine: await commandEngine(),
+        command: shellQuote(["segscan", "repair", ...paths, "--apply"]),
+      });
     } catch (error) {
       if (error instanceof TargetRefusedError) {
         warn(error.message);
@@ -195,7 +216,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
     } else {
       const preserved = result.targets.some((target) => target.steps.some((step) => step.preserved !== null));
       await out(
-        `${formatApplied(result)}${problemsLeft(after)}\n${afterLine(plan, after)}\n${preserved ? forgetHint(paths, "repair") : ""}`,
+        `${formatApplied(result)}${leftAlone(after, null)}\n${afterLine(plan, after)}\n${preserved ? forgetHint(paths, "repair") : ""}`,
       );
     }
     return code;
@@ -214,7 +235,7 @@ function restoredText(unsafe: RestoreResult): string {
   const lines = [`restored ${result.partitionDir}:`, ...result.undone.map((line) => `  ${line}`)];
   if (result.undone.length === 0) lines.push("  (no step had taken effect)");
   if (result.closedRuns.length > 0) lines.push(`  (${result.closedRuns.length} older run(s) closed by segscan forget were not undone)`);
-  lines.push(`journal moved to ${result.restoredJournal ?? ""}`, `scan it again: segscan scan ${result.scanPath}`);
+  lines.push(`journal moved to ${result.restoredJournal ?? ""}`, `scan it again: ${shellQuote(["segscan", "scan", unsafe.scanPath])}`);
   return lines.join("\n") + "\n";
 }
 
@@ -243,7 +264,9 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
     throw new OperationalError(`cannot restore ${dir}: stat failed (${describeCause(error)}); nothing was changed`);
   }
   if (!info.isDirectory())
-    throw new UsageError(`${dir} is not a directory: restore takes a partition dir, a metadata dir, its .segscan dir, or a data dir`);
+    throw new UsageError(
+      `${dir} is not a directory: restore takes a node root or data dir, a partition dir, a metadata dir, or its .segscan dir`,
+    );
   const targets = await findRestorable(dir);
   if (targets.length === 0) {
     if (flags.json) {
@@ -258,7 +281,7 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
     return EXIT.CLEAN;
   }
   const engine = await resolveEngine("wasm", false);
-  const command = `segscan restore ${dir}`;
+  const command = shellQuote(["segscan", "restore", dir]);
   const results: RestoreResult[] = [];
   let code: number = EXIT.CLEAN;
   await withCancellation(async (signal) => {
@@ -462,7 +485,10 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
       }) + "\n",
     );
   } else {
-    await out(describeGenerated(generated, useColor()) + escapeControlKeepingLines(`${node?.text ?? ""}scan it: segscan scan ${dir}\n`));
+    await out(
+      describeGenerated(generated, useColor()) +
+        escapeControlKeepingLines(`${node?.text ?? ""}scan it: ${shellQuote(["segscan", "scan", dir])}\n`),
+    );
   }
   return EXIT.CLEAN;
 }
@@ -546,10 +572,13 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
     progress: flags.progress,
   };
   const report = await withCancellation((signal) => runScan([data], scanFlags, engineWasExplicit(command), signal));
-  await out(`${c.bold(`$ segscan scan ${data}`)}\n\n${formatReport(terminalSafe(report), { color, relativeTo: data })}\n`);
+  // What `segscan scan` prints, its closing hints included (the demo shows partition paths relative to the data dir).
+  const { scanHints } = await import("./scan-command.js");
+  const scanText = formatReport(terminalSafe(report), { color, relativeTo: data }) + scanHints(report, [data]);
+  await out(`${c.bold(`$ ${shellQuote(["segscan", "scan", data])}`)}\n\n${scanText}\n`);
   // What `segscan repair` prints: one plan for the whole node (segments, the WAL cut, offset evidence) and the forecast after it.
   const plan = await planRepair(report);
-  await out(`${c.bold(`$ segscan repair ${data}`)}\n\n${planText(plan, report)}\n`);
+  await out(`${c.bold(`$ ${shellQuote(["segscan", "repair", data])}`)}\n\n${planText(plan, report)}\n`);
   const first = generated.faults[0]?.partition ?? data;
   const tailLog = generated.partitions[0]?.segments.at(-1)?.logPath ?? "";
   // `npx segscan` works as printed in the segscan project (npx runs the package's own bin) and
@@ -557,15 +586,15 @@ export async function demoCommand(flags: { engine: EngineKind; progress: boolean
   await out(
     [
       c.bold("Try it yourself") + c.dim(" (in the segscan project directory, or wherever segscan is installed):"),
-      `  npx segscan repair ${data} --apply`,
+      `  npx ${shellQuote(["segscan", "repair", data, "--apply"])}`,
       c.dim("      carry out the plan; exits 5 = 1 (repaired, clean now) | 4 (a refusal is left as it is)"),
-      `  npx segscan scan ${data}`,
+      `  npx ${shellQuote(["segscan", "scan", data])}`,
       c.dim("      the repaired partitions scan clean; the refused one is still refused"),
-      `  npx segscan restore ${first}`,
+      `  npx ${shellQuote(["segscan", "restore", first])}`,
       c.dim("      put every cut byte back from the journal"),
-      `  npx segscan dump ${tailLog} --messages`,
+      `  npx ${shellQuote(["segscan", "dump", tailLog, "--messages"])}`,
       c.dim("      list batches and messages, kafka-dump-log style"),
-      `  rm -r ${dir}`,
+      `  ${shellQuote(["rm", "-r", dir])}`,
       c.dim("      when done"),
     ].join("\n") + "\n",
   );

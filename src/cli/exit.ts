@@ -3,7 +3,7 @@
  * several ORs them together (e.g. 1|4 = 5: some partitions were repaired and
  * clean now, others were refused and left as they are).
  */
-import type { ScanReport } from "../domain/scan.js";
+import { type ScanReport, scanNodes } from "../domain/scan.js";
 import type { Severity } from "../domain/node.js";
 
 export const EXIT = {
@@ -22,13 +22,14 @@ export const EXIT = {
 } as const;
 
 /** Exit status of a dry-run scan: 4 for repairable or refused partitions, 8 for failed ones. */
-export function scanExitCode(report: Pick<ScanReport, "summary" | "node">): number {
+export function scanExitCode(report: Pick<ScanReport, "summary" | "node" | "nodes">): number {
   // From the summary's counts, so a streamed scan (which keeps no partitions) gets the same code.
   const { failed, repairable, refused, findings } = report.summary;
   let code: number = EXIT.CLEAN | (failed > 0 ? EXIT.OPERATIONAL : 0) | (repairable + refused > 0 ? EXIT.PROBLEMS : 0);
   // docs/repair.md §6.6: an unreadable salvage record was not judged (8); a recorded loss is a warning (0, said first).
   if (findings.failed > 0) code |= EXIT.OPERATIONAL;
-  if (report.node !== undefined) code |= severityExitBits(report.node.verdict);
+  // docs/node.md N0: every node root's section counts, one or several.
+  for (const node of scanNodes(report)) code |= severityExitBits(node.verdict);
   return code;
 }
 

@@ -14,11 +14,24 @@ if (process.argv.length === 3 && (process.argv[2] === "--version" || process.arg
   const { setFlagsFromString } = await import("node:v8");
   setFlagsFromString("--semi-space-growth-factor=1");
   setFlagsFromString("--heap-growing-percent=50");
-  // A closed pipe (`segscan dump x.log | head`) is not an error worth a stack trace.
+  // A closed pipe (`segscan scan x | head -1`) is not an error worth a stack trace, and never a reason to exit 0:
+  // the verdict is not known yet when the reader goes away. Node ignores SIGPIPE, so the process cannot die by it
+  // as grep does; instead what is still to be written is dropped and the command runs to its end, so the exit
+  // status is the verdict's (docs/interfaces.md §9.2 "Exit status").
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw error;
+    if (error.code !== "EPIPE") throw error;
+    dropStdout();
   });
   const { run } = await import("./program.js");
   process.exitCode = await run(process.argv);
+}
+
+/** After EPIPE: every later write to stdout is dropped and reported done, so a command awaiting its output goes on. */
+function dropStdout(): void {
+  const drop = (...args: unknown[]): boolean => {
+    const callback = args[args.length - 1];
+    if (typeof callback === "function") queueMicrotask(() => (callback as (error?: Error | null) => void)(null));
+    return true;
+  };
+  process.stdout.write = drop as typeof process.stdout.write;
 }

@@ -39,10 +39,11 @@ const _everySizeProfileNamed: Exclude<SizeProfileName, (typeof SIZE_PROFILE_NAME
 
 const EXIT_HELP = `
 Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
-  0   every partition is clean
+  0   every partition is clean; node findings of severity warn or info are shown but do
+      not count (a verdict of WARN or INFO exits 0)
   1   repairs were applied and the repaired partitions scan clean now
-  4   problems left: a dry run found repairs to make, or a partition was refused
-  8   operational error: I/O, a failed partition, a missing or unreadable path
+  4   problems left: a dry run found repairs to make, or a partition or node item was refused
+  8   operational error: I/O, a failed partition or node item, a missing or unreadable path
       (9 = 1|8: an apply that stopped part-way after changing files; the message says how to finish or undo)
   16  usage error: bad flags or arguments, a path that holds no partition
   32  cancelled (Ctrl-C): the message says what was done (a scan or dry run changed nothing;
@@ -92,9 +93,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     program
       .command("scan")
       .description("scan partitions and report what their segments hold (read-only)")
-      .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file"),
+      .argument(
+        "<path...>",
+        "node root, data dir, any dir under it, partition dir, or one .log file (each node root gets its node checks)",
+      ),
   )
-    .option("--ndjson", "print one JSON partition per line as each completes (path order), then a summary line; memory stays flat")
+    .option(
+      "--ndjson",
+      'print one JSON line per partition ("type":"partition") as each completes (path order), then a "type":"summary" line; memory stays flat',
+    )
+    .option("--verbose", "the text report in full: every finding's whole explanation and next step, every segment of a problem partition")
+    .option("--all", "the text report also lists the clean partitions (otherwise counted)")
     .option(
       "--html <file>",
       "also write a self-contained HTML report (byte maps of every segment) to <file> (not -: stdout carries the scan's report)",
@@ -127,8 +136,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
   addScanFlags(
     program
       .command("repair")
-      .description("print the repair plan; with --apply, carry it out (cut bytes are preserved and journaled)")
-      .argument("<path...>", "data dir, any dir under it, partition dir, or one .log file")
+      .description(
+        "print the repair plan; with --apply, carry it out (cut bytes are preserved and journaled). " +
+          "Stop iggy-server first: on Linux --apply refuses while another process has a file it would change open for writing",
+      )
+      .argument("<path...>", "one node root, or data dirs, dirs under them, partition dirs, or .log files")
       .option("--apply", "carry out the plan, then re-scan the repaired partitions")
       .option(
         "--clamp-offsets",
@@ -143,10 +155,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command("restore")
     .description(
-      "undo applied repairs from their journals (<partition>.segscan/journal.jsonl); " +
-        "given a data dir, restores every partition below it that has a journal",
+      "undo applied repairs and salvages from their journals (each changed dir's .segscan/journal.jsonl); " +
+        "given a node root or a data dir, restores metadata/ and every partition below it that has a journal. Stop iggy-server first",
     )
-    .argument("<partition-dir>", "a repaired partition dir, its <partition>.segscan dir, or a data dir holding repaired partitions")
+    .argument("<path>", "a node root or data dir, a repaired partition dir or metadata dir, or its .segscan dir")
     .option("--json", "print the result as JSON")
     .addHelpText("after", RESTORE_EXIT_HELP)
     .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(dir, flags)));

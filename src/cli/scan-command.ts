@@ -2,17 +2,15 @@
  * `scan` (docs/interfaces.md §9.2): its own module, so the command loads what
  * scanning needs and nothing of repair, gen, dump or the HTML renderer (issue 23).
  */
-import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { NodePartitionReport } from "../domain/node.js";
-import type { ScanReport } from "../domain/scan.js";
-import { nodeBlockingScanFs } from "../io/fs.js";
-import { isNodeRoot } from "../node/scan.js";
+import { shellQuote } from "../domain/command.js";
+import { type NodePartitionReport, nodeFindings } from "../domain/node.js";
+import { type ScanReport, scanNodes } from "../domain/scan.js";
 import type { ScanStream } from "../node/scan-path.js";
-import { NO_PARTITIONS_TEXT, colors, formatHeader, formatPartition, formatReport, formatSkipped, formatSummary } from "../report/format.js";
+import { type FormatOptions, TextReport, colors, formatReport } from "../report/format.js";
 import { partitionToJson, stringifyJson, toJsonReport } from "../report/json.js";
 import { nodePartitionToJson } from "../report/node-json.js";
-import { escapeControl, terminalSafe } from "../report/terminal-safe.js";
+import { terminalSafe } from "../report/terminal-safe.js";
 import { colorEnabled, out, warn, withCancellation } from "./context.js";
 import { EXIT, OperationalError, UsageError, scanExitCode } from "./exit.js";
 import { engineWasExplicit, type ScanFlags } from "./scan-flags.js";
@@ -23,17 +21,38 @@ const HTML_TO_STDOUT = "-";
 
 const useColor = (): boolean => colorEnabled(process.stdout);
 
-function scanHints(report: ScanReport, paths: readonly string[]): string {
+/** The text report's options from the flags: colour on a TTY, short lines cut to the terminal's width there. */
+function textOptions(flags: ScanFlags): FormatOptions {
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  return {
+    color: useColor(),
+    verbose: flags.verbose === true,
+    all: flags.all === true,
+    ...(columns === undefined ? {} : { columns }),
+  };
+}
+
+/** Whether anything in the scan is for `segscan repair` to do: a repairable partition or a repairable node finding. */
+function repairsToMake(report: Pick<ScanReport, "summary" | "node" | "nodes">): boolean {
+  if (report.summary.repairable > 0) return true;
+  return scanNodes(report).some((node) => nodeFindings(node).some((finding) => finding.severity === "repairable"));
+}
+
+/** The lines under the summary: what to run next for the whole scan, as pasteable commands with the real paths. */
+export function scanHints(report: ScanReport, paths: readonly string[]): string {
   const c = colors(useColor());
   const lines: string[] = [];
-  const quoted =
-    paths.length > 2
-      ? "<same paths>"
-      : paths.map((path) => escapeControl(/[\s'"$]/.test(path) ? `'${path.replace(/'/g, "'\\''")}'` : path)).join(" ");
-  if (report.summary.repairable > 0) {
+  if (repairsToMake(report)) {
+    const nodes = scanNodes(report);
+    // repair plans one node root at a time (docs/repair.md §6.2): with several, one command per root.
+    const repairs = nodes.length > 1 ? nodes.map((node) => ["segscan", "repair", node.path]) : [["segscan", "repair", ...paths]];
+    const restore =
+      paths.length === 1
+        ? `${c.bold(shellQuote(["segscan", "restore", paths[0]!]))} undoes it`
+        : "segscan restore given a repaired path undoes it";
     lines.push(
-      `${c.yellow("→")} ${report.summary.repairable} partition(s) can be repaired: ${c.bold(`segscan repair ${quoted}`)} shows the plan, ` +
-        `add ${c.bold("--apply")} to carry it out (cut bytes are preserved; ${c.bold("segscan restore <partition>")} undoes it).`,
+      `${c.yellow("→")} repairs to make: ${repairs.map((argv) => c.bold(shellQuote(argv))).join(" and ")} shows the plan, ` +
+        `add ${c.bold("--apply")} to carry it out (cut bytes are preserved; ${restore}).`,
     );
   }
   if (report.summary.refused > 0) {
@@ -45,7 +64,8 @@ function scanHints(report: ScanReport, paths: readonly string[]): string {
         "or no segment at all; each error says which): nothing was concluded or changed; fix that and scan again.",
     );
   }
-  return lines.length === 0 ? "" : lines.join("\n") + "\n";
+  // Every path in them went through shellQuote, which shows a control character as an escape: terminal-safe as they are.
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
 export async function scanCommand(paths: string[], flags: ScanFlags, command: Command): Promise<number> {
@@ -53,17 +73,16 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
   if (flags.html === HTML_TO_STDOUT) {
     throw new UsageError(
       "scan --html -: stdout carries scan's own report; give --html a file, or draw the page on stdout with " +
-        "`segscan scan <path...> --json | segscan report - --html -`",
+        `\`${shellQuote(["segscan", "scan", ...paths, "--json"])} | segscan report - --html -\``,
     );
   }
   // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
-  // --json and --html need the whole report; so does the text report of a node
-  // root, whose node section comes first and needs every partition's verdict.
-  if (flags.json || flags.html !== undefined || (!flags.ndjson && (await isSingleNodeRoot(paths)))) {
+  // --json and --html need the whole report.
+  if (flags.json || flags.html !== undefined) {
     const report = await withCancellation((signal) => runScan(paths, flags, engineWasExplicit(command), signal));
     if (flags.json) await out(stringifyJson(toJsonReport(report)) + "\n");
     else if (flags.ndjson) await out(ndjsonText(report));
-    else await out(formatReport(terminalSafe(report), { color: useColor() }) + scanHints(report, paths));
+    else await out(formatReport(terminalSafe(report), textOptions(flags)) + scanHints(report, paths));
     const code = scanExitCode(report);
     if (flags.html === undefined) return code;
     try {
@@ -78,8 +97,8 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
     }
     return code;
   }
-  // The text report and --ndjson print each partition as it completes and keep
-  // only the summary, so their memory stays flat however many partitions there are.
+  // The text report and --ndjson take each partition as it completes and keep
+  // only what they print (the text: its problems), so memory stays flat however many partitions there are.
   const end = await withCancellation((signal) =>
     runScanStream(
       paths,
@@ -87,29 +106,22 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
       engineWasExplicit(command),
       signal,
       async (stream) => {
-        const summary = await (flags.ndjson ? printNdjson(stream) : printText(stream, paths));
-        return { summary, node: stream.node };
+        const summary = await (flags.ndjson ? printNdjson(stream) : printText(stream, paths, flags));
+        return reportShell(stream, summary);
       },
-      // Each node entry goes out on its partition's line: none is kept (issue 13).
+      // --ndjson: each node entry goes out on its partition's line, none is kept (issue 13); the text needs every finding at the end.
       flags.ndjson ? "per-partition" : "keep",
     ),
   );
   return scanExitCode(end);
 }
 
-/**
- * Whether `scan` was given one path and it is a node root (docs/node.md N0):
- * the scan then adds the node section. A path that cannot be told is no node
- * root here; the scan reports its failure.
- */
-async function isSingleNodeRoot(paths: readonly string[]): Promise<boolean> {
-  return paths.length === 1 && (await isNodeRoot(resolve(paths[0]!), nodeBlockingScanFs).catch(() => false));
-}
-
 /** What the stream's header and a summary make: a report without partitions, for the header and summary formatters. */
 function reportShell(stream: ScanStream, summary: ScanReport["summary"]): ScanReport {
   const shell: ScanReport = { segscan: stream.segscan, engine: stream.engine, options: stream.options, partitions: [], summary };
+  if (stream.skipped.length > 0) shell.skipped = [...stream.skipped];
   if (stream.node !== undefined) shell.node = stream.node;
+  if (stream.nodes !== undefined) shell.nodes = stream.nodes;
   return shell;
 }
 
@@ -147,7 +159,7 @@ class CoalescedOut {
 /** Feeds each partition to `print` in order; returns the summary. */
 async function drain(
   stream: ScanStream,
-  print: (partition: ScanReport["partitions"][number]) => Promise<void>,
+  print: (partition: ScanReport["partitions"][number]) => Promise<void> | void,
 ): Promise<ScanReport["summary"]> {
   for (let next = await stream.partitions.next(); ; next = await stream.partitions.next()) {
     if (next.done) return next.value;
@@ -155,33 +167,48 @@ async function drain(
   }
 }
 
-/** The `--ndjson` last line: the `--json` report without `partitions` (segscan, engine, options, summary, and node on a node root). */
+/**
+ * docs/interfaces.md §9.3: the `type` of each `--ndjson` line, as NDJSON_LINE_TYPES in
+ * src/report/schema.ts (not imported: printing loads no schema).
+ */
+const NDJSON_PARTITION = "partition";
+const NDJSON_SUMMARY = "summary";
+
+/**
+ * The `--ndjson` last line: `type: "summary"`, then the `--json` report without
+ * `partitions` (segscan, engine, verdict, options, summary, and `node` or `nodes`
+ * for the node roots the scan met).
+ */
 function ndjsonLastLine(report: ScanReport): string {
   const { partitions: _partitions, ...last } = toJsonReport({ ...report, partitions: [] });
-  return JSON.stringify(last) + "\n";
+  return JSON.stringify({ type: NDJSON_SUMMARY, ...last }) + "\n";
 }
 
 /**
  * `--ndjson` text of a whole report (`scan --ndjson --html`): the same lines
- * the stream prints, so on a node root each partition dir's node entry moves
- * onto its partition's line and the last line keeps the dirs no partition covered.
+ * the stream prints, so each partition dir's node entry moves onto its
+ * partition's line and the last line keeps the dirs no partition covered.
  */
 function ndjsonText(report: ScanReport): string {
-  const entries = new Map((report.node?.partitions ?? []).map((entry) => [entry.path, entry]));
+  const nodes = scanNodes(report);
+  const entries = new Map(nodes.flatMap((node) => node.partitions.map((entry) => [entry.path, { root: node.path, entry }] as const)));
   const lines = report.partitions.map((partition) => {
     const entry = entries.get(partition.path);
     entries.delete(partition.path);
     return ndjsonPartitionLine(partition, entry);
   });
-  const last = report.node === undefined ? report : { ...report, node: { ...report.node, partitions: [...entries.values()] } };
+  const left = nodes.map((node) => ({ ...node, partitions: node.partitions.filter((entry) => entries.has(entry.path)) }));
+  const last = { ...report };
+  if (report.node !== undefined) last.node = left[0]!;
+  if (report.nodes !== undefined) last.nodes = left;
   return lines.join("") + ndjsonLastLine(last);
 }
 
 /**
- * `scan --ndjson` (docs/interfaces.md §9.3): one partition per line, exactly as
- * it appears in the `--json` report's `partitions`, in path order; the last
- * line is that report without `partitions` (segscan, engine, options, summary,
- * and on a node root the node section, its metadata scanned before the partitions).
+ * `scan --ndjson` (docs/interfaces.md §9.3): one partition per line
+ * (`type: "partition"`), exactly as it appears in the `--json` report's
+ * `partitions`, in path order; the last line (`type: "summary"`) is that
+ * report without `partitions`, with the node section of each node root met.
  */
 async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
   const lines = new CoalescedOut();
@@ -194,45 +221,24 @@ async function printNdjson(stream: ScanStream): Promise<ScanReport["summary"]> {
   }
 }
 
-/** One partition's `--ndjson` line; on a node root with its partition dir's node entry as `node` (docs/interfaces.md §9.3). */
-function ndjsonPartitionLine(partition: ScanReport["partitions"][number], nodeEntry: NodePartitionReport | undefined): string {
-  const json = partitionToJson(partition);
-  return JSON.stringify(nodeEntry === undefined ? json : { ...json, node: nodePartitionToJson(nodeEntry) }) + "\n";
+/** One partition's `--ndjson` line; under a node root with its partition dir's node entry as `node` (docs/interfaces.md §9.3). */
+function ndjsonPartitionLine(
+  partition: ScanReport["partitions"][number],
+  nodeEntry: { root: string; entry: NodePartitionReport } | undefined,
+): string {
+  const json = { type: NDJSON_PARTITION, ...partitionToJson(partition) };
+  return JSON.stringify(nodeEntry === undefined ? json : { ...json, node: nodePartitionToJson(nodeEntry.entry, nodeEntry.root) }) + "\n";
 }
 
-/** The text report, written block by block: the same text `formatReport` makes of the whole report. */
-async function printText(stream: ScanStream, paths: readonly string[]): Promise<ScanReport["summary"]> {
-  const options = { color: useColor() };
-  const empty = reportShell(stream, {
-    partitions: 0,
-    clean: 0,
-    repairable: 0,
-    refused: 0,
-    failed: 0,
-    findings: { warn: 0, failed: 0 },
-    bytesScanned: 0,
-    elapsedMs: 0,
-  });
-  // The header goes out with the first partition: a scan cancelled before any
-  // partition completed prints nothing on stdout (one cancelled later has
-  // printed the partitions it finished, and no summary).
-  let pending = formatHeader(empty, options);
-  const blocks = new CoalescedOut();
-  let summary: ScanReport["summary"];
-  try {
-    summary = await drain(stream, async (partition) => {
-      await blocks.add(pending + "\n\n" + formatPartition(terminalSafe(partition), options));
-      pending = "";
-    });
-  } finally {
-    await blocks.flush();
-  }
-  await out(pending);
-  const tail: string[] = [];
-  if (summary.partitions === 0) tail.push(NO_PARTITIONS_TEXT);
-  if (stream.skipped.length > 0) tail.push(formatSkipped(terminalSafe(stream.skipped), options));
+/**
+ * The text report of a streamed scan: problems first (src/report/format.ts
+ * TextReport), so it is printed once the verdict is known; only the problems
+ * (and with --all the clean partitions) are kept meanwhile.
+ */
+async function printText(stream: ScanStream, paths: readonly string[], flags: ScanFlags): Promise<ScanReport["summary"]> {
+  const text = new TextReport(textOptions(flags));
+  const summary = await drain(stream, (partition) => text.add(terminalSafe(partition)));
   const report = reportShell(stream, summary);
-  tail.push(formatSummary(report, options));
-  await out("\n\n" + tail.join("\n\n") + "\n" + scanHints(report, paths));
+  await out(text.finish(terminalSafe(report)) + scanHints(report, paths));
   return summary;
 }

@@ -25,6 +25,10 @@ export interface ScanFlags {
   html?: string;
   /** docs/node.md N6: also scan `<p>.fenced.<n>/` dirs, read-only. */
   includeFenced?: boolean;
+  /** `scan` text only: every problem in full (the whole explanation, every segment line). */
+  verbose?: boolean;
+  /** `scan` text only: list the clean partitions too (otherwise counted). */
+  all?: boolean;
 }
 
 export function defaultConcurrency(): number {

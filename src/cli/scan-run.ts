@@ -8,7 +8,7 @@ import {
   discoverStream,
   logBytesByTarget,
 } from "../recovery/scan.js";
-import { type ScanStream, scanDiscovered, streamDiscovered } from "../node/scan-path.js";
+import { ScanPathsError, type ScanStream, orderScanPaths, scanDiscovered, streamDiscovered } from "../node/scan-path.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { NodeEntries } from "../node/scan.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
@@ -23,6 +23,7 @@ async function asUsageError<T>(discovering: () => Promise<T>): Promise<T> {
   try {
     return await discovering();
   } catch (error) {
+    if (error instanceof ScanPathsError) throw new UsageError(error.message);
     if (error instanceof TypeError) throw new UsageError(`${error.message}; give a data dir, a partition dir or a .log file`);
     throw error;
   }
@@ -65,7 +66,7 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
  * targets are discovered as the scan goes, failures and links not followed
  * warned about as they are found.
  */
-async function discoverStreamForCli(paths: readonly string[], signal: AbortSignal): Promise<DiscoveredTargets> {
+async function discoverStreamForCli(paths: readonly string[], signal: AbortSignal): Promise<DiscoveredTargets & { nodeRoots: string[] }> {
   for (const path of paths) {
     const sink: DiscoverySink = { skipped: [], roots: [] };
     await asUsageError(async () => {
@@ -75,7 +76,7 @@ async function discoverStreamForCli(paths: readonly string[], signal: AbortSigna
     });
     checkRootsHoldPartitions(sink.roots);
   }
-  const sink: DiscoverySink = { skipped: [], roots: [] };
+  const sink: DiscoverySink & { nodeRoots: string[] } = { skipped: [], roots: [], nodeRoots: [] };
   async function* warned(): AsyncGenerator<ScanTarget> {
     let skippedWarned = 0;
     for await (const target of discoverStream(paths, nodeBlockingScanFs, sink, signal)) {
@@ -86,7 +87,7 @@ async function discoverStreamForCli(paths: readonly string[], signal: AbortSigna
     }
     warnSkipped(sink.skipped.slice(skippedWarned));
   }
-  return { targets: warned(), skipped: sink.skipped };
+  return { targets: warned(), skipped: sink.skipped, nodeRoots: sink.nodeRoots };
 }
 
 function checkRootsHoldPartitions(roots: Discovery["roots"]): void {
@@ -112,14 +113,15 @@ function checkRootsHoldPartitions(roots: Discovery["roots"]): void {
  * beside the others; see `discoverForCli` for usage errors.
  */
 export async function runScan(
-  paths: readonly string[],
+  given: readonly string[],
   flags: ScanFlags,
   engineExplicit: boolean,
   signal: AbortSignal,
 ): Promise<ScanReport> {
+  const paths = await orderScanPaths(given, nodeBlockingScanFs);
   const { discovery, options, stop } = await prepareScan(paths, flags, engineExplicit, signal);
   try {
-    return await scanDiscovered(paths, discovery, options, nodeBlockingScanFs);
+    return await asUsageError(() => scanDiscovered(paths, discovery, options, nodeBlockingScanFs));
   } finally {
     stop();
   }
@@ -130,19 +132,20 @@ export async function runScan(
  * one in path order, so the caller prints each and keeps only the summary.
  */
 export async function runScanStream<T>(
-  paths: readonly string[],
+  given: readonly string[],
   flags: ScanFlags,
   engineExplicit: boolean,
   signal: AbortSignal,
   consume: (stream: ScanStream) => Promise<T>,
   nodeEntries: NodeEntries = "keep",
 ): Promise<T> {
+  const paths = await orderScanPaths(given, nodeBlockingScanFs);
   const discovery = await discoverStreamForCli(paths, signal);
   const { options, stop } = await scanOptionsForCli(flags, engineExplicit, signal, (estimates) =>
     estimateInBackground(paths, estimates, signal),
   );
   try {
-    return await consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs, nodeEntries));
+    return await asUsageError(async () => consume(await streamDiscovered(paths, discovery, options, nodeBlockingScanFs, nodeEntries)));
   } finally {
     stop();
   }

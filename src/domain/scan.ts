@@ -286,8 +286,8 @@ export type PartitionFinding =
       bytes: number;
       /** False when the salvage step's `done` line is missing (it may not have taken effect). */
       completed: boolean;
-      /** The command that clears the record, as an argv (a dry run; `--apply` carries it out). */
-      command: string[];
+      /** The command `nextStep` names: the one that clears the record, as an argv (a dry run; `--apply` carries it out). */
+      nextCommand: string[];
     }
   | {
       severity: "failed";
@@ -296,6 +296,8 @@ export type PartitionFinding =
       path: string;
       message: string;
       nextStep: string;
+      /** Its step names no command (the journal must be fixed by hand first). */
+      nextCommand: null;
     };
 
 export type PartitionFindingCode = PartitionFinding["code"];
@@ -321,10 +323,12 @@ export interface PartitionReport {
    * `proven` range; empty for a `failed` partition (nothing was concluded).
    */
   scope: PartitionScopeRange[];
-  /** What the operator does next, one line (docs/repair.md §6.1, `nextStep` in src/policy/next-step.ts). */
+  /** What the operator does next, one line (docs/repair.md §6.4, `partitionNext` in src/policy/next-step.ts); a command in it is shell-quoted. */
   nextStep: string;
   /** What the partition's preserve dir records beside its bytes (docs/repair.md §6.6); usually empty. */
   findings: PartitionFinding[];
+  /** The command `nextStep` names, as an argv array with the real path (`["segscan", "repair", "/p", "--apply"]`); null when it names none. */
+  nextCommand: string[] | null;
 }
 
 export interface ScanSummary {
@@ -358,8 +362,10 @@ export interface ScanReport {
   /** Library-only (not in the JSON): directory links discovery did not follow outside any partition. */
   skipped?: IgnoredEntry[];
   summary: ScanSummary;
-  /** docs/node.md N9: present when the scanned path is a node root. */
+  /** docs/node.md N9: the node section, when the scan met exactly one node root (given, or found below a given path). */
   node?: NodeReport;
+  /** docs/node.md N0: one node section per node root, in the order met, when the scan met several (then `node` is absent). */
+  nodes?: NodeReport[];
 }
 
 /**
@@ -374,10 +380,17 @@ export interface ScanReport {
 export function scanVerdict(report: {
   summary: Pick<ScanSummary, "failed" | "refused" | "repairable"> & { findings?: PartitionFindingCounts | undefined };
   node?: { verdict: Severity } | undefined;
+  nodes?: readonly { verdict: Severity }[] | undefined;
 }): Severity {
   const { failed, refused, repairable, findings } = report.summary;
   const partitions: Severity = failed > 0 ? "failed" : refused > 0 ? "refused" : repairable > 0 ? "repairable" : "clean";
   // docs/repair.md §6.6: a recorded loss is never behind "clean", an unreadable record never behind anything but failed.
   const recorded: Severity = (findings?.failed ?? 0) > 0 ? "failed" : (findings?.warn ?? 0) > 0 ? "warn" : "clean";
-  return worstSeverity([partitions, recorded, ...(report.node === undefined ? [] : [report.node.verdict])]);
+  return worstSeverity([partitions, recorded, ...scanNodes(report).map((node) => node.verdict)]);
+}
+
+/** docs/node.md N0: every node section of a scan, `node` or each of `nodes` (none for a scan that met no node root). */
+export function scanNodes<Node>(report: { node?: Node | undefined; nodes?: readonly Node[] | undefined }): readonly Node[] {
+  if (report.nodes !== undefined) return report.nodes;
+  return report.node === undefined ? [] : [report.node];
 }

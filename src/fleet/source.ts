@@ -40,11 +40,15 @@ export interface ReportSource {
 const MAX_PROBLEMS_SHOWN = 5;
 
 const PartitionLineSchema = Type.Object(
-  { ...PartitionSchema.properties, node: Type.Optional(NodeJsonSchema.properties.partitions.items) },
+  {
+    type: Type.Optional(Type.Literal("partition")),
+    ...PartitionSchema.properties,
+    node: Type.Optional(NodeJsonSchema.properties.partitions.items),
+  },
   { additionalProperties: false },
 );
 const HeaderSchema = Type.Object(
-  { ...ScanReportSchema.properties, partitions: Type.Optional(Type.Array(PartitionSchema)) },
+  { type: Type.Optional(Type.Literal("summary")), ...ScanReportSchema.properties, partitions: Type.Optional(Type.Array(PartitionSchema)) },
   { additionalProperties: false },
 );
 const partitionLineCheck = TypeCompiler.Compile(PartitionLineSchema);
@@ -222,6 +226,7 @@ export function fromReport(value: unknown, name: string | undefined, file: strin
   }
   if (problems.length > 0) throw notAReport(file, problems);
   const report = value as JsonScanReport;
+  refuseSeveralNodes(file, report);
   const { partitions, ...header } = report;
   const entries = new Map((report.node?.partitions ?? []).map((entry) => [entry.path, entry]));
   const keyed = partitions.map((partition) => {
@@ -238,6 +243,16 @@ export function fromReport(value: unknown, name: string | undefined, file: strin
 
 async function* iterate(lines: PartitionLine[]): AsyncGenerator<PartitionLine> {
   yield* lines;
+}
+
+/** A report of several node roots (`nodes`) is several replicas: merged as one, their partitions would pass for one node's. */
+function refuseSeveralNodes(file: string, header: { nodes?: readonly { path: string }[] | undefined }): void {
+  if (header.nodes === undefined) return;
+  throw notAReport(
+    file,
+    `it covers ${header.nodes.length} node roots (${header.nodes.map((node) => node.path).join(", ")}): ` +
+      "fleet merges one node per report, so scan each node root on its own",
+  );
 }
 
 function rootOf(header: ReportHeader, first: PartitionLine | undefined): string | null {
@@ -315,6 +330,7 @@ async function openNdjson(file: string, name: string | undefined): Promise<Repor
     const last = await lastLine(file, handle, size);
     const summary = summaryOf(file, last.text);
     header = summary.header;
+    refuseSeveralNodes(file, header);
     partitionsEnd = last.offset;
     if (summary.typed && header.node === undefined && last.offset > 0) {
       // A typed report may carry its node section on the line before the summary line.

@@ -149,7 +149,11 @@ export function measureMsgpackValue(bytes: Uint8Array, maxDepth: number): Msgpac
     if (position >= bytes.length)
       return { ok: false, position, reason: `the value ends early: ${bytes.length} bytes hold no value at byte ${position}` };
     if (!readHeader(bytes, position, header)) {
-      return { ok: false, position, reason: `byte ${position} (0x${bytes[position]!.toString(16)}) starts no msgpack value that fits` };
+      return {
+        ok: false,
+        position,
+        reason: `byte ${position} (0x${bytes[position]!.toString(16).padStart(2, "0")}) starts no msgpack value that fits`,
+      };
     }
     if (values === 0) extent.root = { kind: header.kind, length: header.kind === "array" ? header.children : 0, firstKind: null };
     else if (values === 1 && open.length === 1) extent.root.firstKind = header.kind;

@@ -10,6 +10,7 @@
  */
 import { once, requirePackage } from "../io/lazy.js";
 import { readU32, readU64 } from "../format/bytes.js";
+import { formatHex64 } from "../domain/numbers.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
 import { readSmallFile } from "./files.js";
@@ -317,7 +318,7 @@ export async function inspectSnapshot(path: string, scanFs: ScanFs, engine: Engi
     inspection.trailer = { position: trailerAt, storedChecksum: stored, computedChecksum: computed };
     if (stored !== computed) {
       report.findings.push({
-        ...corrupt(path, `trailer checksum 0x${stored.toString(16)} does not match the payload's XXH3-64 0x${computed.toString(16)}`),
+        ...corrupt(path, `trailer checksum ${formatHex64(stored)} does not match the payload's XXH3-64 ${formatHex64(computed)}`),
         stored: stored,
         computed,
       });

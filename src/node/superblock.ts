@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import { readU32, readU64 } from "../format/bytes.js";
+import { formatHex64 } from "../domain/numbers.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
 import { leftoverFindings, readSmallFile } from "./files.js";
@@ -51,7 +52,7 @@ export function classifySlot(bytes: Uint8Array, engine: Engine): SlotState {
     return {
       kind: "corrupt",
       version: null,
-      reason: `checksum mismatch (stored 0x${stored.toString(16)}, computed 0x${computed.toString(16)})`,
+      reason: `checksum mismatch (stored ${formatHex64(stored)}, computed ${formatHex64(computed)})`,
     };
   return { kind: "valid", sequence: readU64(bytes, 8), payload: bytes.slice(SUPERBLOCK_HEADER_BYTES, recordEnd) };
 }
@@ -219,7 +220,7 @@ export function pairingFindings(
         severity: "refused",
         code: "CheckpointMismatch",
         path,
-        message: `the superblock pairs with op ${snapshotOp} but records checksum 0x${vsr.checkpointChecksum.toString(16)} while the snapshot's is 0x${snapshot.checksum.toString(16)}: the snapshot is not the one checkpointed; the server refuses to boot`,
+        message: `the superblock pairs with op ${snapshotOp} but records checksum ${formatHex64(vsr.checkpointChecksum)} while the snapshot's is ${formatHex64(snapshot.checksum)}: the snapshot is not the one checkpointed; the server refuses to boot`,
         checkpointOp: vsr.checkpointOp,
         expectedChecksum: vsr.checkpointChecksum,
         snapshotChecksum: snapshot.checksum,

@@ -4,13 +4,46 @@
  * (`nextStep`) and the HTML page. Pure functions of the report: a partition's
  * line is chosen from its verdict, its action, its refusal, the replica count
  * and its scope of loss (docs/recovery.md §3.7); a node finding's from its code,
- * severity and fields. Commands name their argument as a placeholder
- * (`<partition>`, `<node root>`): the path is printed beside the line.
+ * severity and fields. A step that names a command carries it as an argv array
+ * with the real path (`command`) and prints it shell-quoted in its line
+ * (`shellQuote`, src/domain/command.ts), so the line can be pasted as it is.
  */
 import { assert } from "../assert.js";
+import { shellQuote } from "../domain/command.js";
+import { formatCount } from "../domain/numbers.js";
 import type { NodeFinding } from "../domain/node.js";
 import type { PartitionReport, PartitionScopeRange, SegmentReport } from "../domain/scan.js";
 import { decideSalvage } from "./salvage.js";
+
+/** docs/repair.md §6.4: what the operator does next. */
+export interface NextStep {
+  /** One line; the command it names (if any) is in it shell-quoted, pasteable as it is. */
+  text: string;
+  /** The command the line names as an argv array (`["segscan", "repair", "/var/lib/iggy", "--apply"]`), or null when it names none. */
+  command: string[] | null;
+}
+
+/** The program name every command starts with. */
+const SEGSCAN = "segscan";
+
+/** A step of words alone. */
+const says = (text: string): NextStep => ({ text, command: null });
+
+/** A step naming `command`: the words before it, the command shell-quoted, the words after it. */
+function runs(before: string, command: string[], after: string): NextStep {
+  return { text: `${before}${shellQuote(command)}${after}`, command };
+}
+
+/** docs/repair.md §6.4: the one hint that the cluster, not this node, knows whether a peer holds what this copy lacks. */
+export const CHECK_WITH_FLEET = "check with `segscan fleet`";
+
+/** The short form of a step: its words up to the end of the command it names; the whole line when it names none. */
+export function nextStepShort(step: NextStep): string {
+  if (step.command === null) return step.text;
+  const quoted = shellQuote(step.command);
+  const at = step.text.indexOf(quoted);
+  return at < 0 ? step.text : step.text.slice(0, at + quoted.length);
+}
 
 /** The offsets of a range as an operator reads them: `670..674`, `670`, `670..unknown` (no survivor bounds them), or `no offset`. */
 export function offsetsText(range: Pick<PartitionScopeRange, "firstOffset" | "lastOffset">): string {
@@ -38,33 +71,77 @@ function provenWords(scope: readonly PartitionScopeRange[]): string {
 
 /** 1536 → "1,536 bytes". */
 function bytesWords(bytes: number): string {
-  return `${bytes.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",")} byte${bytes === 1 ? "" : "s"}`;
+  return `${formatCount(bytes)} byte${bytes === 1 ? "" : "s"}`;
 }
 
 /** The partition fields the next step is chosen from. */
-export type NextStepInput = Pick<PartitionReport, "verdict" | "action" | "refusal" | "error" | "scope"> & {
+export type NextStepInput = Pick<PartitionReport, "path" | "verdict" | "action" | "refusal" | "error" | "scope"> & {
+  /** One `.log` scanned alone: salvage takes its partition dir. */
+  singleSegment?: boolean;
+  budget?: Pick<PartitionReport["budget"], "limitUnits">;
   /** docs/repair.md §6.6: a clean partition's next step is its first finding's (a salvage's recorded loss). */
-  findings?: readonly Pick<PartitionReport["findings"][number], "nextStep">[];
+  findings?: readonly Pick<PartitionReport["findings"][number], "nextStep" | "nextCommand">[];
   segments: readonly Pick<SegmentReport, "startOffset" | "outcome" | "refusal" | "scope" | "endOffset" | "walkedSize">[];
 };
 
+/** The largest `--probe-budget` the CLI takes (src/cli/scan-flags.ts): a suggested budget never exceeds it. */
+const MAX_SUGGESTED_BUDGET_UNITS = Number.MAX_SAFE_INTEGER - 2 * 64 * 1024 * 1024;
+
+/** The flags that make a re-scan see what this one saw: `--replicas` decides the actions (docs/repair.md §6.1). */
+function replicaFlags(replicaCount: number): string[] {
+  return replicaCount > 1 ? ["--replicas", String(replicaCount)] : [];
+}
+
+/** `segscan scan <path> --probe-budget <twice the limit>`: a budget refusal's re-scan. */
+function largerBudgetScan(partition: NextStepInput, limitUnits: number, replicaCount: number): string[] {
+  const doubled = Math.min(Math.max(2 * limitUnits, 1), MAX_SUGGESTED_BUDGET_UNITS);
+  return [SEGSCAN, "scan", partition.path, "--probe-budget", String(doubled), ...replicaFlags(replicaCount)];
+}
+
+/** The directory `segscan salvage` takes: the partition dir (a lone `.log`'s parent). */
+function salvageDir(partition: NextStepInput): string {
+  if (partition.singleSegment !== true) return partition.path;
+  const at = partition.path.lastIndexOf("/");
+  return at <= 0 ? "/" : partition.path.slice(0, at);
+}
+
+/**
+ * A clean partition's step: nothing, unless its preserve dir records something
+ * beside its bytes (docs/repair.md §6.6), whose finding's step comes first.
+ */
+function cleanStep(partition: NextStepInput): NextStep {
+  const finding = partition.findings?.[0];
+  if (finding === undefined) return says("nothing to do: every byte is proven");
+  return { text: finding.nextStep, command: finding.nextCommand };
+}
+
 /**
  * docs/repair.md §6.4: the partition's next step. `replicaCount` is the scan's
- * `--replicas` (the action already follows from it; the words name a replica
- * only where one exists).
+ * `--replicas` (the action already follows from it). One node cannot know
+ * whether a peer holds what its copy lacks, so with replicas the words say
+ * "if a peer holds …" and point at `segscan fleet`, never "a replica holds".
  */
-export function partitionNextStep(partition: NextStepInput, replicaCount: number): string {
+export function partitionNext(partition: NextStepInput, replicaCount: number): NextStep {
   assert(Number.isInteger(replicaCount) && replicaCount >= 1, `a replica count is a positive integer, got ${replicaCount}`);
   switch (partition.verdict) {
     case "clean":
-      return partition.findings?.[0]?.nextStep ?? "nothing to do: every byte is proven";
+      return cleanStep(partition);
     case "failed":
-      return `retry: fix what stopped the scan (${partition.error?.code ?? "a read error"}) and scan again; nothing was concluded or changed`;
+      return runs(
+        `retry: fix what stopped the scan (${partition.error?.code ?? "a read error"}), then scan again: `,
+        [SEGSCAN, "scan", partition.path, ...replicaFlags(replicaCount)],
+        "; nothing was concluded or changed",
+      );
     case "repairable":
       return repairStep(partition, replicaCount);
     case "refused":
       return refusedStep(partition, replicaCount);
   }
+}
+
+/** docs/repair.md §6.4: the partition's next step as one line (`partitionNext`'s words). */
+export function partitionNextStep(partition: NextStepInput, replicaCount: number): string {
+  return partitionNext(partition, replicaCount).text;
 }
 
 /**
@@ -73,38 +150,50 @@ export function partitionNextStep(partition: NextStepInput, replicaCount: number
  * may be a rotted acknowledged batch, so the words say so and point at where
  * those offsets may still be.
  */
-function repairStep(partition: NextStepInput, replicaCount: number): string {
+function repairStep(partition: NextStepInput, replicaCount: number): NextStep {
+  const repair = [SEGSCAN, "repair", partition.path, "--apply"];
   const doubtful = partition.segments
     .filter((segment) => segment.outcome === "torn-tail" || segment.outcome === "empty")
     .flatMap((segment) => segment.scope)
     .filter((range) => range.kind === "torn" && (range.tornEvidence === "complete-batch" || range.tornEvidence === "unverifiable"));
   if (doubtful.length === 0) {
-    return "repair: segscan repair <partition> --apply removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)";
+    return runs("repair: ", repair, " removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)");
   }
   const bytes = bytesWords(doubtful.reduce((sum, range) => sum + range.bytes, 0));
   const claimed = doubtful.filter(holdsOffsets).map((range) => offsetsText(range));
   const offsets = claimed.length === 0 ? "the offsets of the cut batch (its header does not say them)" : `offsets ${joinWords(claimed)}`;
   const why = "a last batch segscan cannot tell from a corrupted acknowledged one; preserved, and segscan restore puts it back";
   return replicaCount > 1
-    ? `repair: segscan repair <partition> --apply cuts ${bytes} (${why}); a replica holding ${offsets} re-supplies them`
-    : `check a backup for ${offsets}, then repair: segscan repair <partition> --apply cuts ${bytes} (${why})`;
+    ? runs("repair: ", repair, ` cuts ${bytes} (${why}); if a peer holds ${offsets} (${CHECK_WITH_FLEET}), it re-supplies them`)
+    : runs(`check a backup for ${offsets}, then repair: `, repair, ` cuts ${bytes} (${why})`);
 }
 
-function refusedStep(partition: NextStepInput, replicaCount: number): string {
+function refusedStep(partition: NextStepInput, replicaCount: number): NextStep {
   const { refusal, scope } = partition;
   const proven = provenWords(scope);
   if (refusal?.code === "UnverifiedResidue") {
-    return `scan again with a larger --probe-budget: the probe stopped at byte ${refusal.stoppedAt} of segment ${refusal.segment} before it settled the residue; ${proven}`;
+    return runs(
+      "scan again with a larger probe budget: ",
+      largerBudgetScan(partition, refusal.limitUnits, replicaCount),
+      `; the probe stopped at byte ${formatCount(refusal.stoppedAt)} of segment ${refusal.segment} before it settled the residue; ${proven}`,
+    );
   }
   const intact = scope.filter((range) => range.kind === "intact" && holdsOffsets(range)).map((range) => offsetsText(range));
   if (partition.action === "rebuild-from-peers") {
-    return `rebuild this partition from a replica: ${proven}${intact.length > 0 ? ` (and ${joinWords(intact)} after the damage)` : ""}`;
+    const lacks = lostRanges(scope);
+    const what = lacks.length === 0 ? "a good copy of this partition" : joinWords(lacks);
+    const after = intact.length > 0 ? ` (and ${joinWords(intact)} after the damage)` : "";
+    return says(
+      `if a peer holds ${what} (${CHECK_WITH_FLEET}), rebuild this partition from it, else restore it from a backup: ${proven}${after}`,
+    );
   }
   if (refusal?.code === "Overlap") {
     const overlap = offsetsText({ firstOffset: refusal.nextStart, lastOffset: refusal.previousEnd });
-    return `restore this partition from a backup: two segments hold offsets ${overlap}, and only the right copy may be served; keep both as evidence`;
+    return says(
+      `restore this partition from a backup: two segments hold offsets ${overlap}, and only the right copy may be served; keep both as evidence`,
+    );
   }
-  const lost = scope.filter((range) => (range.kind === "unreadable" || range.kind === "missing") && holdsOffsets(range));
+  const lost = lostRanges(scope);
   // A Hole the scope shows no range for (the next segment holds no offset to bound it): the refusal names the offsets.
   const chainGap =
     refusal?.code === "Hole"
@@ -112,8 +201,7 @@ function refusedStep(partition: NextStepInput, replicaCount: number): string {
       : refusal?.code === "EmptyNonTailSegment"
         ? { firstOffset: refusal.emptyStart, lastOffset: refusal.nextStart - 1n }
         : null;
-  const lostWords =
-    lost.length > 0 ? joinWords(lost.map((range) => offsetsText(range))) : chainGap !== null ? offsetsText(chainGap) : "no offset";
+  const lostWords = lost.length > 0 ? joinWords(lost) : chainGap !== null ? offsetsText(chainGap) : "no offset";
   // docs/repair.md §6.5: salvage is named only where it would act (the same decision `segscan salvage` plans from).
   const salvage = decideSalvage(partition, replicaCount);
   if (salvage.salvageable) {
@@ -124,15 +212,27 @@ function refusedStep(partition: NextStepInput, replicaCount: number): string {
       droppedOffsets.length > 0
         ? `records ${joinWords(droppedOffsets)} as lost`
         : `drops ${bytesWords(dropped.reduce((sum, range) => sum + range.bytes, 0))} that hold no offset`;
-    return (
-      `salvage: segscan salvage <partition> --apply keeps ${joinWords(kept)} and ${recorded} ` +
-      "(what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup"
+    return runs(
+      "salvage: ",
+      [SEGSCAN, "salvage", salvageDir(partition), "--apply"],
+      ` keeps ${joinWords(kept)} and ${recorded} (what it drops is preserved first; segscan restore undoes it); or restore the partition from a backup`,
     );
   }
-  if (salvage.code === "ScopeNotMapped")
-    return `scan again with a larger --probe-budget: ${salvage.why.replace(/; scan again.*$/, "")}; ${proven}`;
+  if (salvage.code === "ScopeNotMapped") {
+    const limitUnits = partition.budget?.limitUnits ?? 0;
+    return runs(
+      "scan again with a larger probe budget: ",
+      largerBudgetScan(partition, limitUnits, replicaCount),
+      `; ${salvage.why.replace(/; scan again.*$/, "")}; ${proven}`,
+    );
+  }
   const after = intact.length > 0 ? ` (and ${joinWords(intact)} after the damage)` : "";
-  return `restore this partition from a backup: ${proven}${after}, ${lostWords} cannot be proven; keep these files as evidence`;
+  return says(`restore this partition from a backup: ${proven}${after}, ${lostWords} cannot be proven; keep these files as evidence`);
+}
+
+/** The offsets of the scope's unreadable and missing ranges. */
+function lostRanges(scope: readonly PartitionScopeRange[]): string[] {
+  return scope.filter((range) => (range.kind === "unreadable" || range.kind === "missing") && holdsOffsets(range)).map(offsetsText);
 }
 
 // ---------------------------------------------------------------------------
@@ -144,99 +244,131 @@ const INERT = "nothing to do: the leftover file is inert and never read by the s
 /** docs/node.md N7: offset rewrites wait for a partition whose head is settled. */
 const SETTLED = " once its partition is not refused";
 
-/** A node finding's next step, by code; a code not listed falls back on its severity. */
-const NODE_NEXT_STEPS: Record<string, (finding: NodeFinding) => string> = {
-  WalTornTail: (finding) =>
+/** `segscan repair <root> [--clamp-offsets] --apply`. */
+const repairNode = (root: string, clamp = false): string[] => [SEGSCAN, "repair", root, ...(clamp ? ["--clamp-offsets"] : []), "--apply"];
+
+/** "op 52" or "ops 52..55": the committed ops a `WalCommittedOpsLost` finding names (from its fields), or "the committed ops". */
+function committedOpsWords(finding: NodeFinding): string {
+  const { provenOp, commitMax } = finding;
+  if (typeof provenOp !== "bigint" || typeof commitMax !== "bigint") return "the committed ops";
+  const first = provenOp + 1n;
+  return first === commitMax ? `op ${first}` : `ops ${first}..${commitMax}`;
+}
+
+/** A node finding's next step, by code, given the node root it was found under; a code not listed falls back on its severity. */
+const NODE_NEXT_STEPS: Record<string, (finding: NodeFinding, root: string) => NextStep> = {
+  WalTornTail: (finding, root) =>
     finding.tornEvidence === "zero-filled" || finding.tornEvidence === "short-entry"
-      ? "repair: segscan repair <node root> --apply cuts the torn tail, which under the crash model was never acknowledged (preserved; segscan restore undoes it)"
-      : "check a replica or a backup for the last op, then repair: segscan repair <node root> --apply cuts a tail segscan cannot tell from a corrupted acknowledged entry (preserved; segscan restore puts it back)",
+      ? runs(
+          "repair: ",
+          repairNode(root),
+          " cuts the torn tail, which under the crash model was never acknowledged (preserved; segscan restore undoes it)",
+        )
+      : runs(
+          "check a replica or a backup for the last op, then repair: ",
+          repairNode(root),
+          " cuts a tail segscan cannot tell from a corrupted acknowledged entry (preserved; segscan restore puts it back)",
+        ),
   WalCommittedOpsLost: (finding) =>
     finding.severity === "refused"
-      ? "restore metadata/ from a backup that holds the committed ops, or accept their loss: the server's boot runs without them"
-      : "nothing to do here: the peers re-supply the committed ops when this replica rejoins",
-  WalInteriorDamage: () => `keep metadata/ as evidence and ${FROM_ELSEWHERE}: verified ops follow the damage, so nothing may be cut`,
-  WalUnverifiedResidue: () => "scan again with a larger --probe-budget; until the residue is settled, change nothing",
-  WalGap: () => `do not start the server on this WAL (its boot deletes every op after the gap): ${FROM_ELSEWHERE}`,
-  WalChainBreak: () => `do not start the server on this WAL (its boot deletes every op after the break): ${FROM_ELSEWHERE}`,
-  WalSnapshotHole: () => `${FROM_ELSEWHERE}: the boot would replay over the missing ops`,
-  WalDuplicateOp: () => `${FROM_ELSEWHERE}: the boot keeps the later of two different copies of one op`,
-  WalDuplicateIdentical: () => "nothing to do: identical copies replay the same",
-  WalUnsealed: () => "nothing to do now: these entries replay on trust (they carry no checksum to check)",
-  WalGroupMismatch: () => "check that this WAL belongs to this node: the server does not check",
-  WalClusterMismatch: () => "check that this WAL belongs to this cluster: the server does not check",
-  WalTmpPresent: () => INERT,
-  WalAbsent: () => "nothing to do: the server creates an empty WAL at boot",
-  SnapshotUnsealed: () => "nothing to do: the server reads it as it is, and the next checkpoint writes a sealed one",
-  SnapshotCorrupt: () => `${FROM_ELSEWHERE}: the server cannot load this snapshot`,
-  SnapshotTmpPresent: () => INERT,
-  SnapshotTooLarge: () => "check the snapshot by other means: it is larger than segscan decodes, so it was not judged",
-  CheckpointAheadOfSnapshot: () => `${FROM_ELSEWHERE}: the superblock checkpoints a snapshot this node does not hold`,
-  CheckpointMismatch: () => `${FROM_ELSEWHERE}: the superblock checkpointed another snapshot than this one`,
-  SuperblockUnreadable: () => `${FROM_ELSEWHERE}: the server does not fall back from a slot that does not verify`,
-  SuperblockUndecodable: () => `${FROM_ELSEWHERE}: the server cannot decode this superblock`,
-  SuperblockTmpPresent: () => INERT,
-  PartitionSuperblockUnreadable: () => "rebuild this partition from a replica or restore it from a backup: the boot tombstones it",
-  OffsetFrontierAhead: () => "nothing to do: the offsets below the frontier are never handed out again",
-  MetadataMissing: () => "restore metadata/ from a backup before starting the server: without it none of these partitions is served",
-  OffsetAheadOfHead: () =>
-    `segscan repair <node root> --clamp-offsets --apply rewrites it to the head (preserved)${SETTLED}; or leave it and the consumer skips the offsets minted again`,
-  OffsetOnEmptyPartition: () =>
-    `segscan repair <node root> --clamp-offsets --apply moves it aside (preserved)${SETTLED}, so the consumer does not skip the first new message`,
-  OffsetChecksumTorn: () =>
-    `segscan repair <node root> --clamp-offsets --apply writes the whole record again with the same offset (preserved)${SETTLED}`,
-  OffsetCorrupt: () =>
-    "segscan repair <node root> --apply keeps a copy as evidence; tell the consumer's owner: at the next boot it restarts from offset 0",
-  OffsetUnsealed: () => "nothing to do: a legacy record, read as it is",
-  OffsetTorn: () => "tell the consumer's owner: at the next boot it restarts from offset 0",
-  OffsetOversized: () => "nothing to do: the server ignores it; remove it by hand if nothing else owns it",
-  OffsetNameInvalid: () => "nothing to do: the server ignores it; remove it by hand if nothing else owns it",
-  OffsetSubdirectory: () => "nothing to do: the server ignores it; remove it by hand if nothing else owns it",
-  OffsetDuplicateName: () => "keep one of the two names by hand: which one the server reads depends on the directory order",
-  OffsetGroupUnknown: () => "nothing to do: the server reclaims it at runtime",
-  PurgePending: () => "nothing to do: the next boot completes the purge the metadata asked for",
+      ? says("restore metadata/ from a backup that holds the committed ops, or accept their loss: the server's boot runs without them")
+      : says(
+          `if a peer holds ${committedOpsWords(finding)} (${CHECK_WITH_FLEET}), it re-supplies them when this replica rejoins; ` +
+            "if none does, restore metadata/ from a backup that holds them, or accept their loss",
+        ),
+  WalInteriorDamage: () => says(`keep metadata/ as evidence and ${FROM_ELSEWHERE}: verified ops follow the damage, so nothing may be cut`),
+  WalUnverifiedResidue: () => says("scan again with a larger --probe-budget; until the residue is settled, change nothing"),
+  WalGap: () => says(`do not start the server on this WAL (its boot deletes every op after the gap): ${FROM_ELSEWHERE}`),
+  WalChainBreak: () => says(`do not start the server on this WAL (its boot deletes every op after the break): ${FROM_ELSEWHERE}`),
+  WalSnapshotHole: () => says(`${FROM_ELSEWHERE}: the boot would replay over the missing ops`),
+  WalDuplicateOp: () => says(`${FROM_ELSEWHERE}: the boot keeps the later of two different copies of one op`),
+  WalDuplicateIdentical: () => says("nothing to do: identical copies replay the same"),
+  WalUnsealed: () => says("nothing to do now: these entries replay on trust (they carry no checksum to check)"),
+  WalGroupMismatch: () => says("check that this WAL belongs to this node: the server does not check"),
+  WalClusterMismatch: () => says("check that this WAL belongs to this cluster: the server does not check"),
+  WalTmpPresent: () => says(INERT),
+  WalAbsent: () => says("nothing to do: the server creates an empty WAL at boot"),
+  SnapshotUnsealed: () => says("nothing to do: the server reads it as it is, and the next checkpoint writes a sealed one"),
+  SnapshotCorrupt: () => says(`${FROM_ELSEWHERE}: the server cannot load this snapshot`),
+  SnapshotTmpPresent: () => says(INERT),
+  SnapshotTooLarge: () => says("check the snapshot by other means: it is larger than segscan decodes, so it was not judged"),
+  CheckpointAheadOfSnapshot: () => says(`${FROM_ELSEWHERE}: the superblock checkpoints a snapshot this node does not hold`),
+  CheckpointMismatch: () => says(`${FROM_ELSEWHERE}: the superblock checkpointed another snapshot than this one`),
+  SuperblockUnreadable: () => says(`${FROM_ELSEWHERE}: the server does not fall back from a slot that does not verify`),
+  SuperblockUndecodable: () => says(`${FROM_ELSEWHERE}: the server cannot decode this superblock`),
+  SuperblockTmpPresent: () => says(INERT),
+  PartitionSuperblockUnreadable: () =>
+    says("rebuild this partition from a replica that holds it, or restore it from a backup: the boot tombstones it"),
+  OffsetFrontierAhead: () => says("nothing to do: the offsets below the frontier are never handed out again"),
+  MetadataMissing: () => says("restore metadata/ from a backup before starting the server: without it none of these partitions is served"),
+  OffsetAheadOfHead: (_finding, root) =>
+    runs(
+      "",
+      repairNode(root, true),
+      ` rewrites it to the head (preserved)${SETTLED}; or leave it and the consumer skips the offsets minted again`,
+    ),
+  OffsetOnEmptyPartition: (_finding, root) =>
+    runs("", repairNode(root, true), ` moves it aside (preserved)${SETTLED}, so the consumer does not skip the first new message`),
+  OffsetChecksumTorn: (_finding, root) =>
+    runs("", repairNode(root, true), ` writes the whole record again with the same offset (preserved)${SETTLED}`),
+  OffsetCorrupt: (_finding, root) =>
+    runs("", repairNode(root), " keeps a copy as evidence; tell the consumer's owner: at the next boot it restarts from offset 0"),
+  OffsetUnsealed: () => says("nothing to do: a legacy record, read as it is"),
+  OffsetTorn: () => says("tell the consumer's owner: at the next boot it restarts from offset 0"),
+  OffsetOversized: () => says("nothing to do: the server ignores it; remove it by hand if nothing else owns it"),
+  OffsetNameInvalid: () => says("nothing to do: the server ignores it; remove it by hand if nothing else owns it"),
+  OffsetSubdirectory: () => says("nothing to do: the server ignores it; remove it by hand if nothing else owns it"),
+  OffsetDuplicateName: () => says("keep one of the two names by hand: which one the server reads depends on the directory order"),
+  OffsetGroupUnknown: () => says("nothing to do: the server reclaims it at runtime"),
+  PurgePending: () => says("nothing to do: the next boot completes the purge the metadata asked for"),
   PurgeGenerationLost: () =>
-    "restore purge.gen from a backup before starting the server, or accept that the boot purges this partition again",
-  PurgeGenerationAhead: () => "restore purge.gen from a replica or a backup: with this one the server would skip future purges",
-  PurgeRevisionStale: () => "nothing to do: for information",
-  PurgeGenerationUnchecked: () => "nothing to do: for information",
-  PurgeGenerationUnmatched: () => "nothing to do: for information",
-  PurgeGenerationOversized: () => "check purge.gen: the server reads only its first 16 bytes",
-  FencedDir: () => "nothing to do: evidence the server quarantined; keep it until the incident is closed",
-  FencedDirNameInvalid: () => "nothing to do: the server never reads it; remove it by hand once nothing needs it",
+    says("restore purge.gen from a backup before starting the server, or accept that the boot purges this partition again"),
+  PurgeGenerationAhead: () => says("restore purge.gen from a replica or a backup: with this one the server would skip future purges"),
+  PurgeRevisionStale: () => says("nothing to do: for information"),
+  PurgeGenerationUnchecked: () => says("nothing to do: for information"),
+  PurgeGenerationUnmatched: () => says("nothing to do: for information"),
+  PurgeGenerationOversized: () => says("check purge.gen: the server reads only its first 16 bytes"),
+  FencedDir: () => says("nothing to do: evidence the server quarantined; keep it until the incident is closed"),
+  FencedDirNameInvalid: () => says("nothing to do: the server never reads it; remove it by hand once nothing needs it"),
   OrphanPartitionDir: () =>
-    "nothing to do now: the metadata does not list it, so it is never served; keep it until you know where it came from",
+    says("nothing to do now: the metadata does not list it, so it is never served; keep it until you know where it came from"),
   MissingPartitionDir: (finding) =>
     finding.severity === "refused"
-      ? "restore this partition dir from a replica or a backup before starting the server: the boot recreates it empty"
-      : "nothing to do: the boot recreates it empty, and its topic counts no message",
-  CrossCheckInconclusive: () => "nothing to do: scan again after the next snapshot to check this stream's dirs",
+      ? says("restore this partition dir from a replica or a backup before starting the server: the boot recreates it empty")
+      : says("nothing to do: the boot recreates it empty, and its topic counts no message"),
+  CrossCheckInconclusive: () => says("nothing to do: scan again after the next snapshot to check this stream's dirs"),
 };
 
 /** Every node finding code with a next step of its own (the read failures share one: `nodeFindingNextStep`). */
 export const NODE_CODES_WITH_NEXT_STEPS: readonly string[] = Object.keys(NODE_NEXT_STEPS);
 
 /** The next step of a finding whose code has no line of its own, by severity. */
-function bySeverity(finding: NodeFinding): string {
+function bySeverity(finding: NodeFinding, root: string): NextStep {
   switch (finding.severity) {
     case "clean":
-      return "nothing to do";
+      return says("nothing to do");
     case "info":
-      return "nothing to do: for information";
+      return says("nothing to do: for information");
     case "warn":
-      return "nothing to do now: read the message and decide";
+      return says("nothing to do now: read the message and decide");
     case "repairable":
-      return "repair: segscan repair <node root> --apply (what it changes is preserved first)";
+      return runs("repair: ", repairNode(root), " (what it changes is preserved first)");
     case "refused":
-      return "keep these files as evidence and restore them from a replica or a backup";
+      return says("keep these files as evidence and restore them from a replica or a backup");
     case "failed":
-      return REREAD;
+      return says(REREAD);
   }
 }
 
-/** docs/repair.md §6.4: a node finding's next step (docs/node.md N9). */
-export function nodeFindingNextStep(finding: NodeFinding): string {
+/** docs/repair.md §6.4: a node finding's next step (docs/node.md N9); `root` is the node root it was found under. */
+export function nodeFindingNext(finding: NodeFinding, root: string): NextStep {
   if (finding.code.endsWith("ReadFailure") || finding.code === "StreamsDirUnreadable" || finding.code === "OffsetsDirUnreadable") {
-    return REREAD;
+    return says(REREAD);
   }
-  return (NODE_NEXT_STEPS[finding.code] ?? bySeverity)(finding);
+  return (NODE_NEXT_STEPS[finding.code] ?? bySeverity)(finding, root);
+}
+
+/** docs/repair.md §6.4: a node finding's next step as one line (`nodeFindingNext`'s words). */
+export function nodeFindingNextStep(finding: NodeFinding, root: string): string {
+  return nodeFindingNext(finding, root).text;
 }

@@ -15,7 +15,7 @@ export function forgetLostOffsetsCommand(partitionPath: string): string[] {
   return ["segscan", "forget", partitionPath, "--lost-offsets"];
 }
 
-type LossFields = Omit<Extract<PartitionFinding, { code: "SalvageLostOffsets" }>, "message" | "nextStep" | "command">;
+type LossFields = Omit<Extract<PartitionFinding, { code: "SalvageLostOffsets" }>, "message" | "nextStep" | "nextCommand">;
 
 /** 1536 → "1,536". */
 const grouped = (value: number): string => value.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");

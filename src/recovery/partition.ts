@@ -8,7 +8,7 @@ import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_NAME_DIGITS, STAGING_SUFFIX, U64_MAX 
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
 import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
-import { partitionNextStep } from "../policy/next-step.js";
+import { partitionNext } from "../policy/next-step.js";
 import { decideAction } from "../policy/policy.js";
 import {
   type IgnoredEntry,
@@ -371,6 +371,7 @@ export async function loadListedPartition(
     scope: [],
     nextStep: "",
     findings: [],
+    nextCommand: null,
   };
   const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
   // Files opened while listing, each handed to the first open of its path (withOpenFiles); the rest closed below.
@@ -423,7 +424,9 @@ export async function loadListedPartition(
   report.verdict = classify(report);
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
   report.scope = partitionScope(report.segments, report.verdict === "failed");
-  report.nextStep = partitionNextStep(report, used.replicaCount);
+  const next = partitionNext(report, used.replicaCount);
+  report.nextStep = next.text;
+  report.nextCommand = next.command;
   context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
   return { report, directoryNames };
 }
@@ -452,7 +455,10 @@ export function failedTarget(path: string, error: ScanError, context: Pick<LoadC
     scope: [],
     nextStep: "",
     findings: [],
+    nextCommand: null,
   };
-  report.nextStep = partitionNextStep(report, used.replicaCount);
+  const next = partitionNext(report, used.replicaCount);
+  report.nextStep = next.text;
+  report.nextCommand = next.command;
   return report;
 }

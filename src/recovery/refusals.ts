@@ -1,4 +1,5 @@
 /** docs/recovery.md §5: refusal values, each with a one-sentence message saying what, where, and why nothing was cut. */
+import { formatCount } from "../domain/numbers.js";
 import type { Refusal, TornEvidence } from "../domain/scan.js";
 import { offsetsText } from "../policy/next-step.js";
 import { TORN_BATCH_BYTES_WORDS } from "../policy/torn-evidence.js";
@@ -44,17 +45,17 @@ export const refuse = {
   interiorDamage: (f: Fields<"InteriorDamage">): Refusal => ({
     code: "InteriorDamage",
     ...f,
-    message: `segment ${f.segment}: damage at byte ${f.damagePosition} is followed by a complete, verifying batch at byte ${f.survivorPosition} that extends the chain, so the damage hides durable data and was not cut`,
+    message: `segment ${f.segment}: damage at byte ${formatCount(f.damagePosition)} is followed by a complete, verifying batch at byte ${formatCount(f.survivorPosition)} that extends the chain, so the damage hides durable data and was not cut`,
   }),
   unverifiedResidue: (f: Fields<"UnverifiedResidue">): Refusal => ({
     code: "UnverifiedResidue",
     ...f,
-    message: `segment ${f.segment}: the ${f.residueBytes}-byte residue after byte ${f.damagePosition} could not be proven free of durable batches within the probe budget (${f.spentUnits} of ${f.limitUnits} units, stopped at byte ${f.stoppedAt}), so it was not cut`,
+    message: `segment ${f.segment}: the ${formatCount(f.residueBytes)}-byte residue after byte ${formatCount(f.damagePosition)} could not be proven free of durable batches within the probe budget (${formatCount(f.spentUnits)} of ${formatCount(f.limitUnits)} units, stopped at byte ${formatCount(f.stoppedAt)}), so it was not cut`,
   }),
   offsetDiscontinuity: (f: Fields<"OffsetDiscontinuity">): Refusal => ({
     code: "OffsetDiscontinuity",
     ...f,
-    message: `segment ${f.segment}: the verified batch at byte ${f.position} starts at offset ${f.foundOffset}, below the expected ${f.expectedOffset}; adopting it would regress the offset counter and re-mint served offsets, so nothing was cut`,
+    message: `segment ${f.segment}: the verified batch at byte ${formatCount(f.position)} starts at offset ${f.foundOffset}, below the expected ${f.expectedOffset}; adopting it would regress the offset counter and re-mint served offsets, so nothing was cut`,
   }),
   indexEntriesNotMonotone: (f: Fields<"IndexEntriesNotMonotone">): Refusal => ({
     code: "IndexEntriesNotMonotone",
@@ -69,7 +70,7 @@ export const refuse = {
   sizeDivergence: (f: Fields<"SizeDivergence">, exactPosition: bigint = BigInt(f.indexedPosition)): Refusal => ({
     code: "SizeDivergence",
     ...f,
-    message: `segment ${f.segment}: the last index entry (offset ${f.indexedOffset}, byte ${exactPosition}) points at no verifying batch in the ${f.messagesSize}-byte log, so the index claims data the log does not hold and nothing was cut`,
+    message: `segment ${f.segment}: the last index entry (offset ${f.indexedOffset}, byte ${formatCount(exactPosition)}) points at no verifying batch in the ${formatCount(f.messagesSize)}-byte log, so the index claims data the log does not hold and nothing was cut`,
   }),
   emptyNonTailSegment: (f: Fields<"EmptyNonTailSegment">, files: SegmentPair, damaged: DamagedEnd | null = null): Refusal => ({
     code: "EmptyNonTailSegment",

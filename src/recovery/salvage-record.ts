@@ -48,6 +48,7 @@ export async function partitionFindings(
           path: record.path,
           message: unreadableRecordMessage(record.path, record.reason),
           nextStep: unreadableRecordNextStep(record.path),
+          nextCommand: null,
         },
       ];
     case "read":
@@ -93,6 +94,6 @@ function lossFinding(loss: JournalLoss, reportPath: string): PartitionFinding {
     ...fields,
     message: salvageLossMessage(fields),
     nextStep: salvageLossNextStep(fields, reportPath),
-    command: forgetLostOffsetsCommand(reportPath),
+    nextCommand: forgetLostOffsetsCommand(reportPath),
   };
 }

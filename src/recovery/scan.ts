@@ -36,6 +36,8 @@ export type TargetSource = readonly ScanTarget[] | AsyncIterable<ScanTarget>;
 export interface DiscoveredTargets {
   targets: TargetSource;
   skipped: readonly IgnoredEntry[];
+  /** docs/node.md N0: the node roots discovery listed, by real path; a stream's fills as it is walked (see `DiscoverySink`). */
+  nodeRoots?: readonly string[];
 }
 
 /**

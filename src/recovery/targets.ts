@@ -89,6 +89,8 @@ export interface Discovery {
   /** Directory links seen outside any partition directory and not followed. */
   skipped: IgnoredEntry[];
   roots: DiscoveredRoot[];
+  /** docs/node.md N0: every node root the walk listed (a given path or a directory below one), by real path, in the order met. */
+  nodeRoots?: string[];
 }
 
 export function directoryLinkEntry(path: string): IgnoredEntry {
@@ -150,6 +152,8 @@ class VisitedDirectories {
 export interface DiscoverySink {
   skipped: IgnoredEntry[];
   roots: DiscoveredRoot[];
+  /** When present, every node root the walk lists (given or found below a given path) is added, by real path, before its partitions. */
+  nodeRoots?: string[];
 }
 
 /**
@@ -159,7 +163,7 @@ export interface DiscoverySink {
  * targets are kept for their loads.
  */
 export async function discover(paths: readonly string[], scanFs: ScanFs, signal?: AbortSignal): Promise<Discovery> {
-  const discovery: Discovery = { targets: [], skipped: [], roots: [] };
+  const discovery: Discovery = { targets: [], skipped: [], roots: [], nodeRoots: [] };
   for await (const target of discoverStream(paths, scanFs, discovery, signal)) {
     if (discovery.targets.length >= DISCOVERY_LISTINGS_KEPT) target.entries = undefined;
     discovery.targets.push(target);
@@ -251,6 +255,7 @@ export async function* discoverStream(
         (entry) => entry.isDirectory && !entry.isSymbolicLink && (NODE_ROOT_MARKERS as readonly string[]).includes(entry.name),
       );
       if (depth === 0) root.nodeRoot = isNodeRoot;
+      if (isNodeRoot) sink.nodeRoots?.push(directory);
       // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
       // file is reported by the partition load instead of being passed over.
       const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));

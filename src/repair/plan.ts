@@ -51,6 +51,12 @@ export async function planRepair(source: ScanReport | string | readonly string[]
 }
 
 async function planFromReport(report: ScanReport, options: { clampOffsets: boolean; fs: RepairFs }): Promise<RepairPlan> {
+  // docs/repair.md §6.2: a plan holds one node root's steps; one per node root, never one that leaves a node out.
+  if (report.nodes !== undefined) {
+    throw new TypeError(
+      `the report holds ${report.nodes.length} node roots (${report.nodes.map((node) => node.path).join(", ")}): plan each node root on its own`,
+    );
+  }
   const targets: PlanTarget[] = [];
   const skipped: SkippedPartition[] = [];
   for (const partition of report.partitions) {

@@ -1,8 +1,11 @@
 /**
- * The human scan report: one block per partition (path, verdict, action,
- * refusal message), one line per segment (offset range, byte size, arm,
- * outcome, residue), then a summary. Colour comes from picocolors and only
- * when the caller enables it (the CLI does so on a TTY without NO_COLOR).
+ * The human scan report, problems first (docs/interfaces.md §9.2): the
+ * verdict, each node's findings, then each partition that is not clean, each
+ * finding as one short line with its next step; clean partitions are a count
+ * (`all` lists them), and the summary comes last. `verbose` gives each problem
+ * its full block: the whole explanation and one line per segment (offset
+ * range, byte size, arm, outcome, residue). Colour comes from picocolors and
+ * only when the caller enables it (the CLI does so on a TTY without NO_COLOR).
  */
 import pc from "picocolors";
 import { type Severity, SEVERITY_ORDER, nodeFindings } from "../domain/node.js";
@@ -15,9 +18,11 @@ import {
   type ScanReport,
   type SegmentReport,
   type SegmentScopeRange,
+  type TornEvidence,
+  scanNodes,
   scanVerdict,
 } from "../domain/scan.js";
-import { offsetsText } from "../policy/next-step.js";
+import { nextStepShort, offsetsText } from "../policy/next-step.js";
 import { TORN_EVIDENCE_WORDS } from "../policy/torn-evidence.js";
 import { formatNode, paint } from "./node-format.js";
 
@@ -27,6 +32,16 @@ export interface FormatOptions {
   color?: boolean;
   /** Paths are shown relative to this directory when they lie under it. */
   relativeTo?: string;
+  /** `--verbose`: every problem in full (its whole explanation, its segments); otherwise one short line per finding. */
+  verbose?: boolean;
+  /** `--all`: clean partitions listed too (one line each, or in full with `verbose`); otherwise counted. */
+  all?: boolean;
+  /** The width a short line is cut to (BRIEF_COLUMNS when not given); a command is never cut. */
+  columns?: number;
+}
+
+function briefColumnsOf(options: FormatOptions): number {
+  return briefColumns(options.columns);
 }
 
 /** Made once each: a report formats every partition, and each set is ~40 closures (issue 23). */
@@ -36,9 +51,9 @@ export function colors(enabled: boolean): Colors {
   return enabled ? COLORS.on : COLORS.off;
 }
 
-import { formatBytes, formatCount } from "./units.js";
+import { BRIEF_COLUMNS, briefColumns, clipLine, formatBytes, formatCount } from "./units.js";
 
-export { formatBytes, formatCount };
+export { BRIEF_COLUMNS, clipLine, formatBytes, formatCount };
 
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -281,22 +296,26 @@ function partitionFindingCounts(report: Pick<ScanReport, "summary">, c: Colors):
   return parts.length === 0 ? "" : `partition findings: ${parts.join(", ")}`;
 }
 
-/** The node's findings by severity, worst first, for the summary ("1 refused, 2 warn"); empty when it has none. */
-function nodeFindingCounts(report: Pick<ScanReport, "node">, c: Colors): string {
-  if (report.node === undefined) return "";
+/** The nodes' findings by severity, worst first, for the summary ("1 refused, 2 warn"); empty when the scan met no node root. */
+function nodeFindingCounts(report: Pick<ScanReport, "node" | "nodes">, c: Colors): string {
+  const nodes = scanNodes(report);
+  if (nodes.length === 0) return "";
   const counts = new Map<Severity, number>();
-  for (const finding of nodeFindings(report.node)) counts.set(finding.severity, (counts.get(finding.severity) ?? 0) + 1);
+  for (const node of nodes) {
+    for (const finding of nodeFindings(node)) counts.set(finding.severity, (counts.get(finding.severity) ?? 0) + 1);
+  }
   const parts = [...SEVERITY_ORDER]
     .reverse()
     .filter((severity) => severity !== "clean" && (counts.get(severity) ?? 0) > 0)
-    .map((severity) => paint(severity, `${counts.get(severity)} ${severity}`, c));
-  return parts.length === 0 ? "no node findings" : `node findings: ${parts.join(", ")}`;
+    .map((severity) => paint(severity, `${formatCount(counts.get(severity)!)} ${severity}`, c));
+  if (nodes.length === 1) return parts.length === 0 ? "no node findings" : `node findings: ${parts.join(", ")}`;
+  return parts.length === 0 ? `${nodes.length} nodes, no findings` : `${nodes.length} nodes' findings: ${parts.join(", ")}`;
 }
 
 /**
- * The scan's one verdict (docs/node.md N0: partitions and, on a node root, the
- * metadata plane and offsets), as the first word of the summary and the first
- * line of the report.
+ * The scan's one verdict (docs/node.md N0: partitions and, for each node root,
+ * the metadata plane and offsets), as the first line of the report and the
+ * first word of the summary.
  */
 export function formatVerdict(report: Parameters<typeof scanVerdict>[0], options: FormatOptions = {}): string {
   const c = colors(options.color ?? false);
@@ -307,12 +326,14 @@ export function formatVerdict(report: Parameters<typeof scanVerdict>[0], options
 export function formatSummary(report: ScanReport, options: FormatOptions = {}): string {
   const c = colors(options.color ?? false);
   const s = report.summary;
+  const count = (n: number, word: string, paintWith: (text: string) => string): string =>
+    n > 0 ? paintWith(`${formatCount(n)} ${word}`) : `${formatCount(n)} ${word}`;
   const parts = [
-    `${s.partitions} partition${s.partitions === 1 ? "" : "s"}:`,
-    s.clean > 0 ? c.green(`${s.clean} clean`) : `${s.clean} clean`,
-    s.repairable > 0 ? c.yellow(`${s.repairable} repairable`) : `${s.repairable} repairable`,
-    s.refused > 0 ? c.red(`${s.refused} refused`) : `${s.refused} refused`,
-    s.failed > 0 ? c.magenta(`${s.failed} failed`) : `${s.failed} failed`,
+    `${formatCount(s.partitions)} partition${s.partitions === 1 ? "" : "s"}:`,
+    count(s.clean, "clean", c.green),
+    count(s.repairable, "repairable", c.yellow),
+    count(s.refused, "refused", c.red),
+    count(s.failed, "failed", c.magenta),
   ];
   const rate = s.elapsedMs > 0 ? ` (${formatBytes((s.bytesScanned / s.elapsedMs) * 1000)}/s)` : "";
   const node = nodeFindingCounts(report, c);
@@ -324,6 +345,9 @@ export function formatSummary(report: ScanReport, options: FormatOptions = {}): 
   );
 }
 
+/** docs/recovery.md §3.5: what a probe budget unit is, said once in the header. */
+export const PROBE_UNIT_WORDS = "a unit is one byte the probe examines";
+
 export function formatHeader(report: ScanReport, options: FormatOptions = {}): string {
   const c = colors(options.color ?? false);
   const o = report.options;
@@ -332,7 +356,7 @@ export function formatHeader(report: ScanReport, options: FormatOptions = {}): s
     `engine ${report.engine}`,
     `verify ${o.verify === "full" ? "full (deep)" : "tail"}`,
     `replicas ${o.replicaCount}`,
-    `probe budget ${formatCount(o.probeBudgetUnits)} units`,
+    `probe budget ${formatCount(o.probeBudgetUnits)} units (${PROBE_UNIT_WORDS})`,
     `window ${formatBytes(o.windowBytes)}`,
   ];
   if (o.maxBatchBytes !== undefined) bits.push(`max batch ${formatBytes(o.maxBatchBytes)} (override)`);
@@ -352,32 +376,140 @@ export function formatSkipped(skipped: readonly IgnoredEntry[], options: FormatO
 /** Shown instead of partitions when a scan found none. */
 export const NO_PARTITIONS_TEXT = "no partitions found (no directory holding .log files)";
 
-/**
- * docs/repair.md §6.6: every partition finding of a whole report, before the
- * partitions, so a recorded loss leads the report (a streamed scan prints it
- * in its partition's block and counts it in the summary).
- */
-function recordedFindings(report: ScanReport, options: FormatOptions): string {
-  const c = colors(options.color ?? false);
-  const lines = report.partitions.flatMap((partition) =>
-    partition.findings.map((finding) => `${displayPath(partition.path, options.relativeTo)}: ${findingLine(finding, c)}`),
-  );
-  return lines.join("\n");
+// ---------------------------------------------------------------------------
+// Problems first: one short line per finding
+
+/** A torn tail's evidence in a few words (the full sentence is TORN_EVIDENCE_WORDS, under --verbose). */
+const TORN_EVIDENCE_BRIEF: Record<TornEvidence, string> = {
+  "zero-filled": "all zero: never acknowledged",
+  "short-batch": "a short batch: never acknowledged",
+  "complete-batch": "a complete batch whose checksum fails: may have been acknowledged",
+  unverifiable: "bytes that do not decode: may have been acknowledged",
+};
+
+/** One range in a few words: `unreadable 670..674 (≤5 msgs)`, `torn tail of 19.9 KiB claiming 972..995 (a short batch: …)`. */
+export function briefRange(range: PartitionScopeRange): string {
+  if (range.kind === "torn") {
+    const claim = range.firstOffset === null ? "" : ` claiming ${offsetsText(range)}`;
+    const evidence = range.tornEvidence === null ? "" : ` (${TORN_EVIDENCE_BRIEF[range.tornEvidence]})`;
+    return `torn tail of ${formatBytes(range.bytes)}${claim}${evidence}`;
+  }
+  const messages = messagesText(range);
+  return `${range.kind} ${offsetsText(range)}${messages === null ? "" : ` (${messages})`}`;
 }
 
-/** The whole human report. */
+/** What a repair of this partition does besides cutting its torn tails: index rebuilds and trims, sweeps. */
+function repairWork(partition: PartitionReport): string[] {
+  const work: string[] = [];
+  const rebuilt = partition.segments.filter((segment) => segment.index.rebuilt).length;
+  if (rebuilt > 0) work.push(`${rebuilt} index${rebuilt === 1 ? "" : "es"} to rebuild`);
+  const trimmed = partition.segments.filter((segment) => !segment.index.rebuilt && segment.index.trailingBytes > 0).length;
+  if (trimmed > 0) work.push(`${trimmed} index${trimmed === 1 ? "" : "es"} to trim (a torn entry)`);
+  const empty = partition.segments.filter((segment) => segment.outcome === "empty").length;
+  if (empty > 0) work.push(`${empty} empty segment${empty === 1 ? "" : "s"} (no whole batch)`);
+  if (partition.sweep.length > 0) work.push(`${partition.sweep.length} scratch file${partition.sweep.length === 1 ? "" : "s"} to sweep`);
+  return work;
+}
+
+/** A problem partition's finding in one line: its refusal or error code and its scope of loss, or what its repair does. */
+export function partitionProblem(partition: PartitionReport): string {
+  if (partition.error !== null) {
+    // The line above names the partition: a message that starts with its path says "the dir" instead.
+    const { message, path } = partition.error;
+    const brief =
+      path === partition.path && message.startsWith(`${path}: `)
+        ? message.slice(path.length + 2)
+        : path === partition.path && message.startsWith(`${path} `)
+          ? `the dir ${message.slice(path.length + 1)}`
+          : message.includes(path)
+            ? message
+            : `${message} (${path})`;
+    return `${partition.error.code}: ${brief}`;
+  }
+  const scope = partition.scope.filter((range) => range.kind !== "proven" || partition.verdict === "refused").map(briefRange);
+  if (partition.refusal !== null) return `${partition.refusal.code}: ${scope.join(" · ")}`;
+  return [...scope, ...repairWork(partition)].join("; ") || partition.action;
+}
+
+/** The next step in its short form: the words up to the end of the command it names (the whole line with `verbose`). */
+function nextStepText(step: { nextStep: string; nextCommand?: readonly string[] | null }, verbose: boolean): string {
+  if (verbose || step.nextCommand == null) return step.nextStep;
+  return nextStepShort({ text: step.nextStep, command: [...step.nextCommand] });
+}
+
+/** A problem partition in three lines: path, verdict and action; its finding (cut to the width); its next step (never cut). */
+export function formatPartitionBrief(partition: PartitionReport, options: FormatOptions = {}): string {
+  const c = colors(options.color ?? false);
+  const columns = briefColumnsOf(options) - 2;
+  // docs/repair.md §6.6: what the preserve dir records (a salvage's lost offsets) leads, one short line each.
+  const recorded = partition.findings.map((finding) => {
+    // Clipped as plain text, then painted: a cut never splits a colour's escape sequence.
+    const rest = clipLine(`${finding.severity} ${finding.code}: ${finding.message}`, columns).slice(finding.severity.length);
+    return `  ${paint(finding.severity, finding.severity, c)}${rest}`;
+  });
+  const problem = partition.verdict === "clean" ? [] : [clipLine(partitionProblem(partition), columns)];
+  return [
+    `${c.bold(displayPath(partition.path, options.relativeTo))}  ${verdictText(partition.verdict, c)} → ${c.bold(partition.action)}`,
+    ...recorded,
+    ...problem.map((line) => `  ${partition.verdict === "repairable" ? line : c.red(line)}`),
+    `  ${c.bold("next step")}: ${nextStepText(partition, false)}`,
+  ].join("\n");
+}
+
+/** A clean partition in one line (`--all`): its offsets, segments and size. */
+function formatCleanBrief(partition: PartitionReport, options: FormatOptions): string {
+  const c = colors(options.color ?? false);
+  const proven = partition.scope[0];
+  const offsets = proven === undefined ? "no offset" : `offsets ${offsetsText(proven)}`;
+  const bytes = partition.segments.reduce((sum, segment) => sum + segment.messagesSize, 0);
+  const segments = `${partition.segments.length} segment${partition.segments.length === 1 ? "" : "s"}`;
+  return `${displayPath(partition.path, options.relativeTo)}  ${verdictText(partition.verdict, c)}  ${offsets} (${segments}, ${formatBytes(bytes)})`;
+}
+
+/**
+ * The text report built as the partitions come (the streamed scan keeps only
+ * what it prints: the problems, and the clean partitions only with `all`),
+ * laid out problems first once the verdict is known (`finish`).
+ */
+export class TextReport {
+  private readonly problems: string[] = [];
+  private readonly clean: string[] = [];
+  private cleanCount = 0;
+
+  constructor(private readonly options: FormatOptions = {}) {}
+
+  /** One partition, terminal-safe, in path order. */
+  add(partition: PartitionReport): void {
+    const { verbose = false, all = false } = this.options;
+    if (partition.verdict === "clean" && partition.findings.length === 0) {
+      this.cleanCount++;
+      if (all) this.clean.push(verbose ? formatPartition(partition, this.options) : formatCleanBrief(partition, this.options));
+      return;
+    }
+    this.problems.push(verbose ? formatPartition(partition, this.options) : formatPartitionBrief(partition, this.options));
+  }
+
+  /** The whole text: `report` gives the header, the node sections, the skipped links and the summary (its partitions were added). */
+  finish(report: Omit<ScanReport, "partitions">): string {
+    const options = this.options;
+    const blocks = [`${formatVerdict(report, options)}\n${formatHeader({ ...report, partitions: [] }, options)}`];
+    for (const node of scanNodes(report)) blocks.push(formatNode(node, options));
+    if (report.summary.partitions === 0) blocks.push(NO_PARTITIONS_TEXT);
+    blocks.push(...this.problems);
+    if (options.all) blocks.push(...(options.verbose ? this.clean : [this.clean.join("\n")]).filter((block) => block !== ""));
+    else if (this.cleanCount > 0) {
+      const one = this.cleanCount === 1;
+      blocks.push(`${formatCount(this.cleanCount)} clean partition${one ? "" : "s"} (--all lists ${one ? "it" : "them"})`);
+    }
+    if (report.skipped !== undefined && report.skipped.length > 0) blocks.push(formatSkipped(report.skipped, options));
+    blocks.push(formatSummary({ ...report, partitions: [] }, options));
+    return `${blocks.join("\n\n")}\n`;
+  }
+}
+
+/** The whole human report, problems first (see TextReport). */
 export function formatReport(report: ScanReport, options: FormatOptions = {}): string {
-  // A node root's one verdict is the report's first line (docs/node.md N0); a partitions-only
-  // scan prints partitions as they complete, so its verdict leads the summary line instead.
-  const blocks = [
-    report.node === undefined ? formatHeader(report, options) : `${formatVerdict(report, options)}\n${formatHeader(report, options)}`,
-  ];
-  if (report.node !== undefined) blocks.push(formatNode(report.node, options));
-  const recorded = recordedFindings(report, options);
-  if (recorded !== "") blocks.push(recorded);
-  if (report.partitions.length === 0) blocks.push(NO_PARTITIONS_TEXT);
-  for (const partition of report.partitions) blocks.push(formatPartition(partition, options));
-  if (report.skipped !== undefined && report.skipped.length > 0) blocks.push(formatSkipped(report.skipped, options));
-  blocks.push(formatSummary(report, options));
-  return blocks.join("\n\n") + "\n";
+  const text = new TextReport(options);
+  for (const partition of report.partitions) text.add(partition);
+  return text.finish(report);
 }

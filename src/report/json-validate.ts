@@ -9,7 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { Severity } from "../domain/node.js";
 import { scanVerdict } from "../domain/scan.js";
 import type { JsonScanReport } from "./schema.js";
-import { REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
+import { NdjsonPartitionLineSchema, NdjsonSummaryLineSchema, REFUSAL_SCHEMAS, RefusalSchema, ScanReportSchema } from "./schema.js";
 
 // ---------------------------------------------------------------------------
 // Shape check of a parsed `scan --json` report (docs/interfaces.md §9.3) against the one
@@ -140,11 +140,37 @@ export function validateJsonReport(value: unknown): string[] {
       repairable: partitions.filter((p) => p.verdict === "repairable").length,
       findings,
     };
+    if (report.node !== undefined && report.nodes !== undefined)
+      problems.push("$.nodes: beside $.node (one node root is `node`, several are `nodes`)");
     const verdict = scanVerdict({
       summary: counted,
       node: report.node === undefined ? undefined : { verdict: report.node.verdict as Severity },
+      nodes: report.nodes?.map((node) => ({ verdict: node.verdict as Severity })),
     });
     if (report.verdict !== verdict) problems.push(`$.verdict: ${report.verdict} but the partitions and the node make ${verdict}`);
   }
   return problems;
+}
+
+/**
+ * Problems with the parsed lines of a `scan --ndjson` report (docs/interfaces.md
+ * §9.3): every line but the last a `type: "partition"` line, the last the
+ * `type: "summary"` line, each checked against its schema, and the lines
+ * together against the `--json` report's rules (counts, verdict). Empty when right.
+ */
+export function validateNdjsonReport(lines: readonly unknown[]): string[] {
+  if (lines.length === 0) return ["no line: the last line is the summary"];
+  const problems: string[] = [];
+  for (const [index, line] of lines.slice(0, -1).entries()) {
+    problems.push(...schemaProblems(NdjsonPartitionLineSchema, line, `line ${index + 1}: $`));
+  }
+  problems.push(...schemaProblems(NdjsonSummaryLineSchema, lines.at(-1), `line ${lines.length}: $`));
+  if (problems.length > 0) return problems;
+  // Together they are the --json report, each partition's node entry moved back into its node's section.
+  const partitions = lines.slice(0, -1).map((line) => {
+    const { type: _type, node: _node, ...partition } = line as Record<string, unknown>;
+    return partition;
+  });
+  const { type: _type, ...summary } = lines.at(-1) as Record<string, unknown>;
+  return validateJsonReport({ ...summary, partitions }).map((problem) => problem.replace(/^\$/, "lines"));
 }

@@ -137,7 +137,14 @@ export function segmentToJson(segment: SegmentReport): JsonSegment {
 /** A partition finding (docs/repair.md §6.6): its u64 fields as decimal strings. */
 export function partitionFindingToJson(finding: PartitionFinding): JsonPartitionFinding {
   if (finding.code === "SalvageRecordUnreadable") {
-    return { severity: finding.severity, code: finding.code, path: finding.path, message: finding.message, nextStep: finding.nextStep };
+    return {
+      severity: finding.severity,
+      code: finding.code,
+      path: finding.path,
+      message: finding.message,
+      nextStep: finding.nextStep,
+      nextCommand: null,
+    };
   }
   return {
     severity: finding.severity,
@@ -155,7 +162,7 @@ export function partitionFindingToJson(finding: PartitionFinding): JsonPartition
     messages: finding.messages,
     bytes: finding.bytes,
     completed: finding.completed,
-    command: [...finding.command],
+    nextCommand: [...finding.nextCommand],
   };
 }
 
@@ -173,6 +180,7 @@ export function partitionToJson(partition: PartitionReport): JsonPartition {
     scope: partition.scope.map(scopeRangeToJson),
     nextStep: partition.nextStep,
     findings: partition.findings.map(partitionFindingToJson),
+    nextCommand: partition.nextCommand === null ? null : [...partition.nextCommand],
   };
 }
 
@@ -202,6 +210,7 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
     },
   };
   if (report.node !== undefined) json.node = nodeToJson(report.node);
+  if (report.nodes !== undefined) json.nodes = report.nodes.map(nodeToJson);
   return json;
 }
 
@@ -225,4 +234,9 @@ const loadValidation = once((): Validation => imported ?? requireFrom<Validation
  */
 export function validateJsonReport(value: unknown): string[] {
   return loadValidation().validateJsonReport(value);
+}
+
+/** Problems with the parsed lines of a `scan --ndjson` report (each line's `type` and shape, and the lines together); empty when right. */
+export function validateNdjsonReport(lines: readonly unknown[]): string[] {
+  return loadValidation().validateNdjsonReport(lines);
 }

@@ -5,6 +5,7 @@
  * (docs/node.md N2). Printing only: the entries and the snapshot are read by
  * the scan's own code (src/node/wal/dump.ts, src/node/snapshot.ts).
  */
+import { dirname } from "node:path";
 import { WAL_OPERATION_NAMES } from "../format/wal.js";
 import type { WalDumpEntry, WalDumpResult, WalDumpStop } from "../node/wal/dump.js";
 import { SNAPSHOT_MAGIC, type SnapshotInspection } from "../node/snapshot.js";
@@ -162,7 +163,8 @@ export function snapshotToJson(file: string, engine: "wasm" | "ts", inspection: 
             messages: (inspection.messages ?? 0n).toString(),
             trailingBytes: inspection.trailingBytes ?? 0,
           },
-    findings: report.findings.map(findingToJson),
+    // The node root a finding's next step names: the snapshot sits in <root>/metadata/.
+    findings: report.findings.map((finding) => findingToJson(finding, dirname(dirname(file)))),
   };
 }
 

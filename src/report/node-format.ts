@@ -1,12 +1,15 @@
 /**
  * The node section at the top of the human `scan` report (docs/node.md N9):
  * the WAL's op range and verdict, the snapshot's op and counts, the superblock
- * pairing, every non-clean finding in one line, and what the next boot would do.
+ * pairing, every finding from `warn` up in one short line with its next step
+ * (`info` ones counted), and what the next boot would do. `verbose` gives
+ * every non-clean finding its whole message and next step.
  */
 import { relative } from "node:path";
 import pc from "picocolors";
 import { type NodeReport, type Severity, nodeFindings, worstSeverity } from "../domain/node.js";
-import { nodeFindingNextStep } from "../policy/next-step.js";
+import { briefColumns, clipLine, formatCount } from "./units.js";
+import { nextStepShort, nodeFindingNext } from "../policy/next-step.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 
@@ -45,8 +48,23 @@ function pairingText(superblock: NonNullable<NodeReport["metadata"]["superblock"
   return " (pairs with the snapshot)";
 }
 
-export function formatNode(node: NodeReport, options: { color?: boolean } = {}): string {
+/** What formatNode reads of the report's format options (./format.ts FormatOptions). */
+export interface NodeFormatOptions {
+  color?: boolean;
+  verbose?: boolean;
+  /** The width a short line is cut to (a command is never cut). */
+  columns?: number;
+}
+
+/** A finding's message without the path it starts with (the line names the path already). */
+function messageAfterPath(message: string, path: string): string {
+  return message.startsWith(`${path}: `) ? message.slice(path.length + 2) : message;
+}
+
+export function formatNode(node: NodeReport, options: NodeFormatOptions = {}): string {
   const c = pc.createColors(options.color ?? false);
+  const verbose = options.verbose ?? false;
+  const columns = briefColumns(options.columns);
   const rel = (path: string): string => relative(node.path, path) || ".";
   const lines = [`${c.bold("node")} ${node.path}  ${paint(node.verdict, node.verdict.toUpperCase(), c)}`];
   const { wal, snapshot, superblock } = node.metadata;
@@ -60,10 +78,10 @@ export function formatNode(node: NodeReport, options: { color?: boolean } = {}):
           ? "boots"
           : `truncates from op ${wal.iggy.truncateFromOp}`
         : wal.iggy.scan === "truncate-tail"
-          ? `cuts at byte ${wal.iggy.position}`
+          ? `cuts at byte ${wal.iggy.position === null ? "?" : formatCount(wal.iggy.position)}`
           : "refuses to boot";
     lines.push(
-      `  WAL        ${ops}, ${wal.walkedSize}/${wal.size} bytes proven  ${paint(verdict, verdict, c)}  (iggy: ${iggy}${withoutCommittedOps(wal)})`,
+      `  WAL        ${ops}, ${formatCount(wal.walkedSize)} of ${formatCount(wal.size)} bytes proven  ${paint(verdict, verdict, c)}  (iggy: ${iggy}${withoutCommittedOps(wal)})`,
     );
   }
   if (snapshot !== null) {
@@ -81,16 +99,30 @@ export function formatNode(node: NodeReport, options: { color?: boolean } = {}):
         : `  superblock ${superblock.state}`,
     );
   }
-  for (const finding of nodeFindings(node).filter((f) => f.severity !== "clean")) {
+  const findings = nodeFindings(node).filter((f) => f.severity !== "clean");
+  const listed = verbose ? findings : findings.filter((f) => f.severity !== "info");
+  for (const finding of listed) {
+    const next = nodeFindingNext(finding, node.path);
+    const head = `  ${finding.severity.padEnd(10)} ${finding.code} ${rel(finding.path)}: `;
+    const message = verbose ? finding.message : clipLine(messageAfterPath(finding.message, finding.path), columns - head.length);
     lines.push(
-      `  ${paint(finding.severity, finding.severity.padEnd(10), c)} ${finding.code} ${c.dim(rel(finding.path))}: ${finding.message}`,
-      `             next step: ${nodeFindingNextStep(finding)}`,
+      `  ${paint(finding.severity, finding.severity.padEnd(10), c)} ${finding.code} ${c.dim(rel(finding.path))}: ${message}`,
+      `             next step: ${verbose ? next.text : nextStepShort(next)}`,
     );
+  }
+  const info = findings.length - listed.length;
+  if (info > 0) {
+    const byCode = new Map<string, number>();
+    for (const finding of findings) if (finding.severity === "info") byCode.set(finding.code, (byCode.get(finding.code) ?? 0) + 1);
+    const codes = [...byCode].map(([code, count]) => (count === 1 ? code : `${code} ×${count}`)).join(", ");
+    lines.push(`  ${paint("info", `${formatCount(info)} info finding${info === 1 ? "" : "s"}`, c)} (${codes}): --verbose lists them`);
   }
   if (node.bootForecast.length > 0) {
     lines.push("  If iggy-server starts now:");
     for (const entry of node.bootForecast) {
-      lines.push(`    ${entry.destructive ? c.red("DESTRUCTIVE ") : ""}${entry.effect} ${c.dim(rel(entry.path))}: ${entry.detail}`);
+      const head = `    ${entry.destructive ? "DESTRUCTIVE " : ""}${entry.effect} ${rel(entry.path)}: `;
+      const detail = verbose ? entry.detail : clipLine(entry.detail, columns - head.length);
+      lines.push(`    ${entry.destructive ? c.red("DESTRUCTIVE ") : ""}${entry.effect} ${c.dim(rel(entry.path))}: ${detail}`);
     }
   }
   return lines.join("\n");

@@ -4,19 +4,22 @@
  * snapshot tree) left out. The shape is `NodeJsonSchema` (src/report/node-schema.ts).
  */
 import type { NodeFinding, NodePartitionReport, NodeReport, SuperblockReport } from "../domain/node.js";
-import { nodeFindingNextStep } from "../policy/next-step.js";
+import { nodeFindingNext } from "../policy/next-step.js";
 import type { JsonNode, JsonNodeFinding, JsonSuperblock } from "./node-schema.js";
 
 const u64 = (value: bigint): string => value.toString();
 const u64OrNull = (value: bigint | null): string | null => (value === null ? null : value.toString());
 
-export function findingToJson(finding: NodeFinding): JsonNodeFinding {
-  const out: Record<string, string | number | boolean | null> = {
+/** A node finding, with its next step (docs/repair.md §6.4) for the node root `root` it was found under. */
+export function findingToJson(finding: NodeFinding, root: string): JsonNodeFinding {
+  const next = nodeFindingNext(finding, root);
+  const out: Record<string, string | number | boolean | null | string[]> = {
     severity: finding.severity,
     code: finding.code,
     path: finding.path,
     message: finding.message,
-    nextStep: nodeFindingNextStep(finding),
+    nextStep: next.text,
+    nextCommand: next.command,
   };
   for (const [key, value] of Object.entries(finding)) {
     if (key in out) continue;
@@ -25,7 +28,7 @@ export function findingToJson(finding: NodeFinding): JsonNodeFinding {
   return out as JsonNodeFinding;
 }
 
-function superblockToJson(superblock: SuperblockReport): JsonSuperblock {
+function superblockToJson(superblock: SuperblockReport, root: string): JsonSuperblock {
   const vsr = superblock.vsr;
   return {
     directory: superblock.directory,
@@ -42,12 +45,14 @@ function superblockToJson(superblock: SuperblockReport): JsonSuperblock {
     checkpointOp: vsr ? u64(vsr.checkpointOp) : null,
     checkpointChecksum: vsr ? u64(vsr.checkpointChecksum) : null,
     offsetFrontier: vsr ? u64(vsr.offsetFrontier) : null,
-    findings: superblock.findings.map(findingToJson),
+    findings: superblock.findings.map((finding) => findingToJson(finding, root)),
   };
 }
 
 export function nodeToJson(node: NodeReport): JsonNode {
   const { wal, snapshot, superblock } = node.metadata;
+  const root = node.path;
+  const findings = (list: readonly NodeFinding[]): JsonNodeFinding[] => list.map((finding) => findingToJson(finding, root));
   return {
     path: node.path,
     verdict: node.verdict,
@@ -66,7 +71,7 @@ export function nodeToJson(node: NodeReport): JsonNode {
               residue: wal.residue === null ? null : { ...wal.residue },
               budget: { ...wal.budget },
               iggy: { ...wal.iggy, truncateFromOp: u64OrNull(wal.iggy.truncateFromOp) },
-              findings: wal.findings.map(findingToJson),
+              findings: findings(wal.findings),
             },
       snapshot:
         snapshot === null
@@ -81,12 +86,12 @@ export function nodeToJson(node: NodeReport): JsonNode {
               streams: snapshot.streams,
               topics: snapshot.topics,
               partitions: snapshot.partitions,
-              findings: snapshot.findings.map(findingToJson),
+              findings: findings(snapshot.findings),
             },
-      superblock: superblock === null ? null : superblockToJson(superblock),
-      findings: node.metadata.findings.map(findingToJson),
+      superblock: superblock === null ? null : superblockToJson(superblock, root),
+      findings: findings(node.metadata.findings),
     },
-    partitions: node.partitions.map(nodePartitionToJson),
+    partitions: node.partitions.map((partition) => nodePartitionToJson(partition, root)),
     notDurable: [...node.notDurable],
     crossCheck: {
       orphanDirs: [...node.crossCheck.orphanDirs],
@@ -97,11 +102,12 @@ export function nodeToJson(node: NodeReport): JsonNode {
   };
 }
 
-/** One partition dir's entry of the node section (`node.partitions[i]`), as `nodeToJson` writes it. */
-export function nodePartitionToJson(partition: NodePartitionReport): JsonNode["partitions"][number] {
+/** One partition dir's entry of the node section (`node.partitions[i]`) of the node root `root`, as `nodeToJson` writes it. */
+export function nodePartitionToJson(partition: NodePartitionReport, root: string): JsonNode["partitions"][number] {
+  const findings = (list: readonly NodeFinding[]): JsonNodeFinding[] => list.map((finding) => findingToJson(finding, root));
   return {
     path: partition.path,
-    superblock: partition.superblock === null ? null : superblockToJson(partition.superblock),
+    superblock: partition.superblock === null ? null : superblockToJson(partition.superblock, root),
     head: {
       lastProvenOffset: u64OrNull(partition.head.lastProvenOffset),
       offsetFrontier: u64(partition.head.offsetFrontier),
@@ -120,7 +126,7 @@ export function nodePartitionToJson(partition: NodePartitionReport): JsonNode["p
             createdRevision: u64OrNull(partition.purgeGeneration.createdRevision),
             expectedGeneration: u64OrNull(partition.purgeGeneration.expectedGeneration),
             expectedRevision: u64OrNull(partition.purgeGeneration.expectedRevision),
-            findings: partition.purgeGeneration.findings.map(findingToJson),
+            findings: findings(partition.purgeGeneration.findings),
           },
     offsets: partition.offsets.map((offset) => ({
       kind: offset.kind,
@@ -130,9 +136,9 @@ export function nodePartitionToJson(partition: NodePartitionReport): JsonNode["p
       offset: u64OrNull(offset.offset),
       checksummed: offset.checksummed,
       head: u64OrNull(offset.head),
-      findings: offset.findings.map(findingToJson),
+      findings: findings(offset.findings),
     })),
     fenced: [...partition.fenced],
-    findings: partition.findings.map(findingToJson),
+    findings: findings(partition.findings),
   };
 }

@@ -10,6 +10,15 @@ const U64 = Type.String({ pattern: "^(0|[1-9][0-9]{0,19})$" });
 const Count = Type.Integer({ minimum: 0 });
 export const SeveritySchema = Type.Union(["clean", "info", "warn", "repairable", "refused", "failed"].map((s) => Type.Literal(s)));
 
+/**
+ * docs/repair.md §6.4: the command a next step names, as an argv array with
+ * the real path (`["segscan", "repair", "/var/lib/iggy", "--apply"]`; the line
+ * prints it shell-quoted), or null when the step names none.
+ */
+export const NextCommandSchema = Type.Union([Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), Type.Null()], {
+  description: "the command the next step names, as an argv array (null: it names none)",
+});
+
 export const NodeFindingSchema = Type.Object(
   {
     severity: SeveritySchema,
@@ -18,6 +27,8 @@ export const NodeFindingSchema = Type.Object(
     message: Type.String({ minLength: 1 }),
     /** docs/repair.md §6.4: what the operator does next, one line (the text and HTML reports print the same). */
     nextStep: Type.String({ minLength: 1 }),
+    /** The command `nextStep` names, as an argv array, or null; absent only in reports of earlier builds. */
+    nextCommand: Type.Optional(NextCommandSchema),
   },
   { additionalProperties: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]) },
 );

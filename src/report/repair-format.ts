@@ -5,6 +5,7 @@
  */
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
+import { shellQuote } from "../domain/command.js";
 import { offsetsText } from "../policy/next-step.js";
 import { JOURNAL_NAME } from "../repair/journal.js";
 import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan, SalvageRange } from "../repair/plan-types.js";
@@ -13,7 +14,7 @@ import { formatBytes, formatCount } from "./units.js";
 import { escapeControl as printable } from "./terminal-safe.js";
 
 function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+  return `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function who(step: PlanStep): string {
@@ -36,7 +37,7 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
           : step.reason === "wal-torn-tail"
             ? "WAL tail: no verified entry follows it"
             : "torn tail";
-      return `truncate ${name}: ${step.fromSize} -> ${step.toSize} bytes (${why}; cut ${kept})`;
+      return `truncate ${name}: ${formatCount(step.fromSize)} -> ${formatCount(step.toSize)} bytes (${why}; cut ${kept})`;
     }
     case "replace": {
       if (step.content.type === "offset-record") {
@@ -62,17 +63,17 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
             : step.reason === "salvage-prefix"
               ? `salvage: keeps the ${plural(step.content.bytes / INDEX_ENTRY_BYTES, "entry")} inside the proven prefix; the others point into bytes that move`
               : "partial trailing entry";
-        return `trim ${name}: ${step.fromSize} -> ${step.content.bytes} bytes (${why}; the old index is kept)`;
+        return `trim ${name}: ${formatCount(step.fromSize)} -> ${formatCount(step.content.bytes)} bytes (${why}; the old index is kept)`;
       }
       const entries = step.content.entries.length;
       if (step.reason === "salvage-prefix" || step.reason === "salvage-rebuilt") {
         const over = step.reason === "salvage-prefix" ? "the proven prefix" : "the new log, as for an index-less segment";
-        const old = step.fromSize > 0 ? `; the old ${step.fromSize}-byte index is kept` : "";
-        return `write ${name}: ${plural(entries, "entry")}, ${entries * INDEX_ENTRY_BYTES} bytes (salvage: rebuilt over ${over}${old})`;
+        const old = step.fromSize > 0 ? `; the old ${formatCount(step.fromSize)}-byte index is kept` : "";
+        return `write ${name}: ${plural(entries, "entry")}, ${formatCount(entries * INDEX_ENTRY_BYTES)} bytes (salvage: rebuilt over ${over}${old})`;
       }
       const why = step.reason === "index-less" ? "rebuilt from the walk" : "index disagreed with the walk";
-      const old = step.fromSize > 0 ? `; the old ${step.fromSize}-byte index is kept` : "";
-      return `rewrite ${name}: ${plural(entries, "entry")}, ${entries * INDEX_ENTRY_BYTES} bytes (${why}${old})`;
+      const old = step.fromSize > 0 ? `; the old ${formatCount(step.fromSize)}-byte index is kept` : "";
+      return `rewrite ${name}: ${plural(entries, "entry")}, ${formatCount(entries * INDEX_ENTRY_BYTES)} bytes (${why}${old})`;
     }
     case "move-aside":
       if (step.role === "index") {
@@ -184,7 +185,7 @@ export function formatApplied(result: ApplyResult): string {
   }
   const undo = result.targets
     .filter((t) => t.steps.some((s) => s.kind !== "evidence-copy"))
-    .map((t) => `segscan restore ${printable(t.dir)}`);
+    .map((t) => shellQuote(["segscan", "restore", t.dir]));
   if (undo.length > 0) lines.push(`undo: ${undo.join("; ")}`);
   return `${lines.join("\n")}\n`;
 }

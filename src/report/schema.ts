@@ -7,7 +7,7 @@
  * does not name is an error, not an extension.
  */
 import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
-import { NodeJsonSchema, SeveritySchema } from "./node-schema.js";
+import { NextCommandSchema, NodeJsonSchema, SeveritySchema } from "./node-schema.js";
 import { SCAN_ERROR_CODES } from "../io/errors.js";
 
 export { SCAN_ERROR_CODES } from "../io/errors.js";
@@ -197,8 +197,8 @@ export const PartitionFindingSchema = Type.Union(
       bytes: Count,
       /** False when the salvage step never journaled `done` (it may not have taken effect). */
       completed: Type.Boolean(),
-      /** The command that clears the record (a dry run; `--apply` carries it out), as an argv. */
-      command: Type.Array(Text, { minItems: 1 }),
+      /** The command `nextStep` names, as an argv: the one that clears the record (a dry run; `--apply` carries it out). */
+      nextCommand: Type.Array(Text, { minItems: 1 }),
     }),
     closed({
       severity: Type.Literal("failed"),
@@ -207,6 +207,7 @@ export const PartitionFindingSchema = Type.Union(
       path: Text,
       message: Message,
       nextStep: Message,
+      nextCommand: Type.Null(),
     }),
   ],
   { description: "A partition finding (docs/repair.md §6.6); its fields depend on its code" },
@@ -230,10 +231,12 @@ export const PartitionSchema = closed({
   segments: Type.Array(SegmentSchema),
   /** docs/recovery.md §3.7: the segments' ranges merged in offset order, the proven one first; [] when failed. */
   scope: Type.Array(PartitionScopeRangeSchema),
-  /** docs/repair.md §6.4: what the operator does next, one line. */
+  /** docs/repair.md §6.4: what the operator does next, one line (a command in it shell-quoted). */
   nextStep: Message,
   /** docs/repair.md §6.6: what the preserve dir records beside the bytes (a salvage's lost offsets); usually empty. */
   findings: Type.Array(PartitionFindingSchema),
+  /** docs/repair.md §6.4: the command `nextStep` names as an argv array, or null; absent only in reports of earlier builds. */
+  nextCommand: Type.Optional(NextCommandSchema),
 });
 
 export const ScanOptionsSchema = closed({
@@ -266,13 +269,42 @@ export const ScanReportSchema = closed(
     options: ScanOptionsSchema,
     partitions: Type.Array(PartitionSchema),
     summary: SummarySchema,
-    /** docs/node.md N9: present only when the scanned path is a node root. */
+    /** docs/node.md N9: present only when the scan met exactly one node root (a given path, or one found below a given path). */
     node: Type.Optional(NodeJsonSchema),
+    /** docs/node.md N0: one node section per node root, in the order met, when the scan met several (then `node` is absent). */
+    nodes: Type.Optional(Type.Array(NodeJsonSchema, { minItems: 2 })),
   },
   "segscan scan --json report (docs/interfaces.md §9.3)",
 );
 
+/** docs/interfaces.md §9.3: what each `scan --ndjson` line is, its `type`. */
+export const NDJSON_LINE_TYPES = { partition: "partition", summary: "summary" } as const;
+
+/**
+ * A `scan --ndjson` partition line (docs/interfaces.md §9.3): `type`, then the
+ * partition exactly as in the `--json` report's `partitions`, and under a node
+ * root `node`, its directory's entry of that node's section.
+ */
+export const NdjsonPartitionLineSchema = closed(
+  {
+    type: Type.Literal(NDJSON_LINE_TYPES.partition),
+    ...PartitionSchema.properties,
+    node: Type.Optional(NodeJsonSchema.properties.partitions.items),
+  },
+  "a scan --ndjson partition line",
+);
+
+const { partitions: _partitions, ...reportWithoutPartitions } = ScanReportSchema.properties;
+
+/** The last `scan --ndjson` line: `type`, then the `--json` report without `partitions`. */
+export const NdjsonSummaryLineSchema = closed(
+  { type: Type.Literal(NDJSON_LINE_TYPES.summary), ...reportWithoutPartitions },
+  "the last scan --ndjson line: the report without its partitions",
+);
+
 export type JsonScanReport = Static<typeof ScanReportSchema>;
+export type JsonNdjsonPartitionLine = Static<typeof NdjsonPartitionLineSchema>;
+export type JsonNdjsonSummaryLine = Static<typeof NdjsonSummaryLineSchema>;
 export type JsonScanOptions = Static<typeof ScanOptionsSchema>;
 export type JsonPartition = Static<typeof PartitionSchema>;
 export type JsonSegment = Static<typeof SegmentSchema>;
@@ -286,12 +318,16 @@ export type JsonIgnoredEntry = Static<typeof IgnoredEntrySchema>;
 export type JsonPartitionFinding = Static<typeof PartitionFindingSchema>;
 export type JsonScanError = Static<typeof ScanErrorSchema>;
 
-/** `docs/report.schema.json`: the report schema as JSON Schema (draft 2020-12) text. */
+/**
+ * `docs/report.schema.json`: the report schema as JSON Schema (draft 2020-12)
+ * text; its `$defs` hold the two kinds of `scan --ndjson` line.
+ */
 export function reportJsonSchemaText(): string {
   const document = {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     title: "segscan scan --json report",
     ...ScanReportSchema,
+    $defs: { ndjsonPartitionLine: NdjsonPartitionLineSchema, ndjsonSummaryLine: NdjsonSummaryLineSchema },
   };
   return `${JSON.stringify(document, null, 2)}\n`;
 }

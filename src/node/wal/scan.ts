@@ -238,7 +238,7 @@ function residueFinding(
   const acknowledged =
     context.loss === null
       ? evidence.claim
-      : `but ${opRange(context.loss)} committed (commit_max ${context.loss.commitMax}), so these bytes may hold one of them: they are not a never-acknowledged tail, and ${peers(context.loss)} re-supply those ops`;
+      : `but ${opRange(context.loss)} committed (commit_max ${context.loss.commitMax}), so these bytes may hold one of them: they are not a never-acknowledged tail; ${peerMayHold(context.loss)}`;
   return finding(
     "repairable",
     "WalTornTail",
@@ -322,9 +322,15 @@ export function committedOpsLoss(
   };
 }
 
-function peers(loss: CommittedOpsLoss): string {
+/**
+ * docs/node.md N1.1: one node cannot know whether a peer still holds the ops it
+ * lacks (the peers may have lost them too), so it says where to look, never
+ * that they are held.
+ */
+function peerMayHold(loss: CommittedOpsLoss): string {
   const count = loss.replicaCount - 1;
-  return count === 1 ? "the other replica" : `the other ${count} replicas`;
+  const peers = count === 1 ? "the other replica" : `one of the other ${count} replicas`;
+  return `if ${peers} of this ${loss.replicaCount}-replica cluster holds them (check with \`segscan fleet\`), it re-supplies them when this replica rejoins`;
 }
 
 function capitalized(text: string): string {
@@ -350,7 +356,7 @@ function residueLossText(residue: WalResidue, tornReplaced: boolean): string {
 
 /**
  * docs/node.md N1.1 `WalCommittedOpsLost`: refused on a solo node, warn when
- * peers re-supply the ops. `how` says how the WAL falls short; `iggyRefuses`:
+ * a peer may re-supply the ops (whether one does, only the cluster view knows). `how` says how the WAL falls short; `iggyRefuses`:
  * the boot fails on this WAL anyway (otherwise it only warns and runs on).
  */
 export function committedOpsLostFinding(
@@ -364,7 +370,7 @@ export function committedOpsLostFinding(
   const solo = iggyRefuses
     ? "On this single-replica node no peer can re-supply them, and the server refuses to boot on this WAL in any case"
     : "On this single-replica node no peer can re-supply them: they were acknowledged, and the server's boot only warns and runs without them, so the metadata changes they made silently disappear and new ops take their numbers. Restore metadata/ from a backup first, or accept the loss";
-  const cluster = `${capitalized(peers(loss))} of this ${loss.replicaCount}-replica cluster hold them and re-supply them; ${iggyRefuses ? "the server refuses to boot on this WAL in any case" : "the server's boot only warns and runs without them meanwhile"}`;
+  const cluster = `${capitalized(peerMayHold(loss))}; if none does, they are lost. ${iggyRefuses ? "The server refuses to boot on this WAL in any case" : "The server's boot only warns and runs without them meanwhile"}`;
   const message = `${lost}. ${loss.solo ? solo : cluster}`;
   return finding(loss.solo ? "refused" : "warn", "WalCommittedOpsLost", path, message, {
     provenOp: loss.provenOp,
@@ -384,7 +390,7 @@ export function committedOpsForecast(path: string, loss: CommittedOpsLoss): Boot
     destructive: loss.solo,
     detail: loss.solo
       ? `the server warns that commit_max ${loss.commitMax} is above the last op the WAL holds (${loss.provenOp}) and runs without ${ops}: their acknowledged metadata changes are gone, and new ops take their numbers`
-      : `the server warns that commit_max ${loss.commitMax} is above the last op the WAL holds (${loss.provenOp}) and runs without ${ops} until the cluster re-supplies them`,
+      : `the server warns that commit_max ${loss.commitMax} is above the last op the WAL holds (${loss.provenOp}) and runs without ${ops} until a peer that holds them re-supplies them (check with \`segscan fleet\`)`,
   };
 }
 
