@@ -249,7 +249,35 @@ describe("mergePartition", () => {
     ]);
     expect(held.verdict).toBe("degraded");
     expect(held.replicas[0]).toMatchObject({ role: "damaged", rebuildFrom: "b", missing: [{ from: "40", to: "44", count: "5" }] });
-    const alone = mergePartition(identity, ["a", "b"], [gapped, gapped]);
+    // A gap every replica shares, with no record of loss, is what the server's boot mints in byte-clean files
+    // (docs/recovery.md §3.4): not held anywhere, but no claim that anything was lost.
+    const shared = mergePartition(identity, ["a", "b"], [gapped, gapped]);
+    expect(shared.verdict).not.toBe("lost");
+    expect(shared.lost.filter((range) => range.kind === "durable")).toEqual([]);
+    expect(shared.lost).toEqual([expect.objectContaining({ from: "40", to: "44", kind: "unclaimed" })]);
+    // A salvage's record of the same offsets makes them a claim of loss: held by no replica, lost everywhere.
+    const salvaged = structuredClone(gapped);
+    salvaged.findings = [
+      {
+        severity: "warn",
+        code: "SalvageLostOffsets",
+        path: `/a/${KEY}.segscan/journal.jsonl`,
+        message: "m",
+        nextStep: "s",
+        nextCommand: ["segscan", "forget", `/a/${KEY}`, "--lost-offsets"],
+        line: 3,
+        run: "r",
+        salvagedAt: null,
+        segment: "0",
+        kind: "unreadable",
+        firstOffset: "40",
+        lastOffset: "44",
+        messages: 5,
+        bytes: 100,
+        completed: true,
+      },
+    ];
+    const alone = mergePartition(identity, ["a", "b"], [salvaged, gapped]);
     expect(alone.verdict).toBe("lost");
     expect(alone.lost).toEqual([
       {
@@ -259,6 +287,7 @@ describe("mergePartition", () => {
         kind: "durable",
         openEnded: false,
         claimedBy: [
+          { node: "a", as: "SalvageLostOffsets" },
           { node: "a", as: "ForwardGap" },
           { node: "b", as: "ForwardGap" },
         ],

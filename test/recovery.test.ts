@@ -561,7 +561,9 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
     }
     const replicated = await scan(dir, { replicaCount: 3 });
     expect(replicated.action).toBe("rebuild-from-peers");
-    expect(replicated.nextStep).toBe("rebuild this partition from a replica: segscan proves 0..6 here (and 12..15 after the damage)");
+    expect(replicated.nextStep).toBe(
+      "if a peer holds 7..11 (check with `segscan fleet`), rebuild this partition from it, else restore it from a backup: segscan proves 0..6 here (and 12..15 after the damage)",
+    );
   });
 
   it("the next segment's own damage does not bound the previous one's damaged end: its start does", async () => {
@@ -611,7 +613,8 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
       bytes: 700,
       tornEvidence: "zero-filled",
     });
-    expect(partition.nextStep).toMatch(/^repair: segscan repair <partition> --apply removes nothing durable/);
+    expect(partition.nextStep).toMatch(/^repair: segscan repair \S+ --apply removes nothing durable/);
+    expect(partition.nextCommand).toEqual(["segscan", "repair", partition.path, "--apply"]);
     expect(formatPartition(partition)).toContain(`cut at ${formatCount(first.log.length)}: residue 700 B all zero, no survivor (`);
   });
 

@@ -51,7 +51,7 @@ describe("the offsets a salvage recorded as lost stay said (docs/repair.md §6.6
       path: join(`${dir}.segscan`, "journal.jsonl"),
       kind: "unreadable",
       completed: true,
-      command: ["segscan", "forget", dir, "--lost-offsets"],
+      nextCommand: ["segscan", "forget", dir, "--lost-offsets"],
     });
     expect(finding.message).toContain(`were dropped by the salvage of`);
     expect(partition.nextStep).toBe(finding.nextStep);
@@ -68,12 +68,13 @@ describe("the offsets a salvage recorded as lost stay said (docs/repair.md §6.6
       lastOffset: lost[0]!.split("..")[1],
       path: finding.path,
     });
-    // Text: the finding leads the report, before the partition blocks; the summary counts it.
+    // Text: the verdict line first, the finding among the problems (a clean partition with a finding is one), the summary counts it.
     const text = formatReport(report);
+    expect(text.split("\n")[0]).toBe("verdict WARN");
     const at = text.indexOf("warn SalvageLostOffsets");
     expect(at).toBeGreaterThan(-1);
-    expect(at).toBeLessThan(text.indexOf("verdict clean"));
-    expect(text).toContain("verdict WARN");
+    expect(at).toBeLessThan(text.indexOf("partition findings: 1 warn"));
+    expect(text).not.toContain("clean partition (--all");
     expect(text).toContain("partition findings: 1 warn");
     // HTML: the headline names it and the header lists it (readable without the script).
     const html = renderHtmlReport(json);

@@ -94,6 +94,9 @@ const WALK_REFUSALS = new Set(["InteriorDamage", "UnverifiedResidue", "OffsetDis
  */
 export const FORWARD_GAP = "ForwardGap";
 
+/** The claim a salvage's record makes (docs/repair.md §6.6): the replica dropped these offsets and recorded them as lost. */
+export const SALVAGE_LOST = "SalvageLostOffsets";
+
 /** A scope range's offsets, when it names any (both ends may be null: see docs/interfaces.md §9.3). */
 function offsetsOf(range: JsonSegment["scope"][number]): { from: bigint; to: bigint | null } | null {
   return range.firstOffset === null
@@ -197,6 +200,13 @@ export function replicaView(line: PartitionLine): ReplicaView {
   const offsets: ReplicaView["offsets"] = [];
   for (const entry of line.node?.offsets ?? []) {
     if (entry.offset !== null) offsets.push({ kind: entry.kind, id: entry.id, offset: BigInt(entry.offset) });
+  }
+  // docs/repair.md §6.6: offsets a salvage recorded as lost are a claim of loss, whatever the bytes now show.
+  for (const finding of line.findings) {
+    if (finding.code !== "SalvageLostOffsets" || finding.firstOffset === null) continue;
+    const from = BigInt(finding.firstOffset);
+    const to = finding.lastOffset === null ? from : BigInt(finding.lastOffset);
+    unreadable.push({ range: { from, to }, openEnded: finding.lastOffset === null, code: SALVAGE_LOST });
   }
   const failed = line.error !== null || line.verdict === "failed";
   // What a replica proves never includes what a gap skips (the scope's proven range spans the gap).

@@ -10,7 +10,7 @@ import { hex64 } from "../format/bytes.js";
 import { formatCount } from "../report/units.js";
 import type { JsonNode } from "../report/node-schema.js";
 import type { JsonScanReport } from "../report/json.js";
-import { type PartitionIdentity, type PartitionLine, type ReplicaView, replicaView } from "./adapter.js";
+import { FORWARD_GAP, type PartitionIdentity, type PartitionLine, type ReplicaView, replicaView } from "./adapter.js";
 import { type Range, intersect, normalize, rangeSize, subtract, totalSize, union } from "./ranges.js";
 import type {
   ClusterVerdict,
@@ -123,7 +123,10 @@ export function mergePartition(
   const holdings = views.map((view) => (view === null || view.failed ? [] : heldBy(view)));
   const live = views.filter((view): view is ReplicaView => view !== null && !view.failed);
   const held = union(...holdings);
-  const durable = normalize(live.flatMap((view) => view.unreadable.map((u) => u.range)));
+  // A forward gap alone is no claim of loss: the server's own boot mints gaps in byte-clean files (docs/recovery.md
+  // §3.4), and every replica carries the same one. Bytes that do not verify, a salvage's record of what it dropped,
+  // or a peer that holds the offsets make it one.
+  const durable = normalize(live.flatMap((view) => view.unreadable.filter((u) => u.code !== FORWARD_GAP).map((u) => u.range)));
   const cutClaims = normalize(live.flatMap((view) => view.cuts.flatMap((cut) => (cut.claimed === null ? [] : [cut.claimed]))));
   const claims = union(held, durable, cutClaims);
   const span = claims.length === 0 ? null : { from: claims[0]!.from, to: claims.at(-1)!.to };
