@@ -11,6 +11,8 @@
  * file beside it, fsynced and renamed into place, so a failed write never
  * leaves a half-written page under the requested name.
  */
+import { stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import { out } from "./context.js";
 import { OperationalError, UsageError } from "./exit.js";
 import { OutputFileError, checkOutputPath, protectedTrees, writeOwnFileAtomic } from "../scrub/output-file.js";
@@ -56,6 +58,8 @@ export async function writePageFile(path: string, html: string, what: string, re
   }
   try {
     const resolved = await checkOutputPath({ path, what: WHAT, recognise: isPage, reader: "the scan" }, await treesOf(reads));
+    // A page never creates directories (a mistyped path is said, not made): a missing parent fails with ENOENT.
+    await stat(dirname(resolved));
     await writeOwnFileAtomic(resolved, html, WHAT, isPage);
   } catch (error) {
     const cause = error instanceof OutputFileError ? error.message : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
