@@ -14,7 +14,7 @@ import type { ScrubOutputs } from "../scrub/outputs.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
 import { out, resolveEngine, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
-import { parseBytes } from "./parse.js";
+import { operandPath, parseBytes } from "./parse.js";
 
 /** Lowest accepted rate: below this a scrub of one small segment would take hours. */
 const MIN_RATE_BYTES_PER_SECOND = 64 * 1024;
@@ -136,7 +136,7 @@ Exit status: 0 no findings (node findings of severity info or warn are printed a
 --state or --metrics path scrub may not write) · 32 a single pass was cancelled (with --watch a
 SIGTERM/SIGINT stop exits 0).`,
     )
-    .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(path, flags, command)));
+    .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(operandPath(path), flags, command)));
 }
 
 function eventJson(event: ScrubEvent): string {
