@@ -139,6 +139,12 @@ export const RestoreResultSchema = closed(
   "what segscan restore did to one directory (docs/repair.md §6.2)",
 );
 
+/** `segscan restore --json`: one shape whatever the path names, a result per directory restored (none: nothing to restore). */
+export const RestoreJsonSchema = closed(
+  { partitions: Type.Array(RestoreResultSchema) },
+  "segscan restore --json: what restore did to each directory (docs/repair.md §6.2)",
+);
+
 export type RepairPlan = Static<typeof RepairPlanSchema>;
 export type ObservedFile = RepairPlan["targets"][number]["steps"][number]["observed"];
 export type PlanTarget = Static<typeof PlanTargetSchema>;
