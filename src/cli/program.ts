@@ -213,7 +213,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--segment-bytes <bytes>", "close a segment at this size (e.g. 512KiB, 16MiB)", parseBytes(1024, 2 ** 30))
     .option(
       "--flush-bytes <bytes>",
-      "one index entry per flushed chunk of this size (the server's cadence is 1MiB)",
+      "one index entry per flushed chunk of this size, at least 8KiB (the server's cadence is 1MiB)",
       parseBytes(1024, 2 ** 30),
     )
     .option("--topics <n>", "topics per stream", parseInteger(1, 10_000))

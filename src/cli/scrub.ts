@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { EngineKind } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
-import { formatBytes } from "../report/format.js";
+import { formatBytes, formatCount } from "../report/format.js";
 import { terminalSafe } from "../report/terminal-safe.js";
 import { COUNTED_NODE_SEVERITIES, type PassSummary, type ScrubEvent, passOutcome } from "../scrub/findings.js";
 import type { ScrubOutputs } from "../scrub/outputs.js";
@@ -182,7 +182,7 @@ async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
       const node = finding.item === undefined ? "" : ` [${finding.item}, ${finding.severity}]`;
       const nextStep = finding.nextStep === undefined ? "" : `  next step: ${finding.nextStep}\n`;
       return out(
-        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n${nextStep}`,
+        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${formatCount(finding.position)}`}\n  ${finding.message}\n${nextStep}`,
       );
     }
     case "state-ignored":

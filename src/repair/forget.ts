@@ -29,6 +29,7 @@
  * is deleted; a crash after it leaves closed runs whose remaining copies the
  * next forget deletes, and restore skips closed runs either way.
  */
+import { shellQuote } from "../domain/command.js";
 import * as path from "node:path";
 import { JOURNAL_NAME, RESTORED_JOURNAL_PATTERN, type RecordedLoss, closedRuns, isJournalName, recordedLosses } from "../format/journal.js";
 import { ForgetRefusedError } from "./errors.js";
@@ -191,7 +192,7 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     let open: { why: KeptFile["why"]; detail: string } | null = active.some(({ record }) => record.kind === "undone")
       ? {
           why: "restore-needs",
-          detail: `the journal records an interrupted restore, which must resume and reads every copy (\`segscan restore ${dir}\`)`,
+          detail: `the journal records an interrupted restore, which must resume and reads every copy (\`${shellQuote(["segscan", "restore", dir])}\`)`,
         }
       : null;
     for (const [i, run] of runs.entries()) {

@@ -32,6 +32,7 @@
  * log that has since grown past its cut point (new appends) is a conflict, and
  * restore stops there with a `RestoreConflictError` rather than guess.
  */
+import { shellQuote } from "../domain/command.js";
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
 import { createEngine } from "../engine/index.js";
@@ -181,7 +182,7 @@ async function restoreLocked(
         finished === 0 && inProgress === null
           ? `; no step was undone yet, so ${dir} is as the repair left it`
           : `; restore stopped part-way (${finished} of ${intents.length} steps undone${where}): each finished undo is marked in ${journalPath}, ` +
-            `so fixing the cause and running \`segscan restore ${dir}\` again resumes there`;
+            `so fixing the cause and running \`${shellQuote(["segscan", "restore", dir])}\` again resumes there`;
     }
     throw error;
   }
@@ -280,14 +281,14 @@ function cancelledRestore(
   total: number,
   inProgress: number | null,
 ): Error {
-  const again = `\`segscan restore ${dir}\` again finishes the rest`;
+  const again = `\`${shellQuote(["segscan", "restore", dir])}\` again finishes the rest`;
   const done =
     finished === 0 && inProgress === null
       ? `no step was undone, so ${dir} is as the repair left it`
       : `${finished} of ${total} steps were undone, each marked in ${journalPath}` +
         (inProgress === null ? "" : `, and the step on line ${inProgress} was stopped part-way (its undo resumes where it stopped)`) +
         `; ${again}`;
-  const error = new Error(`restore cancelled: ${done}; \`segscan scan ${dir}\` shows the state`, { cause: reason });
+  const error = new Error(`restore cancelled: ${done}; \`${shellQuote(["segscan", "scan", dir])}\` shows the state`, { cause: reason });
   error.name = "AbortError";
   return error;
 }

@@ -6,6 +6,7 @@
  * undo. At most `copyBytes` leading bytes are copied: an offset record is 16
  * bytes, and what follows in a huge file is not an offset.
  */
+import { formatCount } from "../../domain/numbers.js";
 import { type Static, Type } from "@sinclair/typebox";
 import { Count, Text, closed } from "../../domain/schema-vocabulary.js";
 import { preserveRange } from "../files.js";
@@ -44,7 +45,7 @@ export const evidenceCopy: StepKind<EvidenceCopyStep> = {
     );
     const source = journalNameOf(target, step.file);
     await ctx.record({ kind: "preserved", source, from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
-    const partial = step.copyBytes < step.size ? ` (its first ${step.copyBytes} of ${step.size} bytes)` : "";
+    const partial = step.copyBytes < step.size ? ` (its first ${formatCount(step.copyBytes)} of ${formatCount(step.size)} bytes)` : "";
     const summary = `copied ${step.file}${partial} into the preserve dir as ${copy.file} (evidence; the file is left in place)`;
     return { execute: async () => ({ summary, preserved: copy.file, op: null }) };
   },
@@ -52,7 +53,7 @@ export const evidenceCopy: StepKind<EvidenceCopyStep> = {
   journal: null,
 
   describe(step, { name }) {
-    const part = step.copyBytes < step.size ? `its first ${step.copyBytes} of ${step.size} bytes` : "it";
+    const part = step.copyBytes < step.size ? `its first ${formatCount(step.copyBytes)} of ${formatCount(step.size)} bytes` : "it";
     return `copy ${name} (${consumerName(step.consumer)}, checksum fails) into the preserve dir as evidence (${part}); the file stays (the server unlinks it at boot)`;
   },
 };

@@ -206,7 +206,7 @@ export async function undoReplace(op: ReplaceOp, what: string, ctx: UndoContext)
   await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
   await fs.rename(staging, target);
   await fs.syncDir(path.dirname(target)); // the partition dir, or its offsets dir (docs/node.md N7)
-  return `${op.file}: original ${op.old.size}-byte ${what} put back`;
+  return `${op.file}: original ${formatCount(op.old.size)}-byte ${what} put back`;
 }
 
 export const replace: StepKind<ReplaceStep, ReplaceOp> = {
@@ -314,10 +314,10 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
           step.role === "offset"
             ? `offset record (${step.reason})`
             : step.role === "segment-log"
-              ? `log of ${step.fromSize - image.size} fewer bytes (salvage: the bytes nothing proves are dropped)`
+              ? `log of ${formatCount(step.fromSize - image.size)} fewer bytes (salvage: the bytes nothing proves are dropped)`
               : `index (${step.reason})`;
         const kept = old === null ? "" : `; the old file is kept as ${old.file}`;
-        return { summary: `wrote ${step.file}: ${image.size} bytes, new ${what}${kept}`, preserved: old?.file ?? null, op };
+        return { summary: `wrote ${step.file}: ${formatCount(image.size)} bytes, new ${what}${kept}`, preserved: old?.file ?? null, op };
       },
     };
   },

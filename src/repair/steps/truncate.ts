@@ -120,8 +120,15 @@ export const truncate: StepKind<TruncateStep, TruncateOp> = {
           await file.truncate(step.toSize);
           await file.sync();
         });
-        const where = kept.file === null ? `${bytes} zero bytes recorded by length` : `${bytes} bytes preserved as ${kept.file}`;
-        return { summary: `cut ${step.file}: ${step.fromSize} → ${step.toSize} bytes (${where})`, preserved: kept.file, op };
+        const where =
+          kept.file === null
+            ? `${formatCount(bytes)} zero bytes recorded by length`
+            : `${formatCount(bytes)} bytes preserved as ${kept.file}`;
+        return {
+          summary: `cut ${step.file}: ${formatCount(step.fromSize)} → ${formatCount(step.toSize)} bytes (${where})`,
+          preserved: kept.file,
+          op,
+        };
       },
     };
   },
@@ -196,7 +203,7 @@ export const truncate: StepKind<TruncateStep, TruncateOp> = {
         throw conflict(ctx, why, log, op.segment, op.toSize);
       }
       const how = source === null ? "zero bytes re-extended" : `bytes re-appended from ${path.basename(source)}`;
-      return `${op.file}: ${op.toSize} -> ${op.fromSize} bytes (${residue.bytes - have} ${how})`;
+      return `${op.file}: ${formatCount(op.toSize)} -> ${formatCount(op.fromSize)} bytes (${formatCount(residue.bytes - have)} ${how})`;
     },
   },
 
