@@ -20,7 +20,7 @@
 import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
 import { encodeIndex } from "../format/encode.js";
-import { encodeOffsetRecord } from "../node/partition-dir.js";
+import { encodeOffsetRecord } from "../format/partition-files.js";
 import { PreserveError, RepairError, StalePlanError } from "./errors.js";
 import {
   type ByteRanges,
