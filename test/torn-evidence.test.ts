@@ -15,7 +15,7 @@ import {
   provesNeverAcknowledged,
   walTornClaim,
 } from "../src/policy/torn-evidence.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { formatPartition } from "../src/report/format.js";
 import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
 import { tinyNode } from "./helpers/metadata-node.js";
