@@ -67,7 +67,7 @@ function rootName(expression: ts.Expression): string | undefined {
 const ASSIGNMENTS = new Set([ts.SyntaxKind.EqualsToken, ts.SyntaxKind.PlusEqualsToken, ts.SyntaxKind.QuestionQuestionEqualsToken]);
 
 /** What `text` (module `file`, src/-relative) does at import to another folder's modules: one line per call or assignment. */
-export function importTimeReaches(text: string, file: string): string[] {
+function importTimeReaches(text: string, file: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const foreign = foreignImports(source, file);
   const found: string[] = [];
