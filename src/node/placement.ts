@@ -12,8 +12,7 @@
  *
  * Both off-thread paths run src/node/scan-worker.ts through one protocol
  * (src/node/threads.ts); where a scan runs never changes its report. A new
- * policy (say, two threads by default above some number of partitions) is a
- * change here and nowhere else.
+ * policy is a change here and nowhere else.
  */
 import { isOwnEngine } from "../engine/own.js";
 import type { EngineKind } from "../engine/types.js";
@@ -39,11 +38,23 @@ export const POOL_MIN_BYTES = 64 * 1024 * 1024;
 export const POOL_MIN_BYTES_PER_PARTITION = 1024 * 1024;
 
 /**
- * Targets sampled before the pool decision: a node of small partitions is
- * decided without a stat of every log (that pass cost a tenth of such a
- * scan), and a streamed discovery keeps streaming.
+ * Targets whose logs are stat'ed for the bytes rule (`poolPays`): a node of
+ * small partitions is decided without a stat of every log (that pass cost a
+ * tenth of such a scan), and a streamed discovery keeps streaming.
  */
 export const POOL_SAMPLE_TARGETS = 256;
+
+/**
+ * From this many partitions a scan loads on worker threads whatever their
+ * size, when `concurrency` allows (the CLI's default is the CPU count: both
+ * cores of a 2-core machine). The cost of a worker is paid once (its start and
+ * engine compile, ≈100–250 ms each, in parallel), the saving per partition:
+ * a small partition's tail scan costs ≈ 200 µs of one thread's time in a
+ * whole CLI run (docs/benchmarks.md), so two loading threads save ≈ 100 µs a
+ * partition and pay back their start from about a thousand partitions on.
+ * Targets up to this many are counted (no stat) before the decision.
+ */
+export const POOL_MIN_PARTITIONS = 1024;
 
 /** What the scan thread is told of the options: all but the engine object, signal and callback (relayed), and `io` (the thread reads blocking). */
 export type ThreadScanOptions = Omit<ScanOptions, "engine" | "signal" | "onProgress" | "io"> & { engine?: EngineKind };
@@ -77,33 +88,33 @@ export function placeScan(options: ScanOptions, resolved: Pick<ResolvedScanOptio
   return isOwnEngine(engine) ? { where: "scan-thread", options: { ...rest, engine: engine.kind } } : { where: "caller" };
 }
 
-/** What the first targets of a scan showed the pool decision. */
+/** What the first targets of a scan show the pool decision; each is taken only when the decision needs it. */
 export interface TargetSample {
-  /** Targets discovery could list (a failed one is no load). */
-  readable: number;
-  /** Their `.log` bytes, from one stat per file. */
-  logBytes: number;
-  /** Whether these are all the scan's targets. */
-  complete: boolean;
+  /** Readable targets (a failed one is no load) among the first `upTo`, and whether they are all the scan's targets. */
+  count(upTo: number): Promise<{ readable: number; complete: boolean }>;
+  /** The `.log` bytes of the readable targets among the first `upTo` (one stat per file). */
+  logBytes(upTo: number): Promise<number>;
 }
 
 /**
  * How many threads load a scan's partitions (docs/engines.md §7.5): 1 (the
  * scanning thread itself), or a pool of that many workers, when `concurrency
  * > 1` asks for one, the filesystem is the real one (a caller's ScanFs stays
- * on its thread), the package is compiled, there is more than one partition
- * and their logs are large enough for the pool to pay (`poolPays`, judged on
- * the first POOL_SAMPLE_TARGETS). `sample` is taken only when the rest allows a pool.
+ * on its thread), the package is compiled, and either there are at least
+ * POOL_MIN_PARTITIONS partitions or, more than one, their logs are large
+ * enough for the pool to pay (`poolPays`, judged on the first POOL_SAMPLE_TARGETS).
  */
 export async function loadThreads(
   resolved: Pick<ResolvedScanOptions, "concurrency">,
   scanFs: ScanFs,
-  sample: () => Promise<TargetSample>,
+  sample: TargetSample,
 ): Promise<number> {
   if (resolved.concurrency <= 1 || !isRealScanFs(scanFs) || !compiled()) return 1;
-  const { readable, logBytes, complete } = await sample();
-  if (readable <= 1 || !poolPays(logBytes, readable)) return 1;
-  return complete ? Math.min(resolved.concurrency, readable) : resolved.concurrency;
+  const many = await sample.count(POOL_MIN_PARTITIONS);
+  if (many.readable >= POOL_MIN_PARTITIONS) return resolved.concurrency;
+  const sampled = await sample.count(POOL_SAMPLE_TARGETS);
+  if (sampled.readable <= 1 || !poolPays(await sample.logBytes(POOL_SAMPLE_TARGETS), sampled.readable)) return 1;
+  return sampled.complete ? Math.min(resolved.concurrency, sampled.readable) : resolved.concurrency;
 }
 
 /** Whether a scan of this much log data in this many partitions goes to the worker pool (when one is asked for). */

@@ -31,7 +31,7 @@ import {
 } from "../recovery/scan.js";
 import { type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "../recovery/targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
-import { POOL_SAMPLE_TARGETS, loadThreads, placeScan } from "./placement.js";
+import { loadThreads, placeScan } from "./placement.js";
 import { type NodeEntries, NodePartitionPass, isNodeRoot, scanNodeMetadata } from "./scan.js";
 import { loadOnWorkers, reportOnScanThread, streamOnScanThread } from "./threads.js";
 
@@ -298,9 +298,9 @@ async function startRoots(
 
 /**
  * Every target's report in target order, with what the node pass wants of
- * it: loaded on this thread, or on the worker pool when ./placement.ts says
- * it pays, judged on the first POOL_SAMPLE_TARGETS targets (a streamed
- * discovery keeps streaming either way).
+ * it: loaded on this thread, or on worker threads when ./placement.ts says
+ * so, judged on the first targets (a streamed discovery keeps streaming
+ * either way).
  */
 async function partitionsInOrder(
   source: TargetSource,
@@ -311,16 +311,24 @@ async function partitionsInOrder(
   const iterator = isTargetList(source) ? chain(source, null) : source[Symbol.asyncIterator]();
   const sampled: ScanTarget[] = [];
   let complete = false;
-  const threads = await loadThreads(resolved, scanFs, async () => {
-    while (!complete && sampled.length < POOL_SAMPLE_TARGETS) {
+  const take = async (upTo: number): Promise<ScanTarget[]> => {
+    while (!complete && sampled.length < upTo) {
       const next = await iterator.next();
       if (next.done) complete = true;
       else sampled.push(next.value);
     }
-    const readable = sampled.filter((target) => target.failure === undefined);
-    let logBytes = 0;
-    for (const bytes of (await logBytesByTarget(readable, scanFs, resolved.signal)).values()) logBytes += bytes;
-    return { readable: readable.length, logBytes, complete };
+    return sampled.slice(0, upTo).filter((target) => target.failure === undefined);
+  };
+  const threads = await loadThreads(resolved, scanFs, {
+    count: async (upTo) => {
+      const readable = await take(upTo);
+      return { readable: readable.length, complete: complete && sampled.length <= upTo };
+    },
+    logBytes: async (upTo) => {
+      let logBytes = 0;
+      for (const bytes of (await logBytesByTarget(await take(upTo), scanFs, resolved.signal)).values()) logBytes += bytes;
+      return logBytes;
+    },
   });
   // The node pass reads each partition dir's names from its load instead of listing the dir again.
   const directoryNames = true;
