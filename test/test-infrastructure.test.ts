@@ -31,7 +31,7 @@ describe("build freshness", () => {
     file("src/index.ts", 1000);
     file("assembly/index.ts", 1000);
     expect(staleBuildReason(project)).toBe("dist/segscan.wasm is missing");
-    for (const output of ["dist/segscan.wasm", "dist/src/index.js", "dist/src/cli/main.js", "dist/src/recovery/worker.js"])
+    for (const output of ["dist/segscan.wasm", "dist/src/index.js", "dist/src/cli/main.js", "dist/src/node/scan-worker.js"])
       file(output, 2000);
     expect(staleBuildReason(project)).toBeNull();
     file("src/index.ts", 3000);

@@ -20,7 +20,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 /** What the build reads: a change to any of these (or a file added/removed in a directory) makes dist/ stale. */
 const BUILD_INPUTS = ["src", "bench", "assembly", "package.json", "tsconfig.json", "asconfig.json"];
 /** What the build writes last in each half (wasm, then TypeScript); the oldest one dates the build. */
-const BUILD_OUTPUTS = ["dist/segscan.wasm", "dist/src/index.js", "dist/src/cli/main.js", "dist/src/recovery/worker.js"];
+const BUILD_OUTPUTS = ["dist/segscan.wasm", "dist/src/index.js", "dist/src/cli/main.js", "dist/src/node/scan-worker.js"];
 
 function newestMtimeMs(path: string): number {
   let info: Stats;
