@@ -6,6 +6,7 @@
  * window; TypeScript owns the budget across windows and the verification of
  * candidates that pass the cheap checks.
  */
+import { assert } from "../assert.js";
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../format/constants.js";
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
@@ -159,16 +160,24 @@ export async function probeResidue(
  * only (docs/repair.md §6.2). True only when every residue byte was read and found zero.
  *
  * The probe's windows usually answered already; a residue too short to hold a
- * candidate (< 257 bytes) is read here. A probe that ran out of budget must
+ * candidate (< `headerBytes` + 1 bytes) is read here. A probe that ran out of budget must
  * not read on (its reads stay bounded by the budget, never by the file size: a
  * 2 TiB sparse tail), so it answers false unless its own candidates reached
  * the file end (stopped at the last candidate, whose header ends the file).
  * That rule depends only on the bytes and the limit, so the report is the same
- * whatever window size or engine ran the probe.
+ * whatever window size or engine ran the probe. The segment probe and the metadata
+ * WAL's (docs/node.md N1) both answer through here; `headerBytes` is the record's.
  */
-export async function residueIsAllZero(window: FileWindow, probe: ProbeResult): Promise<boolean> {
+export async function residueIsAllZero(
+  window: FileWindow,
+  probe: Pick<ProbeResult, "verdict" | "stoppedAt" | "zeros">,
+  headerBytes: number = BATCH_HEADER_BYTES,
+): Promise<boolean> {
   const zeros = probe.zeros;
-  if (probe.verdict === "budget-exhausted" && probe.stoppedAt! + BATCH_HEADER_BYTES < window.fileSize) return false;
+  if (probe.verdict === "budget-exhausted") {
+    assert(probe.stoppedAt !== null, "an exhausted probe says where it stopped");
+    if (probe.stoppedAt + headerBytes < window.fileSize) return false;
+  }
   while (zeros.firstNonZero === null && zeros.checkedUntil < window.fileSize) {
     await window.ensure(zeros.checkedUntil, Math.min(window.capacityBytes, window.fileSize - zeros.checkedUntil));
     zeros.observe(window);
