@@ -82,10 +82,14 @@ export async function probeCandidates(
       spentUnits: budget.spentUnits,
       limitUnits: budget.limitUnits,
     });
+    // Units are whole numbers far below 2^53: a sum that stops being exact would let the loop run unbounded.
+    assert(scan.spentUnits >= budget.spentUnits && Number.isSafeInteger(scan.spentUnits), "the budget is only spent, exactly");
+    assert(scan.index >= index && windowStart + scan.index <= window.end, "the kernel stops inside the window, at or past the candidate");
     budget.spentUnits = scan.spentUnits;
     const stopPosition = windowStart + scan.index;
     if (scan.status === "exhausted") return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stopPosition };
     if (scan.status === "done") {
+      assert(stopPosition > candidate, "a window scanned to its end moves the loop forward");
       candidate = stopPosition;
       continue;
     }
@@ -120,8 +124,10 @@ export class ZeroTracker {
   observe(window: FileWindow): void {
     if (this.firstNonZero !== null || window.start > this.checkedUntil || window.end <= this.checkedUntil) return;
     const index = this.checkedUntil - window.start;
-    const found = window.engineWindow.firstNonZero(index, window.end - this.checkedUntil);
-    if (found < index + (window.end - this.checkedUntil)) this.firstNonZero = window.start + found;
+    const lengthBytes = window.end - this.checkedUntil;
+    const found = window.engineWindow.firstNonZero(index, lengthBytes);
+    assert(found >= index && found <= index + lengthBytes, "the first non-zero byte lies in the range examined");
+    if (found < index + lengthBytes) this.firstNonZero = window.start + found;
     this.checkedUntil = window.end;
   }
 }
