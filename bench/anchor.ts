@@ -5,7 +5,10 @@
  * included, on the same cached trees, alternating A B A B, with the median of
  * each side and the ratio of the medians printed per row.
  *
- *   node dist/bench/anchor.js --iggy-bin PATH [--pairs 5] [--rows deep,tail,big,wide,version,import]
+ *   node dist/bench/anchor.js --iggy-bin PATH [--pairs 5] [--rows deep,tail,big,wide,version,import] [--breakdown]
+ *
+ * `--breakdown` first prints where the 2,000-partition tail and deep scans
+ * spend their time (bench/breakdown.ts), then the rows.
  *
  * Rows (each names its commands):
  *   deep     2,000 partitions × 204 KiB: `segscan scan --deep` vs `read-dir`
@@ -25,6 +28,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { breakdown, breakdownText } from "./breakdown.js";
 import { ensureDataSet } from "./data.js";
 import { machineLine } from "./run.js";
 import { ensureScaleTree } from "./scale.js";
@@ -38,12 +42,17 @@ interface AnchorArgs {
   iggyBin: string | null;
   pairs: number;
   rows: RowName[];
+  breakdown: boolean;
 }
 
 function parseArgs(argv: readonly string[]): AnchorArgs {
-  const args: AnchorArgs = { iggyBin: null, pairs: 5, rows: ["deep", "tail", "big", "version", "import"] };
+  const args: AnchorArgs = { iggyBin: null, pairs: 5, rows: ["deep", "tail", "big", "version", "import"], breakdown: false };
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1];
+    if (argv[i] === "--breakdown") {
+      args.breakdown = true;
+      continue;
+    }
     if (argv[i] === "--iggy-bin" && value !== undefined) args.iggyBin = value;
     else if (argv[i] === "--pairs" && Number.isSafeInteger(Number(value)) && Number(value) >= 1) args.pairs = Number(value);
     else if (argv[i] === "--rows" && value !== undefined) {
@@ -52,7 +61,9 @@ function parseArgs(argv: readonly string[]): AnchorArgs {
         if (!(ROWS as readonly string[]).includes(row)) throw new RangeError(`unknown row ${row}: one of ${ROWS.join(",")}`);
       args.rows = rows as RowName[];
     } else {
-      throw new RangeError(`unknown argument ${argv[i]}; usage: anchor.js --iggy-bin PATH [--pairs 5] [--rows ${ROWS.join(",")}]`);
+      throw new RangeError(
+        `unknown argument ${argv[i]}; usage: anchor.js --iggy-bin PATH [--pairs 5] [--rows ${ROWS.join(",")}] [--breakdown]`,
+      );
     }
     i++;
   }
@@ -163,6 +174,10 @@ async function main(): Promise<void> {
     );
   }
   const progress = (line: string): void => console.error(line);
+  if (args.breakdown) {
+    const tree = await ensureScaleTree(2000, 200 * KiB, progress);
+    for (const deep of [false, true]) console.log(`${breakdownText(breakdown(tree, deep, args.pairs))}\n`);
+  }
   const rows: PairRow[] = [];
   const node = process.execPath;
   for (const name of args.rows) {
