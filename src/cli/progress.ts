@@ -140,20 +140,21 @@ class ProgressBar implements ProgressReporter {
     this.timer.unref();
   }
 
-  onProgress(event: ProgressEvent): void {
+  // Arrow properties: callers pass these on as bare callbacks (`onProgress: reporter.onProgress`).
+  readonly onProgress = (event: ProgressEvent): void => {
     this.current = event.path;
     this.seen.set(event.path, { done: event.bytesDone, total: event.bytesTotal });
     this.render();
-  }
+  };
 
-  stop(): void {
+  readonly stop = (): void => {
     this.stopped = true;
     clearTimeout(this.timer);
     if (this.bar !== null) {
       this.bar.stop();
       this.bar = null;
     }
-  }
+  };
 
   private start(): void {
     if (this.stopped) return;

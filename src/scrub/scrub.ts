@@ -13,6 +13,7 @@ import { createEngine } from "../engine/index.js";
 import { xxh3_64 } from "../hash/xxh3.js";
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { assert } from "../assert.js";
+import { formatCount } from "../domain/numbers.js";
 import { hex64 } from "../format/bytes.js";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
@@ -186,7 +187,7 @@ function planSegment(segment: SegmentEntry, now: Identity, prior: SegmentState |
     const what = !sameFile
       ? `was replaced (inode ${prior.inode} → ${now.inode})`
       : prior.size !== now.size
-        ? `changed size (${prior.size} → ${now.size} bytes)`
+        ? `changed size (${formatCount(prior.size)} → ${formatCount(now.size)} bytes)`
         : `was modified (mtime changed)`;
     return full(
       `the sealed segment ${segment.logPath} ${what} since it was verified at ${prior.verifiedAt}; sealed segments are immutable`,
