@@ -3,6 +3,9 @@
  * built CLI and package entry load, recorded by a module resolve hook in the
  * child process. Timing belongs in bench/; this checks the loading itself, and
  * that what now loads on first use (the report schema, msgpack) still works.
+ * The CLI runs here from its compiled modules (SEGSCAN_NO_BUNDLE=1): its
+ * bundle holds the same modules in one file, each evaluated on first use as
+ * here (test/bundle.test.ts checks the bundle).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -51,7 +54,8 @@ function loaded(args: readonly string[]): { urls: string[]; stdout: string; stat
   writeFileSync(log, "");
   const run = spawnSync(process.execPath, ["--import", hooks, ...args], {
     encoding: "utf8",
-    env: { ...process.env, SEGSCAN_LOAD_LOG: log, NO_COLOR: "1" },
+    // The compiled modules, not the bundle (which holds them all in one file): which of them load is what is checked.
+    env: { ...process.env, SEGSCAN_LOAD_LOG: log, NO_COLOR: "1", SEGSCAN_NO_BUNDLE: "1" },
   });
   const urls = readFileSync(log, "utf8").split("\n").filter(Boolean);
   return { urls, stdout: run.stdout, stderr: run.stderr, status: run.status };
