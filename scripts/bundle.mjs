@@ -38,6 +38,14 @@ const dist = join(root, "dist");
 
 /** What the rewritten `import.meta.url` calls: the module's compiled URL, from its path under dist/. */
 const MODULE_URL = "__segscanModuleUrl";
+/**
+ * What the rewritten `import(variable)` calls. In the CLI's bundle, a classic
+ * script compiled by `vm.Script`, a script restored from V8's code cache has
+ * no dynamic-import callback on Node 20 ("A dynamic import callback was not
+ * specified"): the loader (src/cli/main.ts) hands in its own `import` as
+ * `globalThis.__segscanDynamicImport`. The package bundle, an ES module, imports itself.
+ */
+const DYNAMIC_IMPORT = "__segscanImport";
 
 const LAZY_IMPORT = /canRequireModules\(import\.meta\.url\)\s*\?\s*null\s*:\s*await import\(("[^"]+")\)/g;
 const LAZY_REQUIRE = /\b(?:requireFrom|requirePackage)(?:<[^>()]*>)?\(import\.meta\.url,\s*("[^"]+")\)/g;
@@ -47,7 +55,7 @@ const VARIABLE_IMPORT = /\bimport\(\s*([A-Za-z_$][\w$]*)\s*\)/g;
 export function rewriteModule(source, distRelativePath) {
   const moduleUrl = `${MODULE_URL}(${JSON.stringify(distRelativePath)})`;
   let text = source.replace(LAZY_IMPORT, "null").replace(LAZY_REQUIRE, "require($1)");
-  text = text.replace(VARIABLE_IMPORT, `import(new URL($1, ${moduleUrl}).href)`);
+  text = text.replace(VARIABLE_IMPORT, `${DYNAMIC_IMPORT}(new URL($1, ${moduleUrl}).href)`);
   for (const leftover of [/\brequireFrom\(/, /\brequirePackage\(/, /canRequireModules\(import\.meta\.url\)/]) {
     const at = text.search(leftover);
     if (at >= 0 && !isImportOrDefinition(text, at)) {
@@ -105,7 +113,11 @@ export async function bundle() {
     format: "cjs",
     // dist/segscan-cli.cjs sits in dist/: a module's compiled URL is its path under it.
     banner: {
-      js: `"use strict";\nconst ${MODULE_URL} = (path) => require("node:url").pathToFileURL(require("node:path").join(__dirname, path)).href;`,
+      js: [
+        `"use strict";`,
+        `const ${MODULE_URL} = (path) => require("node:url").pathToFileURL(require("node:path").join(__dirname, path)).href;`,
+        `const ${DYNAMIC_IMPORT} = (url) => (globalThis.__segscanDynamicImport ?? ((u) => import(u)))(url);`,
+      ].join("\n"),
     },
   });
   await build({
@@ -118,6 +130,7 @@ export async function bundle() {
         `import { createRequire as __segscanCreateRequire } from "node:module";`,
         `const require = __segscanCreateRequire(import.meta.url);`,
         `const ${MODULE_URL} = (path) => new URL(path, import.meta.url).href;`,
+        `const ${DYNAMIC_IMPORT} = (url) => import(url);`,
       ].join("\n"),
     },
   });

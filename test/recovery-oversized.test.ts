@@ -5,6 +5,7 @@
  * treats such a candidate the same way. Every arm, both engines, two window
  * sizes (a 4 KiB window streams the ~11 KiB batch, a 1 MiB one holds it).
  */
+import { formatCount } from "../src/domain/numbers.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES, MAX_BATCH_BYTES } from "../src/format/constants.js";
 import { writeU32, writeU64 } from "../src/format/bytes.js";
@@ -54,7 +55,9 @@ const oversizedWarning = (position: number, batchLength: number) => ({
   code: "OversizedBatch",
   position,
   batchLength,
-  message: expect.stringMatching(new RegExp(`byte ${position} .* ${batchLength} bytes, over the ${SMALL_CAP}-byte batch limit`)),
+  message: expect.stringMatching(
+    new RegExp(`byte ${formatCount(position)} .* ${formatCount(batchLength)} bytes, over the ${formatCount(SMALL_CAP)}-byte batch limit`),
+  ),
 });
 
 describe("an oversized batch that verifies is kept, with a warning", () => {
@@ -220,7 +223,7 @@ describe("a real batch over MAX_BATCH_BYTES (65 MiB)", () => {
           code: "OversizedBatch",
           position: before.log.length,
           batchLength: big.length,
-          message: expect.stringContaining(`over the ${MAX_BATCH_BYTES}-byte batch limit`),
+          message: expect.stringContaining(`over the ${formatCount(MAX_BATCH_BYTES)}-byte batch limit`),
         },
       ]);
       // Memory bounded by the window: no read (and so no buffer) larger than it; every byte read once.

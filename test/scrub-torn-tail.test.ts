@@ -7,6 +7,7 @@
  * when a verified batch follows the damage, the damage itself with scan's
  * refusal named. Both engines; `scan` run beside as the reference.
  */
+import { formatCount } from "../src/domain/numbers.js";
 import { spawnSync } from "node:child_process";
 import { appendFileSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -117,7 +118,7 @@ describe("scrub: a torn tail of the active segment after a crash", () => {
       leaveAlone(active);
       const { findings } = await pass(root, { engine });
       expect(findings.map((f) => [f.code, f.position])).toEqual([["FrameChecksumFailure", damaged.position]]);
-      expect(findings[0]!.message).toContain(`a verified batch follows at byte ${chain.batches[2]!.position}`);
+      expect(findings[0]!.message).toContain(`a verified batch follows at byte ${formatCount(chain.batches[2]!.position)}`);
       expect(findings[0]!.message).toContain("InteriorDamage");
       expect(await scanOfActive(dir, engine)).toMatchObject({ verdict: "refused", refusal: "InteriorDamage" });
     }

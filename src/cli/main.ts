@@ -31,6 +31,9 @@ if (process.argv.length === 3 && (process.argv[2] === "--version" || process.arg
   // without a bundle (a `tsc`-only build, Deno, an older Node) from the compiled modules. The flags above are set
   // first: V8 accepts cached code only under the flags it was made with.
   const { loadBundle } = await import("./code-cache.js");
+  // The bundle's `import(variable)` (the bench suite) goes through this module's own import: a script restored from
+  // the code cache has no dynamic-import callback of its own on Node 20 (scripts/bundle.mjs).
+  (globalThis as { __segscanDynamicImport?: (url: string) => Promise<unknown> }).__segscanDynamicImport = (url) => import(url);
   const bundle = loadBundle(fileURLToPath(new URL("../../segscan-cli.cjs", import.meta.url)), process.argv);
   const run = (bundle?.exports.run as typeof import("./program.js").run | undefined) ?? (await import("./program.js")).run;
   const code = await run(process.argv);
