@@ -11,6 +11,7 @@ import { parseBytes, parseInteger, parseOnce } from "./parse.js";
 import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
 import { addSalvageCommand } from "./salvage.js";
+import { addHealCommand } from "./heal.js";
 import { addScrubCommand } from "./scrub.js";
 
 /*
@@ -151,6 +152,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
 
   addSalvageCommand(program, setExit);
+  addHealCommand(program, setExit);
 
   program
     .command("restore")

@@ -27,6 +27,7 @@ export {
   StalePlanError,
   TargetRefusedError,
 } from "./errors.js";
+export { HealRefusedError } from "./heal/errors.js";
 export { LOCK_NAME, LockHeldError, WriterOpenError, acquireLock, findWriters } from "./lock.js";
 
 export const planRepair: RepairModule["planRepair"] = (source, options) => load().planRepair(source, options);
@@ -37,6 +38,9 @@ export const firstDifference: RepairModule["firstDifference"] = (a, b, at) => lo
 export const planSalvage: RepairModule["planSalvage"] = (source, options) => load().planSalvage(source, options);
 export const refusedSalvagePlan: RepairModule["refusedSalvagePlan"] = (report, error) => load().refusedSalvagePlan(report, error);
 export const isSalvageTarget: RepairModule["isSalvageTarget"] = (target) => load().isSalvageTarget(target);
+export const planHeal: RepairModule["planHeal"] = (local, peer, options) => load().planHeal(local, peer, options);
+export const refusedHealPlan: RepairModule["refusedHealPlan"] = (report, error) => load().refusedHealPlan(report, error);
+export const isHealTarget: RepairModule["isHealTarget"] = (target) => load().isHealTarget(target);
 export const applyRepair: RepairModule["applyRepair"] = (plan, options) => load().applyRepair(plan, options);
 export const planScanOptions: RepairModule["planScanOptions"] = (plan, engine, signal) => load().planScanOptions(plan, engine, signal);
 export const refuseLoneSegment: RepairModule["refuseLoneSegment"] = (target, options) => load().refuseLoneSegment(target, options);

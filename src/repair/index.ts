@@ -14,6 +14,9 @@ export type {
   ConsumerRef,
   EvidenceCopyStep,
   ForecastEffect,
+  HealPiece,
+  HealRange,
+  HealRecord,
   LeftAlone,
   MoveAsideStep,
   ObservedFile,
@@ -34,6 +37,8 @@ export type {
 export { indexPathOf } from "./preserve-dir.js";
 export { SalvageRefusedError, isSalvageTarget, planSalvage, refusedSalvagePlan } from "./plan-salvage.js";
 export type { PlanSalvageOptions, SalvageRefusal } from "./plan-salvage.js";
+export { HealRefusedError, isHealTarget, planHeal, refusedHealPlan } from "./heal/plan.js";
+export type { HealRefusal, PlanHealOptions } from "./heal/plan.js";
 export { CUT_PROOF_BYTES, OFFSET_EVIDENCE_MAX_BYTES, RESTORE_SEARCH_DEPTH } from "./limits.js";
 export { applyRepair } from "./runner.js";
 export type { AppliedTarget, ApplyOptions, ApplyResult } from "./runner.js";

@@ -56,7 +56,8 @@ export interface ReplaceStep {
     | "offset-checksum-torn"
     | "salvage"
     | "salvage-prefix"
-    | "salvage-rebuilt";
+    | "salvage-rebuilt"
+    | "heal";
   /** Size of the file being replaced (0 when absent, or when an earlier step of the target moves it aside). */
   fromSize: number;
   content:
@@ -64,7 +65,13 @@ export interface ReplaceStep {
     | { type: "keep-prefix"; bytes: number }
     | { type: "offset-record"; offset: string }
     /** The old file's byte ranges `[from, to)`, copied in order (docs/repair.md §6.5). */
-    | { type: "log-ranges"; ranges: { from: number; to: number }[] };
+    | { type: "log-ranges"; ranges: { from: number; to: number }[] }
+    /**
+     * Heal (docs/heal.md): the new log is these byte ranges, in order, of this
+     * file (`local`) or of the same-named `.log` in the target's peer partition
+     * dir (`peer`, `PlanTarget.heal.peer`).
+     */
+    | { type: "log-splice"; pieces: HealPiece[] };
   /** For offset files: whose cursor, and the offset the scan read (decimal; null when torn). */
   consumer: ConsumerRef | null;
   observed: ObservedFile;
@@ -160,6 +167,47 @@ export interface SalvageRecord {
   lost: SalvageRange[];
 }
 
+/** docs/heal.md: one byte range of a healed log, from the local file or the peer's same-named `.log`. */
+export interface HealPiece {
+  source: "local" | "peer";
+  from: number;
+  to: number;
+}
+
+/**
+ * docs/heal.md: one range of offsets a heal fills from the peer: what the
+ * local replica held there, and where the peer's batches that prove it lie.
+ */
+export interface HealRange {
+  /** The segment's start offset (decimal). */
+  segment: string;
+  /**
+   * What the local replica holds there: `unreadable` (damage with intact
+   * batches after it), `torn` (a tail no batch follows), `salvage-gap` (offsets
+   * a salvage recorded as lost: a forward gap), `held` (offsets a salvage
+   * recorded as lost that the local log holds again, equal to the peer's:
+   * an earlier heal that stopped before its end).
+   */
+  kind: "unreadable" | "torn" | "salvage-gap" | "held";
+  /** The offsets filled (decimal). */
+  firstOffset: string;
+  lastOffset: string;
+  /** The local bytes replaced: `[localFrom, localTo)` of the old `.log` (equal for a gap). */
+  localFrom: number;
+  localTo: number;
+  /** The peer's batches copied: `[peerFrom, peerTo)` of its `.log`, and how many. */
+  peerFrom: number;
+  peerTo: number;
+  batches: number;
+}
+
+/** docs/heal.md: what a heal copies from which peer. */
+export interface HealRecord {
+  /** The peer partition dir, as a real absolute path; it is only read. */
+  peer: string;
+  ranges: HealRange[];
+}
+
 export interface PlanTarget {
   /** "partition": a partition dir (segments, scratch, offsets); "metadata": the node's `metadata/` dir. */
   kind: "partition" | "metadata";
@@ -178,6 +226,8 @@ export interface PlanTarget {
   steps: PlanStep[];
   /** Present only on a salvage target (docs/repair.md §6.5, `planSalvage`): what it keeps and records as lost. */
   salvage?: SalvageRecord;
+  /** Present only on a heal target (docs/heal.md, `planHeal`): the ranges it fills from which peer. */
+  heal?: HealRecord;
 }
 
 /** A partition the plan leaves byte for byte untouched, and why. */

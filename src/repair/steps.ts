@@ -39,6 +39,7 @@ import {
 } from "./files.js";
 import type { RepairFs } from "./fs-layer.js";
 import { RepairIoError } from "./fs-layer.js";
+import { type SourcedPiece, copyPiecesToFile, digestPieces, sourcedPieces } from "./heal/splice-io.js";
 import type { JournalIndexImage, JournalOp, JournalPrefixProof, JournalRecordBody, JournalResidue } from "./journal.js";
 import type { EvidenceCopyStep, MoveAsideStep, PlanStep, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
 import { CUT_PROOF_BYTES } from "./limits.js";
@@ -232,11 +233,22 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
  * The bytes a replace writes, or (keep-prefix) how many leading bytes of the
  * old file it keeps, or (log-ranges, salvage) which byte ranges of it.
  */
-function newContent(step: ReplaceStep, ctx: StepContext): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } {
+function newContent(
+  step: ReplaceStep,
+  ctx: StepContext,
+): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } | { pieces: SourcedPiece[] } {
   const { engine } = ctx;
   switch (step.content.type) {
     case "log-ranges":
       return { ranges: step.content.ranges };
+    case "log-splice": {
+      // docs/heal.md: pieces of this log and of the peer's same-named log; the peer is only read.
+      const peer = ctx.target.heal?.peer;
+      if (peer === undefined) {
+        throw new StalePlanError(`refusing to heal ${step.file}: the plan names no peer to copy from`, { path: step.file }, "no peer");
+      }
+      return { pieces: sourcedPieces(step.file, peer, step.content.pieces) };
+    }
     case "index-entries":
       return {
         bytes: encodeIndex(
@@ -282,6 +294,26 @@ async function rangesImage(ctx: StepContext, step: ReplaceStep, ranges: ByteRang
 }
 
 /**
+ * The image a healed log will have (docs/heal.md): the XXH3-64 of its pieces;
+ * each local piece must lie inside the log, in order.
+ */
+async function piecesImage(ctx: StepContext, step: ReplaceStep, pieces: readonly SourcedPiece[]): Promise<JournalIndexImage> {
+  let end = 0;
+  for (const piece of pieces) {
+    if (!(piece.to > piece.from && (piece.file !== step.file || (piece.from >= end && piece.to <= step.fromSize)))) {
+      throw new StalePlanError(
+        `refusing to heal ${step.file}: its piece [${piece.from}, ${piece.to}) of ${piece.file} is not a range after the previous one`,
+        { path: step.file, position: piece.from },
+        "bad range",
+      );
+    }
+    if (piece.file === step.file) end = piece.to;
+  }
+  const digest = await digestPieces(ctx.fs, ctx.engine, pieces, ctx.chunkBytes, ctx.signal);
+  return { size: digest.bytes, xxh3: digest.xxh3 };
+}
+
+/**
  * Whether an earlier step of the target moves `step.file` aside (salvage moves
  * an index aside before its log is rewritten, docs/repair.md §6.5): the replace
  * then creates the file, as one that did not exist.
@@ -321,7 +353,9 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
       ? { size: content.bytes.length, xxh3: hex64(engine.xxh3_64(content.bytes)) }
       : "ranges" in content
         ? await rangesImage(ctx, step, content.ranges)
-        : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
+        : "pieces" in content
+          ? await piecesImage(ctx, step, content.pieces)
+          : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
   if ((step.role === "offset" || step.role === "segment-log") && old === null) {
     throw new StalePlanError(`refusing to rewrite ${step.file}: it is gone`, { path: step.file }, `${step.role} file missing`);
   }
@@ -337,7 +371,11 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
             staging: `${name}.staging`,
             old: old!,
             new: image,
-            kept: (content as { ranges: ByteRanges }).ranges.map(({ from, to }) => ({ from, to })),
+            kept:
+              "pieces" in content
+                ? // docs/heal.md: the local bytes a heal keeps; the peer's are in the new image.
+                  content.pieces.filter((piece) => piece.file === step.file).map(({ from, to }) => ({ from, to }))
+                : (content as { ranges: ByteRanges }).ranges.map(({ from, to }) => ({ from, to })),
             lost: (target.salvage?.lost ?? []).filter((range) => range.segment === step.segment),
           }
         : { type: "replace-index", segment: step.segment ?? "0", index: name, staging: `${name}.staging`, old, new: image };
@@ -362,6 +400,15 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
           await writeExactly(file, content.bytes, content.bytes.length, 0, staging);
           await file.sync();
         });
+      } else if ("pieces" in content) {
+        const written = await copyPiecesToFile(fs, engine, content.pieces, staging, chunkBytes, ctx.signal);
+        if (written.xxh3 !== image.xxh3 || written.bytes !== image.size) {
+          throw new StalePlanError(
+            `refusing to heal ${step.file}: the bytes it splices (this log's and the peer's) changed while healing`,
+            { path: step.file, ...(step.segment !== null ? { segment: BigInt(step.segment) } : {}) },
+            "log changed",
+          );
+        }
       } else if ("ranges" in content) {
         const written = await copyRangesToFile(fs, engine, step.file, content.ranges, staging, chunkBytes, ctx.signal);
         if (written.xxh3 !== image.xxh3 || written.bytes !== image.size) {
@@ -390,9 +437,11 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
       const what =
         step.role === "offset"
           ? `offset record (${step.reason})`
-          : step.role === "segment-log"
-            ? `log of ${step.fromSize - image.size} fewer bytes (salvage: the bytes nothing proves are dropped)`
-            : `index (${step.reason})`;
+          : step.role === "segment-log" && step.content.type === "log-splice"
+            ? "log (heal: the damaged or missing batches filled from the peer)"
+            : step.role === "segment-log"
+              ? `log of ${step.fromSize - image.size} fewer bytes (salvage: the bytes nothing proves are dropped)`
+              : `index (${step.reason})`;
       return {
         kind: "replace",
         role: step.role,

@@ -56,6 +56,17 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
           `first (${formatBytes(step.fromSize)} of free space) and the new one written beside it (${formatBytes(size)})`
         );
       }
+      if (step.content.type === "log-splice") {
+        const pieces = step.content.pieces;
+        const size = pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
+        const parts = pieces.map(
+          (piece) => `${piece.source === "local" ? "local" : "peer"} [${formatCount(piece.from)}, ${formatCount(piece.to)})`,
+        );
+        return (
+          `rewrite ${name} (heal): ${parts.join(" + ")} = ${formatCount(size)} bytes (was ${formatCount(step.fromSize)}); ` +
+          `the old log is copied whole to ${printable(path.basename(step.file))}.replaced first (${formatBytes(step.fromSize)} of free space)`
+        );
+      }
       if (step.content.type === "keep-prefix") {
         const why =
           step.reason === "empty-segment"
@@ -66,6 +77,10 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
         return `trim ${name}: ${formatCount(step.fromSize)} -> ${formatCount(step.content.bytes)} bytes (${why}; the old index is kept)`;
       }
       const entries = step.content.entries.length;
+      if (step.reason === "heal") {
+        const old = step.fromSize > 0 ? `; the old ${formatCount(step.fromSize)}-byte index is kept` : "";
+        return `write ${name}: ${formatCount(entries)} ${entries === 1 ? "entry" : "entries"}, ${formatCount(entries * INDEX_ENTRY_BYTES)} bytes (heal: the index over the healed log${old})`;
+      }
       if (step.reason === "salvage-prefix" || step.reason === "salvage-rebuilt") {
         const over = step.reason === "salvage-prefix" ? "the proven prefix" : "the new log, as for an index-less segment";
         const old = step.fromSize > 0 ? `; the old ${formatCount(step.fromSize)}-byte index is kept` : "";
@@ -130,12 +145,34 @@ export function salvageLines(target: PlanTarget): string[] {
   return ["  keeps (every batch that verifies and extends the chain):", ...kept, "  records as lost (the bytes nothing proves):", ...lost];
 }
 
+/** docs/heal.md: what a heal target fills, from which peer, one line per range. */
+export function healLines(target: PlanTarget): string[] {
+  if (target.heal === undefined) return [];
+  const lines = target.heal.ranges.map((range) => {
+    const offsets =
+      range.firstOffset === range.lastOffset ? `offset ${range.firstOffset}` : `offsets ${range.firstOffset}..${range.lastOffset}`;
+    if (range.kind === "held")
+      return `    ${offsets} of segment ${range.segment}: recorded as lost by a salvage, held again (equal to the peer's)`;
+    const local =
+      range.localFrom === range.localTo
+        ? `missing at byte ${formatCount(range.localFrom)}`
+        : `${range.kind} at [${formatCount(range.localFrom)}, ${formatCount(range.localTo)})`;
+    const what = range.kind === "salvage-gap" ? "a salvage recorded them as lost" : local;
+    return `    ${offsets} of segment ${range.segment} (${what}): ${plural(range.batches, "peer batch")} [${formatCount(range.peerFrom)}, ${formatCount(range.peerTo)})`;
+  });
+  return [`  fills from the peer ${printable(target.heal.peer)} (only read; the metadata plane is never copied):`, ...lines];
+}
+
 /** What a dry run prints: every target with its steps, what is left alone, and the forecast after the plan. */
 export function formatPlan(plan: RepairPlan): string {
   const lines: string[] = [];
   const partitions = plan.targets.filter((t) => t.kind === "partition").length;
   const metadata = plan.targets.some((t) => t.kind === "metadata");
-  const kind = plan.targets.some((t) => t.salvage !== undefined) ? "Salvage" : "Repair";
+  const kind = plan.targets.some((t) => t.salvage !== undefined)
+    ? "Salvage"
+    : plan.targets.some((t) => t.heal !== undefined)
+      ? "Heal"
+      : "Repair";
   if (plan.targets.length === 0) {
     lines.push(`${kind} plan: nothing to ${kind.toLowerCase()}.`);
   } else {
@@ -150,6 +187,7 @@ export function formatPlan(plan: RepairPlan): string {
       `  preserve into ${printable(target.preserveDir)}${path.sep} (journal: ${JOURNAL_NAME})`,
       ...target.steps.map((step) => `  ${stepLine(target, step)}`),
       ...salvageLines(target),
+      ...healLines(target),
     );
   }
   if (plan.leftAlone.length > 0) {
@@ -179,7 +217,11 @@ export function formatPlan(plan: RepairPlan): string {
 export function formatApplied(result: ApplyResult): string {
   const lines: string[] = [];
   for (const target of result.targets) {
-    const verb = target.steps.some((step) => step.op?.type === "replace-log") ? "salvaged" : "repaired";
+    const verb = target.steps.some((step) => step.summary.includes("(heal:"))
+      ? "healed"
+      : target.steps.some((step) => step.op?.type === "replace-log")
+        ? "salvaged"
+        : "repaired";
     lines.push(`${verb} ${printable(target.path)} (run ${target.run}; journal ${printable(target.journalPath)})`);
     for (const step of target.steps) lines.push(`  ${printable(step.summary)}`);
   }
