@@ -23,6 +23,22 @@ const Consumer = Nullable(
   closed({ kind: Type.Union([Type.Literal("consumer"), Type.Literal("group")]), id: Count, storedOffset: Nullable(U64) }),
 );
 
+/** docs/heal.md: one byte range of a healed log, from the local log or the peer's same-named one. */
+const HealPieceSchema = closed({ source: Type.Union([Type.Literal("local"), Type.Literal("peer")]), from: Count, to: Count });
+
+/** docs/heal.md: one range of offsets a heal fills from the peer. */
+export const HealRangeSchema = closed({
+  segment: U64,
+  kind: Type.Union([Type.Literal("unreadable"), Type.Literal("torn"), Type.Literal("salvage-gap"), Type.Literal("held")]),
+  firstOffset: U64,
+  lastOffset: U64,
+  localFrom: Count,
+  localTo: Count,
+  peerFrom: Count,
+  peerTo: Count,
+  batches: Count,
+});
+
 export const TruncateStepSchema = closed({
   kind: Type.Literal("truncate"),
   role: Type.Union([Type.Literal("segment-log"), Type.Literal("wal")]),
@@ -50,6 +66,7 @@ export const ReplaceStepSchema = closed({
     Type.Literal("salvage"),
     Type.Literal("salvage-prefix"),
     Type.Literal("salvage-rebuilt"),
+    Type.Literal("heal"),
   ]),
   fromSize: Count,
   content: Type.Union([
@@ -57,6 +74,7 @@ export const ReplaceStepSchema = closed({
     closed({ type: Type.Literal("keep-prefix"), bytes: Count }),
     closed({ type: Type.Literal("offset-record"), offset: U64 }),
     closed({ type: Type.Literal("log-ranges"), ranges: Type.Array(closed({ from: Count, to: Count })) }),
+    closed({ type: Type.Literal("log-splice"), pieces: Type.Array(HealPieceSchema) }),
   ]),
   consumer: Consumer,
   observed: Observed,
@@ -133,6 +151,7 @@ export const PlanTargetSchema = closed({
   wal: Nullable(WalContext),
   steps: Type.Array(PlanStepSchema),
   salvage: Type.Optional(closed({ kept: Type.Array(SalvageRangeSchema), lost: Type.Array(SalvageRangeSchema) })),
+  heal: Type.Optional(closed({ peer: Text, ranges: Type.Array(HealRangeSchema) })),
 });
 
 const ForecastEffect = closed({ effect: Text, path: Text, destructive: Type.Boolean(), detail: Text });

@@ -26,7 +26,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES, REBUILT_INDEX_STRIDE_BYTES } from "../../format/constants.js";
-import type { Engine } from "../../engine/types.js";
 import type { PartitionReport, ScanReport, SegmentReport } from "../../domain/scan.js";
 import { nodeScanFs } from "../../io/fs.js";
 import { scanPath } from "../../node/scan-path.js";
@@ -239,10 +238,10 @@ export async function planHealTarget(
     const proven: ProvenRange[] = [];
     for (const range of ranges) {
       if (range.kind === "held") continue;
-      proven.push(await proveRange(partition, peer, segment, next, peerSegment!, range, context, refuse));
+      proven.push(await proveRange(peer, segment, next, peerSegment!, range, context, refuse));
     }
     const pieces = splicePieces(segment, proven);
-    const spliced = await walkSplice(partition, segment, peerSegment!, pieces, context, refuse);
+    const spliced = await walkSplice(segment, peerSegment!, pieces, context, refuse);
     const equalsPeer =
       spliced.bytes === peerSegment!.messagesSize &&
       (await digestPieces(fs, context.engine, sourcedPieces(segment.logPath, peer.path, pieces), chunk)).xxh3 ===
@@ -401,7 +400,6 @@ async function sameBatch(fs: RepairFs, context: HealPlanContext, a: string, x: E
  * and the peer's batches between them verify and continue the chain exactly.
  */
 async function proveRange(
-  partition: PartitionReport,
   peer: PartitionReport,
   segment: SegmentReport,
   next: SegmentReport | null,
@@ -565,14 +563,12 @@ function splicePieces(segment: SegmentReport, ranges: readonly ProvenRange[]): H
  * (docs/recovery.md §3.3: the first batch with messages, then one per stride).
  */
 async function walkSplice(
-  partition: PartitionReport,
   segment: SegmentReport,
   peerSegment: SegmentReport,
   pieces: readonly HealPiece[],
   context: HealPlanContext,
   refuse: (code: HealRefusal, why: string) => never,
 ): Promise<{ bytes: number; rebuilt: { offset: bigint; position: number; timestamp: bigint }[] }> {
-  void partition;
   const rebuilt: { offset: bigint; position: number; timestamp: bigint }[] = [];
   let newPosition = 0;
   let lastIndexed = -1;
