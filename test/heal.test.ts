@@ -181,3 +181,32 @@ describe("segscan heal (CLI)", () => {
     expect(again.stdout).toContain("nothing to heal");
   });
 });
+
+describe("fleet names the heal", () => {
+  it("per degraded partition: segscan heal <path on the damaged node> --from <path on the source node>, which then heals it", async () => {
+    const { mergeReports } = await import("../src/fleet/index.js");
+    const { scanPath } = await import("../src/node/scan-path.js");
+    const { toJsonReport } = await import("../src/report/json.js");
+    const { dir, partitions } = await healCluster();
+    const reports = [];
+    for (const name of ["node-0", "node-1", "node-2"]) {
+      reports.push({ name, report: toJsonReport(await scanPath(join(dir, name), { engine, verify: "full", replicaCount: 3 })) });
+    }
+    const fleet = await mergeReports(reports);
+    for (const [fault, damaged, source] of [
+      ["interior-on-one", "node-0", "node-1"],
+      ["torn-on-one", "node-1", "node-0"],
+    ] as const) {
+      const partition = fleet.partitions.find((p) => p.key === partitions[fault])!;
+      expect(partition.verdict).toBe("degraded");
+      const heal = partition.nextSteps.find((s) => s.argv?.[1] === "heal")!;
+      expect(heal.node).toBe(damaged);
+      expect(heal.argv).toEqual(["segscan", "heal", join(dir, damaged, partitions[fault]), "--from", join(dir, source, partitions[fault])]);
+      expect(heal.command).toBe(heal.argv!.join(" "));
+    }
+    // The interior one, as printed: the plan heals it (on copies, so the cluster stays as generated).
+    const pair = await healPair("interior-on-one");
+    await applyPlan(await planHeal(pair.dir, pair.peer, { engine }));
+    await expectHealed(pair);
+  });
+});

@@ -7,8 +7,8 @@
 import { cpSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { generateCluster } from "../../src/gen/cluster.js";
-import type { RepairFs, RepairPlan } from "../../src/repair/index.js";
-import { planHeal, planSalvage } from "../../src/repair/index.js";
+import type { ApplyResult, RepairFs, RepairPlan, RestoreResult } from "../../src/repair/index.js";
+import { applyRepair, planHeal, planSalvage, restore } from "../../src/repair/index.js";
 import { scanPartition } from "../../src/recovery/scan.js";
 import { trackedTempDir } from "./fixtures.js";
 import { applyPlan, clearStaleLock, engine, noSyncFs } from "./repair-scenarios.js";
@@ -66,14 +66,33 @@ export async function salvageLocal(pair: HealPair): Promise<void> {
 }
 
 export function healPlan(pair: HealPair): Promise<RepairPlan> {
-  return planHeal(pair.dir, pair.peer, { engine });
+  // In-process reads: the crash loops plan thousands of times (no scan thread to start each time).
+  return planHeal(pair.dir, pair.peer, { engine, io: "blocking" });
+}
+
+/**
+ * The copy and hash chunk of the heal crash tests: a generated segment is
+ * ~100 KiB, so the 1,000-byte chunk of the other crash tests would make a
+ * crash point of every kilobyte copied; 64 KiB keeps each copy to a few
+ * steps (CI time), and the chunk loop itself is explored by the repair and
+ * salvage crash tests.
+ */
+export const HEAL_CHUNK_BYTES = 64 * 1024;
+
+export function applyHeal(plan: RepairPlan, fs: RepairFs = noSyncFs): Promise<ApplyResult> {
+  return applyRepair(plan, { engine, chunkBytes: HEAL_CHUNK_BYTES, checkWriters: false, fs });
+}
+
+export function restoreHeal(dir: string, fs: RepairFs = noSyncFs): Promise<RestoreResult> {
+  clearStaleLock(dir);
+  return restore(dir, { engine, fs, chunkBytes: HEAL_CHUNK_BYTES, checkWriters: false });
 }
 
 /** What an operator runs after a crashed heal: clear the killed run's lock, plan the heal again, apply it when there is something to do. */
 export async function healNoSync(pair: HealPair, fs: RepairFs = noSyncFs): Promise<void> {
   clearStaleLock(pair.dir);
   const plan = await healPlan(pair);
-  if (plan.targets.length > 0) await applyPlan(plan, fs);
+  if (plan.targets.length > 0) await applyHeal(plan, fs);
 }
 
 /** The segment files of a partition dir (`.log`, `.index`), name → bytes as hex. */
