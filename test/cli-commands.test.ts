@@ -179,6 +179,11 @@ describe.concurrent("usage errors exit 16", () => {
     ["gen with an unknown size", () => ["gen", join(root, "never"), "--size", "huge"]],
     ["gen into a non-empty dir", () => ["gen", data]],
     ["gen with --node-fault twice", () => ["gen", join(root, "never"), "--node-fault", "wal-gap", "--node-fault", "wal-tmp"]],
+    [
+      "gen flushing below one batch (4 KiB segments flushed every 1 KiB ran away)",
+      () => ["gen", join(root, "never"), "--size", "tiny", "--segment-bytes", "4KiB", "--flush-bytes", "1KiB"],
+    ],
+    ["gen --cluster flushing below one batch", () => ["gen", join(root, "never"), "--cluster", "3", "--flush-bytes", "1KiB"]],
     ["demo with an argument", () => ["demo", "extra"]],
     ["bench with an unknown flag", () => ["bench", "--bogus"]],
   ];

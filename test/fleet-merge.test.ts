@@ -295,6 +295,33 @@ describe("mergePartition", () => {
     ]);
   });
 
+  it("a salvage record that cannot be read (a failed finding) makes its replica failed: a shared gap is then never clean", () => {
+    // Every replica salvaged the same range; each record then became unreadable (a corrupt journal line): the bytes
+    // alone show a gap every replica shares, which without a record reads as unclaimed. Whether offsets were
+    // recorded as lost is unknown on each, so none is judged (docs/repair.md §6.6).
+    const unreadable = partitionJson(`/a/${KEY}`, [{ start: 0n, end: 99n, outcome: "clean" }]);
+    unreadable.segments[0]!.gaps = [{ position: 2048, expectedOffset: "40", foundOffset: "45" }];
+    unreadable.findings = [
+      {
+        severity: "failed",
+        code: "SalvageRecordUnreadable",
+        path: `/a/${KEY}.segscan/journal.jsonl`,
+        message: `cannot read /a/${KEY}.segscan/journal.jsonl: its line 5 is not JSON`,
+        nextStep: "fix or inspect the journal and scan again",
+        nextCommand: null,
+      },
+    ];
+    const everywhere = mergePartition(identity, names, [unreadable, unreadable, unreadable]);
+    expect(everywhere.verdict).toBe("failed");
+    expect(everywhere.replicas.map((replica) => replica.role)).toEqual(["failed", "failed", "failed"]);
+    expect(everywhere.replicas[0]!.error).toMatch(/^SalvageRecordUnreadable: /);
+    expect(everywhere.judged).toEqual({ replicas: 0, of: 3 });
+    // Beside a replica that is whole, the unreadable one is failed, and the whole one is judged in sync.
+    const whole = partitionJson(`/b/${KEY}`, [{ start: 0n, end: 99n, outcome: "clean" }]);
+    const beside = mergePartition(identity, ["a", "b"], [unreadable, whole]);
+    expect(beside.verdict).toBe("failed");
+    expect(beside.replicas.map((replica) => replica.role)).toEqual(["failed", "in-sync"]);
+  });
   it("a report that does not cover the partition: unknown, not missing; not judged, so never 'lost on every replica'", () => {
     const refused = partitionJson(`/a/${KEY}`, [
       { start: 0n, end: 9n, outcome: "refused", refusal: "InteriorDamage" },

@@ -9,6 +9,12 @@ import { mkdtemp, readFile, readdir, rm, stat, writeFile, mkdir } from "node:fs/
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { DEMO_SCENARIOS, SCENARIOS, generateDataDir, getScenario, listScenarios, type GeneratedDataDir } from "../src/gen/index.js";
+import {
+  LAST_CHUNK_MIN_BATCHES,
+  MAX_BATCHES_PAST_SEGMENT_BYTES,
+  MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES,
+  MIN_FLUSH_BYTES,
+} from "../src/gen/generate.js";
 import { Prng } from "../src/gen/prng.js";
 import { BATCH_HEADER_BYTES, FRAME_HEADER_BYTES, INDEX_ENTRY_BYTES } from "../src/format/constants.js";
 import { VerifyStatus, readBatchHeader, readFrameHeader, readIndexEntries } from "../src/format/records.js";
@@ -202,6 +208,61 @@ describe("generateDataDir", () => {
     for (const segment of custom.partitions[0]!.segments) {
       expect(segment.size).toBeGreaterThanOrEqual(40 * 1024);
       expect(segment.indexEntries.length).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it("refuses a flush size below MIN_FLUSH_BYTES before writing anything, naming the limit (4 KiB segments flushed every 1 KiB ran away)", async () => {
+    const dir = join(root, "flush-too-small");
+    const refused = generateDataDir(dir, { size: "tiny", segmentBytes: 4 * 1024, flushBytes: 1024 });
+    await expect(refused).rejects.toThrow(RangeError);
+    await expect(refused).rejects.toThrow(
+      /flushBytes \(--flush-bytes\) 1,024 is below the generator's limit of 8,192 bytes: .* could not gather the 3 batches it closes with/,
+    );
+    await expect(stat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+    expect(MIN_FLUSH_BYTES).toBe(8 * 1024);
+    // At the limit, the same segments are written and close.
+    const atLimit = await generateDataDir(join(root, "flush-at-limit"), {
+      size: "tiny",
+      partitionsPerTopic: 1,
+      segmentBytes: 4 * 1024,
+      flushBytes: MIN_FLUSH_BYTES,
+    });
+    for (const segment of atLimit.partitions[0]!.segments) expect(segment.size).toBeGreaterThanOrEqual(4 * 1024);
+  });
+
+  it("MIN_FLUSH_BYTES is above every batch of one message the generator writes", async () => {
+    const sample = await generateDataDir(join(root, "one-message-batches"), { size: "small", seed: 7 });
+    const single = sample.partitions.flatMap((p) => p.segments.flatMap((s) => s.batches.filter((b) => b.messageCount === 1)));
+    expect(single.length).toBeGreaterThan(20);
+    for (const batch of single) expect(batch.length).toBeLessThan(MIN_FLUSH_BYTES);
+  });
+
+  it("closes every segment within MAX_BATCHES_PAST_SEGMENT_BYTES batches of its size, whatever the batch sizes (the loop's progress bound)", async () => {
+    // Batches of up to 128 messages against 8 KiB chunks: a chunk rarely holds 3 batches before it flushes,
+    // so without the bound a segment ran on for hundreds of batches (14 MB for an 8 KiB segment).
+    const generated = await generateDataDir(join(root, "bounded"), {
+      size: "large",
+      streams: 1,
+      topicsPerStream: 1,
+      partitionsPerTopic: 1,
+      segmentsPerPartition: 2,
+      segmentBytes: 8 * 1024,
+      flushBytes: 8 * 1024,
+    });
+    expect(MAX_BATCHES_PAST_SEGMENT_BYTES).toBe(
+      MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES * (LAST_CHUNK_MIN_BATCHES - 1) + LAST_CHUNK_MIN_BATCHES,
+    );
+    for (const segment of generated.partitions[0]!.segments) {
+      const full = segment.batches.findIndex((batch) => batch.position + batch.length >= 8 * 1024);
+      expect(full).toBeGreaterThanOrEqual(0);
+      expect(segment.batches.length - full).toBeLessThanOrEqual(MAX_BATCHES_PAST_SEGMENT_BYTES);
+      // The segment still closes on a last chunk of LAST_CHUNK_MIN_BATCHES batches, and flushes happen at flushBytes.
+      expect(segment.batches.length - segment.chunkStarts.at(-1)!).toBeGreaterThanOrEqual(LAST_CHUNK_MIN_BATCHES);
+      for (let chunk = 1; chunk < segment.chunkStarts.length; chunk++) {
+        const first = segment.batches[segment.chunkStarts[chunk]!]!;
+        const previous = segment.batches[segment.chunkStarts[chunk - 1]!]!;
+        expect(first.position - previous.position).toBeGreaterThanOrEqual(8 * 1024);
+      }
     }
   });
 

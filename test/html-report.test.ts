@@ -898,6 +898,91 @@ describeBrowser("HTML report in headless Chromium", () => {
     await page.close();
   });
 
+  it("a scan of two node roots draws one node section per root, titled with it, worst first, both counted in the banner", async () => {
+    // `segscan gen` two node roots, the second with a corrupt snapshot: scanned together, the report carries `nodes`.
+    const clean = join(root, "two-nodes", "node-a");
+    const broken = join(root, "two-nodes", "node-b");
+    const common = ["--size", "tiny", "--topics", "1", "--partitions", "2"];
+    expect((await runCli(["gen", clean, "--node", ...common])).code).toBe(0);
+    expect((await runCli(["gen", broken, "--node-fault", "snapshot-corrupt", ...common])).code).toBe(0);
+    const pagePath = join(root, "two-nodes.html");
+    const scan = await runCli(["scan", clean, broken, "--json", "--engine", "ts", "--html", pagePath]);
+    expect(scan.code, scan.stderr).toBe(4);
+    const report = JSON.parse(scan.stdout) as JsonScanReport;
+    expect(report.node).toBeUndefined();
+    expect(report.nodes!.map((node) => [node.path, node.verdict])).toEqual([
+      [clean, "clean"],
+      [broken, "refused"],
+    ]);
+
+    const { page, errors, requests } = await open(pagePath);
+    const sections = await page.locator("section.node-section").evaluateAll((elements) =>
+      elements.map((section) => ({
+        root: section.getAttribute("data-root"),
+        verdict: section.getAttribute("data-verdict"),
+        title: section.querySelector("h2")!.textContent!,
+        codes: Array.from(section.querySelectorAll("ul.node-findings > li")).map((li) => li.getAttribute("data-code")),
+        forecast: section.querySelector(".forecast-line a")?.getAttribute("href") ?? null,
+      })),
+    );
+    // Worst first: the refused node before the clean one, each titled with its root.
+    expect(sections.map((section) => [section.root, section.verdict])).toEqual([
+      [broken, "refused"],
+      [clean, "clean"],
+    ]);
+    expect(sections[0]!.title).toBe(`Node findings: ${broken}`);
+    expect(sections[1]!.title).toBe(`Node findings: ${clean}`);
+    expect(sections[0]!.codes).toContain("SnapshotCorrupt");
+    expect(sections[1]!.codes).not.toContain("SnapshotCorrupt");
+    // Each node root has its own boot forecast table, titled with its root; a section's line links to its own.
+    const forecasts = await page
+      .locator("h2[id^=boot-forecast]")
+      .evaluateAll((headings) => headings.map((heading) => [heading.id, heading.textContent]));
+    expect(forecasts).toEqual([
+      ["boot-forecast", `Boot forecast: ${broken}`],
+      ["boot-forecast-2", `Boot forecast: ${clean}`],
+    ]);
+    expect(sections[0]!.forecast).toBe("#boot-forecast");
+    // The banner counts both nodes' findings: the refused snapshot is never behind "clean".
+    const banner = (await page.locator("section.verdict-banner").textContent())!;
+    expect(banner).toMatch(/^Verdict: REFUSED — all 4 partitions are clean; findings of 2 nodes: 1 refused \(SnapshotCorrupt\)/);
+    // Problems first: the node sections come before the partitions.
+    const tops = await page.evaluate(() => ({
+      node: document.querySelector("section.node-section")!.getBoundingClientRect().top,
+      partitions: document.querySelector("#partitions-heading")!.getBoundingClientRect().top,
+    }));
+    expect(tops.node).toBeLessThan(tops.partitions);
+    await page.screenshot({ path: join(root, "two-nodes.png"), fullPage: true });
+    expect(errors).toEqual([]);
+    expect(requests).toEqual([]);
+    await page.close();
+  });
+
+  it("a report written before partitions carried their next step shows words for its action, never a command with a placeholder", async () => {
+    const old = structuredClone(demoJson) as HtmlReportInput;
+    for (const partition of old.partitions) {
+      delete (partition as Partial<JsonPartition>).nextStep;
+      delete (partition as Record<string, unknown>)[NEXT_STEP_ARGV_FIELD];
+    }
+    expect(old.partitions.some((partition) => partition.action === "repair")).toBe(true);
+    const path = join(root, "no-next-step.html");
+    await writeFile(path, renderHtmlReport(old));
+    const { page, errors } = await open(path);
+    await page.locator("#page-size").selectOption("0");
+    const steps = await page.locator("ol#partitions > li.partition .next-step").allTextContents();
+    expect(steps.length).toBe(old.partitions.length);
+    const repair = steps.find((step) => step.includes("(action repair)"))!;
+    expect(repair).toMatch(/^Next step: Repair it: /);
+    // No placeholder anywhere a command could be read: not in a step, not in a command element, not in the page.
+    const placeholder = /<(partition|node root|path|root|dir)>/;
+    for (const step of steps) expect(step).not.toMatch(placeholder);
+    await expect(page.locator(".command").count()).resolves.toBe(0);
+    // biome-ignore lint/performance/useDomNodeTextContent: the text a reader sees, not the page's script
+    expect(await page.evaluate(() => document.body.innerText)).not.toMatch(placeholder);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   /** The CSS rgb() text of a palette colour, as getComputedStyle reports it. */
   const cssRgb = (hex: string): string => `rgb(${rgb(hex).join(", ")})`;
 

@@ -25,6 +25,7 @@ import {
 } from "./helpers/damage.js";
 import { allEngines } from "./helpers/engines.js";
 import { type BuiltChain, buildChain, concat, indexAt, randomBytes, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
+import { formatCount } from "../src/domain/numbers.js";
 
 const WINDOWS = [4096, 64 * 1024, 1 << 20] as const;
 
@@ -262,7 +263,9 @@ function expectContiguity(partition: PartitionReport, refs: readonly RefPartitio
     const end = refs[i - 1]!.rest.at(-1);
     const damaged = end !== undefined && end.endPosition > end.startPosition && (end.kind === "unreadable" || end.tornEvidence !== null);
     if (code !== "Overlap" && damaged) {
-      expect(partition.refusal!.message, context).toContain(`their bytes are present at [${end.startPosition}, ${end.endPosition}) of `);
+      expect(partition.refusal!.message, context).toContain(
+        `their bytes are present in the ${formatCount(end.endPosition - end.startPosition)} byte${end.endPosition - end.startPosition === 1 ? "" : "s"} from byte ${formatCount(end.startPosition)} of `,
+      );
     } else {
       expect(partition.refusal!.message, context).not.toContain("their bytes are present");
     }

@@ -527,8 +527,8 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
         nextStart: 12n,
         message:
           "segment 12 (00000000000000000012.log) starts above 6 + 1, the end of segment 0 (00000000000000000000.log): " +
-          `offsets 7..11 are missing from the chain; their bytes are present at [${last.position}, ${log.length}) of 00000000000000000000.log ` +
-          `(${last.length} bytes: a complete last batch whose checksum fails) but do not verify, so this is damage at the end of a segment ` +
+          `offsets 7..11 are missing from the chain; their bytes are present in the ${formatCount(last.length)} bytes from byte ${formatCount(last.position)} ` +
+          "of 00000000000000000000.log (a complete last batch whose checksum fails) but do not verify, so this is damage at the end of a segment " +
           "that is not the last, not a torn tail of the log, and nothing was cut",
       });
       // The scope says what the bytes are: unreadable, hiding the offsets up to the next segment's start.
@@ -613,7 +613,9 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
       bytes: 700,
       tornEvidence: "zero-filled",
     });
-    expect(partition.nextStep).toMatch(/^repair: segscan repair \S+ --apply removes nothing durable/);
+    expect(partition.nextStep).toMatch(
+      /^repair: segscan repair \S+ --apply cuts 700 bytes of torn tail: under the crash model \(a completed fsync leaves no zeros\), never fsynced, so never acknowledged/,
+    );
     expect(partition.nextCommand).toEqual(["segscan", "repair", partition.path, "--apply"]);
     expect(formatPartition(partition)).toContain(`cut at ${formatCount(first.log.length)}: residue 700 B all zero, no survivor (`);
   });
@@ -631,8 +633,8 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
     expect(partition.segments[0]!.scope.at(-1)).toMatchObject({ kind: "torn", tornEvidence: "short-batch", bytes: 100 });
     expect(partition.refusal).toMatchObject({ code: "Hole", previousEnd: 2n, nextStart: first.nextOffset });
     expect(partition.refusal!.message).toContain(
-      `offsets 3..6 are missing from the chain; their bytes are present at [${last.position}, ${last.position + 100}) of 00000000000000000000.log ` +
-        "(100 bytes: a short last batch, the append never completed) but do not verify",
+      `offsets 3..6 are missing from the chain; their bytes are present in the 100 bytes from byte ${formatCount(last.position)} of 00000000000000000000.log ` +
+        "(a short last batch, the append never completed) but do not verify",
     );
     expect(partition.nextStep).toBe(
       "restore this partition from a backup: segscan proves 0..2 here, 3..6 cannot be proven; keep these files as evidence",
@@ -656,8 +658,8 @@ describe("partition contiguity and the first-refusal rule (docs/recovery.md §4)
       nextStart: 4n,
       message:
         "segment 0 (00000000000000000000.log) holds no verified batch but segment 4 (00000000000000000004.log) follows it: " +
-        `offsets 0..3 are missing from the chain; their bytes are present at [0, ${log.length}) of 00000000000000000000.log ` +
-        `(${log.length} bytes: a complete last batch whose checksum fails) but do not verify, so this is damage at the end of a segment ` +
+        `offsets 0..3 are missing from the chain; their bytes are present in the ${formatCount(log.length)} bytes from byte 0 of 00000000000000000000.log ` +
+        "(a complete last batch whose checksum fails) but do not verify, so this is damage at the end of a segment " +
         "that is not the last, not a torn tail of the log, and nothing was cut",
     });
     expect(partition.scope.map((range) => [range.kind, range.firstOffset, range.lastOffset])).toEqual([

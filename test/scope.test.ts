@@ -35,6 +35,7 @@ import { partitionToJson, toJsonReport, validateJsonReport } from "../src/report
 import { allEngines } from "./helpers/engines.js";
 import { type ScenarioPair, generateScenarioPairs } from "./helpers/scenario-pairs.js";
 import { buildChain, tempPartition, writeSegment } from "./helpers/fixtures.js";
+import { formatCount } from "../src/domain/numbers.js";
 
 let engines: Engine[] = [];
 let root: string;
@@ -279,7 +280,7 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
     }
   });
 
-  it("a zero tail: the cut's offsets are unknown (no header decodes), its bytes zero-filled: never acknowledged", async () => {
+  it("a zero tail: the cut's offsets are unknown (no header decodes), its bytes zero-filled: under the crash model, never acknowledged", async () => {
     const layout = samples.get("zero-tail")!.base.partitions[0]!;
     const tail = layout.segments[layout.segments.length - 1]!;
     const partition = await scanFirst("zero-tail", engines[0]!);
@@ -298,12 +299,12 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
       "torn tail (4 MiB): its header does not decode, so its offsets are unknown; all zero, never written: under the crash model (a completed fsync leaves no zeros), never fsynced, so never acknowledged",
     );
     expect(partition.nextStep).toBe(
-      `repair: ${shellQuote(["segscan", "repair", partition.path, "--apply"])} removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)`,
+      `repair: ${shellQuote(["segscan", "repair", partition.path, "--apply"])} cuts 4,194,304 bytes of torn tail: under the crash model (a completed fsync leaves no zeros), never fsynced, so never acknowledged (what it cuts or replaces is preserved first; segscan restore undoes it)`,
     );
     expect(partition.nextCommand).toEqual(["segscan", "repair", partition.path, "--apply"]);
   });
 
-  it("a tail cut mid-batch: the header claims the last batch's offsets, and a short batch was never acknowledged", async () => {
+  it("a tail cut mid-batch: the header claims the last batch's offsets, and a short batch, under the crash model, was never acknowledged", async () => {
     const layout = samples.get("torn-tail")!.base.partitions[0]!;
     const tail = layout.segments[layout.segments.length - 1]!;
     const lastBatch = tail.batches[tail.batches.length - 1]!;
@@ -452,8 +453,8 @@ describe("scope of loss across segments: missing offsets and overlaps", () => {
             nextStart: rest[0]!.startOffset,
             message:
               `segment ${rest[0]!.startOffset} (${nextLog}) starts above ${last.baseOffset - 1n} + 1, the end of segment ${middle.startOffset} (${middleLog}): ` +
-              `offsets ${last.baseOffset}..${middle.endOffset} are missing from the chain; their bytes are present at [${last.position}, ${middle.size}) ` +
-              `of ${middleLog} (${middle.size - last.position} bytes: a complete last batch whose checksum fails) but do not verify, so this is damage ` +
+              `offsets ${last.baseOffset}..${middle.endOffset} are missing from the chain; their bytes are present in the ${formatCount(middle.size - last.position)} ` +
+              `bytes from byte ${formatCount(last.position)} of ${middleLog} (a complete last batch whose checksum fails) but do not verify, so this is damage ` +
               "at the end of a segment that is not the last, not a torn tail of the log, and nothing was cut",
           });
           expect(partition.segments[1]!.scope.map(tuple), where).toEqual([
@@ -593,7 +594,7 @@ const CASES: Case[] = [
     outcome: "torn-tail",
     scope: [range("proven", 0n, 709n), range("torn", null, null, { tornEvidence: "zero-filled" })],
     expected: {
-      1: "repair: segscan repair '/data/node 1/p' --apply removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)",
+      1: "repair: segscan repair '/data/node 1/p' --apply cuts 100 bytes of torn tail: under the crash model (a completed fsync leaves no zeros), never fsynced, so never acknowledged (what it cuts or replaces is preserved first; segscan restore undoes it)",
     },
   },
   {
@@ -796,7 +797,7 @@ describe("the next step of every node finding (issue 24 item 2)", () => {
     });
     const root = "/data/node's root";
     expect(nodeFindingNextStep(torn("short-entry"), root)).toBe(
-      "repair: segscan repair '/data/node'\\''s root' --apply cuts the torn tail, which under the crash model was never acknowledged (preserved; segscan restore undoes it)",
+      "repair: segscan repair '/data/node'\\''s root' --apply cuts the torn tail: under the crash model (a completed fsync leaves no short entry), never fsynced, so never acknowledged (preserved; segscan restore undoes it)",
     );
     expect(nodeFindingNext(torn("short-entry"), root).command).toEqual(["segscan", "repair", root, "--apply"]);
     expect(nodeFindingNextStep(torn("complete-entry"), root)).toMatch(/^check a replica or a backup for the last op, then repair/);

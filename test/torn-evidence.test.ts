@@ -4,17 +4,24 @@
  * WAL's WalTornTail say the same thing of the same bytes, and every sentence
  * that concludes "never acknowledged" says it is the crash model's conclusion.
  */
+import { readFileSync, readdirSync } from "node:fs";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { TornEvidence } from "../src/domain/scan.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { scanNode } from "../src/node/scan.js";
 import {
+  TORN_EVIDENCE_BRIEF,
   TORN_EVIDENCE_WORDS,
+  TORN_TAILS_CLAIM,
+  TORN_TAILS_CLAIM_BRIEF,
   WAL_TAIL_BYTES_WORDS,
   type WalTornEvidence,
+  neverAcknowledgedClaim,
   provesNeverAcknowledged,
   walTornClaim,
 } from "../src/policy/torn-evidence.js";
+import { nodeFindingNextStep } from "../src/policy/next-step.js";
 import { scanPartition } from "../src/recovery/scan.js";
 import { formatPartition } from "../src/report/format.js";
 import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
@@ -65,5 +72,54 @@ describe("one table of torn-tail words for segments and the WAL", () => {
     const torn = node.metadata.wal!.findings.find((finding) => finding.code === "WalTornTail")!;
     expect(torn.tornEvidence).toBe("short-entry");
     expect(torn.message).toContain(walTornClaim("short-entry"));
+  });
+
+  it("the brief words (one line per finding) and the cluster's words say 'never acknowledged' only under the crash model", () => {
+    for (const evidence of SEGMENT) {
+      const brief = TORN_EVIDENCE_BRIEF[evidence];
+      expect(brief.includes("never acknowledged"), evidence).toBe(provesNeverAcknowledged(evidence));
+      if (provesNeverAcknowledged(evidence)) expect(brief, evidence).toContain("under the crash model, never acknowledged");
+    }
+    expect(TORN_TAILS_CLAIM_BRIEF).toBe("under the crash model, never acknowledged if zero-filled or short");
+    expect(TORN_TAILS_CLAIM).toContain("a complete last batch whose checksum fails may have been");
+    expect(neverAcknowledgedClaim(["short-batch", "zero-filled", "short-batch"])).toBe(
+      "under the crash model (a completed fsync leaves no short batch or zeros), never fsynced, so never acknowledged",
+    );
+    expect(neverAcknowledgedClaim(["short-entry"], "entry")).toBe(walTornClaim("short-entry"));
+    // A shape that does not prove the append never completed cannot be given the claim.
+    expect(() => neverAcknowledgedClaim(["complete-batch"])).toThrow(/does not prove the append never completed/);
+    expect(() => neverAcknowledgedClaim([])).toThrow();
+  });
+
+  it("a WAL torn tail's next step says what the crash model concludes in the table's words, and only for the shapes that prove it", () => {
+    const step = (tornEvidence: WalTornEvidence): string =>
+      nodeFindingNextStep(
+        { severity: "repairable", code: "WalTornTail", path: "/n/metadata/journal.wal", message: "m", tornEvidence },
+        "/n",
+      );
+    expect(step("short-entry")).toContain(walTornClaim("short-entry"));
+    expect(step("zero-filled")).toContain(walTornClaim("zero-filled"));
+    expect(step("complete-entry")).not.toContain("never acknowledged");
+    expect(step("unverifiable")).not.toContain("never acknowledged");
+  });
+
+  it("no code outside the table says 'never acknowledged' of its own: every sentence that draws the conclusion takes it from the table", () => {
+    const src = join(import.meta.dirname, "..", "src");
+    const table = join(src, "policy", "torn-evidence.ts");
+    const files = (readdirSync(src, { recursive: true }) as string[])
+      .filter((name) => name.endsWith(".ts"))
+      .map((name) => join(src, name))
+      .filter((path) => path !== table);
+    const offenders: string[] = [];
+    for (const path of files) {
+      for (const [i, line] of readFileSync(path, "utf8").split("\n").entries()) {
+        const code = line.trim();
+        // Comments may name the conclusion (they cite docs/recovery.md §3.7); a denial ("not a never-acknowledged tail") draws none.
+        if (code.startsWith("//") || code.startsWith("*") || code.startsWith("/*")) continue;
+        const said = code.replaceAll(/not a never-acknowledged/gi, "");
+        if (/never[- ]acknowledged/i.test(said)) offenders.push(`${relative(src, path)}:${i + 1}: ${code}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });

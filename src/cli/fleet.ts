@@ -17,7 +17,7 @@ import {
 } from "../fleet/index.js";
 import { colorEnabled, out, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
-import { PAGE_TO_STDOUT, writePageFile } from "./page-file.js";
+import { PAGE_TO_STDOUT, checkPagePath, writePageFile } from "./page-file.js";
 
 export { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import type { FleetFlags } from "./fleet-help.js";
@@ -41,6 +41,8 @@ async function writePage(path: string, html: string): Promise<void> {
 
 export async function fleetCommand(reports: string[], flags: FleetFlags, _command: Command): Promise<number> {
   if (flags.json && flags.html === "-") throw new UsageError("--json and --html - both write stdout: give --html a file");
+  // A page never replaces a file that is not a page (a report given by mistake): refused before the merge.
+  if (flags.html !== undefined) await checkPagePath(flags.html);
   const specs = reports.map(parseReportArgument);
   let sources: ReportSource[];
   try {

@@ -18,12 +18,26 @@ if (process.argv.length === 3 && (process.argv[2] === "--version" || process.arg
   // the verdict is not known yet when the reader goes away. Node ignores SIGPIPE, so the process cannot die by it
   // as grep does; instead what is still to be written is dropped and the command runs to its end, so the exit
   // status is the verdict's (docs/interfaces.md §9.2 "Exit status").
+  // Any other failed write (ENOSPC, EIO: `segscan scan x > file` on a full disk) loses output the reader wanted: it
+  // is said on stderr and adds the operational bit (8) to the verdict's code. An uncaught throw would exit 1, which
+  // in segscan says "repairs were applied and scan clean now".
+  let stdoutFailure: NodeJS.ErrnoException | null = null;
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code !== "EPIPE") throw error;
+    if (error.code !== "EPIPE") stdoutFailure ??= error;
     dropStdout();
   });
   const { run } = await import("./program.js");
-  process.exitCode = await run(process.argv);
+  const code = await run(process.argv);
+  if (stdoutFailure !== null) {
+    const { EXIT } = await import("./exit.js");
+    const failure: NodeJS.ErrnoException = stdoutFailure;
+    process.stderr.write(
+      `segscan: cannot write to stdout (${failure.code ?? failure.message}): the output is incomplete; the exit status has the operational bit (${EXIT.OPERATIONAL})\n`,
+    );
+    process.exitCode = code | EXIT.OPERATIONAL;
+  } else {
+    process.exitCode = code;
+  }
 }
 
 /** After EPIPE: every later write to stdout is dropped and reported done, so a command awaiting its output goes on. */

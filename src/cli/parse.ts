@@ -78,3 +78,14 @@ export function parseDuration(raw: string): number {
   if (!Number.isSafeInteger(value)) throw new InvalidArgumentError(`the duration ${raw.trim()} is too long`);
   return value;
 }
+
+/**
+ * A path operand as the commands segscan prints will carry it: a relative
+ * path beginning with `-` (given after `--`) gets `./` in front, so a next
+ * step pasted from the report (`segscan repair ./-data`) reaches the command
+ * as a path, never as an option (docs/interfaces.md §9.2). `-` alone (stdin
+ * where a command takes it) is left as it is.
+ */
+export function operandPath(path: string): string {
+  return path.startsWith("-") && path !== "-" ? `./${path}` : path;
+}

@@ -7,7 +7,7 @@ import type { DumpFlags, GenFlags, RepairFlags } from "./commands.js";
 import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, failureExitCode, isAbortError } from "./exit.js";
-import { parseBytes, parseInteger, parseOnce } from "./parse.js";
+import { operandPath, parseBytes, parseInteger, parseOnce } from "./parse.js";
 import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
 import { addSalvageCommand } from "./salvage.js";
@@ -110,7 +110,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "also write a self-contained HTML report (byte maps of every segment) to <file> (not -: stdout carries the scan's report)",
     )
     .addHelpText("after", EXIT_HELP)
-    .action(async (paths: string[], flags: ScanFlags, command: Command) => setExit(await scanCommand(paths, flags, command)));
+    .action(async (paths: string[], flags: ScanFlags, command: Command) =>
+      setExit(await scanCommand(paths.map(operandPath), flags, command)),
+    );
 
   program
     .command("report")
@@ -149,7 +151,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       ),
   )
     .addHelpText("after", EXIT_HELP)
-    .action(async (paths: string[], flags: RepairFlags, command: Command) => setExit(await repairCommand(paths, flags, command)));
+    .action(async (paths: string[], flags: RepairFlags, command: Command) =>
+      setExit(await repairCommand(paths.map(operandPath), flags, command)),
+    );
 
   addSalvageCommand(program, setExit);
   addHealCommand(program, setExit);
@@ -163,7 +167,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument("<path>", "a node root or data dir, a repaired partition dir or metadata dir, or its .segscan dir")
     .option("--json", "print the result as JSON")
     .addHelpText("after", RESTORE_EXIT_HELP)
-    .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(dir, flags)));
+    .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(operandPath(dir), flags)));
 
   program
     .command("forget")
@@ -177,7 +181,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--apply", "carry it out")
     .option("--json", "print the result as JSON")
     .addHelpText("after", FORGET_EXIT_HELP)
-    .action(async (paths: string[], flags: import("./forget.js").ForgetFlags) => setExit(await forgetCommand(paths, flags)));
+    .action(async (paths: string[], flags: import("./forget.js").ForgetFlags) =>
+      setExit(await forgetCommand(paths.map(operandPath), flags)),
+    );
 
   program
     .command("dump")
@@ -196,7 +202,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       DEFAULT_WINDOW_BYTES,
     )
     .addHelpText("after", DUMP_EXIT_HELP)
-    .action(async (file: string, flags: DumpFlags, command: Command) => setExit(await dumpCommand(file, flags, command)));
+    .action(async (file: string, flags: DumpFlags, command: Command) => setExit(await dumpCommand(operandPath(file), flags, command)));
 
   program
     .command("gen")
@@ -215,7 +221,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--segment-bytes <bytes>", "close a segment at this size (e.g. 512KiB, 16MiB)", parseBytes(1024, 2 ** 30))
     .option(
       "--flush-bytes <bytes>",
-      "one index entry per flushed chunk of this size (the server's cadence is 1MiB)",
+      "one index entry per flushed chunk of this size, at least 8KiB (the server's cadence is 1MiB)",
       parseBytes(1024, 2 ** 30),
     )
     .option("--topics <n>", "topics per stream", parseInteger(1, 10_000))

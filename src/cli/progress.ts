@@ -120,31 +120,94 @@ export function startProgress(
   enabled: boolean,
   estimates: ReadonlyMap<string, number> = new Map(),
 ): ProgressReporter {
-  if (!enabled) return NO_PROGRESS;
-  const seen = new Map<string, { done: number; total: number }>();
-  const startedAt = Date.now();
-  let current = "";
-  let bar: cliProgressModule.SingleBar | null = null;
-  let stopped = false;
+  return enabled ? new ProgressBar(stream, estimates) : NO_PROGRESS;
+}
 
-  const totals = (): { done: number; total: number } => {
-    let done = 0;
-    let total = 0;
-    for (const [path, estimate] of estimates) {
-      const entry = seen.get(path);
-      total += entry ? entry.total : estimate;
-    }
-    for (const [path, entry] of seen) {
-      done += entry.done;
-      if (!estimates.has(path)) total += entry.total;
-    }
-    return { done: Math.min(done, total), total };
+/** The bar drawn after PROGRESS_DELAY_MS, fed by the scan's progress events, fitted to the terminal at every redraw. */
+class ProgressBar implements ProgressReporter {
+  private readonly seen = new Map<string, { done: number; total: number }>();
+  private readonly startedAt = Date.now();
+  private current = "";
+  private bar: cliProgressModule.SingleBar | null = null;
+  private stopped = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly stream: NodeJS.WriteStream,
+    private readonly estimates: ReadonlyMap<string, number>,
+  ) {
+    this.timer = setTimeout(() => this.start(), PROGRESS_DELAY_MS);
+    this.timer.unref();
+  }
+
+  // Arrow properties: callers pass these on as bare callbacks (`onProgress: reporter.onProgress`).
+  readonly onProgress = (event: ProgressEvent): void => {
+    this.current = event.path;
+    this.seen.set(event.path, { done: event.bytesDone, total: event.bytesTotal });
+    this.render();
   };
 
-  const payload = (done: number, total: number): Record<string, string> => {
-    const seconds = Math.max(0.001, (Date.now() - startedAt) / 1000);
+  readonly stop = (): void => {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.bar !== null) {
+      this.bar.stop();
+      this.bar = null;
+    }
+  };
+
+  private start(): void {
+    if (this.stopped) return;
+    // Fitted to the terminal's width at every redraw (a resize takes effect at once).
+    const format = (_options: unknown, params: { progress: number }, fields: Record<string, string>): string =>
+      progressLine(
+        {
+          fraction: params.progress,
+          doneText: fields.doneText ?? "",
+          totalText: fields.totalText ?? "",
+          rateText: fields.rateText ?? "",
+          etaText: fields.etaText ?? "-",
+          partition: fields.partition ?? "",
+        },
+        this.stream.columns ?? DEFAULT_COLUMNS,
+      );
+    this.bar = new (cliProgress().SingleBar)({
+      stream: this.stream,
+      format: format as unknown as cliProgressModule.GenericFormatter,
+      hideCursor: true,
+      clearOnComplete: true,
+      fps: 8,
+    });
+    const { done, total } = this.totals();
+    this.bar.start(Math.max(total, 1), done, this.payload(done, total));
+  }
+
+  private render(): void {
+    if (this.bar === null) return;
+    const { done, total } = this.totals();
+    this.bar.setTotal(Math.max(total, 1));
+    this.bar.update(done, this.payload(done, total));
+  }
+
+  /** Bytes done and expected: a partition's own total once it reported one, its estimate before. */
+  private totals(): { done: number; total: number } {
+    let done = 0;
+    let total = 0;
+    for (const [path, estimate] of this.estimates) {
+      const entry = this.seen.get(path);
+      total += entry ? entry.total : estimate;
+    }
+    for (const [path, entry] of this.seen) {
+      done += entry.done;
+      if (!this.estimates.has(path)) total += entry.total;
+    }
+    return { done: Math.min(done, total), total };
+  }
+
+  private payload(done: number, total: number): Record<string, string> {
+    const seconds = Math.max(0.001, (Date.now() - this.startedAt) / 1000);
     const rate = done / seconds;
-    const tail = escapeControl(current.split("/").slice(-5).join("/"));
+    const tail = escapeControl(this.current.split("/").slice(-5).join("/"));
     return {
       doneText: formatBytes(done),
       totalText: formatBytes(total),
@@ -152,55 +215,5 @@ export function startProgress(
       etaText: etaText(total - done, rate),
       partition: tail,
     };
-  };
-  // Fitted to the terminal's width at every redraw (a resize takes effect at once).
-  const format = (_options: unknown, params: { progress: number }, fields: Record<string, string>): string =>
-    progressLine(
-      {
-        fraction: params.progress,
-        doneText: fields.doneText ?? "",
-        totalText: fields.totalText ?? "",
-        rateText: fields.rateText ?? "",
-        etaText: fields.etaText ?? "-",
-        partition: fields.partition ?? "",
-      },
-      stream.columns ?? DEFAULT_COLUMNS,
-    );
-
-  const render = (): void => {
-    if (bar === null) return;
-    const { done, total } = totals();
-    bar.setTotal(Math.max(total, 1));
-    bar.update(done, payload(done, total));
-  };
-
-  const timer = setTimeout(() => {
-    if (stopped) return;
-    bar = new (cliProgress().SingleBar)({
-      stream,
-      format: format as unknown as cliProgressModule.GenericFormatter,
-      hideCursor: true,
-      clearOnComplete: true,
-      fps: 8,
-    });
-    const { done, total } = totals();
-    bar.start(Math.max(total, 1), done, payload(done, total));
-  }, PROGRESS_DELAY_MS);
-  timer.unref();
-
-  return {
-    onProgress(event: ProgressEvent): void {
-      current = event.path;
-      seen.set(event.path, { done: event.bytesDone, total: event.bytesTotal });
-      render();
-    },
-    stop(): void {
-      stopped = true;
-      clearTimeout(timer);
-      if (bar !== null) {
-        bar.stop();
-        bar = null;
-      }
-    },
-  };
+  }
 }

@@ -10,7 +10,7 @@ import { validateJsonReport, type JsonScanReport } from "../report/json.js";
 import { formatBytes } from "../report/format.js";
 import { warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
-import { PAGE_TO_STDOUT, writePageFile } from "./page-file.js";
+import { PAGE_TO_STDOUT, checkPagePath, writePageFile } from "./page-file.js";
 
 /** Problems quoted in the error for a file that is not a report; the rest are counted. */
 const MAX_PROBLEMS_SHOWN = 5;
@@ -21,11 +21,12 @@ export const HTML_TO_STDOUT = PAGE_TO_STDOUT;
 /**
  * Writes the page next to its destination and renames it into place, so a
  * failed write never leaves a half-written report under the requested name;
- * `-` writes it to stdout.
+ * `-` writes it to stdout. Never inside `reads` (the paths scanned), nor over
+ * a file that is not a page (./page-file.ts).
  */
-export async function writeHtmlReport(path: string, report: JsonScanReport): Promise<void> {
+export async function writeHtmlReport(path: string, report: JsonScanReport, reads: readonly string[] = []): Promise<void> {
   const html = renderHtmlReport(report as HtmlReportInput);
-  await writePageFile(path, html, "the HTML report");
+  await writePageFile(path, html, "the HTML report", reads);
   if (path === HTML_TO_STDOUT) return;
   warn(
     `wrote the HTML report ${path} (${report.partitions.length} partition${report.partitions.length === 1 ? "" : "s"}, ${formatBytes(Buffer.byteLength(html))})`,
@@ -100,6 +101,7 @@ async function parseNdjsonReportText(text: string, file: string): Promise<JsonSc
 }
 
 export async function reportCommand(file: string, flags: { html: string }): Promise<number> {
+  await checkPagePath(flags.html);
   const text = await readInput(file);
   const name = file === "-" ? "stdin" : file;
   const report = isNdjsonText(text) ? await parseNdjsonReportText(text, name) : parseJsonReportText(text, name);

@@ -80,7 +80,7 @@ export async function salvageCommand(path: string, flags: SalvageFlags, command:
     }
     if (!flags.json) await out(`${text}\napplying…\n`);
     // A failure or cancel is reported by applyRepair itself: what was done, what was not, how to undo (docs/repair.md §6.2).
-    const result = await applyRepair(plan, { signal, engine, command: `segscan salvage ${path} --apply` });
+    const result = await applyRepair(plan, { signal, engine, command: shellQuote(["segscan", "salvage", path, "--apply"]) });
     if (!result.writerCheck.checked) {
       warn(
         "other writers of the files to change were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",

@@ -4,6 +4,7 @@
  */
 import type { Command } from "commander";
 import { type SalvageFlags, addScanFlags } from "./scan-flags.js";
+import { operandPath } from "./parse.js";
 
 export type { SalvageFlags } from "./scan-flags.js";
 
@@ -33,5 +34,7 @@ export function addSalvageCommand(program: Command, setExit: (code: number) => v
       .option("--apply", "carry out the plan, then re-scan the partition"),
   )
     .addHelpText("after", SALVAGE_EXIT_HELP)
-    .action(async (path: string, flags: SalvageFlags, command: Command) => setExit(await salvageCommand(path, flags, command)));
+    .action(async (path: string, flags: SalvageFlags, command: Command) =>
+      setExit(await salvageCommand(operandPath(path), flags, command)),
+    );
 }

@@ -76,6 +76,8 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
         `\`${shellQuote(["segscan", "scan", ...paths, "--json"])} | segscan report - --html -\``,
     );
   }
+  // A page never goes inside what is scanned, nor over a file that is not a page (./page-file.ts): refused before the scan.
+  if (flags.html !== undefined) await (await import("./page-file.js")).checkPagePath(flags.html, paths, "nothing was scanned or written");
   // runScan refuses a path holding no partition (exit 16) and notes a node root that holds none.
   // --json and --html need the whole report.
   if (flags.json || flags.html !== undefined) {
@@ -88,7 +90,7 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
     try {
       // The renderer loads only for --html (issue 23).
       const { writeHtmlReport } = await import("./report-html.js");
-      await writeHtmlReport(flags.html, toJsonReport(report));
+      await writeHtmlReport(flags.html, toJsonReport(report), paths);
     } catch (error) {
       if (!(error instanceof OperationalError)) throw error;
       // The scan's own findings still count: the failed page adds 8 to them.

@@ -7,14 +7,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { EngineKind } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
-import { formatBytes } from "../report/format.js";
+import { formatBytes, formatCount } from "../report/format.js";
 import { terminalSafe } from "../report/terminal-safe.js";
 import { COUNTED_NODE_SEVERITIES, type PassSummary, type ScrubEvent, passOutcome } from "../scrub/findings.js";
 import type { ScrubOutputs } from "../scrub/outputs.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
 import { out, resolveEngine, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
-import { parseBytes } from "./parse.js";
+import { operandPath, parseBytes } from "./parse.js";
 
 /** Lowest accepted rate: below this a scrub of one small segment would take hours. */
 const MIN_RATE_BYTES_PER_SECOND = 64 * 1024;
@@ -136,7 +136,7 @@ Exit status: 0 no findings (node findings of severity info or warn are printed a
 --state or --metrics path scrub may not write) · 32 a single pass was cancelled (with --watch a
 SIGTERM/SIGINT stop exits 0).`,
     )
-    .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(path, flags, command)));
+    .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(operandPath(path), flags, command)));
 }
 
 function eventJson(event: ScrubEvent): string {
@@ -182,7 +182,7 @@ async function printEvent(unsafe: ScrubEvent, json: boolean): Promise<void> {
       const node = finding.item === undefined ? "" : ` [${finding.item}, ${finding.severity}]`;
       const nextStep = finding.nextStep === undefined ? "" : `  next step: ${finding.nextStep}\n`;
       return out(
-        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${finding.position}`}\n  ${finding.message}\n${nextStep}`,
+        `${label} ${finding.code}${node} ${finding.path}${finding.position === null ? "" : ` @ byte ${formatCount(finding.position)}`}\n  ${finding.message}\n${nextStep}`,
       );
     }
     case "state-ignored":

@@ -55,7 +55,10 @@ export interface ReplicaView {
   path: string;
   verdict: JsonPartition["verdict"];
   action: JsonPartition["action"];
-  /** The scan could not judge the partition (`error` set): nothing is known of its offsets. */
+  /**
+   * The scan could not judge the partition (`error` set), or its salvage record could not be read (a `failed`
+   * finding: whether offsets were recorded as lost is unknown): nothing is known of its offsets.
+   */
   failed: boolean;
   error: string | null;
   /** Offsets whose batches verify and that the planned repair keeps, normalized, without the forward gaps. */
@@ -208,7 +211,10 @@ export function replicaView(line: PartitionLine): ReplicaView {
     const to = finding.lastOffset === null ? from : BigInt(finding.lastOffset);
     unreadable.push({ range: { from, to }, openEnded: finding.lastOffset === null, code: SALVAGE_LOST });
   }
-  const failed = line.error !== null || line.verdict === "failed";
+  // docs/repair.md §6.6: a salvage record that cannot be read (a `failed` finding) leaves unknown whether this replica
+  // dropped offsets; its bytes alone would pass for whole, so the replica is not judged (failed), never held clean.
+  const unreadableRecord = line.findings.find((finding) => finding.severity === "failed");
+  const failed = line.error !== null || line.verdict === "failed" || unreadableRecord !== undefined;
   // What a replica proves never includes what a gap skips (the scope's proven range spans the gap).
   const skipped = normalize(gaps);
   for (const range of skipped) unreadable.push({ range, openEnded: false, code: FORWARD_GAP });
@@ -217,7 +223,12 @@ export function replicaView(line: PartitionLine): ReplicaView {
     verdict: line.verdict,
     action: line.action,
     failed,
-    error: line.error === null ? null : `${line.error.code}: ${line.error.message}`,
+    error:
+      line.error !== null
+        ? `${line.error.code}: ${line.error.message}`
+        : unreadableRecord !== undefined
+          ? `${unreadableRecord.code}: ${unreadableRecord.message}`
+          : null,
     proven: failed ? [] : subtract(normalize(proven), skipped),
     intact: failed ? [] : subtract(normalize(intact), skipped),
     gaps: failed ? [] : skipped,

@@ -7,6 +7,7 @@
  * name and message goes through report/terminal-safe.ts; commands are
  * shell-quoted (src/domain/command.ts), which leaves no control character.
  */
+import { TORN_TAILS_CLAIM, TORN_TAILS_CLAIM_BRIEF } from "../policy/torn-evidence.js";
 import { colors, formatCount } from "../report/format.js";
 import { FORWARD_GAP } from "./adapter.js";
 import { escapeControl } from "../report/terminal-safe.js";
@@ -120,7 +121,7 @@ export function formatFleetPartition(partition: FleetPartition, color = false): 
     lines.push(
       c.dim(
         r.kind === "unacknowledged"
-          ? `    ${range(r)} (${offsetsWord(r.count)}) only in torn tails (${who}): never acknowledged, cut everywhere`
+          ? `    ${range(r)} (${offsetsWord(r.count)}) only in torn tails (${who}), cut everywhere: ${TORN_TAILS_CLAIM}`
           : `    ${range(r)} (${offsetsWord(r.count)}) held and claimed by no replica (retention, or never written)`,
       ),
     );
@@ -240,7 +241,9 @@ export function formatFleetSummary(nodes: readonly FleetNode[], metadata: FleetM
 
 function lostLine(summary: FleetSummary, c: Colors): string {
   const torn =
-    summary.unacknowledgedOffsets === "0" ? "" : `; ${offsetsWord(summary.unacknowledgedOffsets)} only in torn tails (never acknowledged)`;
+    summary.unacknowledgedOffsets === "0"
+      ? ""
+      : `; ${offsetsWord(summary.unacknowledgedOffsets)} only in torn tails (${TORN_TAILS_CLAIM_BRIEF})`;
   if (summary.lostOffsets === "0") {
     const words =
       summary.failedReplicas + summary.unknownReplicas + summary.unidentified > 0

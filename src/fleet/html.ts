@@ -9,6 +9,7 @@
  * legend swatch is drawn with the very class its mark is drawn with.
  */
 import { MARK_COLORS, OKABE_ITO } from "../report/html/index.js";
+import { TORN_TAILS_CLAIM } from "../policy/torn-evidence.js";
 import { formatCount } from "../report/format.js";
 import { FORWARD_GAP } from "./adapter.js";
 import { everyReplicaWords } from "./format.js";
@@ -176,7 +177,7 @@ function partitionHtml(partition: FleetPartition): string {
       );
     else
       notes.push(
-        `<li>${range(r)}: ${r.kind === "unacknowledged" ? "only in torn tails, never acknowledged" : "claimed by no replica"}</li>`,
+        `<li>${range(r)}: ${r.kind === "unacknowledged" ? `only in torn tails, cut everywhere: ${escapeHtml(TORN_TAILS_CLAIM)}` : "claimed by no replica"}</li>`,
       );
   }
   for (const replica of partition.replicas) {

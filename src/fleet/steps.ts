@@ -6,6 +6,7 @@
  * partition, the metadata plane and the nodes' reports.
  */
 import { shellQuote } from "../domain/command.js";
+import { TORN_TAILS_CLAIM_BRIEF } from "../policy/torn-evidence.js";
 import { formatCount } from "../report/units.js";
 import { FORWARD_GAP } from "./adapter.js";
 import { type Range, subtract, totalSize } from "./ranges.js";
@@ -128,7 +129,7 @@ export function partitionSteps(
             step(
               "damaged",
               replica.node,
-              `repair ${replica.node}'s replica in place (no peer holds more of its torn tail, which was never acknowledged); without --apply it prints the plan`,
+              `repair ${replica.node}'s replica in place (no peer holds more of its torn tail; ${TORN_TAILS_CLAIM_BRIEF}: its scan names the evidence); without --apply it prints the plan`,
               ["segscan", "repair", path, "--apply"],
             ),
           );

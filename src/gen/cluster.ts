@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { shellQuote } from "../domain/command.js";
 import { encodeBatch, encodeIndex, type MessageInput } from "../format/encode.js";
 import { readBatchHeader } from "../format/records.js";
+import { TORN_EVIDENCE_BRIEF } from "../policy/torn-evidence.js";
 import { generateDataDir, type GenerateOptions } from "./generate.js";
 import { makeMessage } from "./messages.js";
 import { type GeneratedNode, SAMPLE_CLUSTER_ID, writeNodeMetadata } from "./node/node.js";
@@ -147,7 +148,7 @@ export const CLUSTER_FAULTS: readonly ClusterFault[] = [
   {
     name: "torn-everywhere",
     kind: "partition",
-    description: "the same torn tail on every replica (never acknowledged), while the consumer group had stored the last offset",
+    description: `the same torn tail on every replica (${TORN_EVIDENCE_BRIEF["short-batch"]}), while the consumer group had stored the last offset`,
     expected: { verdict: "degraded", metadata: null },
     async inject({ layouts, seed }) {
       for (const layout of layouts) await tornTail(layout, seed);

@@ -9,6 +9,8 @@
  */
 import { mkdir, open, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { assert } from "../assert.js";
+import { formatCount } from "../domain/numbers.js";
 import { encodeBatch, encodeIndex, segmentStem, type MessageInput } from "../format/encode.js";
 import { INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
 import { makeMessage } from "./messages.js";
@@ -127,6 +129,38 @@ class BufferedFile {
   }
 }
 
+/**
+ * A segment closes only once its last chunk holds this many batches, so every
+ * last chunk has an interior batch for the fault scenarios to damage
+ * (scenarios.ts `lastChunkInterior`).
+ */
+export const LAST_CHUNK_MIN_BATCHES = 3;
+
+/**
+ * The smallest flush size (`--flush-bytes`) the generator accepts: above the
+ * largest batch of one message it writes (a payload of at most 7,168 bytes,
+ * messages.ts, with its user headers, frame header and the 256-byte batch
+ * header: under 7.5 KiB). Below it one message can fill a chunk, so nearly
+ * every batch is a chunk of its own, no chunk reaches LAST_CHUNK_MIN_BATCHES
+ * by flushing, and the index models no server's flush cadence (which is 1 MiB).
+ */
+export const MIN_FLUSH_BYTES = 8 * KiB;
+
+/**
+ * Past its size a segment keeps flushing chunks at `flushBytes` (the server's
+ * cadence) while it waits for a last chunk of LAST_CHUNK_MIN_BATCHES batches,
+ * at most this many times; then its chunk stays open until it holds them.
+ * That bounds the loop whatever the batch sizes: a chunk flushed past the size
+ * holds fewer than LAST_CHUNK_MIN_BATCHES batches, so at most
+ * MAX_BATCHES_PAST_SEGMENT_BYTES batches follow the size. (The profiles and
+ * the sizes the tests and benches use flush at most 20 chunks past a
+ * segment's size, so the bound changes none of their bytes.)
+ */
+export const MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES = 32;
+
+/** The most batches a segment holds past `segmentBytes` (see MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES). */
+export const MAX_BATCHES_PAST_SEGMENT_BYTES = MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES * (LAST_CHUNK_MIN_BATCHES - 1) + LAST_CHUNK_MIN_BATCHES;
+
 function batchMessageCount(rng: Prng, max: number): number {
   // Mostly small batches, sometimes a full one (a busy producer).
   return rng.chance(0.15) ? max : rng.int(1, Math.max(1, Math.floor(max / 2)));
@@ -155,6 +189,10 @@ async function writePartition(layout: PartitionLayout, profile: SizeProfile, rng
     let chunkBytes = 0;
     let chunkBatches = 0;
     let chunk = -1;
+    // The loop ends (see MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES): every batch adds bytes, so the size is reached
+    // within segmentBytes batches, and past it at most MAX_BATCHES_PAST_SEGMENT_BYTES batches follow.
+    let batchesPastSize = 0;
+    let flushesPastSize = 0;
     for (;;) {
       if (chunkBatches === 0) {
         chunk++;
@@ -187,6 +225,7 @@ async function writePartition(layout: PartitionLayout, profile: SizeProfile, rng
         baseTimestamp,
         chunk,
       });
+      assert(batch.length > 0, `a batch adds bytes to ${segment.logPath}`);
       await log.write(batch);
       segment.size += batch.length;
       segment.messages += count;
@@ -195,10 +234,17 @@ async function writePartition(layout: PartitionLayout, profile: SizeProfile, rng
       timestamp += BigInt(delta + rng.int(200, 20_000));
       chunkBytes += batch.length;
       chunkBatches++;
-      // The segment closes only with ≥ 3 batches in its last chunk, so every
-      // last chunk has an interior batch for the fault scenarios to damage.
-      if (segment.size >= profile.segmentBytes && chunkBatches >= 3) break;
-      if (chunkBytes >= profile.flushBytes) {
+      const full = segment.size >= profile.segmentBytes;
+      if (full) {
+        batchesPastSize++;
+        assert(
+          batchesPastSize <= MAX_BATCHES_PAST_SEGMENT_BYTES,
+          `${segment.logPath} closes within ${MAX_BATCHES_PAST_SEGMENT_BYTES} batches past ${profile.segmentBytes} bytes`,
+        );
+      }
+      if (full && chunkBatches >= LAST_CHUNK_MIN_BATCHES) break;
+      if (chunkBytes >= profile.flushBytes && !(full && flushesPastSize === MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES)) {
+        if (full) flushesPastSize++;
         chunkBytes = 0;
         chunkBatches = 0;
       }
@@ -227,6 +273,14 @@ function resolveProfile(options: GenerateOptions): SizeProfile {
     base[key] = value;
   }
   if (base.maxBatchMessages > 10_000) throw new RangeError("maxBatchMessages must be at most 10000");
+  if (base.flushBytes < MIN_FLUSH_BYTES) {
+    throw new RangeError(
+      `flushBytes (--flush-bytes) ${formatCount(base.flushBytes)} is below the generator's limit of ${formatCount(MIN_FLUSH_BYTES)} bytes: ` +
+        "one message's batch takes up to 7.5 KiB, so every batch would be a chunk of its own and a segment's last chunk " +
+        `could not gather the ${LAST_CHUNK_MIN_BATCHES} batches it closes with; give ${formatCount(MIN_FLUSH_BYTES)} bytes (8KiB) or more ` +
+        "(the server flushes every 1 MiB)",
+    );
+  }
   return base;
 }
 

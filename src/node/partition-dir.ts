@@ -8,6 +8,7 @@ import type { Engine } from "../engine/types.js";
 import { hex64 } from "../format/bytes.js";
 import { describeCause } from "../io/errors.js";
 import type { FileStat, ScanFs } from "../io/fs.js";
+import { formatCount } from "../domain/numbers.js";
 import type { PartitionReport, SegmentReport } from "../domain/scan.js";
 import { childPath } from "../io/paths.js";
 import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, SnapshotPartition } from "../domain/node.js";
@@ -242,7 +243,7 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
       severity: "warn",
       code: "OffsetTorn",
       path,
-      message: `${path} holds ${size} bytes, less than an offset: the cursor of ${who} is lost; the server skips the file and the consumer restarts from offset 0 (redelivery); left alone`,
+      message: `${path} holds ${formatCount(size)} bytes, less than an offset: the cursor of ${who} is lost; the server skips the file and the consumer restarts from offset 0 (redelivery); left alone`,
       size,
     });
     return report;
@@ -260,7 +261,7 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
         : {
             severity: "repairable" as const,
             code: "OffsetChecksumTorn",
-            text: `a complete offset with a torn checksum (${size} of ${OFFSET_RECORD_BYTES} bytes): the server loads it unverified; repair rewrites the 16-byte record with the same offset`,
+            text: `a complete offset with a torn checksum (${formatCount(size)} of ${OFFSET_RECORD_BYTES} bytes): the server loads it unverified; repair rewrites the 16-byte record with the same offset`,
           };
     findings.push({
       severity: what.severity,
@@ -331,7 +332,7 @@ function oversized(path: string, who: string, size: number): NodeFinding {
     severity: "warn",
     code: "OffsetOversized",
     path,
-    message: `${path} (${who}) holds ${size} bytes, more than the ${OFFSET_RECORD_BYTES}-byte record the server writes: foreign or damaged; the server ignores the tail; left alone`,
+    message: `${path} (${who}) holds ${formatCount(size)} bytes, more than the ${OFFSET_RECORD_BYTES}-byte record the server writes: foreign or damaged; the server ignores the tail; left alone`,
     size,
   };
 }
@@ -391,7 +392,7 @@ export async function scanPurgeGeneration(
         severity: "warn",
         code: "PurgeGenerationOversized",
         path,
-        message: `${path} holds ${read.size} bytes, more than the ${PURGE_GENERATION_BYTES} the server writes: foreign or damaged; the tail is ignored; left alone`,
+        message: `${path} holds ${formatCount(read.size)} bytes, more than the ${PURGE_GENERATION_BYTES} the server writes: foreign or damaged; the tail is ignored; left alone`,
         size: read.size,
       });
   }

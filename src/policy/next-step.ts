@@ -14,6 +14,7 @@ import { formatCount } from "../domain/numbers.js";
 import type { NodeFinding } from "../domain/node.js";
 import type { PartitionReport, PartitionScopeRange, SegmentReport } from "../domain/scan.js";
 import { decideSalvage } from "./salvage.js";
+import { neverAcknowledgedClaim, provesNeverAcknowledged } from "./torn-evidence.js";
 
 /** docs/repair.md §6.4: what the operator does next. */
 export interface NextStep {
@@ -145,19 +146,33 @@ export function partitionNextStep(partition: NextStepInput, replicaCount: number
 }
 
 /**
- * A repair removes nothing durable when every tail it cuts is zero-filled or a
- * short batch (docs/recovery.md §3.7); a complete last batch whose checksum fails
- * may be a rotted acknowledged batch, so the words say so and point at where
- * those offsets may still be.
+ * What a repair cuts, and what the crash model concludes of it (docs/recovery.md
+ * §3.7): tails that are zero-filled or a short batch were, under the crash
+ * model, never acknowledged (the table's words, src/policy/torn-evidence.ts);
+ * a complete last batch whose checksum fails may be a rotted acknowledged
+ * batch, so the words say so and point at where those offsets may still be. A
+ * repair that cuts no torn tail (it rebuilds or trims an index, or moves
+ * scratch files aside) says it cuts no batch.
  */
 function repairStep(partition: NextStepInput, replicaCount: number): NextStep {
   const repair = [SEGSCAN, "repair", partition.path, "--apply"];
-  const doubtful = partition.segments
+  const torn = partition.segments
     .filter((segment) => segment.outcome === "torn-tail" || segment.outcome === "empty")
     .flatMap((segment) => segment.scope)
-    .filter((range) => range.kind === "torn" && (range.tornEvidence === "complete-batch" || range.tornEvidence === "unverifiable"));
+    .filter((range) => range.kind === "torn");
+  // A torn range without evidence is doubtful too: nothing says its append never completed.
+  const doubtful = torn.filter((range) => range.tornEvidence === null || !provesNeverAcknowledged(range.tornEvidence));
   if (doubtful.length === 0) {
-    return runs("repair: ", repair, " removes nothing durable (what it cuts or replaces is preserved first; segscan restore undoes it)");
+    const evidences = torn.flatMap((range) => (range.tornEvidence === null ? [] : [range.tornEvidence]));
+    if (evidences.length === 0) {
+      return runs("repair: ", repair, " cuts no batch (what it replaces or moves is preserved first; segscan restore undoes it)");
+    }
+    const bytes = bytesWords(torn.reduce((sum, range) => sum + range.bytes, 0));
+    return runs(
+      "repair: ",
+      repair,
+      ` cuts ${bytes} of torn tail: ${neverAcknowledgedClaim(evidences)} (what it cuts or replaces is preserved first; segscan restore undoes it)`,
+    );
   }
   const bytes = bytesWords(doubtful.reduce((sum, range) => sum + range.bytes, 0));
   const claimed = doubtful.filter(holdsOffsets).map((range) => offsetsText(range));
@@ -262,7 +277,7 @@ const NODE_NEXT_STEPS: Record<string, (finding: NodeFinding, root: string) => Ne
       ? runs(
           "repair: ",
           repairNode(root),
-          " cuts the torn tail, which under the crash model was never acknowledged (preserved; segscan restore undoes it)",
+          ` cuts the torn tail: ${neverAcknowledgedClaim([finding.tornEvidence], "entry")} (preserved; segscan restore undoes it)`,
         )
       : runs(
           "check a replica or a backup for the last op, then repair: ",

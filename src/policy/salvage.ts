@@ -74,6 +74,20 @@ interface Bounds {
  * the scan's `--replicas`.
  */
 export function decideSalvage(partition: SalvageInput, replicaCount: number): SalvageDecision {
+  const early = refusalBeforeSegments(partition, replicaCount);
+  if (early !== null) return early;
+  const planned = segmentsAfterSalvage(partition);
+  if ("salvageable" in planned) return planned;
+  const broken = chainRefusal(planned.bounds);
+  if (broken !== null) return broken;
+  const refusal = partition.refusal;
+  // The bounds of segments that are not refused are the ones contiguity judged, so its refusal fails the check above.
+  assert(refusal === null || !CHAIN_REFUSALS.has(refusal.code), `a partition refused ${refusal?.code} is never salvageable`);
+  return { salvageable: true, segments: planned.salvaged };
+}
+
+/** The refusals that need no segment walked: not refused, a probe out of budget, replicas, a chain refusal with nothing to drop. */
+function refusalBeforeSegments(partition: SalvageInput, replicaCount: number): SalvageDecision | null {
   if (partition.verdict !== "refused") {
     const why =
       partition.verdict === "repairable"
@@ -112,6 +126,11 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
       );
     }
   }
+  return null;
+}
+
+/** Each segment's kept and lost ranges and its bounds after salvage, or the refusal of a segment salvage cannot drop from. */
+function segmentsAfterSalvage(partition: SalvageInput): { salvaged: SegmentSalvage[]; bounds: Bounds[] } | SalvageDecision {
   const salvaged: SegmentSalvage[] = [];
   const bounds: Bounds[] = [];
   for (const [index, segment] of partition.segments.entries()) {
@@ -149,7 +168,11 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
     const droppedTail = lost.at(-1) === last && last.bytes > 0 ? last : null;
     bounds.push({ start: segment.startOffset, end, bytes: kept.reduce((sum, range) => sum + range.bytes, 0), droppedTail });
   }
-  // Iggy's ensure_contiguous_chain on the segments as salvage leaves them (docs/recovery.md §4 step 3).
+  return { salvaged, bounds };
+}
+
+/** Iggy's ensure_contiguous_chain on the segments as salvage leaves them (docs/recovery.md §4 step 3). */
+function chainRefusal(bounds: readonly Bounds[]): SalvageDecision | null {
   for (let i = 1; i < bounds.length; i++) {
     const previous = bounds[i - 1]!;
     const next = bounds[i]!;
@@ -174,7 +197,5 @@ export function decideSalvage(partition: SalvageInput, replicaCount: number): Sa
     }
     if (next.start <= previous.end) return broken(`end at offset ${previous.end}, at or past the next segment's start`, "that chain");
   }
-  // The bounds of segments that are not refused are the ones contiguity judged, so its refusal fails the check above.
-  assert(refusal === null || !CHAIN_REFUSALS.has(refusal.code), `a partition refused ${refusal?.code} is never salvageable`);
-  return { salvageable: true, segments: salvaged };
+  return null;
 }

@@ -33,10 +33,11 @@ function damagedEndWords(first: bigint, nextStart: bigint, damaged: DamagedEnd, 
   const one = first === nextStart - 1n;
   const offsets = offsetsText({ firstOffset: first, lastOffset: nextStart - 1n });
   const bytes = damaged.endPosition - damaged.startPosition;
-  const what = damaged.evidence === null ? "" : `: ${TORN_BATCH_BYTES_WORDS[damaged.evidence]}`;
+  const what = damaged.evidence === null ? "" : ` (${TORN_BATCH_BYTES_WORDS[damaged.evidence]})`;
+  // "the 100 bytes from byte 1,158", not "[1,158, 1,258)": with thousands separators a bracketed pair no longer reads as two numbers.
   return (
     `${one ? "offset" : "offsets"} ${offsets} ${one ? "is" : "are"} missing from the chain; ${one ? "its" : "their"} bytes are present ` +
-    `at [${damaged.startPosition}, ${damaged.endPosition}) of ${logName} (${bytes} byte${bytes === 1 ? "" : "s"}${what}) but do not verify, ` +
+    `in the ${formatCount(bytes)} byte${bytes === 1 ? "" : "s"} from byte ${formatCount(damaged.startPosition)} of ${logName}${what} but do not verify, ` +
     "so this is damage at the end of a segment that is not the last, not a torn tail of the log, and nothing was cut"
   );
 }

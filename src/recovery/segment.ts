@@ -9,6 +9,7 @@ import { ScanFailure, describeCause } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
 import { FileWindow } from "../engine/file-window.js";
 import type { EngineWindow } from "../engine/types.js";
+import { formatCount } from "../domain/numbers.js";
 import type { Refusal, Residue, SegmentReport, SegmentScopeRange, VerifyMode } from "../domain/scan.js";
 import { INDEX_CHUNK_ENTRIES, readIndexEntries, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
 import { type ProbeBudget, probeResidue, residueIsAllZero } from "./probe.js";
@@ -259,7 +260,7 @@ function addOversizedWarnings(report: SegmentReport, walk: Pick<WalkResult, "ove
       position,
       batchLength,
       message:
-        `the batch at byte ${position} of ${report.logPath} is ${batchLength} bytes, over the ${maxBatchBytes}-byte batch limit; ` +
+        `the batch at byte ${formatCount(position)} of ${report.logPath} is ${formatCount(batchLength)} bytes, over the ${formatCount(maxBatchBytes)}-byte batch limit; ` +
         "it verified by streaming and was kept (a server with a larger message_bus.max_message_size writes such batches)",
     });
   }

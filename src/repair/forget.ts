@@ -30,6 +30,7 @@
  * next forget deletes, and restore skips closed runs either way.
  */
 import * as path from "node:path";
+import { shellQuote } from "../domain/command.js";
 import {
   JOURNAL_NAME,
   type JournalEntry,
@@ -211,7 +212,7 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     let open: { why: KeptFile["why"]; detail: string } | null = active.some(({ record }) => record.kind === "undone")
       ? {
           why: "restore-needs",
-          detail: `the journal records an interrupted restore, which must resume and reads every copy (\`segscan restore ${dir}\`)`,
+          detail: `the journal records an interrupted restore, which must resume and reads every copy (\`${shellQuote(["segscan", "restore", dir])}\`)`,
         }
       : null;
     for (const [i, run] of runs.entries()) {

@@ -134,6 +134,50 @@ export interface HeldLock {
 
 const encoder = new TextEncoder();
 
+type LockFile = Awaited<ReturnType<RepairFs["open"]>>;
+
+/**
+ * Creates the lock file exclusively; a lock left by a killed run on this host
+ * is reclaimed first (docs/repair.md §6.2 rule 2). Throws `LockHeldError`
+ * naming the holder of a live lock.
+ */
+async function createLockFile(
+  fs: RepairFs,
+  preserveDir: string,
+  lockPath: string,
+  what: string,
+  info: LockInfo,
+  created: boolean,
+): Promise<LockFile> {
+  try {
+    return await fs.open(lockPath, "wx");
+  } catch (error) {
+    if (!isExists(error)) {
+      if (created) await fs.rmdir(preserveDir).catch(() => {});
+      throw withNothingChanged(error);
+    }
+  }
+  if (!(await reclaimStale(fs, preserveDir, lockPath, what, info))) throw await heldError(fs, lockPath, what);
+  try {
+    return await fs.open(lockPath, "wx");
+  } catch (again) {
+    if (!isExists(again)) throw withNothingChanged(again);
+    throw await heldError(fs, lockPath, what);
+  }
+}
+
+/** Writes the holder's line whole, then syncs and closes the file. */
+async function writeLockInfo(file: LockFile, lockPath: string, info: LockInfo): Promise<void> {
+  const bytes = encoder.encode(`${JSON.stringify(info)}\n`);
+  for (let done = 0; done < bytes.length; ) {
+    const written = await file.write(bytes, done, bytes.length - done, done);
+    if (written <= 0) throw new RepairError(`writing the lock file ${lockPath} made no progress at byte ${done}`, { path: lockPath });
+    done += written;
+  }
+  await file.sync();
+  await file.close();
+}
+
 /**
  * Creates `<preserveDir>/lock` exclusively (the preserve dir is created if
  * missing: an empty directory beside the target, nothing inside it), writes
@@ -160,32 +204,9 @@ export async function acquireLock(fs: RepairFs, preserveDir: string, what: strin
     command,
     ...(namespace === null ? {} : { pidNamespace: namespace }),
   };
-  let file;
+  const file = await createLockFile(fs, preserveDir, lockPath, what, info, created);
   try {
-    file = await fs.open(lockPath, "wx");
-  } catch (error) {
-    if (!isExists(error)) {
-      if (created) await fs.rmdir(preserveDir).catch(() => {});
-      throw withNothingChanged(error);
-    }
-    // A lock left by a killed run on this host is reclaimed (docs/repair.md §6.2 rule 2); then the lock is taken as usual.
-    if (!(await reclaimStale(fs, preserveDir, lockPath, what, info))) throw await heldError(fs, lockPath, what);
-    try {
-      file = await fs.open(lockPath, "wx");
-    } catch (again) {
-      if (!isExists(again)) throw withNothingChanged(again);
-      throw await heldError(fs, lockPath, what);
-    }
-  }
-  try {
-    const bytes = encoder.encode(`${JSON.stringify(info)}\n`);
-    for (let done = 0; done < bytes.length; ) {
-      const written = await file.write(bytes, done, bytes.length - done, done);
-      if (written <= 0) throw new RepairError(`writing the lock file ${lockPath} made no progress at byte ${done}`, { path: lockPath });
-      done += written;
-    }
-    await file.sync();
-    await file.close();
+    await writeLockInfo(file, lockPath, info);
     await fs.syncDir(preserveDir);
   } catch (error) {
     await file.close().catch(() => {});

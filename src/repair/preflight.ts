@@ -21,6 +21,7 @@
  * 6. each partition's preserve dir is on the partition's filesystem.
  */
 import * as path from "node:path";
+import { shellQuote } from "../domain/command.js";
 import type { Engine } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES } from "../format/constants.js";
 import { nodeScanFs } from "../io/fs.js";
@@ -172,7 +173,7 @@ async function checkJournal(target: PlanTarget, fs: RepairFs): Promise<void> {
   const records = await readJournal(fs, journalPath);
   if (records.some((r) => r.kind === "undone")) {
     throw new RepairError(
-      `refusing to repair ${target.path}: a restore of it was interrupted (journal ${journalPath}); run \`segscan restore ${target.dir}\` again first`,
+      `refusing to repair ${target.path}: a restore of it was interrupted (journal ${journalPath}); run \`${shellQuote(["segscan", "restore", target.dir])}\` again first`,
       { path: target.path },
     );
   }
@@ -404,7 +405,7 @@ export async function refuseLoneSegment(target: PlanTarget, options: ScanOptions
     throw new TargetRefusedError(
       `refusing to repair ${log} alone: its partition ${target.dir} is ${whole.verdict} as a whole (${why}); ` +
         `a refused partition is kept byte for byte as evidence, so none of its segments is cut; nothing was changed ` +
-        `(\`segscan scan ${target.dir}\` shows the refusal)`,
+        `(\`${shellQuote(["segscan", "scan", target.dir])}\` shows the refusal)`,
       { path: log },
     );
   }
@@ -413,7 +414,7 @@ export async function refuseLoneSegment(target: PlanTarget, options: ScanOptions
     throw new TargetRefusedError(
       `refusing to repair ${log} alone: it is not the tail segment of its partition ${target.dir} (the tail is ${path.basename(tail.logPath)}), ` +
         `and only a partition's tail may be cut or re-indexed segment by segment; nothing was changed ` +
-        `(repair the partition instead: \`segscan repair ${target.dir}\`)`,
+        `(repair the partition instead: \`${shellQuote(["segscan", "repair", target.dir])}\`)`,
       { path: log },
     );
   }

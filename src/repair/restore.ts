@@ -34,6 +34,8 @@
  */
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
+import { shellQuote } from "../domain/command.js";
+import { formatCount } from "../domain/numbers.js";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
 import { RepairError, RestoreConflictError } from "./errors.js";
@@ -228,7 +230,7 @@ async function restoreLocked(
         finished === 0 && inProgress === null
           ? `; no step was undone yet, so ${dir} is as the repair left it`
           : `; restore stopped part-way (${finished} of ${intents.length} steps undone${where}): each finished undo is marked in ${journalPath}, ` +
-            `so fixing the cause and running \`segscan restore ${dir}\` again resumes there`;
+            `so fixing the cause and running \`${shellQuote(["segscan", "restore", dir])}\` again resumes there`;
     }
     throw error;
   }
@@ -327,14 +329,14 @@ function cancelledRestore(
   total: number,
   inProgress: number | null,
 ): Error {
-  const again = `\`segscan restore ${dir}\` again finishes the rest`;
+  const again = `\`${shellQuote(["segscan", "restore", dir])}\` again finishes the rest`;
   const done =
     finished === 0 && inProgress === null
       ? `no step was undone, so ${dir} is as the repair left it`
       : `${finished} of ${total} steps were undone, each marked in ${journalPath}` +
         (inProgress === null ? "" : `, and the step on line ${inProgress} was stopped part-way (its undo resumes where it stopped)`) +
         `; ${again}`;
-  const error = new Error(`restore cancelled: ${done}; \`segscan scan ${dir}\` shows the state`, { cause: reason });
+  const error = new Error(`restore cancelled: ${done}; \`${shellQuote(["segscan", "scan", dir])}\` shows the state`, { cause: reason });
   error.name = "AbortError";
   return error;
 }
@@ -509,7 +511,7 @@ async function undoTruncate(op: Extract<JournalOp, { type: "truncate-log" }>, ct
     });
   }
   const how = source === null ? "zero bytes re-extended" : `bytes re-appended from ${path.basename(source)}`;
-  return `${op.log}: ${op.toSize} -> ${op.fromSize} bytes (${residue.bytes - have} ${how})`;
+  return `${op.log}: ${formatCount(op.toSize)} -> ${formatCount(op.fromSize)} bytes (${formatCount(residue.bytes - have)} ${how})`;
 }
 
 async function undoMove(op: Extract<JournalOp, { type: "move-aside" }>, ctx: Context): Promise<string | null> {
@@ -578,5 +580,5 @@ async function undoReplace(op: ReplaceOp, ctx: Context): Promise<string | null> 
   await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
   await fs.rename(staging, target);
   await fs.syncDir(path.dirname(target)); // the partition dir, or its offsets dir (docs/node.md N7)
-  return `${op.file}: original ${op.old.size}-byte ${op.what} put back`;
+  return `${op.file}: original ${formatCount(op.old.size)}-byte ${op.what} put back`;
 }

@@ -18,6 +18,7 @@
  * | evidence-copy  | the file's first bytes                  | none                                     | (a `preserved` record only)   |
  */
 import * as path from "node:path";
+import { formatCount } from "../domain/numbers.js";
 import type { Engine } from "../engine/types.js";
 import { encodeIndex } from "../format/encode.js";
 import { encodeOffsetRecord } from "../node/partition-dir.js";
@@ -216,12 +217,15 @@ async function prepareTruncate(step: TruncateStep, ctx: StepContext): Promise<Pr
         await file.truncate(step.toSize);
         await file.sync();
       });
-      const where = residue.file === null ? `${bytes} zero bytes recorded by length` : `${bytes} bytes preserved as ${residue.file}`;
+      const where =
+        residue.file === null
+          ? `${formatCount(bytes)} zero bytes recorded by length`
+          : `${formatCount(bytes)} bytes preserved as ${residue.file}`;
       return {
         kind: "truncate",
         role: step.role,
         file: step.file,
-        summary: `cut ${step.file}: ${step.fromSize} → ${step.toSize} bytes (${where})`,
+        summary: `cut ${step.file}: ${formatCount(step.fromSize)} → ${formatCount(step.toSize)} bytes (${where})`,
         preserved: residue.file,
         op,
       };
@@ -440,13 +444,13 @@ async function prepareReplace(step: ReplaceStep, ctx: StepContext): Promise<Prep
           : step.role === "segment-log" && step.content.type === "log-splice"
             ? "log (heal: the damaged or missing batches filled from the peer)"
             : step.role === "segment-log"
-              ? `log of ${step.fromSize - image.size} fewer bytes (salvage: the bytes nothing proves are dropped)`
+              ? `log of ${formatCount(step.fromSize - image.size)} fewer bytes (salvage: the bytes nothing proves are dropped)`
               : `index (${step.reason})`;
       return {
         kind: "replace",
         role: step.role,
         file: step.file,
-        summary: `wrote ${step.file}: ${image.size} bytes, new ${what}${old === null ? "" : `; the old file is kept as ${old.file}`}`,
+        summary: `wrote ${step.file}: ${formatCount(image.size)} bytes, new ${what}${old === null ? "" : `; the old file is kept as ${old.file}`}`,
         preserved: old?.file ?? null,
         op,
       };
@@ -529,7 +533,7 @@ async function prepareEvidence(step: EvidenceCopyStep, ctx: StepContext): Promis
     xxh3: copy.xxh3,
     file: copy.file,
   });
-  const partial = step.copyBytes < step.size ? ` (its first ${step.copyBytes} of ${step.size} bytes)` : "";
+  const partial = step.copyBytes < step.size ? ` (its first ${formatCount(step.copyBytes)} of ${formatCount(step.size)} bytes)` : "";
   return {
     async execute() {
       return {

@@ -18,12 +18,11 @@ import {
   type ScanReport,
   type SegmentReport,
   type SegmentScopeRange,
-  type TornEvidence,
   scanNodes,
   scanVerdict,
 } from "../domain/scan.js";
 import { nextStepShort, offsetsText } from "../policy/next-step.js";
-import { TORN_EVIDENCE_WORDS } from "../policy/torn-evidence.js";
+import { TORN_EVIDENCE_BRIEF, TORN_EVIDENCE_WORDS } from "../policy/torn-evidence.js";
 import { formatNode, paint } from "./node-format.js";
 
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -378,14 +377,6 @@ export const NO_PARTITIONS_TEXT = "no partitions found (no directory holding .lo
 
 // ---------------------------------------------------------------------------
 // Problems first: one short line per finding
-
-/** A torn tail's evidence in a few words (the full sentence is TORN_EVIDENCE_WORDS, under --verbose). */
-const TORN_EVIDENCE_BRIEF: Record<TornEvidence, string> = {
-  "zero-filled": "all zero: never acknowledged",
-  "short-batch": "a short batch: never acknowledged",
-  "complete-batch": "a complete batch whose checksum fails: may have been acknowledged",
-  unverifiable: "bytes that do not decode: may have been acknowledged",
-};
 
 /** One range in a few words: `unreadable 670..674 (≤5 msgs)`, `torn tail of 19.9 KiB claiming 972..995 (a short batch: …)`. */
 export function briefRange(range: PartitionScopeRange): string {

@@ -98,7 +98,7 @@ export function stepLine(target: PlanTarget, step: PlanStep): string {
         ? `move ${name} (${who(step)}, offset ${step.consumer?.storedOffset} on an empty partition) into the preserve dir: CHANGES WHAT THIS CONSUMER READS NEXT (it starts at the first new message instead of skipping it)`
         : `sweep ${name} (${step.reason}): move into the preserve dir`;
     case "evidence-copy": {
-      const part = step.copyBytes < step.size ? `its first ${step.copyBytes} of ${step.size} bytes` : "it";
+      const part = step.copyBytes < step.size ? `its first ${formatCount(step.copyBytes)} of ${formatCount(step.size)} bytes` : "it";
       return `copy ${name} (${who(step)}, checksum fails) into the preserve dir as evidence (${part}); the file stays (the server unlinks it at boot)`;
     }
   }

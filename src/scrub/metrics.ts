@@ -62,108 +62,135 @@ export interface MetricsInput {
 /** Unix seconds of an ISO time, 0 for never (the textfile convention for a job that has not succeeded yet). */
 const unixSeconds = (iso: string | null): number => (iso === null ? 0 : Date.parse(iso) / 1000);
 
-export function formatMetrics({ root, summary, rateLimitBytesPerSecond }: MetricsInput): string {
-  const labels = `root="${labelValue(root)}"`;
-  const lines: string[] = [METRICS_HEADER];
-  const metric = (name: string, type: "counter" | "gauge", help: string, samples: [string, number][]): void => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+type Sample = [labels: string, value: number];
+
+/** The exposition being written: every family with HELP and TYPE, every sample labelled with the root. */
+class Exposition {
+  readonly lines: string[] = [METRICS_HEADER];
+  constructor(private readonly rootLabel: string) {}
+
+  metric(name: string, type: "counter" | "gauge", help: string, samples: readonly Sample[]): void {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [extra, value] of samples)
-      lines.push(`${name}{${labels}${extra}} ${Number.isFinite(value) ? String(value) : value > 0 ? "+Inf" : "NaN"}`);
-  };
-  metric("segscan_build_info", "gauge", "The segscan release that wrote these metrics (always 1; the version is the label).", [
+      this.lines.push(`${name}{${this.rootLabel}${extra}} ${Number.isFinite(value) ? String(value) : value > 0 ? "+Inf" : "NaN"}`);
+  }
+}
+
+export function formatMetrics({ root, summary, rateLimitBytesPerSecond }: MetricsInput): string {
+  const out = new Exposition(`root="${labelValue(root)}"`);
+  out.metric("segscan_build_info", "gauge", "The segscan release that wrote these metrics (always 1; the version is the label).", [
     [`,version="${labelValue(SEGSCAN_VERSION)}"`, 1],
   ]);
-  metric(
+  passMetrics(out, summary);
+  partitionMetrics(out, summary);
+  nodeMetrics(out, summary);
+  timeMetrics(out, summary, rateLimitBytesPerSecond);
+  return out.lines.join("\n") + "\n";
+}
+
+/** What the passes verified and read. */
+function passMetrics(out: Exposition, summary: PassSummary): void {
+  out.metric(
     "segscan_scrub_bytes_verified_total",
     "counter",
     "Bytes of segment data proven by scrub passes (all runs the state file remembers).",
     [["", summary.totals.bytesVerified]],
   );
-  metric("segscan_scrub_segments_verified_total", "counter", "Segments verified by scrub passes (all runs the state file remembers).", [
+  out.metric("segscan_scrub_segments_verified_total", "counter", "Segments verified by scrub passes (all runs the state file remembers).", [
     ["", summary.totals.segmentsVerified],
   ]);
-  metric("segscan_scrub_passes_completed_total", "counter", "Scrub passes that visited every segment.", [
+  out.metric("segscan_scrub_passes_completed_total", "counter", "Scrub passes that visited every segment.", [
     ["", summary.totals.passesCompleted],
   ]);
-  metric("segscan_scrub_last_pass_bytes_read", "gauge", "Bytes read from disk by the last pass (log and index).", [
+  out.metric("segscan_scrub_last_pass_bytes_read", "gauge", "Bytes read from disk by the last pass (log and index).", [
     ["", summary.bytesRead],
   ]);
-  metric("segscan_scrub_last_pass_segments_verified", "gauge", "Segments verified by the last pass.", [["", summary.segmentsVerified]]);
-  metric("segscan_scrub_last_pass_segments_skipped", "gauge", "Segments the last pass skipped as unchanged.", [
+  out.metric("segscan_scrub_last_pass_segments_verified", "gauge", "Segments verified by the last pass.", [["", summary.segmentsVerified]]);
+  out.metric("segscan_scrub_last_pass_segments_skipped", "gauge", "Segments the last pass skipped as unchanged.", [
     ["", summary.segmentsSkipped],
   ]);
-  metric(
+}
+
+/** The segment findings, by code and by partition (bounded series). */
+function partitionMetrics(out: Exposition, summary: PassSummary): void {
+  out.metric(
     "segscan_scrub_findings",
     "gauge",
     "Segment findings of the last pass, by code (see docs/scrub.md §4).",
     FINDING_CODES.map((code) => [`,code="${code}"`, summary.findingsByCode[code]]),
   );
   const failing = summary.failingPartitions;
-  metric("segscan_scrub_failing_partitions", "gauge", "Partitions with a segment finding in the last pass.", [["", failing.length]]);
-  metric(
+  out.metric("segscan_scrub_failing_partitions", "gauge", "Partitions with a segment finding in the last pass.", [["", failing.length]]);
+  out.metric(
     "segscan_scrub_partition_findings",
     "gauge",
     `Segment findings of the last pass in one partition, one series per failing partition (at most ${MAX_PARTITION_SERIES}, path order).`,
     failing.slice(0, MAX_PARTITION_SERIES).map(({ partition, findings }) => [`,partition="${labelValue(partition)}"`, findings]),
   );
-  metric("segscan_scrub_partitions_unlisted", "gauge", `Failing partitions past the ${MAX_PARTITION_SERIES} listed by partition.`, [
+  out.metric("segscan_scrub_partitions_unlisted", "gauge", `Failing partitions past the ${MAX_PARTITION_SERIES} listed by partition.`, [
     ["", Math.max(0, failing.length - MAX_PARTITION_SERIES)],
   ]);
+}
+
+/** The node items' findings (docs/scrub.md §4.1), when the pass checked them. */
+function nodeMetrics(out: Exposition, summary: PassSummary): void {
   const node = summary.node;
-  metric(
+  out.metric(
     "segscan_scrub_node_checked",
     "gauge",
     "1 when the last pass checked the node items (a node root: WAL, snapshot, superblocks, offsets, purge.gen).",
     [["", node === null ? 0 : 1]],
   );
-  if (node !== null) {
-    metric(
-      "segscan_scrub_node_findings",
-      "gauge",
-      "Node findings of the last pass by item and severity (docs/scrub.md §4.1); repairable, refused and failed are the alarms.",
-      NODE_ITEMS.flatMap((item) =>
-        NODE_SEVERITIES.map((severity): [string, number] => [`,item="${item}",severity="${severity}"`, node.findings[item][severity]]),
-      ),
-    );
-    // One series per (item, code, severity, path): several findings on one file with one code add up.
-    const series = new Map<string, number>();
-    for (const { item, code, severity, path } of node.failing) {
-      const key = `,item="${item}",code="${labelValue(code)}",severity="${severity}",path="${labelValue(path)}"`;
-      if (series.has(key) || series.size < MAX_NODE_PATH_SERIES) series.set(key, (series.get(key) ?? 0) + 1);
-    }
-    const listed = [...series.values()].reduce((sum, count) => sum + count, 0);
-    metric(
-      "segscan_scrub_node_finding",
-      "gauge",
-      `Counted node findings of the last pass on one file (at most ${MAX_NODE_PATH_SERIES} series, report order).`,
-      [...series],
-    );
-    metric("segscan_scrub_node_findings_unlisted", "gauge", `Counted node findings past the ${MAX_NODE_PATH_SERIES} listed by path.`, [
-      ["", node.failing.length - listed],
-    ]);
-    metric(
-      "segscan_scrub_node_deferred",
-      "gauge",
-      "Node findings the last pass deferred to the next (a file the server may be writing), by reason.",
-      Object.entries(node.deferred).map(([reason, count]): [string, number] => [`,reason="${reason}"`, count]),
-    );
+  if (node === null) return;
+  out.metric(
+    "segscan_scrub_node_findings",
+    "gauge",
+    "Node findings of the last pass by item and severity (docs/scrub.md §4.1); repairable, refused and failed are the alarms.",
+    NODE_ITEMS.flatMap((item) =>
+      NODE_SEVERITIES.map((severity): Sample => [`,item="${item}",severity="${severity}"`, node.findings[item][severity]]),
+    ),
+  );
+  // One series per (item, code, severity, path): several findings on one file with one code add up.
+  const series = new Map<string, number>();
+  for (const { item, code, severity, path } of node.failing) {
+    const key = `,item="${item}",code="${labelValue(code)}",severity="${severity}",path="${labelValue(path)}"`;
+    if (series.has(key) || series.size < MAX_NODE_PATH_SERIES) series.set(key, (series.get(key) ?? 0) + 1);
   }
-  metric("segscan_scrub_last_pass_timestamp_seconds", "gauge", "Unix time the last pass ended.", [
+  const listed = [...series.values()].reduce((sum, count) => sum + count, 0);
+  out.metric(
+    "segscan_scrub_node_finding",
+    "gauge",
+    `Counted node findings of the last pass on one file (at most ${MAX_NODE_PATH_SERIES} series, report order).`,
+    [...series],
+  );
+  out.metric("segscan_scrub_node_findings_unlisted", "gauge", `Counted node findings past the ${MAX_NODE_PATH_SERIES} listed by path.`, [
+    ["", node.failing.length - listed],
+  ]);
+  out.metric(
+    "segscan_scrub_node_deferred",
+    "gauge",
+    "Node findings the last pass deferred to the next (a file the server may be writing), by reason.",
+    Object.entries(node.deferred).map(([reason, count]): Sample => [`,reason="${reason}"`, count]),
+  );
+}
+
+/** When the passes ran and how fast. */
+function timeMetrics(out: Exposition, summary: PassSummary, rateLimitBytesPerSecond: number): void {
+  out.metric("segscan_scrub_last_pass_timestamp_seconds", "gauge", "Unix time the last pass ended.", [
     ["", Date.parse(summary.finishedAt) / 1000],
   ]);
-  metric("segscan_scrub_last_full_pass_timestamp_seconds", "gauge", "Unix time the last complete pass ended (0: never).", [
+  out.metric("segscan_scrub_last_full_pass_timestamp_seconds", "gauge", "Unix time the last complete pass ended (0: never).", [
     ["", unixSeconds(summary.lastFullPassAt)],
   ]);
-  metric(
+  out.metric(
     "segscan_scrub_last_success_timestamp_seconds",
     "gauge",
     "Unix time the last complete pass ended that read every file it meant to (no UnreadableFile, no failed node item; 0: never). Findings do not make a pass fail.",
     [["", unixSeconds(summary.lastSuccessAt)]],
   );
-  metric("segscan_scrub_last_pass_duration_seconds", "gauge", "Wall time of the last pass.", [["", summary.elapsedMs / 1000]]);
-  metric("segscan_scrub_rate_bytes_per_second", "gauge", "Read rate the last pass achieved.", [["", summary.bytesPerSecond]]);
-  metric("segscan_scrub_rate_limit_bytes_per_second", "gauge", "The configured read rate limit.", [["", rateLimitBytesPerSecond]]);
-  return lines.join("\n") + "\n";
+  out.metric("segscan_scrub_last_pass_duration_seconds", "gauge", "Wall time of the last pass.", [["", summary.elapsedMs / 1000]]);
+  out.metric("segscan_scrub_rate_bytes_per_second", "gauge", "Read rate the last pass achieved.", [["", summary.bytesPerSecond]]);
+  out.metric("segscan_scrub_rate_limit_bytes_per_second", "gauge", "The configured read rate limit.", [["", rateLimitBytesPerSecond]]);
 }
 
 export async function writeMetrics(path: string, input: MetricsInput): Promise<void> {

@@ -219,6 +219,8 @@ export interface OutputCheck {
   /** "state file", "metrics file". */
   what: string;
   recognise: Recogniser;
+  /** Who reads the protected trees, in the refusal (default "the scrub"; `scan --html` says "the scan"). */
+  reader?: string;
 }
 
 /**
@@ -227,7 +229,7 @@ export interface OutputCheck {
  * saying why it may not be written. Nothing is created or written.
  */
 export async function checkOutputPath(check: OutputCheck, trees: readonly string[]): Promise<string> {
-  const { path, what, recognise } = check;
+  const { path, what, recognise, reader = "the scrub" } = check;
   const resolved = await resolveOutputPath(path, what);
   const shown = resolved === resolve(path) ? path : `${path} (${resolved})`;
   const inside = trees.find((tree) => isWithin(resolve(path), tree) || isWithin(resolved, tree));
@@ -235,7 +237,7 @@ export async function checkOutputPath(check: OutputCheck, trees: readonly string
   if (inside !== undefined || mounted !== undefined) {
     const how = mounted === undefined ? "" : " (reached by another path, a bind mount: its directory is that tree's own)";
     throw new OutputFileError(
-      `the ${what} ${shown} lies inside ${inside ?? mounted}${how}, which the scrub reads: segscan writes nothing there; give a path outside it`,
+      `the ${what} ${shown} lies inside ${inside ?? mounted}${how}, which ${reader} reads: segscan writes nothing there; give a path outside it`,
     );
   }
   const problem = (await rewritableFileProblem(resolved, what)) ?? (await foreignFileProblem(resolved, shown, what, recognise));

@@ -11,7 +11,9 @@ import { stat as statFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createEngine } from "../engine/index.js";
 import { xxh3_64 } from "../hash/xxh3.js";
-import type { Engine } from "../engine/types.js";
+import type { Engine, EngineWindow } from "../engine/types.js";
+import { assert } from "../assert.js";
+import { formatCount } from "../domain/numbers.js";
 import { hex64 } from "../format/bytes.js";
 import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../format/constants.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
@@ -171,7 +173,8 @@ function segmentsOf(directory: string, entries: readonly DirectoryEntry[]): Segm
   }));
 }
 
-type Plan = { kind: "skip" } | { kind: "verify"; fromPosition: number; expectedOffset: bigint; changed: string | null };
+type VerifyPlan = { kind: "verify"; fromPosition: number; expectedOffset: bigint; changed: string | null };
+type Plan = { kind: "skip" } | VerifyPlan;
 
 /** What to do with a segment given what the state remembers (docs/scrub.md §3). */
 function planSegment(segment: SegmentEntry, now: Identity, prior: SegmentState | undefined, reverifyDue: boolean): Plan {
@@ -184,7 +187,7 @@ function planSegment(segment: SegmentEntry, now: Identity, prior: SegmentState |
     const what = !sameFile
       ? `was replaced (inode ${prior.inode} → ${now.inode})`
       : prior.size !== now.size
-        ? `changed size (${prior.size} → ${now.size} bytes)`
+        ? `changed size (${formatCount(prior.size)} → ${formatCount(now.size)} bytes)`
         : `was modified (mtime changed)`;
     return full(
       `the sealed segment ${segment.logPath} ${what} since it was verified at ${prior.verifiedAt}; sealed segments are immutable`,
@@ -199,54 +202,70 @@ function planSegment(segment: SegmentEntry, now: Identity, prior: SegmentState |
   return full();
 }
 
-export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGenerator<ScrubEvent, void, undefined> {
-  const rootPath = resolve(root);
+/** The pass's options, checked and defaulted once (docs/scrub.md §2). */
+interface ScrubSettings {
+  rootPath: string;
+  windowBytes: number;
+  reverifyAfterMs: number;
+  sealedSettleMs: number;
+  activeSettleMs: number;
+  nodeSettleMs: number;
+  bucket: TokenBucket | null;
+  clock: () => Date;
+  signal: AbortSignal | undefined;
+  scanFs: ScanFs;
+}
+
+function settingsOf(root: string, options: ScrubOptions): ScrubSettings {
   const windowBytes = options.windowBytes ?? DEFAULT_WINDOW_BYTES;
   if (!Number.isSafeInteger(windowBytes) || windowBytes < MIN_WINDOW_BYTES || windowBytes > MAX_WINDOW_BYTES) {
     throw new RangeError(`windowBytes must be an integer in [${MIN_WINDOW_BYTES}, ${MAX_WINDOW_BYTES}], got ${windowBytes}`);
   }
   const reverifyAfterMs = options.reverifyAfterMs ?? DEFAULT_REVERIFY_AFTER_MS;
-  const settleMs = options.sealedSettleMs ?? SEALED_SETTLE_MS;
+  const sealedSettleMs = options.sealedSettleMs ?? SEALED_SETTLE_MS;
   const activeSettleMs = options.activeSettleMs ?? ACTIVE_SETTLE_MS;
-  if (!(settleMs >= 0) || !(activeSettleMs >= 0)) throw new RangeError(`settle times must be ≥ 0, got ${settleMs} and ${activeSettleMs}`);
+  if (!(sealedSettleMs >= 0) || !(activeSettleMs >= 0))
+    throw new RangeError(`settle times must be ≥ 0, got ${sealedSettleMs} and ${activeSettleMs}`);
   const nodeSettleMs = options.nodeSettleMs ?? NODE_SETTLE_MS;
   if (!(nodeSettleMs >= 0)) throw new RangeError(`nodeSettleMs must be ≥ 0, got ${nodeSettleMs}`);
   if (!(reverifyAfterMs >= 0)) throw new RangeError(`reverifyAfterMs must be ≥ 0, got ${reverifyAfterMs}`);
   const rate = options.rate ?? DEFAULT_SCRUB_RATE_BYTES_PER_SECOND;
-  const bucket = rate === Infinity ? null : new TokenBucket(rate);
-  const clock = options.now ?? (() => new Date());
-  const signal = options.signal;
-  const scanFs = options.scanFs ?? nodeScanFs;
-  const givenStatePath = options.state === undefined ? defaultStatePath(rootPath) : options.state;
-  // Before any open (a FIFO as the state file would block its read for good), and before anything is written:
-  // the state never lands in the scrubbed tree, nor replaces a file the scrub did not write (docs/scrub.md §3.1).
-  let statePath: string | null = null;
-  if (givenStatePath !== null) {
-    try {
-      statePath = await checkOutputPath(
-        { path: givenStatePath, what: "scrub state file", recognise: isScrubStateHead },
-        await protectedTrees(rootPath),
-      );
-    } catch (error) {
-      if (error instanceof OutputFileError) throw new StateFileError(`${error.message}; nothing was scrubbed`, { cause: error });
-      throw error;
-    }
-  }
-  const engine = options.engine ?? (await createEngine());
+  return {
+    rootPath: resolve(root),
+    windowBytes,
+    reverifyAfterMs,
+    sealedSettleMs,
+    activeSettleMs,
+    nodeSettleMs,
+    bucket: rate === Infinity ? null : new TokenBucket(rate),
+    clock: options.now ?? (() => new Date()),
+    signal: options.signal,
+    scanFs: options.scanFs ?? nodeScanFs,
+  };
+}
 
-  const startedAt = clock();
-  const startedMs = performance.now();
-  let state: ScrubState;
-  if (statePath === null) {
-    state = emptyState(rootPath);
-  } else {
-    const loaded = await loadState(statePath, rootPath);
-    state = loaded.state;
-    if (loaded.problem !== null) yield { type: "state-ignored", path: statePath, message: loaded.problem };
+/**
+ * The state file's path, checked before any open (a FIFO as the state file
+ * would block its read for good) and before anything is written: the state
+ * never lands in the scrubbed tree, nor replaces a file the scrub did not
+ * write (docs/scrub.md §3.1). `null`: no state kept.
+ */
+async function checkedStatePath(rootPath: string, state: string | null | undefined): Promise<string | null> {
+  const givenStatePath = state === undefined ? defaultStatePath(rootPath) : state;
+  if (givenStatePath === null) return null;
+  try {
+    return await checkOutputPath(
+      { path: givenStatePath, what: "scrub state file", recognise: isScrubStateHead },
+      await protectedTrees(rootPath),
+    );
+  } catch (error) {
+    if (error instanceof OutputFileError) throw new StateFileError(`${error.message}; nothing was scrubbed`, { cause: error });
+    throw error;
   }
+}
 
-  const reads = new ScrubReads(scanFs, bucket, { bytesRead: 0 }, signal);
-  const summary: PassSummary = {
+function emptyPassSummary(startedAt: Date, statePath: string | null): PassSummary {
+  return {
     startedAt: startedAt.toISOString(),
     finishedAt: "",
     elapsedMs: 0,
@@ -266,319 +285,452 @@ export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGen
     failingPartitions: [],
     node: null,
   };
+}
+
+type SegmentVerification = Awaited<ReturnType<typeof verifySegmentForScrub>>;
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === "AbortError";
+}
+
+/** One pass's running tallies and the steps that feed them; `scrub()` drives it. */
+class ScrubPass {
+  readonly summary: PassSummary;
+  readonly reads: ScrubReads;
   /** Segment findings per partition dir (the metrics' `partition` label). */
-  const failingPartitions = new Map<string, number>();
-  const proofs = new PartitionProofs();
-  const report = (finding: ScrubFinding): ScrubEvent => {
-    summary.findings++;
+  private readonly failingPartitions = new Map<string, number>();
+  private readonly proofs = new PartitionProofs();
+  /** Every segment visited: the state forgets the others at the end of a complete pass. */
+  private readonly seen = new Set<string>();
+  private readonly startedMs = performance.now();
+  private lastSavedMs = performance.now();
+
+  constructor(
+    private readonly settings: ScrubSettings,
+    private readonly options: ScrubOptions,
+    private readonly engine: Engine,
+    private readonly statePath: string | null,
+    private readonly state: ScrubState,
+  ) {
+    this.summary = emptyPassSummary(settings.clock(), statePath);
+    this.reads = new ScrubReads(settings.scanFs, settings.bucket, { bytesRead: 0 }, settings.signal);
+  }
+
+  report(finding: ScrubFinding): ScrubEvent {
+    this.summary.findings++;
     if (finding.item !== undefined && finding.severity !== undefined) {
-      if (summary.node === null) summary.node = emptyNodeCheckSummary();
-      const node = summary.node;
+      if (this.summary.node === null) this.summary.node = emptyNodeCheckSummary();
+      const node = this.summary.node;
       node.findings[finding.item][finding.severity]++;
       if (COUNTED_NODE_SEVERITIES.has(finding.severity))
         node.failing.push({ item: finding.item, code: finding.code, severity: finding.severity, path: finding.path });
     } else {
-      summary.findingsByCode[finding.code as FindingCode]++;
+      this.summary.findingsByCode[finding.code as FindingCode]++;
       // A segment's finding names its segment; a partition that cannot be listed, the partition dir itself.
       const partition = finding.segmentPath !== null ? dirname(finding.segmentPath) : finding.path;
-      failingPartitions.set(partition, (failingPartitions.get(partition) ?? 0) + 1);
-      proofs.fail(partition);
+      this.failingPartitions.set(partition, (this.failingPartitions.get(partition) ?? 0) + 1);
+      this.proofs.fail(partition);
     }
-    options.onFinding?.(finding);
+    this.options.onFinding?.(finding);
     return { type: "finding", finding };
-  };
-  const unreadable = (path: string, segmentPath: string | null, cause: unknown, code: FindingCode = "UnreadableFile"): ScrubEvent =>
-    report({
+  }
+
+  private unreadable(path: string, segmentPath: string | null, cause: unknown, code: FindingCode = "UnreadableFile"): ScrubEvent {
+    return this.report({
       code,
       path,
       position: null,
       segmentPath,
       message: cause instanceof ScanFailure ? cause.message : `${path}: ${describeCause(cause)}; nothing was changed`,
     });
+  }
 
-  let lastSavedMs = performance.now();
-  const save = async (): Promise<void> => {
-    if (statePath === null) return;
+  async save(): Promise<void> {
+    if (this.statePath === null) return;
     try {
-      await saveState(statePath, state);
+      await saveState(this.statePath, this.state);
     } catch (cause) {
-      throw new Error(`cannot write the scrub state ${statePath} (${describeCause(cause)}); the scrubbed data was not changed`, { cause });
+      throw new Error(`cannot write the scrub state ${this.statePath} (${describeCause(cause)}); the scrubbed data was not changed`, {
+        cause,
+      });
     }
-    lastSavedMs = performance.now();
-  };
+    this.lastSavedMs = performance.now();
+  }
 
-  const targets = await discoverTargets(rootPath, scanFs);
-  // docs/node.md N0: only a node root (holding metadata/ or streams/) gets the node check; a root that cannot be told
-  // is not one here (its listing failure is reported as the partitions' is).
-  const nodeRoot = await isNodeRoot(rootPath, scanFs).catch(() => false);
-  const seen = new Set<string>();
-  const engineWindow = engine.openWindow(windowBytes);
-  let interrupted = false;
-  try {
-    const plannedSegments: SegmentEntry[] = [];
+  async saveIfDue(): Promise<void> {
+    if (performance.now() - this.lastSavedMs >= STATE_SAVE_INTERVAL_MS) await this.save();
+  }
+
+  /**
+   * Every target's segments in order, one listing per partition (discovery's,
+   * when it kept one); a partition that cannot be listed, and a FIFO, socket
+   * or device named like a segment (never opened: a FIFO's open would block),
+   * are reported as the scan reports them. Returns the segments to visit.
+   */
+  async *plannedSegments(targets: Awaited<ReturnType<typeof discoverTargets>>): AsyncGenerator<ScrubEvent, SegmentEntry[]> {
+    const planned: SegmentEntry[] = [];
     for (const target of targets) {
       const directory = target.singleLog ? dirname(target.path) : target.path;
       let segments: SegmentEntry[];
       try {
-        // Discovery's own listing of the partition, when it kept one (docs/scrub.md: one listing per pass).
-        segments = segmentsOf(directory, (target.singleLog ? undefined : target.entries) ?? (await scanFs.list(directory)));
+        segments = segmentsOf(directory, (target.singleLog ? undefined : target.entries) ?? (await this.settings.scanFs.list(directory)));
       } catch (cause) {
-        yield unreadable(
+        const failure = new ScanFailure(
+          "ListFailure",
           directory,
-          null,
-          new ScanFailure("ListFailure", directory, `cannot list ${directory} (${describeCause(cause)}); nothing was changed`, { cause }),
+          `cannot list ${directory} (${describeCause(cause)}); nothing was changed`,
+          {
+            cause,
+          },
         );
+        yield this.unreadable(directory, null, failure);
         continue;
       }
       for (const segment of target.singleLog ? segments.filter((segment) => segment.logPath === target.path) : segments) {
-        // A FIFO, socket or device named like a segment: never opened (a FIFO's open would block), reported as the scan reports it.
-        if (segment.regular) plannedSegments.push(segment);
-        else yield unreadable(segment.logPath, segment.logPath, notRegular(segment.logPath));
+        if (segment.regular) planned.push(segment);
+        else yield this.unreadable(segment.logPath, segment.logPath, notRegular(segment.logPath));
       }
     }
+    return planned;
+  }
+
+  private progress(segment: SegmentEntry, segmentsTotal: number): void {
+    this.options.onProgress?.({
+      path: segment.logPath,
+      segmentsDone: this.summary.segmentsVerified + this.summary.segmentsSkipped,
+      segmentsTotal,
+      bytesRead: this.reads.meter.bytesRead,
+    });
+  }
+
+  private deleted(segment: SegmentEntry): ScrubEvent {
+    this.summary.segmentsDeleted++;
+    delete this.state.segments[segment.logPath];
+    return {
+      type: "segment-skipped",
+      path: segment.logPath,
+      reason: "deleted",
+      message: `${segment.logPath} was deleted (retention) before the scrub finished it; skipped`,
+    };
+  }
+
+  /** One segment: skipped as unchanged, or verified from where the state says (docs/scrub.md §3). */
+  async *scrubSegment(segment: SegmentEntry, segmentsTotal: number, engineWindow: EngineWindow): AsyncGenerator<ScrubEvent> {
+    this.seen.add(segment.logPath);
+    let identity: Identity | null;
+    try {
+      identity = await identityOf(segment.logPath);
+    } catch (cause) {
+      yield this.unreadable(segment.logPath, segment.logPath, cause);
+      return;
+    }
+    if (identity === null) {
+      yield this.deleted(segment);
+      return;
+    }
+    const prior = this.state.segments[segment.logPath];
+    const nowDate = this.settings.clock();
+    const dueAfterMs = this.settings.reverifyAfterMs * (1 - REVERIFY_SPREAD * pathFraction(segment.logPath));
+    const reverifyDue = prior === undefined || nowDate.getTime() - Date.parse(prior.verifiedAt) >= dueAfterMs;
+    const plan = planSegment(segment, identity, prior, reverifyDue);
+    if (plan.kind === "skip") {
+      assert(prior !== undefined, "a segment is skipped only against a state entry");
+      yield this.skipped(segment, identity, prior, segmentsTotal);
+      return;
+    }
+    yield* this.verifySegment(segment, identity, prior, plan, nowDate, segmentsTotal, engineWindow);
+  }
+
+  private skipped(segment: SegmentEntry, identity: Identity, prior: SegmentState, segmentsTotal: number): ScrubEvent {
+    this.summary.segmentsSkipped++;
+    this.proofs.segment(
+      dirname(segment.logPath),
+      segment.logPath,
+      segment.startOffset,
+      prior.verifiedBytes,
+      BigInt(prior.nextOffset),
+      identity.size,
+      segment.sealed,
+    );
+    this.progress(segment, segmentsTotal);
+    return {
+      type: "segment-skipped",
+      path: segment.logPath,
+      reason: "unchanged",
+      message: `${segment.logPath} is unchanged since ${prior.verifiedAt}`,
+    };
+  }
+
+  private async *verifySegment(
+    segment: SegmentEntry,
+    identity: Identity,
+    prior: SegmentState | undefined,
+    plan: VerifyPlan,
+    nowDate: Date,
+    segmentsTotal: number,
+    engineWindow: EngineWindow,
+  ): AsyncGenerator<ScrubEvent> {
+    const findings: ScrubFinding[] = [];
+    if (plan.changed !== null) {
+      findings.push({
+        code: "SealedSegmentChanged",
+        path: segment.logPath,
+        position: null,
+        segmentPath: segment.logPath,
+        message: plan.changed,
+      });
+    }
+    const indexIdentity = await identityOf(segment.indexPath).catch(() => null);
+    const modifiedMs = Number(BigInt(identity.mtimeNs) / 1_000_000n);
+    // Modified within the settle time: a writer may still be appending (an active segment, or a just-rolled one's last flush).
+    const segmentSettleMs = segment.sealed ? this.settings.sealedSettleMs : this.settings.activeSettleMs;
+    const settling = nowDate.getTime() - modifiedMs < segmentSettleMs;
+    const hasher = segment.sealed && plan.fromPosition === 0 ? new PrefixHasher(this.engine.createHasher()) : null;
+    let verification: SegmentVerification;
+    try {
+      verification = await verifySegmentForScrub(
+        {
+          logPath: segment.logPath,
+          indexPath: segment.indexPath,
+          startOffset: segment.startOffset,
+          frozenSize: identity.size,
+          indexSize: indexIdentity?.size ?? 0,
+          sealed: segment.sealed,
+          tailMayGrow: settling,
+          settleMs: segmentSettleMs,
+          fromPosition: plan.fromPosition,
+          expectedOffset: plan.expectedOffset,
+        },
+        { reads: this.reads, engineWindow, signal: this.settings.signal, onRead: () => this.progress(segment, segmentsTotal) },
+        hasher,
+      );
+    } catch (error) {
+      if (isAbort(error)) throw error;
+      if ((await identityOf(segment.logPath).catch(() => identity)) === null) {
+        yield this.deleted(segment);
+        return;
+      }
+      const code: FindingCode = error instanceof ScanFailure && error.code === "StorageSizeMismatch" ? "SegmentShrank" : "UnreadableFile";
+      for (const finding of findings) yield this.report(finding);
+      yield this.unreadable(error instanceof ScanFailure ? error.path : segment.logPath, segment.logPath, error, code);
+      delete this.state.segments[segment.logPath];
+      return;
+    }
+    findings.push(...verification.findings);
+    const digest = hasher?.digestOf(identity.size) ?? null;
+    const xxh3 = digest === null ? null : hex64(digest);
+    const changedInPlace = changedInPlaceFinding(segment, prior, plan, xxh3);
+    if (changedInPlace !== null) findings.unshift(changedInPlace);
+    for (const finding of findings) yield this.report(finding);
+    if ((await identityOf(segment.logPath).catch(() => identity)) === null) {
+      yield this.deleted(segment);
+      return;
+    }
+    this.recordVerified(segment, identity, prior, plan, nowDate, verification, findings.length === 0, settling, xxh3);
+    this.progress(segment, segmentsTotal);
+    yield verifiedEvent(segment, identity, plan, verification, xxh3, findings.length);
+  }
+
+  /** Counts a verified segment and remembers it in the state when it is whole and clean (docs/scrub.md §3). */
+  private recordVerified(
+    segment: SegmentEntry,
+    identity: Identity,
+    prior: SegmentState | undefined,
+    plan: VerifyPlan,
+    nowDate: Date,
+    verification: SegmentVerification,
+    clean: boolean,
+    settling: boolean,
+    xxh3: string | null,
+  ): void {
+    this.proofs.segment(
+      dirname(segment.logPath),
+      segment.logPath,
+      segment.startOffset,
+      verification.stopPosition,
+      verification.nextOffset,
+      identity.size,
+      segment.sealed,
+    );
+    const bytesVerified = verification.stopPosition - plan.fromPosition;
+    this.summary.segmentsVerified++;
+    this.summary.bytesVerified += bytesVerified;
+    this.state.totals.segmentsVerified++;
+    this.state.totals.bytesVerified += bytesVerified;
+    // A settling sealed segment is remembered once whole; an active one resumes where its chain stands.
+    if (clean && !(segment.sealed && settling && verification.inFlightBytes > 0)) {
+      this.state.segments[segment.logPath] = {
+        size: identity.size,
+        mtimeNs: identity.mtimeNs,
+        inode: identity.inode,
+        sealed: segment.sealed,
+        verifiedAt: plan.fromPosition > 0 && prior ? prior.verifiedAt : nowDate.toISOString(),
+        verifiedBytes: verification.stopPosition,
+        nextOffset: verification.nextOffset.toString(),
+        xxh3,
+      };
+    } else {
+      // Not remembered as verified: the next pass verifies it again and reports
+      // what is still wrong (or, for a settling segment, sees it whole).
+      delete this.state.segments[segment.logPath];
+    }
+  }
+
+  /** docs/scrub.md §1.1: the node items, against what the segments proved this pass. */
+  async *checkNodeItems(): AsyncGenerator<ScrubEvent> {
+    const { rootPath, windowBytes, signal, nodeSettleMs, clock } = this.settings;
+    const node = emptyNodeCheckSummary();
+    this.summary.node = node;
+    let checked: Awaited<ReturnType<typeof checkNode>>;
+    try {
+      checked = await checkNode({
+        root: rootPath,
+        scanFs: this.reads,
+        engine: this.engine,
+        windowBytes,
+        signal,
+        proofs: this.proofs.proofs(),
+        activeLogs: this.proofs.activeLogs(),
+        settleMs: nodeSettleMs,
+        now: clock,
+      });
+    } catch (error) {
+      if (isAbort(error)) throw error;
+      yield this.report({
+        code: "UnreadableFile",
+        path: rootPath,
+        position: null,
+        segmentPath: null,
+        message: `the node check of ${rootPath} failed: ${error instanceof ScanFailure ? error.message : describeCause(error)}; nothing was changed`,
+        item: "layout",
+        severity: "failed",
+        details: {},
+      });
+      return;
+    }
+    for (const finding of checked.findings) yield this.report(finding);
+    for (const deferral of checked.deferred) {
+      node.deferred[deferral.reason]++;
+      yield deferral;
+    }
+    yield {
+      type: "node-checked",
+      path: rootPath,
+      findings: checked.findings.length,
+      deferred: checked.deferred.length,
+      looks: checked.looks,
+    };
+  }
+
+  /** Closes the pass: the state forgets what retention removed, and the summary gets its totals. */
+  async finish(interrupted: boolean): Promise<PassSummary> {
+    const { summary, state } = this;
+    const finishedAt = this.settings.clock();
+    if (!interrupted) {
+      // Forget segments that no longer exist (retention), so the state does not grow forever.
+      for (const path of Object.keys(state.segments)) if (!this.seen.has(path)) delete state.segments[path];
+      state.lastFullPassAt = finishedAt.toISOString();
+      state.totals.passesCompleted++;
+      // A success read every file it meant to; findings about the bytes are the scrub doing its job (docs/scrub.md §5).
+      if (passOutcome(summary).failures === 0) state.lastSuccessAt = finishedAt.toISOString();
+    }
+    await this.save();
+    summary.finishedAt = finishedAt.toISOString();
+    summary.elapsedMs = Math.round(performance.now() - this.startedMs);
+    summary.bytesRead = this.reads.meter.bytesRead;
+    summary.lastFullPassAt = state.lastFullPassAt;
+    summary.lastSuccessAt = state.lastSuccessAt;
+    summary.totals = { ...state.totals };
+    summary.failingPartitions = [...this.failingPartitions]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([partition, findings]) => ({ partition, findings }));
+    summary.bytesPerSecond = summary.elapsedMs > 0 ? Math.round((summary.bytesRead * 1000) / summary.elapsedMs) : 0;
+    return summary;
+  }
+}
+
+/** The event of a verified segment (docs/scrub.md §4). */
+function verifiedEvent(
+  segment: SegmentEntry,
+  identity: Identity,
+  plan: VerifyPlan,
+  verification: SegmentVerification,
+  xxh3: string | null,
+  findings: number,
+): SegmentVerifiedEvent {
+  return {
+    type: "segment-verified",
+    path: segment.logPath,
+    sealed: segment.sealed,
+    fromPosition: plan.fromPosition,
+    verifiedBytes: verification.stopPosition,
+    frozenSize: identity.size,
+    batches: verification.batches,
+    messages: verification.messages,
+    xxh3,
+    inFlightBytes: verification.inFlightBytes,
+    findings,
+  };
+}
+
+/** A sealed segment whose bytes hash differently under the same size, mtime and inode changed in place. */
+function changedInPlaceFinding(
+  segment: SegmentEntry,
+  prior: SegmentState | undefined,
+  plan: VerifyPlan,
+  xxh3: string | null,
+): ScrubFinding | null {
+  if (!(prior?.sealed && segment.sealed && plan.changed === null && prior.xxh3 !== null && xxh3 !== null && prior.xxh3 !== xxh3))
+    return null;
+  return {
+    code: "SealedSegmentChanged",
+    path: segment.logPath,
+    position: null,
+    segmentPath: segment.logPath,
+    message:
+      `the sealed segment ${segment.logPath} has the same size, mtime and inode as when it was verified at ${prior.verifiedAt}, ` +
+      `but its bytes hash to ${xxh3}, not ${prior.xxh3}: its bytes changed in place`,
+  };
+}
+
+export async function* scrub(root: string, options: ScrubOptions = {}): AsyncGenerator<ScrubEvent, void, undefined> {
+  const settings = settingsOf(root, options);
+  const { rootPath, signal } = settings;
+  const statePath = await checkedStatePath(rootPath, options.state);
+  const engine = options.engine ?? (await createEngine());
+  let state: ScrubState;
+  if (statePath === null) {
+    state = emptyState(rootPath);
+  } else {
+    const loaded = await loadState(statePath, rootPath);
+    state = loaded.state;
+    if (loaded.problem !== null) yield { type: "state-ignored", path: statePath, message: loaded.problem };
+  }
+  const pass = new ScrubPass(settings, options, engine, statePath, state);
+  const targets = await discoverTargets(rootPath, settings.scanFs);
+  // docs/node.md N0: only a node root (holding metadata/ or streams/) gets the node check; a root that cannot be told
+  // is not one here (its listing failure is reported as the partitions' is).
+  const nodeRoot = await isNodeRoot(rootPath, settings.scanFs).catch(() => false);
+  const engineWindow = engine.openWindow(settings.windowBytes);
+  let interrupted = false;
+  try {
+    const plannedSegments = yield* pass.plannedSegments(targets);
     for (const segment of plannedSegments) {
       if (signal?.aborted) throw abortError(signal);
-      seen.add(segment.logPath);
-      const progress = (): void =>
-        options.onProgress?.({
-          path: segment.logPath,
-          segmentsDone: summary.segmentsVerified + summary.segmentsSkipped,
-          segmentsTotal: plannedSegments.length,
-          bytesRead: reads.meter.bytesRead,
-        });
-      const deleted = (): ScrubEvent => {
-        summary.segmentsDeleted++;
-        delete state.segments[segment.logPath];
-        return {
-          type: "segment-skipped",
-          path: segment.logPath,
-          reason: "deleted",
-          message: `${segment.logPath} was deleted (retention) before the scrub finished it; skipped`,
-        };
-      };
-      let identity: Identity | null;
-      try {
-        identity = await identityOf(segment.logPath);
-      } catch (cause) {
-        yield unreadable(segment.logPath, segment.logPath, cause);
-        continue;
-      }
-      if (identity === null) {
-        yield deleted();
-        continue;
-      }
-      const prior = state.segments[segment.logPath];
-      const nowDate = clock();
-      const dueAfterMs = reverifyAfterMs * (1 - REVERIFY_SPREAD * pathFraction(segment.logPath));
-      const reverifyDue = prior === undefined || nowDate.getTime() - Date.parse(prior.verifiedAt) >= dueAfterMs;
-      const plan = planSegment(segment, identity, prior, reverifyDue);
-      if (plan.kind === "skip") {
-        summary.segmentsSkipped++;
-        proofs.segment(
-          dirname(segment.logPath),
-          segment.logPath,
-          segment.startOffset,
-          prior!.verifiedBytes,
-          BigInt(prior!.nextOffset),
-          identity.size,
-          segment.sealed,
-        );
-        progress();
-        yield {
-          type: "segment-skipped",
-          path: segment.logPath,
-          reason: "unchanged",
-          message: `${segment.logPath} is unchanged since ${prior!.verifiedAt}`,
-        };
-        continue;
-      }
-      const findings: ScrubFinding[] = [];
-      if (plan.changed !== null) {
-        findings.push({
-          code: "SealedSegmentChanged",
-          path: segment.logPath,
-          position: null,
-          segmentPath: segment.logPath,
-          message: plan.changed,
-        });
-      }
-      const indexIdentity = await identityOf(segment.indexPath).catch(() => null);
-      const modifiedMs = Number(BigInt(identity.mtimeNs) / 1_000_000n);
-      // Modified within the settle time: a writer may still be appending (an active segment, or a just-rolled one's last flush).
-      const segmentSettleMs = segment.sealed ? settleMs : activeSettleMs;
-      const settling = nowDate.getTime() - modifiedMs < segmentSettleMs;
-      const hashing = segment.sealed && plan.fromPosition === 0;
-      const hasher = hashing ? new PrefixHasher(engine.createHasher()) : null;
-      let verification;
-      try {
-        verification = await verifySegmentForScrub(
-          {
-            logPath: segment.logPath,
-            indexPath: segment.indexPath,
-            startOffset: segment.startOffset,
-            frozenSize: identity.size,
-            indexSize: indexIdentity?.size ?? 0,
-            sealed: segment.sealed,
-            tailMayGrow: settling,
-            settleMs: segmentSettleMs,
-            fromPosition: plan.fromPosition,
-            expectedOffset: plan.expectedOffset,
-          },
-          { reads, engineWindow, signal, onRead: progress },
-          hasher,
-        );
-      } catch (error) {
-        if (error instanceof Error && error.name === "AbortError") throw error;
-        if ((await identityOf(segment.logPath).catch(() => identity)) === null) {
-          yield deleted();
-          continue;
-        }
-        const code: FindingCode = error instanceof ScanFailure && error.code === "StorageSizeMismatch" ? "SegmentShrank" : "UnreadableFile";
-        for (const finding of findings) yield report(finding);
-        yield unreadable(error instanceof ScanFailure ? error.path : segment.logPath, segment.logPath, error, code);
-        delete state.segments[segment.logPath];
-        continue;
-      }
-      findings.push(...verification.findings);
-      const digest = hasher?.digestOf(identity.size) ?? null;
-      const xxh3 = digest === null ? null : hex64(digest);
-      if (prior?.sealed && segment.sealed && plan.changed === null && prior.xxh3 !== null && xxh3 !== null && prior.xxh3 !== xxh3) {
-        findings.unshift({
-          code: "SealedSegmentChanged",
-          path: segment.logPath,
-          position: null,
-          segmentPath: segment.logPath,
-          message:
-            `the sealed segment ${segment.logPath} has the same size, mtime and inode as when it was verified at ${prior.verifiedAt}, ` +
-            `but its bytes hash to ${xxh3}, not ${prior.xxh3}: its bytes changed in place`,
-        });
-      }
-      for (const finding of findings) yield report(finding);
-      if ((await identityOf(segment.logPath).catch(() => identity)) === null) {
-        yield deleted();
-        continue;
-      }
-      proofs.segment(
-        dirname(segment.logPath),
-        segment.logPath,
-        segment.startOffset,
-        verification.stopPosition,
-        verification.nextOffset,
-        identity.size,
-        segment.sealed,
-      );
-      const bytesVerified = verification.stopPosition - plan.fromPosition;
-      summary.segmentsVerified++;
-      summary.bytesVerified += bytesVerified;
-      state.totals.segmentsVerified++;
-      state.totals.bytesVerified += bytesVerified;
-      // A settling sealed segment is remembered once whole; an active one resumes where its chain stands.
-      if (findings.length === 0 && !(segment.sealed && settling && verification.inFlightBytes > 0)) {
-        state.segments[segment.logPath] = {
-          size: identity.size,
-          mtimeNs: identity.mtimeNs,
-          inode: identity.inode,
-          sealed: segment.sealed,
-          verifiedAt: plan.fromPosition > 0 && prior ? prior.verifiedAt : nowDate.toISOString(),
-          verifiedBytes: verification.stopPosition,
-          nextOffset: verification.nextOffset.toString(),
-          xxh3,
-        };
-      } else {
-        // Not remembered as verified: the next pass verifies it again and reports
-        // what is still wrong (or, for a settling segment, sees it whole).
-        delete state.segments[segment.logPath];
-      }
-      progress();
-      const event: SegmentVerifiedEvent = {
-        type: "segment-verified",
-        path: segment.logPath,
-        sealed: segment.sealed,
-        fromPosition: plan.fromPosition,
-        verifiedBytes: verification.stopPosition,
-        frozenSize: identity.size,
-        batches: verification.batches,
-        messages: verification.messages,
-        xxh3,
-        inFlightBytes: verification.inFlightBytes,
-        findings: findings.length,
-      };
-      yield event;
-      if (performance.now() - lastSavedMs >= STATE_SAVE_INTERVAL_MS) await save();
+      yield* pass.scrubSegment(segment, plannedSegments.length, engineWindow);
+      await pass.saveIfDue();
     }
     if (nodeRoot) {
-      // docs/scrub.md §1.1: the node items, against what the segments proved this pass.
       if (signal?.aborted) throw abortError(signal);
-      summary.node = emptyNodeCheckSummary();
-      let checked;
-      try {
-        checked = await checkNode({
-          root: rootPath,
-          scanFs: reads,
-          engine,
-          windowBytes,
-          signal,
-          proofs: proofs.proofs(),
-          activeLogs: proofs.activeLogs(),
-          settleMs: nodeSettleMs,
-          now: clock,
-        });
-      } catch (error) {
-        if (error instanceof Error && error.name === "AbortError") throw error;
-        checked = null;
-        yield report({
-          code: "UnreadableFile",
-          path: rootPath,
-          position: null,
-          segmentPath: null,
-          message: `the node check of ${rootPath} failed: ${error instanceof ScanFailure ? error.message : describeCause(error)}; nothing was changed`,
-          item: "layout",
-          severity: "failed",
-          details: {},
-        });
-      }
-      if (checked !== null) {
-        for (const finding of checked.findings) yield report(finding);
-        for (const deferral of checked.deferred) {
-          summary.node.deferred[deferral.reason]++;
-          yield deferral;
-        }
-        yield {
-          type: "node-checked",
-          path: rootPath,
-          findings: checked.findings.length,
-          deferred: checked.deferred.length,
-          looks: checked.looks,
-        };
-      }
+      yield* pass.checkNodeItems();
     }
-    summary.complete = true;
+    pass.summary.complete = true;
   } catch (error) {
-    if (!(error instanceof Error && error.name === "AbortError")) throw error;
+    if (!isAbort(error)) throw error;
     interrupted = true;
-    summary.node = null;
+    pass.summary.node = null;
   } finally {
     engineWindow.close();
   }
-  const finishedAt = clock();
-  if (!interrupted) {
-    // Forget segments that no longer exist (retention), so the state does not grow forever.
-    for (const path of Object.keys(state.segments)) if (!seen.has(path)) delete state.segments[path];
-    state.lastFullPassAt = finishedAt.toISOString();
-    state.totals.passesCompleted++;
-    // A success read every file it meant to; findings about the bytes are the scrub doing its job (docs/scrub.md §5).
-    if (passOutcome(summary).failures === 0) state.lastSuccessAt = finishedAt.toISOString();
-  }
-  await save();
-  summary.finishedAt = finishedAt.toISOString();
-  summary.elapsedMs = Math.round(performance.now() - startedMs);
-  summary.bytesRead = reads.meter.bytesRead;
-  summary.lastFullPassAt = state.lastFullPassAt;
-  summary.lastSuccessAt = state.lastSuccessAt;
-  summary.totals = { ...state.totals };
-  summary.failingPartitions = [...failingPartitions]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([partition, findings]) => ({ partition, findings }));
-  summary.bytesPerSecond = summary.elapsedMs > 0 ? Math.round((summary.bytesRead * 1000) / summary.elapsedMs) : 0;
-  yield { type: "pass-complete", summary };
+  yield { type: "pass-complete", summary: await pass.finish(interrupted) };
 }

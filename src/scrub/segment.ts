@@ -7,6 +7,7 @@
  */
 import { dirname } from "node:path";
 import { assert } from "../assert.js";
+import { formatCount } from "../domain/numbers.js";
 import { shellQuote } from "../domain/command.js";
 import { INDEX_ENTRY_BYTES, PROBE_BUDGET_UNITS } from "../format/constants.js";
 import { type IndexEntry, VERIFY_STATUS_NAMES, VerifyStatus } from "../format/records.js";
@@ -151,7 +152,7 @@ export async function verifySegmentForScrub(
         "OffsetDiscontinuity",
         logPath,
         position,
-        `${logPath}: the verified batch at byte ${position} starts at offset ${foundOffset}, below offset ${expectedOffset} the chain had reached; bytes from ${position} on were not verified`,
+        `${logPath}: the verified batch at byte ${formatCount(position)} starts at offset ${foundOffset}, below offset ${expectedOffset} the chain had reached; bytes from ${formatCount(position)} on were not verified`,
       );
     } else if (stopPosition < frozenSize) {
       const check = await verifyBatchAt(window, stopPosition);
@@ -162,10 +163,10 @@ export async function verifySegmentForScrub(
         inFlightBytes = frozenSize - stopPosition;
       } else {
         const header = check.header;
-        const described = header ? ` (base offset ${header.baseOffset}, ${header.batchLength} bytes)` : "";
+        const described = header ? ` (base offset ${header.baseOffset}, ${formatCount(header.batchLength)} bytes)` : "";
         const damage =
-          `${logPath}: the batch at byte ${stopPosition}${described} does not verify: ${VERIFY_STATUS_NAMES[status]}; ` +
-          `${frozenSize - stopPosition} bytes from there on were not verified (${sealed ? "sealed" : "active"} segment; nothing was changed)`;
+          `${logPath}: the batch at byte ${formatCount(stopPosition)}${described} does not verify: ${VERIFY_STATUS_NAMES[status]}; ` +
+          `${formatCount(frozenSize - stopPosition)} bytes from there on were not verified (${sealed ? "sealed" : "active"} segment; nothing was changed)`;
         if (sealed || tailMayGrow) {
           finding(statusCode(status), logPath, stopPosition, damage);
         } else {
@@ -182,7 +183,7 @@ export async function verifySegmentForScrub(
               position: stopPosition,
               segmentPath: logPath,
               message:
-                `${logPath}: torn tail at byte ${stopPosition}: the last ${frozenSize - stopPosition} bytes of the active segment ` +
+                `${logPath}: torn tail at byte ${formatCount(stopPosition)}: the last ${formatCount(frozenSize - stopPosition)} bytes of the active segment ` +
                 `do not verify (evidence: ${evidence}) and no verified batch follows them; the segment was left alone for over ` +
                 `${Math.round(segment.settleMs / 1000)} s, so no append is in progress: \`segscan scan\` reports the segment as ` +
                 `torn-tail (repairable: a repair cuts the tail and preserves its bytes); nothing was changed`,
@@ -193,7 +194,7 @@ export async function verifySegmentForScrub(
           } else {
             const why =
               probe.verdict === "survivor"
-                ? `a verified batch follows at byte ${probe.survivorPosition}: damage inside the log, not a torn tail (\`segscan scan\` refuses the partition: InteriorDamage)`
+                ? `a verified batch follows at byte ${probe.survivorPosition === null ? "unknown" : formatCount(probe.survivorPosition)}: damage inside the log, not a torn tail (\`segscan scan\` refuses the partition: InteriorDamage)`
                 : "the probe for a verified batch after it ran out of budget (`segscan scan` refuses the partition: UnverifiedResidue)";
             finding(statusCode(status), logPath, stopPosition, `${damage}; ${why}`);
           }
@@ -230,15 +231,15 @@ export async function verifySegmentForScrub(
     indexFindings++;
     const where =
       batch === null
-        ? `past the last verified batch (the log's proven bytes end at ${stopPosition})`
+        ? `past the last verified batch (the log's proven bytes end at ${formatCount(stopPosition)})`
         : entry.position < BigInt(batch.position)
-          ? `inside a batch, not at a batch start (next verified batch starts at ${batch.position})`
-          : `on the batch at byte ${batch.position}, whose base offset is ${batch.baseOffset}`;
+          ? `inside a batch, not at a batch start (next verified batch starts at ${formatCount(batch.position)})`
+          : `on the batch at byte ${formatCount(batch.position)}, whose base offset is ${batch.baseOffset}`;
     finding(
       "IndexEntryMismatch",
       indexPath,
       index * INDEX_ENTRY_BYTES,
-      `${indexPath}: entry ${index} (offset ${entry.offset}, position ${entry.position}) points ${where}; the log was not changed`,
+      `${indexPath}: entry ${formatCount(index)} (offset ${entry.offset}, position ${formatCount(entry.position)}) points ${where}; the log was not changed`,
     );
   }
   if (unreported > 0) {
@@ -246,7 +247,7 @@ export async function verifySegmentForScrub(
       "IndexEntryMismatch",
       indexPath,
       null,
-      `${indexPath}: ${unreported} more entries disagree with the log (at most ${MAX_INDEX_FINDINGS_PER_SEGMENT} are listed one by one)`,
+      `${indexPath}: ${formatCount(unreported)} more entries disagree with the log (at most ${MAX_INDEX_FINDINGS_PER_SEGMENT} are listed one by one)`,
     );
   }
   const trailingBytes = segment.indexSize % INDEX_ENTRY_BYTES;
@@ -256,7 +257,7 @@ export async function verifySegmentForScrub(
       "IndexTrailingBytes",
       indexPath,
       at,
-      `${indexPath}: ${trailingBytes} bytes after the last whole entry (at byte ${at}) of a ${sealed ? "sealed" : "settled active"} segment's index`,
+      `${indexPath}: ${formatCount(trailingBytes)} bytes after the last whole entry (at byte ${formatCount(at)}) of a ${sealed ? "sealed" : "settled active"} segment's index`,
     );
   }
   return { findings, stopPosition, nextOffset, batches, messages, inFlightBytes };

@@ -8,6 +8,7 @@ import { ScanFailure, describeCause } from "../../io/errors.js";
 import type { ReadableFile, ScanFs } from "../../io/fs.js";
 import { FileWindow } from "../../engine/file-window.js";
 import { U64_MAX } from "../../format/constants.js";
+import { formatCount } from "../../domain/numbers.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../../domain/node.js";
 import { WAL_IGGY_TRAILING_CAP_BYTES, WAL_METADATA_GROUP, WalHeaderStatus } from "../../format/wal.js";
 import { type WalTornEvidence, provesNeverAcknowledged, walTornClaim } from "../../policy/torn-evidence.js";
@@ -135,7 +136,7 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
         "warn",
         "WalUnsealed",
         path,
-        `${unsealed.headers} entr${unsealed.headers === 1 ? "y has" : "ies have"} an unsealed header and ${unsealed.bodies} an unsealed body (checksum 0): the server replays them on trust, nothing proves their bytes`,
+        `${formatCount(unsealed.headers)} entr${unsealed.headers === 1 ? "y has" : "ies have"} an unsealed header and ${formatCount(unsealed.bodies)} an unsealed body (checksum 0): the server replays them on trust, nothing proves their bytes`,
         { headers: unsealed.headers, bodies: unsealed.bodies },
       ),
     );
@@ -182,7 +183,8 @@ function residueAndLossFindings(
   const findings: NodeFinding[] = [];
   const tornReplaced = loss !== null && loss.solo && residue?.probe === "no-survivor";
   if (residue !== null && !tornReplaced) {
-    if (scan.walk.failure === null) throw new Error(`${path}: a residue at byte ${residue.damagePosition} without the walk's failure`);
+    if (scan.walk.failure === null)
+      throw new Error(`${path}: a residue at byte ${formatCount(residue.damagePosition)} without the walk's failure`);
     findings.push(residueFinding(path, residue, scan.budget, iggy, { failure: scan.walk.failure, loss, commitMax: scan.commitMax }));
   }
   if (loss !== null) {
@@ -193,6 +195,9 @@ function residueAndLossFindings(
   }
   return findings;
 }
+
+/** A byte position as people read it (docs/interfaces.md §9.2), or "unknown" where the probe recorded none. */
+const positionText = (position: number | null): string => (position === null ? "unknown" : formatCount(position));
 
 function residueFinding(
   path: string,
@@ -207,7 +212,7 @@ function residueFinding(
       "refused",
       "WalInteriorDamage",
       path,
-      `the entry at byte ${damagePosition} does not verify (${residue.reason}) but a verified entry with a higher op starts at byte ${residue.survivorPosition}: durable, possibly acknowledged ops follow the damage, so nothing may be cut`,
+      `the entry at byte ${formatCount(damagePosition)} does not verify (${residue.reason}) but a verified entry with a higher op starts at byte ${positionText(residue.survivorPosition)}: durable, possibly acknowledged ops follow the damage, so nothing may be cut`,
       { damagePosition, survivorPosition: residue.survivorPosition },
     );
   }
@@ -216,7 +221,7 @@ function residueFinding(
       "refused",
       "WalUnverifiedResidue",
       path,
-      `the entry at byte ${damagePosition} does not verify (${residue.reason}) and the probe budget (${budget.limitUnits} units) ran out at byte ${residue.stoppedAt} before the ${residue.bytes}-byte residue was proven free of later entries`,
+      `the entry at byte ${formatCount(damagePosition)} does not verify (${residue.reason}) and the probe budget (${formatCount(budget.limitUnits)} units) ran out at byte ${positionText(residue.stoppedAt)} before the ${formatCount(residue.bytes)}-byte residue was proven free of later entries`,
       {
         damagePosition,
         residueBytes: residue.bytes,
@@ -243,7 +248,7 @@ function residueFinding(
     "repairable",
     "WalTornTail",
     path,
-    `the last ${residue.bytes} bytes from byte ${damagePosition} are a torn tail (no verified entry with a higher op follows): ${evidence.found}; ${acknowledged}; repair cuts them after preserving them.${iggyNote}`,
+    `the last ${formatCount(residue.bytes)} bytes from byte ${formatCount(damagePosition)} are a torn tail (no verified entry with a higher op follows): ${evidence.found}; ${acknowledged}; repair cuts them after preserving them.${iggyNote}`,
     { damagePosition, residueBytes: residue.bytes, tornEvidence: evidence.kind },
   );
 }
@@ -266,13 +271,13 @@ export function tornEvidence(
     found,
     claim: `${walTornClaim(kind)}${bound}`,
   });
-  if (residue.allZero) return evidence("zero-filled", `all ${residue.bytes} bytes are zero, never written`);
+  if (residue.allZero) return evidence("zero-filled", `all ${formatCount(residue.bytes)} bytes are zero, never written`);
   if (failure.kind === "short") return evidence("short-entry", `${failure.reason}, the append never completed`);
   if (failure.kind === "structural" && failure.runsPastEnd !== undefined) {
     const { op, claimedBytes, remainingBytes } = failure.runsPastEnd;
     return evidence(
       "short-entry",
-      `the entry for op ${op} claims ${claimedBytes} bytes and only ${remainingBytes} remain, the append never completed`,
+      `the entry for op ${op} claims ${formatCount(claimedBytes)} bytes and only ${formatCount(remainingBytes)} remain, the append never completed`,
     );
   }
   if (failure.kind === "seal" && failure.check === "body") {
@@ -349,9 +354,9 @@ function walEndText(size: number, loss: CommittedOpsLoss): string {
 
 function residueLossText(residue: WalResidue, tornReplaced: boolean): string {
   if (!tornReplaced) {
-    return `the entry at byte ${residue.damagePosition} does not verify (${residue.reason}), and the walk proves nothing after it`;
+    return `the entry at byte ${formatCount(residue.damagePosition)} does not verify (${residue.reason}), and the walk proves nothing after it`;
   }
-  return `the ${residue.bytes} bytes from byte ${residue.damagePosition} do not verify (${residue.reason}) and may be the damaged remains of a committed op, so they are not a never-acknowledged torn tail and are not cut`;
+  return `the ${formatCount(residue.bytes)} bytes from byte ${formatCount(residue.damagePosition)} do not verify (${residue.reason}) and may be the damaged remains of a committed op, so they are not a never-acknowledged torn tail and are not cut`;
 }
 
 /**
@@ -418,7 +423,7 @@ async function opOrderFindings(
             "info",
             "WalDuplicateIdentical",
             path,
-            `op ${entry.op} is written twice with identical bytes (bytes ${earlier.position} and ${entry.position}): harmless`,
+            `op ${entry.op} is written twice with identical bytes (bytes ${formatCount(earlier.position)} and ${formatCount(entry.position)}): harmless`,
             fields,
           ),
         );
@@ -428,7 +433,7 @@ async function opOrderFindings(
             "refused",
             "WalDuplicateOp",
             path,
-            `op ${entry.op} is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); boot keeps the later copy and silently drops the other`,
+            `op ${entry.op} is written twice with different bytes (bytes ${formatCount(earlier.position)} and ${formatCount(entry.position)}); boot keeps the later copy and silently drops the other`,
             fields,
           ),
         );
@@ -438,7 +443,7 @@ async function opOrderFindings(
             "info",
             "WalDuplicateIdentical",
             path,
-            `op ${entry.op} (at or below the snapshot op ${S}) is written twice with different bytes (bytes ${earlier.position} and ${entry.position}); replay never reads it`,
+            `op ${entry.op} (at or below the snapshot op ${S}) is written twice with different bytes (bytes ${formatCount(earlier.position)} and ${formatCount(entry.position)}); replay never reads it`,
             { ...fields, identical: false },
           ),
         );
@@ -469,7 +474,7 @@ async function opOrderFindings(
           "refused",
           "WalGap",
           path,
-          `op ${prev.op + 1n} is missing while ${lost} higher op${lost === 1 ? "" : "s"} (${entry.op}..) exist: boot would truncate the WAL from op ${entry.op} and delete every later op, even on a single node`,
+          `op ${prev.op + 1n} is missing while ${formatCount(lost)} higher op${lost === 1 ? "" : "s"} (${entry.op}..) exist: boot would truncate the WAL from op ${entry.op} and delete every later op, even on a single node`,
           { missingOp: prev.op + 1n, nextOp: entry.op, opsAfter: lost },
         ),
       );
@@ -479,7 +484,7 @@ async function opOrderFindings(
           "refused",
           "WalChainBreak",
           path,
-          `op ${entry.op} (byte ${entry.position}) does not chain to op ${prev.op} (byte ${prev.position}): boot would truncate the WAL from op ${entry.op} and delete ${lost} op${lost === 1 ? "" : "s"}, even on a single node`,
+          `op ${entry.op} (byte ${formatCount(entry.position)}) does not chain to op ${prev.op} (byte ${formatCount(prev.position)}): boot would truncate the WAL from op ${entry.op} and delete ${formatCount(lost)} op${lost === 1 ? "" : "s"}, even on a single node`,
           { op: entry.op, position: entry.position, previousPosition: prev.position, opsAfter: lost },
         ),
       );
@@ -492,7 +497,7 @@ async function opOrderFindings(
         "warn",
         "WalGroupMismatch",
         path,
-        `${foreignGroup.length} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${foreignGroup[0]!.position}); Iggy does not check this`,
+        `${formatCount(foreignGroup.length)} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${formatCount(foreignGroup[0]!.position)}); Iggy does not check this`,
         { count: foreignGroup.length, firstPosition: foreignGroup[0]!.position },
       ),
     );
@@ -506,7 +511,7 @@ async function opOrderFindings(
           "warn",
           "WalClusterMismatch",
           path,
-          `${foreign.length} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${foreign[0]!.position}); Iggy does not check this`,
+          `${formatCount(foreign.length)} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${formatCount(foreign[0]!.position)}); Iggy does not check this`,
           { count: foreign.length, firstPosition: foreign[0]!.position },
         ),
       );
@@ -551,7 +556,7 @@ async function iggyDecision(reader: WalReader, walk: WalWalk, snapshotOp: bigint
       ...decision,
       scan: "refuse",
       position: badReserved.position,
-      reason: `op ${badReserved.op} at byte ${badReserved.position} has non-zero reserved bytes: replay fails validation`,
+      reason: `op ${badReserved.op} at byte ${formatCount(badReserved.position)} has non-zero reserved bytes: replay fails validation`,
     };
   }
   return decision;
@@ -565,14 +570,18 @@ async function truncateOrFail(
 ): Promise<Pick<IggyWalDecision, "scan" | "position" | "reason">> {
   const size = reader.fileSize;
   if (failure.kind === "seal" && failure.entryEnd < size) {
-    return { scan: "refuse", position, reason: `interior WAL corruption at byte ${position} (${failure.reason}) with entries after it` };
+    return {
+      scan: "refuse",
+      position,
+      reason: `interior WAL corruption at byte ${formatCount(position)} (${failure.reason}) with entries after it`,
+    };
   }
   const trailing = size - position;
   if (trailing > WAL_IGGY_TRAILING_CAP_BYTES) {
     return {
       scan: "refuse",
       position,
-      reason: `${trailing} bytes trail the damage at byte ${position}, more than one append can tear (64 MiB)`,
+      reason: `${formatCount(trailing)} bytes trail the damage at byte ${formatCount(position)}, more than one append can tear (64 MiB)`,
     };
   }
   const complete = await findStructuralEntry(reader, position);
@@ -580,10 +589,14 @@ async function truncateOrFail(
     return {
       scan: "refuse",
       position,
-      reason: `a structurally complete entry starts at byte ${complete}, after the damage at byte ${position}`,
+      reason: `a structurally complete entry starts at byte ${formatCount(complete)}, after the damage at byte ${formatCount(position)}`,
     };
   }
-  return { scan: "truncate-tail", position, reason: `cuts ${trailing} bytes at byte ${position} (${failure.reason})` };
+  return {
+    scan: "truncate-tail",
+    position,
+    reason: `cuts ${formatCount(trailing)} bytes at byte ${formatCount(position)} (${failure.reason})`,
+  };
 }
 
 function forecastOf(
@@ -603,7 +616,7 @@ function forecastOf(
       effect: "truncate-wal-from-op",
       path,
       destructive: true,
-      detail: `replay stops at op ${iggy.truncateFromOp} (gap or chain break) and rewrites the WAL without it and every later op: ${iggy.opsLost} op${iggy.opsLost === 1 ? "" : "s"} lost`,
+      detail: `replay stops at op ${iggy.truncateFromOp} (gap or chain break) and rewrites the WAL without it and every later op: ${formatCount(iggy.opsLost)} op${iggy.opsLost === 1 ? "" : "s"} lost`,
     });
   }
   if (iggy.scan === "truncate-tail") {

@@ -6,6 +6,7 @@
  */
 import type { Engine, WalCandidateScanRequest } from "../../engine/types.js";
 import type { FileWindow } from "../../engine/file-window.js";
+import { formatCount } from "../../domain/numbers.js";
 import { hex64, isAllZero, readU32 } from "../../format/bytes.js";
 import { type ProbeBudget, type ProbeOutcome, type ProbeRecord, probeCandidates } from "../../recovery/probe.js";
 import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "../../format/wal.js";
@@ -71,7 +72,7 @@ export class WalReader {
   async examine(position: number, prev: WalEntry | null, rule: WalRule): Promise<EntryCheck> {
     const window = this.window;
     if (window.fileSize - position < WAL_HEADER_BYTES) {
-      return fail({ kind: "short", reason: `${window.fileSize - position} bytes left, fewer than a 256-byte header` });
+      return fail({ kind: "short", reason: `${formatCount(window.fileSize - position)} bytes left, fewer than a 256-byte header` });
     }
     const index = await window.ensure(position, WAL_HEADER_BYTES);
     const kernels = window.engineWindow;
@@ -85,7 +86,7 @@ export class WalReader {
     if (header.size > remainingBytes) {
       return fail({
         kind: "structural",
-        reason: `entry claims ${header.size} bytes but only ${remainingBytes} remain`,
+        reason: `entry claims ${formatCount(header.size)} bytes but only ${formatCount(remainingBytes)} remain`,
         runsPastEnd: { op: header.op, claimedBytes: header.size, remainingBytes },
       });
     }

@@ -19,10 +19,15 @@ export const HTML_REPORT_SCRIPT = String.raw`
   var PAGE_SIZES = config.pageSizes;
   var MAX_INDEX_TICKS = config.maxIndexTicks;
 
-  /** Shown as the next step of a report written before partitions carried their own next step. */
+  /**
+   * Shown as the next step of a report written before partitions carried their
+   * own next step: words alone, never a command with a placeholder in it (a
+   * partition's real command is its nextCommand, shown under the words when
+   * the report carries it).
+   */
   var ACTION_WORDS = {
     serve: "Serve it as it is.",
-    repair: "Repair: segscan repair <partition> --apply (every cut byte is preserved and segscan restore puts it back).",
+    repair: "Repair it: a repair cuts each torn tail at its cut point and rebuilds or trims its index; every cut byte is preserved first, and a restore puts it back.",
     tombstone: "Tombstone: do not serve it, and leave every file exactly where it is as evidence.",
     "rebuild-from-peers": "Rebuild from peers: move the files aside (never deleted) and copy the partition from a healthy replica.",
     retry: "Retry: fix the storage and scan again; nothing was changed."

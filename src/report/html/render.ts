@@ -62,9 +62,17 @@ export interface BootForecastEntry {
   detail: string;
 }
 
-/** The JSON report, plus the optional whole-node section a later version adds. */
+/** One node root's section of the report (`node`, or each of `nodes`). */
+export type HtmlNodeInput = { bootForecast?: BootForecastEntry[] } & Record<string, unknown>;
+
+/**
+ * The JSON report, plus the optional whole-node section a later version adds:
+ * `node` for a scan that met one node root, `nodes` for one that met several
+ * (docs/interfaces.md §9.3; never both).
+ */
 export type HtmlReportInput = JsonScanReport & {
-  node?: { bootForecast?: BootForecastEntry[] } & Record<string, unknown>;
+  node?: HtmlNodeInput;
+  nodes?: HtmlNodeInput[];
 };
 
 export interface HtmlRenderOptions {
@@ -249,33 +257,60 @@ function findingGroupHtml(group: FindingGroup): string {
   );
 }
 
+const nodeRoot = (node: HtmlNodeInput): string => (typeof node.path === "string" ? node.path : "");
+const nodeVerdict = (node: HtmlNodeInput): string => (typeof node.verdict === "string" ? node.verdict : "unknown");
+
 /**
- * The node's own verdict and every finding that is not clean (docs/node.md N9),
- * first on the page (docs/html-report.md): a refused WAL is not hidden behind
- * clean partitions. Worst first, then by path (numbers as numbers); each item
- * is one short head (severity, code, the files it concerns), its next step and
- * command, and the full explanation folded under "why".
+ * Every node root the report carries (`node`, or each of `nodes`), worst
+ * verdict first, then by root (numbers as numbers), each with the ids its
+ * section and boot-forecast table get on the page: `node` and
+ * `boot-forecast` for the first, as a one-node report has always had them.
  */
-function nodeSection(report: HtmlReportInput): string {
-  const node = report.node;
-  if (node === undefined) return "";
-  const verdict = typeof node.verdict === "string" ? node.verdict : "unknown";
-  const root = typeof node.path === "string" ? node.path : "";
+function reportNodes(report: HtmlReportInput): { node: HtmlNodeInput; id: string; forecastId: string }[] {
+  const nodes = report.nodes ?? (report.node === undefined ? [] : [report.node]);
+  return [...nodes]
+    .sort((a, b) => severityRank(nodeVerdict(b)) - severityRank(nodeVerdict(a)) || naturalCompare(nodeRoot(a), nodeRoot(b)))
+    .map((node, index) => ({
+      node,
+      id: index === 0 ? "node" : `node-${index + 1}`,
+      forecastId: index === 0 ? "boot-forecast" : `boot-forecast-${index + 1}`,
+    }));
+}
+
+/**
+ * One node root's own verdict and every finding that is not clean (docs/node.md N9),
+ * first on the page (docs/html-report.md): a refused WAL is not hidden behind
+ * clean partitions. Titled with its root, so a scan of several node roots
+ * shows which one each finding is about. Worst first, then by path (numbers
+ * as numbers); each item is one short head (severity, code, the files it
+ * concerns), its next step and command, and the full explanation folded under "why".
+ */
+function nodeSection(node: HtmlNodeInput, id: string, forecastId: string): string {
+  const verdict = nodeVerdict(node);
+  const root = nodeRoot(node);
   const findings = nodeFindings(node)
     .filter((finding) => finding.severity !== "clean")
     .map((finding) => ({ finding, path: underRoot(String(finding.path ?? ""), root) }))
     .sort((a, b) => severityRank(b.finding.severity) - severityRank(a.finding.severity) || naturalCompare(a.path, b.path));
   const groups = groupFindings(findings);
   return (
-    `<section id="node" aria-labelledby="node-heading"><h2 id="node-heading">Node findings</h2>` +
+    `<section id="${id}" class="node-section" data-root="${escapeHtml(root)}" data-verdict="${escapeHtml(verdict)}" aria-labelledby="${id}-heading">` +
+    `<h2 id="${id}-heading">Node findings${root === "" ? "" : `: <span class="mono node-root">${escapeText(root)}</span>`}</h2>` +
     `<p class="section-note">Node verdict: <b>${escapeHtml(verdict)}</b> (the worst of the metadata findings and the partitions)` +
     `${root === "" ? "" : `; paths are relative to <span class="mono">${escapeText(root)}</span>`}.</p>` +
     (groups.length === 0
       ? "<p>No node finding needs attention.</p>"
       : `<ul class="node-findings">${groups.map(findingGroupHtml).join("")}</ul>`) +
-    bootForecastLine(report) +
+    bootForecastLine(node, forecastId) +
     `</section>`
   );
+}
+
+/** One section per node root the report carries, worst first (docs/html-report.md). */
+function nodeSections(report: HtmlReportInput): string {
+  return reportNodes(report)
+    .map(({ node, id, forecastId }) => nodeSection(node, id, forecastId))
+    .join("\n");
 }
 
 /**
@@ -329,9 +364,9 @@ function meanings(): string {
   return `<h2 id="glossary-heading">What the verdicts and actions mean</h2><dl class="meanings">${items(verdicts, true)}${items(actions, false)}</dl>`;
 }
 
-/** The boot forecast in one line beside the node findings, linking to its table further down. */
-function bootForecastLine(report: HtmlReportInput): string {
-  const forecast = report.node?.bootForecast;
+/** The boot forecast in one line beside a node's findings, linking to its table further down. */
+function bootForecastLine(node: HtmlNodeInput, forecastId: string): string {
+  const forecast = node.bootForecast;
   if (!Array.isArray(forecast)) return "";
   if (forecast.length === 0) return `<p class="forecast-line"><b>Boot forecast:</b> the server's next boot changes nothing on disk.</p>`;
   const destructive = forecast.filter((entry) => entry.destructive).length;
@@ -339,15 +374,17 @@ function bootForecastLine(report: HtmlReportInput): string {
     `<p class="forecast-line"><b>Boot forecast:</b> the server's next boot would make ${formatCount(forecast.length)} ` +
     `change${forecast.length === 1 ? "" : "s"} to these files, ` +
     `${destructive === 0 ? "none destructive" : `<b>${formatCount(destructive)} destructive</b>`} ` +
-    `(<a href="#boot-forecast">the boot forecast</a>).</p>`
+    `(<a href="#${forecastId}">the boot forecast</a>).</p>`
   );
 }
 
-function bootForecast(report: HtmlReportInput): string {
-  const forecast = report.node?.bootForecast;
+/** One node root's boot forecast table; titled with its root when the report carries several. */
+function bootForecast(node: HtmlNodeInput, forecastId: string, several: boolean): string {
+  const forecast = node.bootForecast;
   if (!Array.isArray(forecast)) return "";
-  if (forecast.length === 0) return `<h2 id="boot-forecast">Boot forecast</h2><p>The server's next boot changes nothing on disk.</p>`;
-  const root = typeof report.node?.path === "string" ? report.node.path : "";
+  const root = nodeRoot(node);
+  const heading = `<h2 id="${forecastId}">Boot forecast${several && root !== "" ? `: <span class="mono">${escapeText(root)}</span>` : ""}</h2>`;
+  if (forecast.length === 0) return `${heading}<p>The server's next boot changes nothing on disk.</p>`;
   const destructive = forecast.filter((entry) => entry.destructive).length;
   // Each cell names its column, so a narrow screen can stack a row's cells under their names (style.ts).
   const rows = forecast.map(
@@ -357,12 +394,18 @@ function bootForecast(report: HtmlReportInput): string {
       `<td data-label="data">${entry.destructive ? "<b>destructive</b>" : "no data lost"}</td><td data-label="detail">${escapeText(entry.detail)}</td></tr>`,
   );
   return (
-    `<h2 id="boot-forecast">Boot forecast</h2><p>What the server would do to these files on its next boot: ` +
+    `${heading}<p>What the server would do to these files on its next boot: ` +
     `${formatCount(forecast.length)} effect${forecast.length === 1 ? "" : "s"}, ${formatCount(destructive)} destructive` +
     `${root === "" ? "" : `; paths relative to <span class="mono">${escapeText(root)}</span>`}.</p>` +
     `<table class="forecast"><thead><tr><th scope="col">effect</th><th scope="col">path</th><th scope="col">data</th>` +
     `<th scope="col">detail</th></tr></thead><tbody>${rows.join("")}</tbody></table>`
   );
+}
+
+/** Every node root's boot forecast table, in the order of their sections. */
+function bootForecasts(report: HtmlReportInput): string {
+  const nodes = reportNodes(report);
+  return nodes.map(({ node, forecastId }) => bootForecast(node, forecastId, nodes.length > 1)).join("\n");
 }
 
 /** Hatches, dots and glyphs the bars share; every inline SVG in the page can reference them. */
@@ -428,10 +471,10 @@ function legend(): string {
   );
 }
 
-/** The node's findings of one severity, as the headline counts them: every `findings` array of the node section, whatever its code. */
+/** The nodes' findings of one severity, as the headline counts them: every `findings` array of every node section, whatever its code. */
 function nodeFindingsOf(report: HtmlReportInput, severity: string): { code: string }[] {
-  if (report.node === undefined) return [];
-  return nodeFindings(report.node)
+  return reportNodes(report)
+    .flatMap(({ node }) => nodeFindings(node))
     .filter((finding) => finding.severity === severity)
     .map((finding) => ({ code: String(finding.code) }));
 }
@@ -463,12 +506,15 @@ function headlineOf(report: HtmlReportInput): { word: string; rest: string } {
           ...(recorded.failed > 0 ? [`${formatCount(recorded.failed)} failed (SalvageRecordUnreadable)`] : []),
           ...(recorded.warn > 0 ? [`${formatCount(recorded.warn)} warn (SalvageLostOffsets)`] : []),
         ].join("; ")}`;
+  const nodeCount = reportNodes(report).length;
   const nodeText =
-    report.node === undefined
+    nodeCount === 0
       ? ""
       : node.length === 0
-        ? "; the node's metadata and offsets are clean"
-        : `; node findings: ${node.join("; ")}`;
+        ? nodeCount === 1
+          ? "; the node's metadata and offsets are clean"
+          : `; the ${formatCount(nodeCount)} nodes' metadata and offsets are clean`
+        : `; ${nodeCount === 1 ? "node findings" : `findings of ${formatCount(nodeCount)} nodes`}: ${node.join("; ")}`;
   const verdict = report.verdict;
   const word =
     verdict === "clean" || verdict === "info" || verdict === "warn" ? `Verdict: ${verdict}` : `Verdict: ${verdict.toUpperCase()}`;
@@ -554,7 +600,7 @@ ${SVG_DEFS}
 <h1>${escapeHtml(title)}</h1>
 ${verdictBanner(report)}
 </header>
-${nodeSection(report)}
+${nodeSections(report)}
 ${partitionFindingsSection(report)}
 <main>
 <h2 id="partitions-heading" tabindex="-1">Partitions</h2>
@@ -574,7 +620,7 @@ ${partitionFindingsSection(report)}
 <p class="empty-list" id="empty" hidden>No partition matches the filters.</p>
 </main>
 <div class="reference">
-${bootForecast(report)}
+${bootForecasts(report)}
 <section id="scan-facts" aria-labelledby="scan-facts-heading"><h2 id="scan-facts-heading">This scan</h2>
 <ul class="facts">${facts}</ul>
 ${countsTable(report)}
