@@ -296,8 +296,10 @@ export async function planHealTarget(
       });
     }
   }
-  if (logSteps.length === 0 && indexSteps.length === 0) return null;
   const dir = partition.path;
+  // A `.staging` left by a heal that stopped part-way is swept even when nothing else is left to do (docs/heal.md).
+  const sweeps = sweepStepsIn(partition, dir);
+  if (logSteps.length === 0 && indexSteps.length === 0 && sweeps.length === 0) return null;
   return {
     kind: "partition",
     path: partition.path,
@@ -307,7 +309,7 @@ export async function planHealTarget(
     fingerprint: fingerprintOf(partition),
     wal: null,
     // Sweeps first (a leftover `.staging` must not be taken for a step's own); each log before its index (docs/heal.md).
-    steps: [...sweepStepsIn(partition, dir), ...logSteps, ...indexSteps],
+    steps: [...sweeps, ...logSteps, ...indexSteps],
     heal: { peer: realOf(peer.path), ranges: healed },
   };
 }
