@@ -72,9 +72,9 @@ async function openRunsHaveTheirCopies(dir: string): Promise<void> {
       record.kind === "preserved"
         ? [record.file]
         : record.kind === "intent"
-          ? record.op.type === "truncate-log"
+          ? record.op.kind === "truncate"
             ? [record.op.residue.file]
-            : record.op.type === "move-aside"
+            : record.op.kind === "move-aside"
               ? [record.op.to]
               : [record.op.old?.file ?? null]
           : [];
@@ -182,7 +182,7 @@ describe("forget keeps what a restore still needs (docs/repair.md §6.7)", () =>
       .at(-1)!;
     writeFileSync(
       path,
-      `${readFileSync(path, "utf8")}${JSON.stringify({ v: 1, run: "restore-x", seq: 1, kind: "undone", of: { run: intent.run, seq: intent.seq } })}\n`,
+      `${readFileSync(path, "utf8")}${JSON.stringify({ v: 2, run: "restore-x", seq: 1, kind: "undone", of: { run: intent.run, seq: intent.seq } })}\n`,
     );
     const planned = await planForget(dir);
     expect(planned.closes).toEqual([]);

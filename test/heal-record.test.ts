@@ -24,22 +24,14 @@ const lost = {
   tornEvidence: null,
 };
 const image = { size: 10, xxh3: "0123456789abcdef" };
-const line = (run: string, seq: number, body: object): string => JSON.stringify({ v: 1, run, seq, ...body });
+const line = (run: string, seq: number, body: object): string => JSON.stringify({ v: 2, run, seq, ...body });
 
 const salvage = [
   line("s", 0, { kind: "begin", time: "t", partition: "/p", target: "partition", plan: {} }),
   line("s", 1, {
     kind: "intent",
-    op: {
-      type: "replace-log",
-      segment: "62",
-      log: "x.log",
-      staging: "x.log.staging",
-      old: { ...image, file: "x.log.replaced" },
-      new: image,
-      kept: [],
-      lost: [lost],
-    },
+    op: { kind: "replace", role: "segment-log", file: "x.log", segment: "62", old: { ...image, file: "x.log.replaced" }, new: image },
+    lost: [lost],
   }),
   line("s", 1, { kind: "done" }),
   line("s", 2, { kind: "end", time: "t" }),
@@ -48,16 +40,8 @@ const healRun = (run: string, range = { segment: "62", kind: "salvage-gap", firs
   line(run, 0, { kind: "begin", time: "t", partition: "/p", target: "partition", plan: {}, heal: { peer: "/q", ranges: [range] } }),
   line(run, 1, {
     kind: "intent",
-    op: {
-      type: "replace-log",
-      segment: "62",
-      log: "x.log",
-      staging: "x.log.staging",
-      old: { ...image, file: "x.log.replaced.1" },
-      new: image,
-      kept: [],
-      lost: [],
-    },
+    op: { kind: "replace", role: "segment-log", file: "x.log", segment: "62", old: { ...image, file: "x.log.replaced.1" }, new: image },
+    lost: [],
   }),
   line(run, 1, { kind: "done" }),
 ];

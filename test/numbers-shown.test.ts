@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { formatCount } from "../src/domain/numbers.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { scanNode } from "../src/node/scan.js";
-import type { PlanStep, PlanTarget } from "../src/repair/plan-types.js";
+import type { PlanTarget } from "../src/repair/schema.js";
+import type { PlanStep } from "../src/repair/steps/index.js";
 import { stepLine } from "../src/report/repair-format.js";
 import { tinyNode } from "./helpers/metadata-node.js";
 

@@ -7,7 +7,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { JOURNAL_NAME, JournalCorruptError, RestoreConflictError, restore } from "../src/repair/index.js";
+import { JOURNAL_NAME, JournalCorruptError, JournalVersionError, RestoreConflictError, restore } from "../src/repair/index.js";
 import { CHUNK_BYTES, REPAIRABLE, buildScenario, engine, repair, snapshot } from "./helpers/repair-scenarios.js";
 
 const garbageTail = REPAIRABLE.find((s) => s.name === "non-zero garbage tail")!;
@@ -27,7 +27,7 @@ describe("restore refuses a journal with a hole in it", () => {
   it("a garbage line in place of the truncate intent: exit-8 error naming the journal and line 3; nothing changed, journal kept", async () => {
     const { dir, journal } = await repaired();
     const text = lines(journal);
-    expect(JSON.parse(text[2]!).op.type).toBe("truncate-log");
+    expect(JSON.parse(text[2]!).op.kind).toBe("truncate");
     text[2] = "GARBAGE";
     writeFileSync(journal, text.join("\n"));
     const cut = snapshot(dir);
@@ -64,7 +64,7 @@ describe("restore refuses a journal with a hole in it", () => {
     const { dir, journal } = await repaired(threeSegments);
     const residue = lines(journal)
       .map((l) => (l ? JSON.parse(l) : null))
-      .find((r) => r?.op?.type === "truncate-log" && r.op.residue.file !== null);
+      .find((r) => r?.op?.kind === "truncate" && r.op.residue.file !== null);
     const residuePath = join(`${dir}.segscan`, residue.op.residue.file);
     const bytes = readFileSync(residuePath);
     bytes[0] = bytes[0]! ^ 0xff;
@@ -72,7 +72,7 @@ describe("restore refuses a journal with a hole in it", () => {
     const cut = snapshot(dir);
     const error = await restoreIt(dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RestoreConflictError);
-    const line = lines(journal).findIndex((l) => l.includes('"truncate-log"')) + 1;
+    const line = lines(journal).findIndex((l) => l.includes('"kind":"intent"') && l.includes('"op":{"kind":"truncate"')) + 1;
     expect((error as Error).message).toContain(`${journal} (the step on line ${line})`);
     expect(snapshot(dir)).toEqual(cut);
     expect(existsSync(journal)).toBe(true);
@@ -84,5 +84,20 @@ describe("restore refuses a journal with a hole in it", () => {
     const result = await restoreIt(dir);
     expect(result.restored).toBe(true);
     expect(snapshot(dir)).toEqual(before);
+  });
+});
+
+describe("a journal of another version is refused by name, never read as this one's (docs/repair.md §6.2)", () => {
+  it("a version-1 journal (ops named by their old types): restore refuses naming the version and the line; nothing changed, journal kept", async () => {
+    const { dir, journal } = await repaired();
+    const old = lines(journal).map((l) => (l ? JSON.stringify({ ...JSON.parse(l), v: 1 }) : l));
+    writeFileSync(journal, old.join("\n"));
+    const cut = snapshot(dir);
+    const error = await restoreIt(dir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(JournalVersionError);
+    expect((error as Error).message).toContain("line 1 is journal version 1; this segscan reads version 2 only");
+    expect((error as Error).message).toContain(journal);
+    expect(snapshot(dir)).toEqual(cut);
+    expect(readFileSync(journal, "utf8")).toBe(old.join("\n"));
   });
 });

@@ -193,8 +193,15 @@ describe("a journal the run cannot trust refuses every repair kind before any ch
         writeFileSync(
           journal,
           `${[
-            { v: 1, run: "r", seq: 1, kind: "intent", op: { type: "move-aside", kind: "staging", name: "x", to: "x", size: 1 } },
-            { v: 1, run: "s", seq: 1, kind: "undone", of: { run: "r", seq: 1 } },
+            {
+              v: 2,
+              run: "r",
+              seq: 1,
+              kind: "intent",
+              op: { kind: "move-aside", role: "sweep", reason: "staging", file: "x", to: "x", size: 1 },
+              lost: [],
+            },
+            { v: 2, run: "s", seq: 1, kind: "undone", of: { run: "r", seq: 1 } },
           ]
             .map((r) => JSON.stringify(r))
             .join("\n")}\n`,

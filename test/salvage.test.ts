@@ -160,8 +160,8 @@ describe("salvage: the shapes of the plan (issue 24 item 3)", () => {
     const records = await readJournal(nodeRepairFs, result.targets[0]!.journalPath);
     const begin = records.find((r) => r.kind === "begin");
     expect(begin?.kind === "begin" && begin.salvage?.lost.map((r) => `${r.firstOffset}..${r.lastOffset}`)).toEqual(scenario.lost);
-    const intent = records.find((r) => r.kind === "intent" && r.op.type === "replace-log");
-    expect(intent?.kind === "intent" && intent.op.type === "replace-log" && intent.op.lost.length).toBe(2);
+    const intent = records.find((r) => r.kind === "intent" && r.op.kind === "replace" && r.op.role === "segment-log");
+    expect(intent?.kind === "intent" && intent.lost.length).toBe(2);
   });
 });
 
@@ -472,7 +472,7 @@ describe("segscan salvage (CLI)", () => {
     const result = JSON.parse(applied.stdout);
     expect(validateRepairJson(result)).toEqual([]);
     expect(result.after.partitions[0].verdict).toBe("clean");
-    expect(result.applied.targets[0].steps[0].op.type).toBe("replace-log");
+    expect(result.applied.targets[0].steps[0].op).toMatchObject({ kind: "replace", role: "segment-log" });
 
     const again = await runCli(["salvage", dir, "--no-progress"], { NO_COLOR: "1" });
     expect(again.code).toBe(4);

@@ -306,7 +306,7 @@ export async function restoreCommand(dir: string, flags: { json?: boolean }): Pr
     );
   }
   if (flags.json) {
-    await out(stringifyJson(targets.length === 1 && results.length === 1 ? results[0] : { partitions: results }) + "\n");
+    await out(stringifyJson({ partitions: results }) + "\n");
   } else {
     const hint = results.some((result) => result.restored) ? forgetHint([dir], "restore") : "";
     await out(results.map(restoredText).join("\n") + hint);

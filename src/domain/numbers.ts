@@ -22,3 +22,22 @@ export function formatHex64(value: bigint): string {
   const width = Math.ceil(Math.max(hex.length, 1) / U64_HEX_DIGITS) * U64_HEX_DIGITS;
   return `0x${hex.padStart(width, "0")}`;
 }
+
+/** 1536 → "1.5 KiB"; exact below 1 KiB. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return String(bytes);
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  if (unit === 0) return `${value} B`;
+  return Number.isInteger(value) ? `${value} ${units[unit]}` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** "1 step", "3,000 steps", "2 entries". */
+export function formatPlural(count: number, word: string, plural = `${word}s`): string {
+  return `${formatCount(count)} ${count === 1 ? word : plural}`;
+}

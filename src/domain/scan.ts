@@ -9,8 +9,12 @@ import type { ScanError } from "../io/errors.js";
 import { type NodeReport, type Severity, worstSeverity } from "./node.js";
 
 export type VerifyMode = "tail" | "full";
-export type PartitionVerdict = "clean" | "repairable" | "refused" | "failed";
-export type PartitionAction = "serve" | "repair" | "tombstone" | "rebuild-from-peers" | "retry";
+/** docs/recovery.md §5: a partition's verdicts, best first (the JSON schemas' union is built from this list). */
+export const PARTITION_VERDICTS = ["clean", "repairable", "refused", "failed"] as const;
+export type PartitionVerdict = (typeof PARTITION_VERDICTS)[number];
+/** docs/repair.md §6.1: what to do with a partition (the JSON schemas' union is built from this list). */
+export const PARTITION_ACTIONS = ["serve", "repair", "tombstone", "rebuild-from-peers", "retry"] as const;
+export type PartitionAction = (typeof PARTITION_ACTIONS)[number];
 export type SegmentArm = "indexed" | "index-less" | "empty-file";
 export type SegmentOutcome = "clean" | "torn-tail" | "empty" | "refused";
 export type ProbeVerdict = "no-survivor" | "survivor" | "budget-exhausted";
@@ -66,7 +70,9 @@ export type { ScanError, ScanErrorCode } from "../io/errors.js";
  * fails) and `unverifiable` cannot be told from corruption of an
  * acknowledged batch.
  */
-export type TornEvidence = "zero-filled" | "short-batch" | "complete-batch" | "unverifiable";
+/** docs/recovery.md §3.7: what the bytes at a damage position prove (the JSON schemas' union is built from this list). */
+export const TORN_EVIDENCE = ["zero-filled", "short-batch", "complete-batch", "unverifiable"] as const;
+export type TornEvidence = (typeof TORN_EVIDENCE)[number];
 
 export interface Residue {
   damagePosition: number;

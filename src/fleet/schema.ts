@@ -5,16 +5,19 @@
  * fails when the committed file is out of date). u64 values (offsets, ops,
  * counts of offsets) are decimal strings; every object is closed.
  */
-import { type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
+import {
+  ActionSchema,
+  Count,
+  EngineKindSchema,
+  Text,
+  U64,
+  VerdictSchema,
+  closed,
+  literals,
+  nullable,
+} from "../domain/schema-vocabulary.js";
 import { schemaProblems } from "../report/json-validate.js";
-
-const U64 = Type.String({ pattern: "^(0|[1-9][0-9]*)$", format: "u64", description: "u64 as a decimal string" });
-const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const Text = Type.String();
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const closed = <T extends TProperties>(properties: T, description?: string): TObject<T> =>
-  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
-const literals = <T extends string>(...values: T[]) => Type.Union(values.map((value) => Type.Literal(value)));
 
 /** An inclusive offset range and the number of offsets in it. */
 export const OffsetRangeSchema = closed({ from: U64, to: U64, count: U64 });
@@ -49,9 +52,9 @@ export const FleetReplicaSchema = closed(
     /** False: this node's report has no line for the partition (role missing or unknown). */
     present: Type.Boolean(),
     path: nullable(Text),
-    verdict: nullable(literals("clean", "repairable", "refused", "failed")),
-    action: nullable(literals("serve", "repair", "tombstone", "rebuild-from-peers", "retry")),
-    role: literals(...REPLICA_ROLES),
+    verdict: nullable(VerdictSchema),
+    action: nullable(ActionSchema),
+    role: literals(REPLICA_ROLES),
     /** Offsets whose batches verify here and that the planned repair keeps. */
     proven: Type.Array(OffsetRangeSchema),
     /** Offsets that verify past a damage (scope of loss): held, though the replica is refused. */
@@ -77,14 +80,14 @@ export const LostRangeSchema = closed({
   to: U64,
   count: U64,
   /** durable: a replica says the offsets were there (refused, unreadable, a hole); unacknowledged: only torn tails claim them; unclaimed: no replica claims them. */
-  kind: literals(...LOST_KINDS),
+  kind: literals(LOST_KINDS),
   /** The end is a lower bound: a refusal says where the loss starts, not where it ends. */
   openEnded: Type.Boolean(),
   claimedBy: Type.Array(closed({ node: Text, as: Text })),
 });
 
 export const DivergenceSchema = closed({
-  kind: literals("last-batch", "segment-digest"),
+  kind: literals(["last-batch", "segment-digest"] as const),
   /** The base offset of the batch (last-batch) or the segment's start offset (segment-digest). */
   offset: U64,
   replicas: Type.Array(closed({ node: Text, segment: U64, checksum: U64 })),
@@ -97,7 +100,7 @@ export const DivergenceSchema = closed({
 
 /** A consumer's or group's stored offset past every replica's head: one entry per consumer or group, however many nodes store it. */
 export const OffsetAheadSchema = closed({
-  kind: literals("consumer", "group"),
+  kind: literals(["consumer", "group"] as const),
   id: Count,
   /** The highest offset any node stores for it. */
   offset: U64,
@@ -114,7 +117,7 @@ export const FleetPartitionSchema = closed({
   streamId: Count,
   topicId: Count,
   partitionId: Count,
-  verdict: literals(...FLEET_VERDICTS),
+  verdict: literals(FLEET_VERDICTS),
   /** From the lowest offset any replica holds or claims to the highest. */
   span: nullable(closed({ from: U64, to: U64 })),
   /** The highest offset any replica proves. */
@@ -138,9 +141,9 @@ export const FleetNodeSchema = closed({
   name: Text,
   file: Text,
   root: nullable(Text),
-  format: literals("json", "ndjson"),
-  engine: literals("wasm", "ts"),
-  verify: literals("tail", "full"),
+  format: literals(["json", "ndjson"] as const),
+  engine: EngineKindSchema,
+  verify: literals(["tail", "full"] as const),
   partitions: Count,
   /** Partition lines whose path names no `streams/<s>/topics/<t>/partitions/<p>`: not merged. */
   unidentified: Count,
@@ -175,7 +178,7 @@ export const FleetMetadataSchema = closed({
   committedBy: Type.Array(Text),
   /** Ops committed somewhere and held by no node that boots. */
   opsLost: nullable(OffsetRangeSchema),
-  identityConflicts: Type.Array(closed({ code: literals(...IDENTITY_CONFLICTS), nodes: Type.Array(Text), message: Text })),
+  identityConflicts: Type.Array(closed({ code: literals(IDENTITY_CONFLICTS), nodes: Type.Array(Text), message: Text })),
   /** The replica count the superblocks agree on (the majority's), or null (no superblock identity). */
   replicaCount: nullable(Count),
 });
@@ -210,7 +213,7 @@ export const FleetReportSchema = closed(
   {
     segscan: Text,
     /** The cluster's one verdict: the worst of the partitions' verdicts, the metadata plane's (lost ops, conflicting identities) and unmerged lines. */
-    verdict: literals(...CLUSTER_VERDICTS),
+    verdict: literals(CLUSTER_VERDICTS),
     nodes: Type.Array(FleetNodeSchema),
     partitions: Type.Array(FleetPartitionSchema),
     metadata: FleetMetadataSchema,

@@ -5,15 +5,17 @@
  * src/io/journal.ts) for what a salvage recorded as lost (§6.6). One layout,
  * one parser, so the writer and every reader agree on what a line means.
  *
- * File names are stored relative to the partition dir (`name`, `log`,
- * `index`, `staging`) or to the preserve dir (`to`, `file`), so a data dir that
- * is moved whole can still be restored. Sizes are numbers, XXH3-64 values 16
- * hex digits, segment offsets decimal strings.
+ * This layer owns the envelope (`v`, `run`, `seq`, the record kinds) and what
+ * the scan reads (an intent's `lost` ranges); an intent's `op` belongs to its
+ * step kind (src/repair/steps/), whose schema repair checks it against. Every
+ * line carries `v`: a line of another version is refused by name, never read
+ * as this one's.
  */
 
 /** The active journal of a target, in its preserve dir `<realpath(dir)>.segscan`. */
 export const JOURNAL_NAME = "journal.jsonl";
-export const JOURNAL_VERSION = 1;
+/** docs/repair.md §6.2: version 2 names each op by its step kind; a journal of version 1 is refused, naming its version. */
+export const JOURNAL_VERSION = 2;
 /** Suffix of the preserve directory beside a partition (or metadata) directory (docs/repair.md §6.2 rule 5). */
 export const PRESERVE_DIR_SUFFIX = ".segscan";
 /** A journal whose every step a restore undid: renamed `journal.<n>.restored.jsonl` (docs/repair.md §6.2). */
@@ -24,39 +26,17 @@ export function isJournalName(name: string): boolean {
   return name === JOURNAL_NAME || RESTORED_JOURNAL_PATTERN.test(name);
 }
 
-/** Preserved residue of a cut: copied to `file`, or (all zero) recorded by length only with `file` null. */
-export interface JournalResidue {
-  bytes: number;
-  allZero: boolean;
-  xxh3: string;
-  file: string | null;
-}
-
-/** A file's content, identified by size and hash. */
-export interface JournalIndexImage {
-  size: number;
-  xxh3: string;
-}
-
-/**
- * docs/repair.md §6.3: proof of which file was cut — the XXH3-64 of `bytes`
- * bytes ending at the cut point (`[from, from + bytes)`, untouched by the cut
- * and by restore).
- */
-export interface JournalPrefixProof {
-  from: number;
-  bytes: number;
-  xxh3: string;
-}
-
 /** What the bytes of a dropped torn range prove (docs/recovery.md §3.7), as the scan report words it. */
 export type JournalTornEvidence = "zero-filled" | "short-batch" | "complete-batch" | "unverifiable";
 
 /**
- * docs/repair.md §6.5: one byte range of a salvaged segment's old `.log`, as
- * the scan's scope of loss (docs/recovery.md §3.7) had it.
+ * docs/repair.md §6.5, §6.6: one byte range of a salvaged segment's old
+ * `.log`, as the scan's scope of loss (docs/recovery.md §3.7) had it. An
+ * intent's `lost` ranges are what its step gives up: the scan reports them
+ * until a restore undoes the step or the operator clears them. (The repair
+ * plan's `SalvageRange` schema, src/repair/steps/step.ts, writes this shape.)
  */
-export interface JournalSalvageRange {
+export interface JournalLostRange {
   /** The segment's start offset (decimal). */
   segment: string;
   /** Kept: `proven` or `intact`; lost: `unreadable` or `torn`. */
@@ -85,64 +65,14 @@ export interface JournalHealRange {
   lastOffset: string;
 }
 
-export type JournalOp =
-  /**
-   * Cut `log` (a segment's `.log`, or the metadata WAL with segment "0") from
-   * `fromSize` to `toSize` after preserving `[toSize, fromSize)`. `proof` is
-   * absent in journals written before it existed.
-   */
-  | {
-      type: "truncate-log";
-      segment: string;
-      log: string;
-      fromSize: number;
-      toSize: number;
-      residue: JournalResidue;
-      proof?: JournalPrefixProof;
-    }
-  /** Move `name` (partition dir) to `to` (preserve dir): a sweep. */
-  | { type: "move-aside"; kind: string; name: string; to: string; size: number }
-  /**
-   * Write `staging` then rename it over `index`. `old` is the replaced index
-   * (copied to `old.file` in the preserve dir) or null when there was none.
-   */
-  | {
-      type: "replace-index";
-      segment: string;
-      index: string;
-      staging: string;
-      old: (JournalIndexImage & { file: string }) | null;
-      new: JournalIndexImage;
-    }
-  /**
-   * The same for an offset file (docs/node.md N7): write `staging`, rename it
-   * over `file` (named by its path under the partition dir); `old` is its
-   * preserved copy. (Journals written before this op existed used
-   * `replace-index` for offset files; restore reads both.)
-   */
-  | {
-      type: "replace-file";
-      file: string;
-      staging: string;
-      old: JournalIndexImage & { file: string };
-      new: JournalIndexImage;
-    }
-  /**
-   * Salvage (docs/repair.md §6.5): write `staging` as the old log's byte
-   * ranges `kept`, in order, then rename it over `log`. `old` is the whole old
-   * log, copied into the preserve dir first; `lost` the ranges it drops, with
-   * the offsets they hide (recorded as lost, docs/repair.md §6.6).
-   */
-  | {
-      type: "replace-log";
-      segment: string;
-      log: string;
-      staging: string;
-      old: JournalIndexImage & { file: string };
-      new: JournalIndexImage;
-      kept: { from: number; to: number }[];
-      lost: JournalSalvageRange[];
-    };
+/**
+ * An intent's op as this layer reads it: its step kind (docs/repair.md §6.2).
+ * What else it holds is the step kind's (src/repair/steps/), and repair checks
+ * it against that kind's schema before acting on it.
+ */
+export interface JournalOpHead {
+  kind: string;
+}
 
 interface RecordBase {
   v: typeof JOURNAL_VERSION;
@@ -156,27 +86,26 @@ export interface IntentRef {
   seq: number;
 }
 
-export type JournalRecord =
+export type JournalRecord<Op extends JournalOpHead = JournalOpHead> =
   /**
    * `partition` is the target's path (a partition dir, a lone `.log`, or
-   * `metadata/`); `target` its kind (absent in older journals: a partition);
-   * `salvage` (a salvage run only, docs/repair.md §6.5) what the run keeps and
-   * the offsets it records as lost.
+   * `metadata/`), `target` its kind; `salvage` (a salvage run only,
+   * docs/repair.md §6.5) what the run keeps and the offsets it records as lost.
    */
   | (RecordBase & {
       kind: "begin";
       time: string;
       partition: string;
-      target?: "partition" | "metadata";
+      target: "partition" | "metadata";
       plan: Record<string, number>;
-      salvage?: { kept: JournalSalvageRange[]; lost: JournalSalvageRange[] };
+      salvage?: { kept: JournalLostRange[]; lost: JournalLostRange[] };
       /** A heal run only (docs/heal.md): the peer it copied from and the offsets it filled. */
       heal?: { peer: string; ranges: JournalHealRange[] };
     })
   /** Informational: bytes copied into the preserve dir. */
   | (RecordBase & { kind: "preserved"; source: string; from: number; bytes: number; xxh3: string; file: string })
-  /** Written and fsynced BEFORE the step. */
-  | (RecordBase & { kind: "intent"; op: JournalOp })
+  /** Written and fsynced BEFORE the step; `lost` what the step gives up (empty but for a salvage's log rewrite, docs/repair.md §6.6). */
+  | (RecordBase & { kind: "intent"; op: Op; lost: JournalLostRange[] })
   /** Written after the step is durable; `seq` is the intent's. */
   | (RecordBase & { kind: "done" })
   | (RecordBase & { kind: "end"; time: string })
@@ -196,20 +125,25 @@ export type JournalRecord =
   | (RecordBase & { kind: "loss-cleared"; time: string; of: IntentRef[] });
 
 type Body<R> = R extends RecordBase ? Omit<R, keyof RecordBase> : never;
-export type JournalRecordBody = Body<JournalRecord>;
+export type JournalRecordBody<Op extends JournalOpHead = JournalOpHead> = Body<JournalRecord<Op>>;
 
 /** A journal record and the 1-based line of the journal it was read from. */
-export interface JournalEntry {
-  record: JournalRecord;
+export interface JournalEntry<Op extends JournalOpHead = JournalOpHead> {
+  record: JournalRecord<Op>;
   line: number;
 }
 
-/** A line of a journal that may not be skipped and cannot be trusted; `line` is 1-based. */
+/**
+ * A line of a journal that may not be skipped and cannot be trusted; `line` is
+ * 1-based. `version` is set when the line is a record of another journal
+ * version: it is not misread as this one's.
+ */
 export class JournalLayoutError extends Error {
   override name = "JournalLayoutError";
   constructor(
     readonly line: number,
     readonly why: string,
+    readonly version?: number,
   ) {
     super(`line ${line} ${why}`);
   }
@@ -217,22 +151,13 @@ export class JournalLayoutError extends Error {
 
 const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const isString = (v: unknown): v is string => typeof v === "string";
-const isHash = (v: unknown): boolean => typeof v === "string" && /^[0-9a-f]{16}$/.test(v);
-const isImage = (v: unknown): boolean =>
-  v !== null && typeof v === "object" && isNumber((v as JournalIndexImage).size) && isHash((v as JournalIndexImage).xxh3);
-const isProof = (v: unknown): boolean =>
-  v !== null &&
-  typeof v === "object" &&
-  isNumber((v as JournalPrefixProof).from) &&
-  isNumber((v as JournalPrefixProof).bytes) &&
-  isHash((v as JournalPrefixProof).xxh3);
 const isDecimal = (v: unknown): boolean => typeof v === "string" && /^(0|[1-9][0-9]*)$/.test(v);
 const isDecimalOrNull = (v: unknown): boolean => v === null || isDecimal(v);
 const isIntentRef = (v: unknown): v is IntentRef =>
   v !== null && typeof v === "object" && isString((v as IntentRef).run) && typeof (v as IntentRef).seq === "number";
 
 /** A lost range as the scan reads it back: its segment and offsets must be decimal (or null), its sizes numbers. */
-function isLostRange(v: unknown): v is JournalSalvageRange {
+function isLostRange(v: unknown): v is JournalLostRange {
   if (v === null || typeof v !== "object") return false;
   const r = v as Record<string, unknown>;
   return (
@@ -247,62 +172,6 @@ function isLostRange(v: unknown): v is JournalSalvageRange {
   );
 }
 
-/** Whether an intent's op carries every field its undo reads, with the right types. */
-function isOp(value: unknown): value is JournalOp {
-  if (value === null || typeof value !== "object") return false;
-  const op = value as Record<string, unknown>;
-  switch (op.type) {
-    case "truncate-log": {
-      const residue = op.residue as Record<string, unknown> | null | undefined;
-      return (
-        isString(op.segment) &&
-        isString(op.log) &&
-        isNumber(op.fromSize) &&
-        isNumber(op.toSize) &&
-        (op.proof === undefined || isProof(op.proof)) &&
-        residue !== null &&
-        typeof residue === "object" &&
-        isNumber(residue.bytes) &&
-        typeof residue.allZero === "boolean" &&
-        isHash(residue.xxh3) &&
-        (residue.file === null || isString(residue.file))
-      );
-    }
-    case "move-aside":
-      return isString(op.kind) && isString(op.name) && isString(op.to) && isNumber(op.size);
-    case "replace-file":
-      return (
-        isString(op.file) && isString(op.staging) && isImage(op.new) && isImage(op.old) && isString((op.old as { file?: unknown }).file)
-      );
-    case "replace-log": {
-      const ranges = (v: unknown): boolean =>
-        Array.isArray(v) && v.every((r) => r !== null && typeof r === "object" && isNumber(r.from) && isNumber(r.to) && r.from <= r.to);
-      return (
-        isString(op.segment) &&
-        isString(op.log) &&
-        isString(op.staging) &&
-        isImage(op.new) &&
-        isImage(op.old) &&
-        isString((op.old as { file?: unknown }).file) &&
-        ranges(op.kept) &&
-        // The lost ranges are what a later scan reports (docs/repair.md §6.6): each must read back whole.
-        Array.isArray(op.lost) &&
-        op.lost.every(isLostRange)
-      );
-    }
-    case "replace-index":
-      return (
-        isString(op.segment) &&
-        isString(op.index) &&
-        isString(op.staging) &&
-        isImage(op.new) &&
-        (op.old === null || (isImage(op.old) && isString((op.old as { file?: unknown }).file)))
-      );
-    default:
-      return false;
-  }
-}
-
 function isRecord(value: unknown): value is JournalRecord {
   if (value === null || typeof value !== "object") return false;
   const r = value as Partial<RecordBase> & { kind?: unknown; op?: unknown };
@@ -310,7 +179,16 @@ function isRecord(value: unknown): value is JournalRecord {
   const fields = value as Record<string, unknown>;
   switch (r.kind) {
     case "intent":
-      return isOp(r.op);
+      // The op is its step kind's to check (src/repair/steps/); what the scan reads of an intent is `lost`.
+      return (
+        r.op !== null &&
+        typeof r.op === "object" &&
+        isString((r.op as Partial<JournalOpHead>).kind) &&
+        Array.isArray(fields.lost) &&
+        fields.lost.every(isLostRange)
+      );
+    case "begin":
+      return isString(fields.time) && isString(fields.partition) && (fields.target === "partition" || fields.target === "metadata");
     case "undone":
       return isIntentRef(fields.of);
     case "forgotten":
@@ -323,7 +201,6 @@ function isRecord(value: unknown): value is JournalRecord {
       );
     case "loss-cleared":
       return isString(fields.time) && Array.isArray(fields.of) && fields.of.every(isIntentRef);
-    case "begin":
     case "preserved":
     case "done":
     case "end":
@@ -359,6 +236,15 @@ export function parseJournalText(text: string): JournalEntry[] {
     } catch {
       throw new JournalLayoutError(line, `is not a journal record (${JSON.stringify(lineText.slice(0, 60))})`);
     }
+    const version = (parsed as { v?: unknown } | null)?.v;
+    if (typeof version === "number" && version !== JOURNAL_VERSION) {
+      const by = version < JOURNAL_VERSION ? "an earlier" : "a newer";
+      throw new JournalLayoutError(
+        line,
+        `was written by ${by} segscan (journal version ${version}; this segscan reads version ${JOURNAL_VERSION} only): restore or forget its runs with the segscan that wrote it`,
+        version,
+      );
+    }
     if (!isRecord(parsed)) throw new JournalLayoutError(line, `is not a journal record (${JSON.stringify(lineText.slice(0, 60))})`);
     if (parsed.kind === "intent") intents.add(intentKey(parsed.run, parsed.seq));
     if (parsed.kind === "done" && !intents.has(intentKey(parsed.run, parsed.seq))) {
@@ -385,8 +271,8 @@ export function parseJournalText(text: string): JournalEntry[] {
 }
 
 /**
- * One range of offsets a salvage recorded as lost (docs/repair.md §6.6): a
- * `replace-log` intent's lost range that no restore undid and no operator
+ * One range of offsets a salvage recorded as lost (docs/repair.md §6.6): an
+ * intent's lost range that no restore undid and no operator
  * cleared. `completed` says whether the step's `done` line was written (a
  * step that never finished may not have dropped anything: the partition's
  * scan says).
@@ -399,14 +285,14 @@ export interface RecordedLoss {
   line: number;
   /** The run's start time (its `begin` record), null when the journal has none. */
   time: string | null;
-  range: JournalSalvageRange;
+  range: JournalLostRange;
   completed: boolean;
 }
 
 /**
  * The offsets a journal records as dropped by a salvage and still lost: the
- * lost ranges of every `replace-log` intent that was neither undone (by a
- * restore) nor cleared (`loss-cleared`), in journal order.
+ * lost ranges of every intent that was neither undone (by a restore) nor
+ * cleared (`loss-cleared`), in journal order.
  */
 export function recordedLosses(entries: readonly JournalEntry[]): RecordedLoss[] {
   const undone = new Set<string>();
@@ -421,10 +307,10 @@ export function recordedLosses(entries: readonly JournalEntry[]): RecordedLoss[]
   }
   const losses: RecordedLoss[] = [];
   for (const { record, line } of entries) {
-    if (record.kind !== "intent" || record.op.type !== "replace-log") continue;
+    if (record.kind !== "intent") continue;
     const key = intentKey(record.run, record.seq);
     if (undone.has(key) || cleared.has(key)) continue;
-    for (const range of record.op.lost) {
+    for (const range of record.lost) {
       losses.push({
         run: record.run,
         seq: record.seq,
@@ -495,7 +381,7 @@ export function recordedHeals(entries: readonly JournalEntry[]): RecordedHeal[] 
 }
 
 /** Whether a heal's range covers a salvage's lost range (same segment, every offset of it inside). */
-export function healCovers(heal: JournalHealRange, lost: JournalSalvageRange): boolean {
+export function healCovers(heal: JournalHealRange, lost: JournalLostRange): boolean {
   if (heal.segment !== lost.segment || lost.firstOffset === null) return false;
   const first = BigInt(lost.firstOffset);
   const last = lost.lastOffset === null ? null : BigInt(lost.lastOffset);

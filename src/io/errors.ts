@@ -15,6 +15,7 @@ export const SCAN_ERROR_CODES = [
   "ListFailure",
   "NoSegments",
   "NotRegularFile",
+  "LinkNotFollowed",
 ] as const;
 
 export type ScanErrorCode = (typeof SCAN_ERROR_CODES)[number];

@@ -175,11 +175,34 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
 interface ListedDirectory {
   target: ScanTarget | null;
   children: string[];
+  /** Children that are links to directories inside a node's `streams/`: failed targets, never listed. */
+  links: ReadonlySet<string>;
+  /** Inside a node root's `streams/` (where the server serves what it finds, links followed). */
+  underStreams: boolean;
   /** Children with a `<child>.segscan` entry beside them (docs/repair.md §6.6). */
   preserved: ReadonlySet<string>;
 }
 
 const NONE_PRESERVED: ReadonlySet<string> = new Set();
+const NO_LINKS: ReadonlySet<string> = new Set();
+/** A name the server opens below a node root: `streams` itself, a stream, topic or partition id (decimal), or the `topics`/`partitions` level. */
+const SERVED_NAME = /^(?:\d+|streams|topics|partitions)$/;
+
+/**
+ * A link to a directory inside a node's `streams/`: the server follows it and
+ * serves what it holds, discovery never follows a link (they can loop or repeat
+ * partitions), so its bytes are not judged and the scan must not pass for
+ * clean (docs/interfaces.md §4).
+ */
+function linkNotFollowed(path: string): ScanError {
+  return {
+    code: "LinkNotFollowed",
+    path,
+    message:
+      `${path} is a symbolic link to a directory inside the node's streams/: the server follows it, segscan does not, ` +
+      "so nothing under it was judged and nothing was changed; scan its target by its own path",
+  };
+}
 
 /**
  * Discovery as a stream (issue 13): each target is yielded as soon as it is
@@ -232,9 +255,9 @@ export async function* discoverStream(
     }
     // Per root, so a root inside an earlier one still counts its partitions.
     const visited = new VisitedDirectories();
-    const listDirectory = async (directory: string, depth: number): Promise<ListedDirectory & { key: string }> => {
+    const listDirectory = async (directory: string, depth: number, underStreams: boolean): Promise<ListedDirectory & { key: string }> => {
       if (signal?.aborted) throw abortError(signal);
-      const nothing = { target: null, children: [], preserved: NONE_PRESERVED, key: directory };
+      const nothing = { target: null, children: [], links: NO_LINKS, underStreams, preserved: NONE_PRESERVED, key: directory };
       if (depth > MAX_DISCOVERY_DEPTH) return nothing;
       let entries;
       let key = directory;
@@ -247,6 +270,8 @@ export async function* discoverStream(
         return {
           target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") },
           children: [],
+          links: NO_LINKS,
+          underStreams,
           preserved: NONE_PRESERVED,
           key: directory,
         };
@@ -260,14 +285,20 @@ export async function* discoverStream(
       // file is reported by the partition load instead of being passed over.
       const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
       const children: string[] = [];
+      const links = new Set<string>();
       const preserved = new Set<string>();
       for (const entry of entries) {
         if (entry.name.endsWith(PRESERVE_DIR_SUFFIX)) preserved.add(entry.name.slice(0, -PRESERVE_DIR_SUFFIX.length));
         if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;
         if (isNodeRoot && entry.name !== NODE_STREAMS_DIRECTORY) continue;
         if (entry.isSymbolicLink) {
-          // Inside a partition the partition's own listing reports it.
-          if (!isPartition) sink.skipped.push(directoryLinkEntry(join(directory, entry.name)));
+          // Inside a partition the partition's own listing reports it; one named like a stream, topic or partition id
+          // inside a node's streams/ (a path the server opens) is a failed target.
+          if (isPartition) continue;
+          if ((underStreams || isNodeRoot) && SERVED_NAME.test(entry.name)) {
+            links.add(entry.name);
+            children.push(entry.name);
+          } else sink.skipped.push(directoryLinkEntry(join(directory, entry.name)));
           continue;
         }
         children.push(entry.name);
@@ -275,6 +306,8 @@ export async function* discoverStream(
       return {
         target: isPartition ? { path: directory, singleLog: false, entries } : null,
         children,
+        links: links.size === 0 ? NO_LINKS : links,
+        underStreams: underStreams || isNodeRoot,
         preserved: preserved.size === 0 ? NONE_PRESERVED : preserved,
         key,
       };
@@ -302,16 +335,24 @@ export async function* discoverStream(
       held: Map<string, ListedDirectory>;
       depth: number;
       preserved: ReadonlySet<string>;
+      links: ReadonlySet<string>;
+      underStreams: boolean;
     }
-    const level = (directory: string, listed: Pick<ListedDirectory, "children" | "preserved">, depth: number): Level => ({
+    const level = (
+      directory: string,
+      listed: Pick<ListedDirectory, "children" | "preserved" | "links" | "underStreams">,
+      depth: number,
+    ): Level => ({
       directory,
       keys: listed.children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
       next: 0,
       held: new Map(),
       depth,
       preserved: listed.preserved,
+      links: listed.links,
+      underStreams: listed.underStreams,
     });
-    const top = await listDirectory(realPath, 0);
+    const top = await listDirectory(realPath, 0, false);
     const topTarget = found(top);
     if (topTarget !== null) yield topTarget;
     const stack: Level[] = [level(realPath, top, 0)];
@@ -322,8 +363,15 @@ export async function* discoverStream(
         stack.pop();
         continue;
       }
+      if (current.links.has(key)) {
+        // Its own key only (a link is never descended into): a failed target in path order.
+        const linkPath = childPath(current.directory, key);
+        root.targets++;
+        if (take(`link:${linkPath}`)) yield { path: linkPath, singleLog: false, failure: linkNotFollowed(linkPath) };
+        continue;
+      }
       if (!key.endsWith("/")) {
-        const listed = await listDirectory(childPath(current.directory, key), current.depth + 1);
+        const listed = await listDirectory(childPath(current.directory, key), current.depth + 1, current.underStreams);
         const target = found(listed);
         if (target !== null) {
           // The parent's listing says whether a salvage record may sit beside it (docs/repair.md §6.6).

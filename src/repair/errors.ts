@@ -1,4 +1,5 @@
 /** Typed repair/restore errors. Each names the file and, where one applies, the segment and byte position. */
+import { JOURNAL_VERSION } from "../format/journal.js";
 import type { SalvageRefusalCode } from "../policy/salvage.js";
 
 export interface RepairErrorContext {
@@ -81,6 +82,29 @@ export class JournalCorruptError extends RepairError {
     readonly line: number,
   ) {
     super(message, context);
+  }
+}
+
+/**
+ * docs/repair.md §6.2: a journal of another version than this segscan's (one
+ * an earlier segscan wrote): it is never read as this version's, so nothing
+ * was restored, repaired or deleted, and the journal is left in place. The
+ * segscan that wrote it can restore or forget its runs.
+ */
+export class JournalVersionError extends RepairError {
+  override name = "JournalVersionError";
+  constructor(
+    journalPath: string,
+    readonly line: number,
+    readonly version: number,
+  ) {
+    const by = version < JOURNAL_VERSION ? "an earlier" : "a newer";
+    super(
+      `journal ${journalPath} was written by ${by} segscan (line ${line} is journal version ${version}; this segscan reads version ${JOURNAL_VERSION} only), ` +
+        "so nothing was restored or changed and the journal is left in place: restore or forget its runs with the segscan that wrote it; " +
+        `once no run in it needs undoing, move ${journalPath} out of its preserve dir (it is the record of what those runs changed and of any offsets a salvage dropped)`,
+      { path: journalPath },
+    );
   }
 }
 

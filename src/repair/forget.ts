@@ -29,25 +29,16 @@
  * is deleted; a crash after it leaves closed runs whose remaining copies the
  * next forget deletes, and restore skips closed runs either way.
  */
-import * as path from "node:path";
 import { shellQuote } from "../domain/command.js";
-import {
-  JOURNAL_NAME,
-  type JournalEntry,
-  type JournalOp,
-  type JournalRecord,
-  RESTORED_JOURNAL_PATTERN,
-  type RecordedLoss,
-  closedRuns,
-  isJournalName,
-  recordedLosses,
-} from "../format/journal.js";
+import * as path from "node:path";
+import { JOURNAL_NAME, RESTORED_JOURNAL_PATTERN, type RecordedLoss, closedRuns, isJournalName, recordedLosses } from "../format/journal.js";
 import { ForgetRefusedError } from "./errors.js";
 import { describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
-import { JournalWriter, readJournalEntries } from "./journal.js";
+import { type JournalEntry, type JournalRecord, JournalWriter, readJournalEntries } from "./journal.js";
 import { LOCK_NAME, RECLAIM_NAME, acquireLock, appendLockLeft, releaseLocks } from "./lock.js";
 import { realPreserveDirOf } from "./preserve-dir.js";
+import { opKindOf } from "./steps/index.js";
 
 export interface ForgetOptions {
   fs?: RepairFs;
@@ -108,22 +99,11 @@ interface Journals {
 
 const isScratch = (name: string): boolean => name.endsWith(".tmp") || /\.discarded(\.\d+)?$/.test(name);
 
-/** Every preserved file an intent or a `preserved` record names, with the size the journal recorded. */
+/** Every preserved file an intent (its step kind's copies) or a `preserved` record names, with the size the journal recorded. */
 function filesOf(record: JournalRecord): { name: string; bytes: number }[] {
   if (record.kind === "preserved") return [{ name: record.file, bytes: record.bytes }];
   if (record.kind !== "intent") return [];
-  const op: JournalOp = record.op;
-  switch (op.type) {
-    case "truncate-log":
-      return op.residue.file === null ? [] : [{ name: op.residue.file, bytes: op.residue.bytes }];
-    case "move-aside":
-      return [{ name: op.to, bytes: op.size }];
-    case "replace-index":
-      return op.old === null ? [] : [{ name: op.old.file, bytes: op.old.size }];
-    case "replace-file":
-    case "replace-log":
-      return [{ name: op.old.file, bytes: op.old.size }];
-  }
+  return opKindOf(record.op).copies(record.op);
 }
 
 interface Run {

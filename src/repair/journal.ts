@@ -9,29 +9,23 @@ import * as path from "node:path";
 import {
   JOURNAL_NAME,
   JOURNAL_VERSION,
-  type JournalEntry,
+  type JournalEntry as JournalLine,
   JournalLayoutError,
-  type JournalRecord,
+  type JournalRecord as JournalLineRecord,
   type JournalRecordBody,
   parseJournalText,
 } from "../format/journal.js";
-import { JournalCorruptError, RepairError } from "./errors.js";
+import { JournalCorruptError, JournalVersionError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 import { readExactly, writeExactly } from "./files.js";
+import type { JournalOp } from "./steps/index.js";
 
 // The line layout is the format layer's (src/format/journal.ts): the scan reads the same lines (docs/repair.md §6.6).
-export {
-  JOURNAL_NAME,
-  JOURNAL_VERSION,
-  type IntentRef,
-  type JournalEntry,
-  type JournalIndexImage,
-  type JournalOp,
-  type JournalPrefixProof,
-  type JournalRecord,
-  type JournalRecordBody,
-  type JournalResidue,
-} from "../format/journal.js";
+export { JOURNAL_NAME, JOURNAL_VERSION, type IntentRef, type JournalRecordBody } from "../format/journal.js";
+export type { JournalOp } from "./steps/index.js";
+/** A journal record as repair reads it: an intent's op checked against its step kind's schema. */
+export type JournalRecord = JournalLineRecord<JournalOp>;
+export type JournalEntry = JournalLine<JournalOp>;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -123,7 +117,9 @@ async function lastNewlineEnd(fs: RepairFs, journalPath: string, size: number): 
 
 /**
  * Every record of a journal, in file order, each with its line number
- * (`parseJournalText`: only a torn last line is skipped). Any other bad line,
+ * (`parseJournalText`: only a torn last line is skipped), every intent's op
+ * checked against its step kind's schema. A line of another journal version
+ * throws `JournalVersionError`, naming it and what to do; any other bad line,
  * or a record naming an intent no earlier line holds, throws
  * `JournalCorruptError` naming the journal and the line: acting on a journal
  * with a hole in it could skip an undo and report success.
@@ -133,32 +129,31 @@ export async function readJournalEntries(fs: RepairFs, journalPath: string): Pro
   if (stat === null) return [];
   const bytes = new Uint8Array(stat.size);
   await withReadable(fs, journalPath, (file) => readExactly(file, journalPath, bytes, stat.size, 0));
+  let entries: JournalLine[];
   try {
-    return parseJournalText(decoder.decode(bytes));
+    entries = parseJournalText(decoder.decode(bytes));
   } catch (error) {
     if (!(error instanceof JournalLayoutError)) throw error;
-    throw new JournalCorruptError(
-      `journal ${journalPath} line ${error.line} ${error.why}; only a torn last line may be skipped, so nothing was restored or changed ` +
-        "and the journal is left in place (inspect that line; the preserved files beside it are untouched)",
-      { path: journalPath },
-      error.line,
-    );
+    if (error.version !== undefined) throw new JournalVersionError(journalPath, error.line, error.version);
+    throw corrupt(journalPath, error.line, error.why);
   }
+  // The step kinds' schemas load with the first journal read (the package entry exports this reader without loading TypeBox).
+  const { journalOpProblem } = await import("./steps/index.js");
+  const problem = journalOpProblem(entries);
+  if (problem !== null) throw corrupt(journalPath, problem.line, problem.why);
+  return entries as JournalEntry[];
+}
+
+function corrupt(journalPath: string, line: number, why: string): JournalCorruptError {
+  return new JournalCorruptError(
+    `journal ${journalPath} line ${line} ${why}; only a torn last line may be skipped, so nothing was restored or changed ` +
+      "and the journal is left in place (inspect that line; the preserved files beside it are untouched)",
+    { path: journalPath },
+    line,
+  );
 }
 
 /** Every record of a journal, in file order (see `readJournalEntries` for what is refused). */
 export async function readJournal(fs: RepairFs, journalPath: string): Promise<JournalRecord[]> {
   return (await readJournalEntries(fs, journalPath)).map((entry) => entry.record);
-}
-
-/** Names inside a journal must be plain file names: no separators, no `..`. */
-/** docs/node.md N7: an offset file is journaled by its path under the partition dir (one fixed shape, no `..`). */
-const OFFSET_FILE_NAME = /^offsets\/(consumers|groups)\/(?!\.\.?(\.staging)?$)[^/\\]+$/;
-
-export function journalName(name: string, journalPath: string): string {
-  if (OFFSET_FILE_NAME.test(name)) return name;
-  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\\")) {
-    throw new RepairError(`journal ${journalPath} names "${name}", which is not a plain file name`, { path: journalPath });
-  }
-  return name;
 }

@@ -22,7 +22,8 @@ import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
 import type { BootForecastEntry, NodeReport, OffsetReport } from "../domain/node.js";
 import { worstSeverity } from "../domain/node.js";
 import type { RepairFs } from "./fs-layer.js";
-import type { ConsumerRef, ForecastEffect, LeftAlone, PlanStep, PlanTarget, RepairPlan } from "./plan-types.js";
+import type { ForecastEffect, LeftAlone, PlanTarget, RepairPlan } from "./schema.js";
+import type { ConsumerRef, PlanStep } from "./steps/index.js";
 import { OFFSET_EVIDENCE_MAX_BYTES } from "./limits.js";
 
 const STEP_FOR: Record<string, "evidence-copy" | "clamp" | "complete" | "move-aside"> = {

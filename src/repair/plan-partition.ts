@@ -12,7 +12,8 @@ import * as path from "node:path";
 import { INDEX_ENTRY_BYTES, LOG_SUFFIX } from "../format/constants.js";
 import type { PartitionReport, SegmentReport } from "../domain/scan.js";
 import { PlanError } from "./errors.js";
-import type { MoveAsideStep, PartitionFingerprint, PlanTarget, ReplaceStep, TruncateStep } from "./plan-types.js";
+import type { PartitionFingerprint, PlanTarget } from "./schema.js";
+import type { MoveAsideStep, ReplaceStep, TruncateStep } from "./steps/index.js";
 import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
 
 /**

@@ -16,6 +16,7 @@
  * and mtime, which `applyRepair`'s preflight compares before anything changes.
  */
 import * as path from "node:path";
+import { firstSchemaProblem } from "../domain/schema-vocabulary.js";
 import { scanPath } from "../node/scan-path.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { ScanReport } from "../domain/scan.js";
@@ -28,9 +29,10 @@ import { realPreserveDirOf } from "./preserve-dir.js";
 
 export { PRESERVE_DIR_SUFFIX, preserveDirOf, realPreserveDirOf } from "./preserve-dir.js";
 
-export * from "./plan-types.js";
-import type { LeftAlone, PlanStep, PlanTarget, RepairPlan, SkippedPartition } from "./plan-types.js";
+export { PLAN_VERSION } from "./plan-types.js";
 import { PLAN_VERSION } from "./plan-types.js";
+import { type LeftAlone, type PlanTarget, type RepairPlan, RepairPlanSchema, type SkippedPartition } from "./schema.js";
+import { type PlanStep, planStepProblem } from "./steps/index.js";
 
 export interface PlanRepairOptions extends ScanOptions {
   /** docs/node.md N4: also plan offset rewrites and moves (default false: only evidence copies). */
@@ -139,34 +141,32 @@ export function firstDifference(a: unknown, b: unknown, at = ""): string | null 
 
 /**
  * A plan read back from JSON (e.g. `repair --json` saved and applied later):
- * checked for the shape `applyRepair` relies on, throwing `PlanError` naming
- * the first thing wrong. The plan's own checks (a fresh scan, sizes, mtimes)
- * still run at apply time.
+ * checked against the plan's schema (docs/interfaces.md §9.4), every step
+ * against its kind's, every path absolute and every step's file inside its
+ * target's directory, throwing `PlanError` naming the first thing wrong. The
+ * plan's own checks (a fresh scan, sizes, mtimes) still run at apply time.
  */
 export function parsePlan(value: unknown, source = "plan"): RepairPlan {
   const fail = (what: string): never => {
     throw new PlanError(`${source} is not a segscan repair plan: ${what}`, { path: source });
   };
-  if (value === null || typeof value !== "object") fail("not a JSON object");
-  const plan = value as Partial<RepairPlan>;
+  const plan = value as Partial<RepairPlan> | null;
+  if (plan === null || typeof plan !== "object") return fail("not a JSON object");
   if (plan.version !== PLAN_VERSION) fail(`version ${JSON.stringify(plan.version)}, this segscan reads version ${PLAN_VERSION}`);
-  if (!Array.isArray(plan.targets)) fail("no targets array");
-  for (const [i, target] of plan.targets!.entries()) {
-    if (target === null || typeof target !== "object") fail(`targets[${i}] is not an object`);
-    if (target.kind !== "partition" && target.kind !== "metadata") fail(`targets[${i}].kind is ${JSON.stringify(target.kind)}`);
+  // Where a step would write comes first: it is what must never be wrong.
+  for (const [i, target] of (Array.isArray(plan.targets) ? plan.targets : []).entries()) {
     for (const field of ["path", "dir", "preserveDir"] as const) {
-      if (typeof target[field] !== "string" || !path.isAbsolute(target[field])) fail(`targets[${i}].${field} is not an absolute path`);
+      if (typeof target?.[field] !== "string" || !path.isAbsolute(target[field])) fail(`targets[${i}].${field} is not an absolute path`);
     }
-    if (!Array.isArray(target.steps)) fail(`targets[${i}].steps is not an array`);
-    for (const [j, step] of target.steps.entries()) {
-      const where = `targets[${i}].steps[${j}]`;
-      if (!["truncate", "replace", "move-aside", "evidence-copy"].includes(step?.kind))
-        fail(`${where}.kind is ${JSON.stringify(step?.kind)}`);
-      if (typeof step.file !== "string" || !isInside(target.dir, step.file)) fail(`${where}.file is not a file inside ${target.dir}`);
+    for (const [j, step] of (Array.isArray(target.steps) ? target.steps : []).entries()) {
+      if (typeof step?.file !== "string" || !isInside(target.dir, step.file))
+        fail(`targets[${i}].steps[${j}].file is not a file inside ${target.dir}`);
+      const problem = planStepProblem(step, `targets[${i}].steps[${j}]`);
+      if (problem !== null) fail(problem);
     }
   }
-  if (!Array.isArray(plan.skipped) || !Array.isArray(plan.leftAlone)) fail("no skipped or leftAlone array");
-  if (plan.options === undefined || typeof plan.options !== "object") fail("no options");
+  const problem = firstSchemaProblem(RepairPlanSchema, plan, "");
+  if (problem !== null) fail(problem.replace(/^\./, ""));
   return plan as RepairPlan;
 }
 

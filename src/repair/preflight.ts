@@ -17,7 +17,8 @@
  *    lone `.log` is refused when its partition as a whole is refused or it is
  *    not the tail; the metadata target's WAL is re-scanned and must prove the
  *    same torn tail; each offset step's file must still hold the offset the
- *    plan read;
+ *    plan read, and each step passes its kind's own check (./steps/: an offset
+ *    rewrite's value proven again from the bytes);
  * 6. each partition's preserve dir is on the partition's filesystem.
  */
 import * as path from "node:path";
@@ -32,16 +33,17 @@ import { scanPartition } from "../recovery/scan.js";
 import { scanPath } from "../node/scan-path.js";
 import type { PartitionReport } from "../domain/scan.js";
 import { RepairError, StalePlanError, TargetRefusedError } from "./errors.js";
-import { storedOffsetNow } from "./files.js";
 import type { RepairFs } from "./fs-layer.js";
-import { readJournal } from "./journal.js";
-import { JOURNAL_NAME } from "./journal.js";
+import { JOURNAL_NAME, readJournal } from "./journal.js";
 import { type WriterCheck, refuseWriters } from "./lock.js";
 import { planNodeTargets } from "./plan-node.js";
 import { fingerprintOf, planPartitionTarget } from "./plan-partition.js";
 import { SalvageRefusedError, planSalvageTarget } from "./plan-salvage.js";
 import { HealRefusedError, planHealTarget } from "./heal/plan.js";
-import { type PlanStep, type PlanTarget, type RepairPlan, firstDifference } from "./plan.js";
+import { firstDifference } from "./plan.js";
+import type { PlanTarget, RepairPlan } from "./schema.js";
+import { type PlanStep, stepKindOf } from "./steps/index.js";
+import { type CheckContext, expectStoredOffset } from "./steps/step.js";
 
 /** Re-scans one partition target (the default calls `scanPartition`, or `scanPath` for a lone `.log`). */
 export type PartitionScanner = (target: PlanTarget, options: ScanOptions) => Promise<PartitionReport>;
@@ -111,8 +113,11 @@ export async function preflight(plan: RepairPlan, ctx: PreflightContext): Promis
       ctx.scanOptions.signal?.throwIfAborted();
       if (target.kind === "partition") await checkPartition(target, ctx);
       else await checkMetadata(target, ctx);
-      for (const step of target.steps) if (step.role === "offset") await checkOffset(step, ctx.fs);
-      await deriveOffsetValues(target, ctx, offsetValues);
+      // An offset file's step (docs/node.md N4): the file must still hold the offset the plan read.
+      for (const step of target.steps)
+        if ("consumer" in step && step.consumer !== null) await expectStoredOffset(ctx.fs, step.file, step.consumer);
+      const check = checkContext(target, ctx, offsetValues);
+      for (const step of target.steps) await stepKindOf(step).check?.(step, check);
       for (const step of target.steps) await checkObserved(target, step, ctx.fs);
     }
   } catch (error) {
@@ -121,45 +126,17 @@ export async function preflight(plan: RepairPlan, ctx: PreflightContext): Promis
   return { writerCheck, offsetValues };
 }
 
-/**
- * docs/repair.md §6.2: an offset rewrite writes what the bytes prove, never
- * what the plan says. A clamp writes the partition's head H, proven again now
- * (its segments scanned, its superblock read); completing a torn record writes
- * the offset the file stores. The plan's value must be that one, or the plan
- * is refused (an edited plan, or a head that moved since the scan).
- */
-async function deriveOffsetValues(target: PlanTarget, ctx: PreflightContext, values: Map<string, bigint>): Promise<void> {
-  let head: Awaited<ReturnType<typeof partitionHeadNow>> | null = null;
-  for (const step of target.steps) {
-    if (step.kind !== "replace" || step.role !== "offset" || step.content.type !== "offset-record") continue;
-    let value: bigint | null;
-    let what: string;
-    if (step.reason === "offset-ahead-of-head") {
-      head ??= await partitionHeadNow(target.dir, ctx.scanOptions, ctx.engine);
-      value = head.known && !head.quarantined ? head.head : null;
-      what = value === null ? "the partition proves no head now" : `the partition's head proven now is ${value}`;
-      const stored = step.consumer?.storedOffset ?? null;
-      if (value !== null && stored !== null && BigInt(stored) <= value) {
-        throw new StalePlanError(
-          `refusing a stale plan: ${step.file} stores offset ${stored}, which is not ahead of the head ${value} the partition proves now; nothing to clamp; scan and plan again`,
-          { path: step.file },
-          `head ${value}`,
-        );
-      }
-    } else {
-      const stored = step.consumer?.storedOffset ?? null;
-      value = stored === null ? null : BigInt(stored);
-      what = value === null ? "the file stores no offset" : `the file stores offset ${value}`;
-    }
-    if (value === null || step.content.offset !== value.toString()) {
-      throw new StalePlanError(
-        `refusing the plan for ${step.file}: it would write offset ${step.content.offset}, but ${what}; a rewrite writes only what the bytes prove (scan and plan again)`,
-        { path: step.file },
-        `offset ${step.content.offset}`,
-      );
-    }
-    values.set(step.file, value);
-  }
+/** What a step kind's `check` reads with: the partition's head as the bytes prove it now (read once), and where proven values go. */
+function checkContext(target: PlanTarget, ctx: PreflightContext, offsetValues: Map<string, bigint>): CheckContext {
+  let head: Promise<bigint | null> | null = null;
+  return {
+    fs: ctx.fs,
+    headNow: () =>
+      (head ??= partitionHeadNow(target.dir, ctx.scanOptions, ctx.engine).then((found) =>
+        found.known && !found.quarantined ? found.head : null,
+      )),
+    prove: (file, value) => offsetValues.set(file, value),
+  };
 }
 
 function nothingChanged(error: unknown): unknown {
@@ -359,19 +336,6 @@ async function checkMetadata(target: PlanTarget, ctx: PreflightContext): Promise
       `refusing a stale plan: ${step.file} changed since the scan (${diff}); the plan cut it from ${step.kind === "truncate" ? step.fromSize : "?"} to ${step.kind === "truncate" ? step.toSize : "?"} bytes; scan and plan again`,
       { path: step.file },
       diff,
-    );
-  }
-}
-
-/** An offset step's file must still hold the offset the plan read (first 16 bytes; the file may be huge, docs/node.md N4). */
-async function checkOffset(step: PlanStep, fs: RepairFs): Promise<void> {
-  if (step.kind === "truncate" || step.consumer === null) return;
-  const stored = await storedOffsetNow(fs, step.file);
-  if (stored !== step.consumer.storedOffset) {
-    throw new StalePlanError(
-      `refusing a stale plan: ${step.file} now stores offset ${stored ?? "none"}, the plan read ${step.consumer.storedOffset ?? "none"}; scan and plan again`,
-      { path: step.file },
-      `offset ${stored ?? "none"}`,
     );
   }
 }

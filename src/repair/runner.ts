@@ -1,7 +1,8 @@
 /**
  * docs/repair.md §6.2: the one journaled step runner. `applyRepair` carries out
  * a whole plan — segment cuts, index replacements, sweeps, the WAL cut, offset
- * evidence copies, rewrites and moves — with one protocol:
+ * evidence copies, rewrites and moves, a salvage's log rewrite — with one
+ * protocol, each step through its kind in the table (./steps/index.ts):
  *
  * 0. **Preflight** (preflight.ts), after every lock is taken: nothing changes
  *    anywhere unless every target passes.
@@ -35,9 +36,11 @@ import { describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
 import { JOURNAL_NAME, JournalWriter } from "./journal.js";
 import { type HeldLock, acquireLocks, appendLockLeft, releaseLocks } from "./lock.js";
-import type { PlanTarget, RepairPlan } from "./plan-types.js";
 import { type PartitionScanner, defaultScanner, planScanOptions, preflight } from "./preflight.js";
-import { type AppliedStep, type PreparedStep, prepareStep } from "./steps.js";
+import type { AppliedTarget, ApplyResult, PlanTarget, RepairPlan } from "./schema.js";
+import { type JournalOp, type StepContext, stepKindOf } from "./steps/index.js";
+
+export type { AppliedStep, AppliedTarget, ApplyResult } from "./schema.js";
 
 export interface ApplyOptions {
   signal?: AbortSignal;
@@ -57,27 +60,6 @@ export interface ApplyOptions {
   checkWriters?: boolean;
   /** What the lock file records as the holder's command (default: this process's argv). */
   command?: string;
-}
-
-export interface AppliedTarget {
-  kind: PlanTarget["kind"];
-  path: string;
-  dir: string;
-  preserveDir: string;
-  journalPath: string;
-  run: string;
-  steps: AppliedStep[];
-}
-
-export interface ApplyResult {
-  targets: AppliedTarget[];
-  /** Whether any file outside a preserve dir changed (false for a plan of evidence copies only). */
-  changed: boolean;
-  /**
-   * Whether other writers of the touched files were looked for (false: not on
-   * this platform, or turned off) and how many processes could not be looked at.
-   */
-  writerCheck: { checked: boolean; unreadableProcesses: number };
 }
 
 /** Where a run stands, for the error message of a step that fails (docs/repair.md §6.2). */
@@ -140,14 +122,8 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
   return result;
 }
 
-interface RunContext {
-  fs: RepairFs;
-  engine: Engine;
-  chunkBytes: number;
-  signal: AbortSignal | undefined;
-  /** What each offset rewrite writes, as the preflight proved it (never the plan's value). */
-  offsetValues: ReadonlyMap<string, bigint>;
-}
+/** What every step of the run reads with; `offsetValues` as the preflight proved them (never the plan's). */
+type RunContext = Omit<StepContext, "target" | "record">;
 
 async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progress): Promise<AppliedTarget> {
   const { fs } = ctx;
@@ -182,22 +158,25 @@ async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progre
       // docs/heal.md: a heal records what it fills, from which peer; a scan reads it to close the salvage losses it filled.
       ...(target.heal !== undefined ? { heal: target.heal } : {}),
     });
-    const stepContext = {
+    const stepContext: StepContext = {
       ...ctx,
       target,
-      record: async (body: Parameters<JournalWriter["append"]>[0]) => {
+      record: async (body) => {
         await journal.append(body);
       },
     };
-    const prepared: PreparedStep[] = [];
-    for (const step of target.steps) prepared.push(await prepareStep(step, stepContext));
-    for (const step of prepared) {
+    const prepared = [];
+    for (const step of target.steps) {
+      ctx.signal?.throwIfAborted();
+      prepared.push({ step, run: await stepKindOf(step).prepare(step, stepContext) });
+    }
+    for (const { step, run } of prepared) {
       ctx.signal?.throwIfAborted();
       let seq: number | null = null;
       current.inFlight = true;
-      const result = await step.execute(
-        async (op) => {
-          seq = await journal.append({ kind: "intent", op });
+      const done = await run.execute(
+        async (op: JournalOp, lost = []) => {
+          seq = await journal.append({ kind: "intent", op, lost: [...lost] });
         },
         () => {
           current.changed = true;
@@ -205,8 +184,8 @@ async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progre
       );
       if (seq !== null) await journal.append({ kind: "done" }, seq);
       current.inFlight = false;
-      applied.steps.push(result);
-      current.finished.push(result.summary);
+      applied.steps.push({ kind: step.kind, role: step.role, file: step.file, ...done });
+      current.finished.push(done.summary);
     }
     await journal.append({ kind: "end", time: new Date().toISOString() });
   } finally {

@@ -1,35 +1,52 @@
 /**
- * docs/interfaces.md §9.4: the repair plan and the apply result as JSON
- * Schema (TypeBox), the one definition `repair --json` is validated against
- * and `docs/repair.schema.json` is generated from. The TypeScript interfaces
- * in plan-types.ts, runner.ts and steps.ts carry the documentation; a type
- * test (test/repair-schema.test.ts) proves they and these schemas describe the
- * same values, so the two cannot drift.
+ * docs/interfaces.md §9.4, docs/repair.md §6.2: the repair plan, the apply
+ * result and restore's result as JSON Schema (TypeBox), defined once: their
+ * TypeScript types derive from these (`Static`), `repair --json` and
+ * `restore --json` are validated against them, and `docs/repair.schema.json`
+ * and `docs/restore.schema.json` are generated from them (`npm run schema`).
+ * A plan's steps and an applied step's journal op are the step kinds' own
+ * schemas (./steps/). A plan is plain JSON: every u64 a decimal string.
  */
-import { type TObject, type TProperties, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
+import {
+  ActionSchema,
+  Count,
+  EngineKindSchema,
+  Text,
+  U64,
+  U128,
+  VerdictSchema,
+  closed,
+  literals,
+  nullable,
+  scanOptionsFields,
+} from "../domain/schema-vocabulary.js";
+import { PLAN_VERSION } from "./plan-types.js";
+import { JournalOpSchema, PlanStepSchema, SalvageRangeSchema } from "./steps/index.js";
+import type { HealPieceSchema } from "./steps/replace.js";
 
-const closed = <T extends TProperties>(properties: T, description?: string): TObject<T> =>
-  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
+/** The segment state a partition's re-scan must reproduce before anything is changed (docs/repair.md §6.2 step 0). */
+const FingerprintSchema = closed({
+  segments: Type.Array(closed({ segment: U64, logPath: Text, messagesSize: Count, indexSize: Count, walkedSize: Count, outcome: Text })),
+  sweep: Type.Array(Text),
+});
 
-const U64_PATTERN = "^(0|[1-9][0-9]*)$";
-const U64 = Type.String({ pattern: U64_PATTERN, description: "u64 as a decimal string" });
-const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const Text = Type.String();
-const Hash = Type.String({ pattern: "^[0-9a-f]{16}$", description: "XXH3-64 as 16 lower-case hex digits" });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+/** What the metadata target's re-scan needs to reproduce the WAL verdict (docs/node.md N1). */
+const WalContextSchema = closed({
+  snapshotOp: U64,
+  snapshotOpKnown: Type.Boolean(),
+  superblockCluster: nullable(U128),
+  commitMax: nullable(U64),
+  replicaCount: nullable(Count),
+});
 
-const Observed = Nullable(closed({ size: Count, mtimeMs: Type.Number({ minimum: 0 }) }));
-const Consumer = Nullable(
-  closed({ kind: Type.Union([Type.Literal("consumer"), Type.Literal("group")]), id: Count, storedOffset: Nullable(U64) }),
-);
-
-/** docs/heal.md: one byte range of a healed log, from the local log or the peer's same-named one. */
-const HealPieceSchema = closed({ source: Type.Union([Type.Literal("local"), Type.Literal("peer")]), from: Count, to: Count });
+/** docs/repair.md §6.5: what a salvage keeps and what it records as lost, over every salvaged segment, in offset order. */
+const SalvageRecordSchema = closed({ kept: Type.Array(SalvageRangeSchema), lost: Type.Array(SalvageRangeSchema) });
 
 /** docs/heal.md: one range of offsets a heal fills from the peer. */
-export const HealRangeSchema = closed({
+const HealRangeSchema = closed({
   segment: U64,
-  kind: Type.Union([Type.Literal("unreadable"), Type.Literal("torn"), Type.Literal("salvage-gap"), Type.Literal("held")]),
+  kind: literals(["unreadable", "torn", "salvage-gap", "held"] as const),
   firstOffset: U64,
   lastOffset: U64,
   localFrom: Count,
@@ -39,234 +56,129 @@ export const HealRangeSchema = closed({
   batches: Count,
 });
 
-export const TruncateStepSchema = closed({
-  kind: Type.Literal("truncate"),
-  role: Type.Union([Type.Literal("segment-log"), Type.Literal("wal")]),
-  file: Text,
-  segment: Nullable(U64),
-  reason: Type.Union([Type.Literal("torn-tail"), Type.Literal("empty"), Type.Literal("wal-torn-tail")]),
-  fromSize: Count,
-  toSize: Count,
-  residue: closed({ bytes: Count, allZero: Type.Boolean() }),
-  observed: Observed,
-});
-
-export const ReplaceStepSchema = closed({
-  kind: Type.Literal("replace"),
-  role: Type.Union([Type.Literal("index"), Type.Literal("offset"), Type.Literal("segment-log")]),
-  file: Text,
-  segment: Nullable(U64),
-  reason: Type.Union([
-    Type.Literal("index-less"),
-    Type.Literal("mismatches"),
-    Type.Literal("partial-entry"),
-    Type.Literal("empty-segment"),
-    Type.Literal("offset-ahead-of-head"),
-    Type.Literal("offset-checksum-torn"),
-    Type.Literal("salvage"),
-    Type.Literal("salvage-prefix"),
-    Type.Literal("salvage-rebuilt"),
-    Type.Literal("heal"),
-  ]),
-  fromSize: Count,
-  content: Type.Union([
-    closed({ type: Type.Literal("index-entries"), entries: Type.Array(closed({ offset: U64, position: Count, timestamp: U64 })) }),
-    closed({ type: Type.Literal("keep-prefix"), bytes: Count }),
-    closed({ type: Type.Literal("offset-record"), offset: U64 }),
-    closed({ type: Type.Literal("log-ranges"), ranges: Type.Array(closed({ from: Count, to: Count })) }),
-    closed({ type: Type.Literal("log-splice"), pieces: Type.Array(HealPieceSchema) }),
-  ]),
-  consumer: Consumer,
-  observed: Observed,
-});
-
-export const MoveAsideStepSchema = closed({
-  kind: Type.Literal("move-aside"),
-  role: Type.Union([Type.Literal("sweep"), Type.Literal("offset"), Type.Literal("index")]),
-  file: Text,
-  reason: Type.Union([
-    Type.Literal("staging"),
-    Type.Literal("orphan-index"),
-    Type.Literal("offset-on-empty-partition"),
-    Type.Literal("salvage"),
-  ]),
-  size: Count,
-  consumer: Consumer,
-  observed: Observed,
-});
-
-export const EvidenceCopyStepSchema = closed({
-  kind: Type.Literal("evidence-copy"),
-  role: Type.Literal("offset"),
-  file: Text,
-  reason: Type.Literal("offset-corrupt"),
-  size: Count,
-  copyBytes: Count,
-  consumer: Consumer,
-  observed: Observed,
-});
-
-export const PlanStepSchema = Type.Union([TruncateStepSchema, ReplaceStepSchema, MoveAsideStepSchema, EvidenceCopyStepSchema]);
-
-const Fingerprint = closed({
-  segments: Type.Array(closed({ segment: U64, logPath: Text, messagesSize: Count, indexSize: Count, walkedSize: Count, outcome: Text })),
-  sweep: Type.Array(Text),
-});
-
-const WalContext = closed({
-  snapshotOp: U64,
-  snapshotOpKnown: Type.Boolean(),
-  superblockCluster: Nullable(U64),
-  commitMax: Nullable(U64),
-  replicaCount: Nullable(Count),
-});
-
-const TornEvidenceSchema = Type.Union([
-  Type.Literal("zero-filled"),
-  Type.Literal("short-batch"),
-  Type.Literal("complete-batch"),
-  Type.Literal("unverifiable"),
-]);
-
-/** docs/repair.md §6.5: one byte range of a salvaged segment's old log. */
-export const SalvageRangeSchema = closed({
-  segment: U64,
-  kind: Type.Union([Type.Literal("proven"), Type.Literal("intact"), Type.Literal("unreadable"), Type.Literal("torn")]),
-  startPosition: Count,
-  endPosition: Count,
-  bytes: Count,
-  firstOffset: Nullable(U64),
-  lastOffset: Nullable(U64),
-  messages: Nullable(Count),
-  tornEvidence: Nullable(TornEvidenceSchema),
-});
+/** docs/heal.md: what a heal copies from which peer (the peer dir as a real absolute path; it is only read). */
+const HealRecordSchema = closed({ peer: Text, ranges: Type.Array(HealRangeSchema) });
 
 export const PlanTargetSchema = closed({
-  kind: Type.Union([Type.Literal("partition"), Type.Literal("metadata")]),
+  /** `partition`: a partition dir (segments, scratch, offsets); `metadata`: the node's `metadata/` dir. */
+  kind: literals(["partition", "metadata"] as const),
+  /** As the report names it: a partition dir, a lone `.log`, or the metadata dir. */
   path: Text,
+  /** True when the report describes one `.log` scanned alone. */
   singleSegment: Type.Boolean(),
+  /** The directory whose files the steps change. */
   dir: Text,
+  /** `<realpath(dir)>.segscan`: preserved bytes, moved files, the journal and the lock. */
   preserveDir: Text,
-  fingerprint: Nullable(Fingerprint),
-  wal: Nullable(WalContext),
+  /** Partition targets with segment steps: what the re-scan must reproduce (null otherwise). */
+  fingerprint: nullable(FingerprintSchema),
+  /** Metadata targets: the WAL scan's context (null otherwise). */
+  wal: nullable(WalContextSchema),
   steps: Type.Array(PlanStepSchema),
-  salvage: Type.Optional(closed({ kept: Type.Array(SalvageRangeSchema), lost: Type.Array(SalvageRangeSchema) })),
-  heal: Type.Optional(closed({ peer: Text, ranges: Type.Array(HealRangeSchema) })),
+  /** Present only on a salvage target (docs/repair.md §6.5). */
+  salvage: Type.Optional(SalvageRecordSchema),
+  /** Present only on a heal target (docs/heal.md). */
+  heal: Type.Optional(HealRecordSchema),
 });
 
-const ForecastEffect = closed({ effect: Text, path: Text, destructive: Type.Boolean(), detail: Text });
+/** One boot-forecast effect, as the report's JSON has it (docs/node.md N8). */
+const ForecastEffectSchema = closed({ effect: Text, path: Text, destructive: Type.Boolean(), detail: Text });
 
 export const RepairPlanSchema = closed(
   {
-    version: Type.Literal(2),
+    version: Type.Literal(PLAN_VERSION),
     segscan: Text,
-    engine: Type.Union([Type.Literal("wasm"), Type.Literal("ts")]),
-    options: closed({
-      verify: Type.Union([Type.Literal("tail"), Type.Literal("full")]),
-      replicaCount: Count,
-      probeBudgetUnits: Count,
-      windowBytes: Count,
-      maxBatchBytes: Type.Optional(Count),
-      clampOffsets: Type.Boolean(),
-    }),
-    nodeRoot: Nullable(Text),
+    engine: EngineKindSchema,
+    /** The options of the scan the plan came from (`applyRepair` re-scans with the same), and docs/node.md N4's opt-in. */
+    options: closed({ ...scanOptionsFields, clampOffsets: Type.Boolean() }),
+    /** The node root when the scan was of one (docs/node.md N0), else null. */
+    nodeRoot: nullable(Text),
     targets: Type.Array(PlanTargetSchema),
-    skipped: Type.Array(
-      closed({
-        path: Text,
-        verdict: Type.Union([Type.Literal("clean"), Type.Literal("repairable"), Type.Literal("refused"), Type.Literal("failed")]),
-        action: Type.Union([
-          Type.Literal("serve"),
-          Type.Literal("repair"),
-          Type.Literal("tombstone"),
-          Type.Literal("rebuild-from-peers"),
-          Type.Literal("retry"),
-        ]),
-      }),
-    ),
+    /** Partitions the plan leaves byte for byte untouched, and why. */
+    skipped: Type.Array(closed({ path: Text, verdict: VerdictSchema, action: ActionSchema })),
+    /** Node findings the plan does not act on, and why (docs/node.md N7). */
     leftAlone: Type.Array(
-      closed({
-        path: Text,
-        code: Text,
-        why: Type.Union([Type.Literal("opt-in"), Type.Literal("held-back"), Type.Literal("symlink"), Type.Literal("not-repairable")]),
-        message: Text,
-      }),
+      closed({ path: Text, code: Text, why: literals(["opt-in", "held-back", "symlink", "not-repairable"] as const), message: Text }),
     ),
-    forecast: Nullable(closed({ removes: Type.Array(ForecastEffect), remains: Type.Array(ForecastEffect) })),
+    /** Node roots: which boot-forecast effects the plan removes and which remain (docs/node.md N8). */
+    forecast: nullable(closed({ removes: Type.Array(ForecastEffectSchema), remains: Type.Array(ForecastEffectSchema) })),
   },
   "segscan repair plan (docs/repair.md §6.2)",
 );
 
-const Image = closed({ size: Count, xxh3: Hash });
-const ImageWithFile = closed({ size: Count, xxh3: Hash, file: Text });
+/** What one step did: its kind, role and file, a line saying what changed, its preserved copy, and the journal intent it ran under. */
+const AppliedStepSchema = closed({
+  kind: Type.Index(PlanStepSchema, ["kind"]),
+  role: Type.Index(PlanStepSchema, ["role"]),
+  file: Text,
+  summary: Text,
+  preserved: nullable(Text),
+  op: nullable(JournalOpSchema),
+});
 
-export const JournalOpSchema = Type.Union([
-  closed({
-    type: Type.Literal("truncate-log"),
-    segment: U64,
-    log: Text,
-    fromSize: Count,
-    toSize: Count,
-    residue: closed({ bytes: Count, allZero: Type.Boolean(), xxh3: Hash, file: Nullable(Text) }),
-    proof: Type.Optional(closed({ from: Count, bytes: Count, xxh3: Hash })),
-  }),
-  closed({ type: Type.Literal("move-aside"), kind: Text, name: Text, to: Text, size: Count }),
-  closed({
-    type: Type.Literal("replace-index"),
-    segment: U64,
-    index: Text,
-    staging: Text,
-    old: Nullable(ImageWithFile),
-    new: Image,
-  }),
-  closed({ type: Type.Literal("replace-file"), file: Text, staging: Text, old: ImageWithFile, new: Image }),
-  closed({
-    type: Type.Literal("replace-log"),
-    segment: U64,
-    log: Text,
-    staging: Text,
-    old: ImageWithFile,
-    new: Image,
-    kept: Type.Array(closed({ from: Count, to: Count })),
-    lost: Type.Array(SalvageRangeSchema),
-  }),
-]);
+const AppliedTargetSchema = closed({
+  kind: literals(["partition", "metadata"] as const),
+  path: Text,
+  dir: Text,
+  preserveDir: Text,
+  journalPath: Text,
+  run: Text,
+  steps: Type.Array(AppliedStepSchema),
+});
+
+/** Whether other writers of the touched files were looked for (false: not on this platform, or turned off) and how many processes could not be looked at. */
+const WriterCheckSchema = closed({ checked: Type.Boolean(), unreadableProcesses: Count });
 
 export const ApplyResultSchema = closed(
   {
-    targets: Type.Array(
-      closed({
-        kind: Type.Union([Type.Literal("partition"), Type.Literal("metadata")]),
-        path: Text,
-        dir: Text,
-        preserveDir: Text,
-        journalPath: Text,
-        run: Text,
-        steps: Type.Array(
-          closed({
-            kind: Type.Union([
-              Type.Literal("truncate"),
-              Type.Literal("replace"),
-              Type.Literal("move-aside"),
-              Type.Literal("evidence-copy"),
-            ]),
-            role: Type.Union([
-              Type.Literal("segment-log"),
-              Type.Literal("wal"),
-              Type.Literal("index"),
-              Type.Literal("offset"),
-              Type.Literal("sweep"),
-            ]),
-            file: Text,
-            summary: Text,
-            preserved: Nullable(Text),
-            op: Nullable(JournalOpSchema),
-          }),
-        ),
-      }),
-    ),
+    targets: Type.Array(AppliedTargetSchema),
+    /** Whether any file outside a preserve dir was changed (an evidence copy changes nothing). */
     changed: Type.Boolean(),
-    writerCheck: closed({ checked: Type.Boolean(), unreadableProcesses: Count }),
+    writerCheck: WriterCheckSchema,
   },
   "what segscan repair --apply did (docs/repair.md §6.2)",
 );
+
+export const RestoreResultSchema = closed(
+  {
+    /** The directory restored: a partition dir, or a node's `metadata/` dir. */
+    partitionDir: Text,
+    /** What to scan to see the result: the partition dir, or the node root for `metadata/`. */
+    scanPath: Text,
+    /** False when there was nothing to restore (no journal, or every run in it closed by forget). */
+    restored: Type.Boolean(),
+    /** Where the journal was moved once every step was undone. */
+    restoredJournal: nullable(Text),
+    /** One line per step undone (steps that had not happened are not listed). */
+    undone: Type.Array(Text),
+    writerCheck: WriterCheckSchema,
+    /** Runs `segscan forget` closed (docs/repair.md §6.7): their steps are not undone. */
+    closedRuns: Type.Array(Text),
+  },
+  "what segscan restore did to one directory (docs/repair.md §6.2)",
+);
+
+/** `segscan restore --json`: one shape whatever the path names, a result per directory restored (none: nothing to restore). */
+export const RestoreJsonSchema = closed(
+  { partitions: Type.Array(RestoreResultSchema) },
+  "segscan restore --json: what restore did to each directory (docs/repair.md §6.2)",
+);
+
+export type RepairPlan = Static<typeof RepairPlanSchema>;
+export type ObservedFile = RepairPlan["targets"][number]["steps"][number]["observed"];
+export type PlanTarget = Static<typeof PlanTargetSchema>;
+export type PlanOptions = RepairPlan["options"];
+export type SkippedPartition = RepairPlan["skipped"][number];
+export type LeftAlone = RepairPlan["leftAlone"][number];
+export type ForecastEffect = Static<typeof ForecastEffectSchema>;
+export type SalvageRecord = Static<typeof SalvageRecordSchema>;
+export type HealRecord = Static<typeof HealRecordSchema>;
+export type HealRange = HealRecord["ranges"][number];
+export type HealPiece = Static<typeof HealPieceSchema>;
+export type PartitionFingerprint = Static<typeof FingerprintSchema>;
+export type SegmentFingerprint = PartitionFingerprint["segments"][number];
+export type WalScanContext = Static<typeof WalContextSchema>;
+export type ApplyResult = Static<typeof ApplyResultSchema>;
+export type AppliedTarget = Static<typeof AppliedTargetSchema>;
+export type AppliedStep = Static<typeof AppliedStepSchema>;
+export type RestoreResult = Static<typeof RestoreResultSchema>;

@@ -9,25 +9,18 @@
  * checksums and ids hex strings (`0x` and every digit), byte positions and
  * counts numbers.
  */
-import { type Static, type TProperties, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { Count, EngineKindSchema, Text, U64, closed, literals } from "../domain/schema-vocabulary.js";
 import { VERIFY_STATUS_NAMES } from "../format/records.js";
 import { USER_HEADER_KINDS } from "../format/user-headers.js";
 import { NodeFindingSchema } from "./node-schema.js";
 
-const closed = <T extends TProperties>(properties: T, description?: string) =>
-  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
-const literals = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
-
-const U64 = Type.String({ pattern: "^(0|[1-9][0-9]*)$", description: "u64 as a decimal string" });
-/** Byte positions, sizes and counts (below 2^53). */
-const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const Text = Type.String();
 const hex = (digits: number, what: string) => Type.String({ pattern: `^0x[0-9a-f]{${digits}}$`, description: what });
 const Hex32 = hex(8, "a u32 as 0x and 8 hex digits");
 const Hex64 = hex(16, "a u64 as 0x and 16 hex digits");
 const Hex128 = hex(32, "a u128 as 0x and 32 hex digits");
-const Engine = literals(["wasm", "ts"]);
+const Engine = EngineKindSchema;
 /** Where a listing stopped before the file's end, or null when it reached it. */
 const Stopped = Type.Union([closed({ position: Count, reason: Text }), Type.Null()]);
 

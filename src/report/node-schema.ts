@@ -5,10 +5,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-
-const U64 = Type.String({ pattern: "^(0|[1-9][0-9]{0,19})$" });
-const Count = Type.Integer({ minimum: 0 });
-export const SeveritySchema = Type.Union(["clean", "info", "warn", "repairable", "refused", "failed"].map((s) => Type.Literal(s)));
+import { Count, SeveritySchema, Text, U64, U128 } from "../domain/schema-vocabulary.js";
 
 /**
  * docs/repair.md §6.4: the command a next step names, as an argv array with
@@ -23,26 +20,26 @@ export const NodeFindingSchema = Type.Object(
   {
     severity: SeveritySchema,
     code: Type.String({ minLength: 1 }),
-    path: Type.String(),
+    path: Text,
     message: Type.String({ minLength: 1 }),
     /** docs/repair.md §6.4: what the operator does next, one line (the text and HTML reports print the same). */
     nextStep: Type.String({ minLength: 1 }),
     /** The command `nextStep` names, as an argv array, or null; absent only in reports of earlier builds. */
     nextCommand: Type.Optional(NextCommandSchema),
   },
-  { additionalProperties: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]) },
+  { additionalProperties: Type.Union([Text, Type.Number(), Type.Boolean(), Type.Null()]) },
 );
 
 const Findings = Type.Array(NodeFindingSchema);
 
 export const SuperblockJsonSchema = Type.Object(
   {
-    directory: Type.String(),
+    directory: Text,
     state: Type.Union(["present", "empty", "unreadable", "undecodable", "failed"].map((s) => Type.Literal(s))),
-    slotA: Type.String(),
-    slotB: Type.String(),
+    slotA: Text,
+    slotB: Text,
     sequence: Type.Union([U64, Type.Null()]),
-    cluster: Type.Union([Type.String({ pattern: "^[0-9]+$" }), Type.Null()]),
+    cluster: Type.Union([U128, Type.Null()]),
     replicaId: Type.Union([Count, Type.Null()]),
     replicaCount: Type.Union([Count, Type.Null()]),
     view: Type.Union([Count, Type.Null()]),
@@ -58,7 +55,7 @@ export const SuperblockJsonSchema = Type.Object(
 
 const WalJsonSchema = Type.Object(
   {
-    path: Type.String(),
+    path: Text,
     size: Count,
     entries: Count,
     ops: Type.Union([Type.Object({ first: U64, last: U64 }, { additionalProperties: false }), Type.Null()]),
@@ -69,7 +66,7 @@ const WalJsonSchema = Type.Object(
         {
           damagePosition: Count,
           bytes: Count,
-          reason: Type.String(),
+          reason: Text,
           probe: Type.Union([Type.Literal("no-survivor"), Type.Literal("survivor"), Type.Literal("budget-exhausted")]),
           allZero: Type.Boolean(),
           survivorPosition: Type.Union([Count, Type.Null()]),
@@ -85,7 +82,7 @@ const WalJsonSchema = Type.Object(
       {
         scan: Type.Union([Type.Literal("boot"), Type.Literal("truncate-tail"), Type.Literal("refuse")]),
         position: Type.Union([Count, Type.Null()]),
-        reason: Type.String(),
+        reason: Text,
         truncateFromOp: Type.Union([U64, Type.Null()]),
         opsLost: Count,
       },
@@ -98,7 +95,7 @@ const WalJsonSchema = Type.Object(
 
 const SnapshotJsonSchema = Type.Object(
   {
-    path: Type.String(),
+    path: Text,
     present: Type.Boolean(),
     size: Count,
     sealed: Type.Boolean(),
@@ -114,7 +111,7 @@ const SnapshotJsonSchema = Type.Object(
 
 export const NodeJsonSchema = Type.Object(
   {
-    path: Type.String(),
+    path: Text,
     verdict: SeveritySchema,
     metadata: Type.Object(
       {
@@ -129,7 +126,7 @@ export const NodeJsonSchema = Type.Object(
     partitions: Type.Array(
       Type.Object(
         {
-          path: Type.String(),
+          path: Text,
           superblock: Type.Union([SuperblockJsonSchema, Type.Null()]),
           /** docs/node.md N4: H after the planned segment repair. */
           head: Type.Object(
@@ -146,7 +143,7 @@ export const NodeJsonSchema = Type.Object(
           purgeGeneration: Type.Union([
             Type.Object(
               {
-                path: Type.String(),
+                path: Text,
                 present: Type.Boolean(),
                 size: Type.Union([Count, Type.Null()]),
                 generation: Type.Union([U64, Type.Null()]),
@@ -165,7 +162,7 @@ export const NodeJsonSchema = Type.Object(
               {
                 kind: Type.Union([Type.Literal("consumer"), Type.Literal("group")]),
                 id: Type.Integer({ minimum: 0, maximum: 0xffff_ffff }),
-                path: Type.String(),
+                path: Text,
                 size: Type.Union([Count, Type.Null()]),
                 offset: Type.Union([U64, Type.Null()]),
                 checksummed: Type.Boolean(),
@@ -176,17 +173,17 @@ export const NodeJsonSchema = Type.Object(
             ),
           ),
           /** docs/node.md N6: `<p>.fenced.<n>/` siblings. */
-          fenced: Type.Array(Type.String()),
+          fenced: Type.Array(Text),
           findings: Findings,
         },
         { additionalProperties: false },
       ),
     ),
-    notDurable: Type.Array(Type.String()),
+    notDurable: Type.Array(Text),
     crossCheck: Type.Object(
       {
-        orphanDirs: Type.Array(Type.String()),
-        missingDirs: Type.Array(Type.String()),
+        orphanDirs: Type.Array(Text),
+        missingDirs: Type.Array(Text),
         inconclusiveStreams: Type.Array(Count),
       },
       { additionalProperties: false },
@@ -209,9 +206,9 @@ export const NodeJsonSchema = Type.Object(
               "sweep-scratch",
             ].map((s) => Type.Literal(s)),
           ),
-          path: Type.String(),
+          path: Text,
           destructive: Type.Boolean(),
-          detail: Type.String(),
+          detail: Text,
         },
         { additionalProperties: false },
       ),

@@ -4,104 +4,19 @@
  * to their target dir, the target once per block.
  */
 import * as path from "node:path";
-import { INDEX_ENTRY_BYTES } from "../format/constants.js";
 import { shellQuote } from "../domain/command.js";
 import { offsetsText } from "../policy/next-step.js";
 import { JOURNAL_NAME } from "../repair/journal.js";
-import type { ForecastEffect, PlanStep, PlanTarget, RepairPlan, SalvageRange } from "../repair/plan-types.js";
-import type { ApplyResult } from "../repair/runner.js";
-import { formatBytes, formatCount } from "./units.js";
+import type { ApplyResult, ForecastEffect, PlanTarget, RepairPlan } from "../repair/schema.js";
+import { type PlanStep, type SalvageRange, stepKindOf } from "../repair/steps/index.js";
 import { escapeControl as printable } from "./terminal-safe.js";
+import { formatBytes, formatCount } from "./units.js";
+import { formatPlural as plural } from "../domain/numbers.js";
 
-function plural(n: number, word: string): string {
-  return `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
-}
-
-function who(step: PlanStep): string {
-  if (step.kind === "truncate" || step.consumer === null) return "";
-  return `${step.consumer.kind} ${step.consumer.id}`;
-}
-
-/** One line per step, relative to the target dir. */
+/** One line per step, relative to the target dir: its kind's description (src/repair/steps/). */
 export function stepLine(target: PlanTarget, step: PlanStep): string {
   const name = printable(path.relative(target.dir, step.file) || path.basename(step.file));
-  switch (step.kind) {
-    case "truncate": {
-      const residueName = `${path.basename(step.file)}.${step.toSize}.residue`;
-      const kept = step.residue.allZero
-        ? `${plural(step.residue.bytes, "zero byte")}, recorded by length`
-        : `${plural(step.residue.bytes, "byte")}, copied to ${printable(residueName)} first`;
-      const why =
-        step.reason === "empty"
-          ? "empty segment: no whole batch"
-          : step.reason === "wal-torn-tail"
-            ? "WAL tail: no verified entry follows it"
-            : "torn tail";
-      return `truncate ${name}: ${formatCount(step.fromSize)} -> ${formatCount(step.toSize)} bytes (${why}; cut ${kept})`;
-    }
-    case "replace": {
-      if (step.content.type === "offset-record") {
-        const to = step.content.offset;
-        return step.reason === "offset-ahead-of-head"
-          ? `rewrite ${name} (${who(step)}) from ${step.consumer?.storedOffset} to the head ${to}: CHANGES WHAT THIS CONSUMER READS NEXT (it resumes at ${BigInt(to) + 1n}, re-reading the re-minted offsets); the old file is preserved first`
-          : `rewrite ${name} (${who(step)}) as a whole 16-byte record with the same offset ${to} (its checksum was torn); the old file is preserved first`;
-      }
-      if (step.content.type === "log-ranges") {
-        const ranges = step.content.ranges;
-        const size = ranges.reduce((sum, range) => sum + range.to - range.from, 0);
-        const kept = ranges.map((range) => `[${formatCount(range.from)}, ${formatCount(range.to)})`).join(" + ");
-        return (
-          `rewrite ${name} (salvage): keep bytes ${kept} = ${formatCount(size)} of ${formatCount(step.fromSize)}, ` +
-          `dropping ${formatCount(step.fromSize - size)} byte${step.fromSize - size === 1 ? "" : "s"} nothing proves; the old log is copied whole to ${printable(path.basename(step.file))}.replaced ` +
-          `first (${formatBytes(step.fromSize)} of free space) and the new one written beside it (${formatBytes(size)})`
-        );
-      }
-      if (step.content.type === "log-splice") {
-        const pieces = step.content.pieces;
-        const size = pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
-        const parts = pieces.map(
-          (piece) => `${piece.source === "local" ? "local" : "peer"} [${formatCount(piece.from)}, ${formatCount(piece.to)})`,
-        );
-        return (
-          `rewrite ${name} (heal): ${parts.join(" + ")} = ${formatCount(size)} bytes (was ${formatCount(step.fromSize)}); ` +
-          `the old log is copied whole to ${printable(path.basename(step.file))}.replaced first (${formatBytes(step.fromSize)} of free space)`
-        );
-      }
-      if (step.content.type === "keep-prefix") {
-        const why =
-          step.reason === "empty-segment"
-            ? "the segment holds no whole batch"
-            : step.reason === "salvage-prefix"
-              ? `salvage: keeps the ${plural(step.content.bytes / INDEX_ENTRY_BYTES, "entry")} inside the proven prefix; the others point into bytes that move`
-              : "partial trailing entry";
-        return `trim ${name}: ${formatCount(step.fromSize)} -> ${formatCount(step.content.bytes)} bytes (${why}; the old index is kept)`;
-      }
-      const entries = step.content.entries.length;
-      if (step.reason === "heal") {
-        const old = step.fromSize > 0 ? `; the old ${formatCount(step.fromSize)}-byte index is kept` : "";
-        return `write ${name}: ${formatCount(entries)} ${entries === 1 ? "entry" : "entries"}, ${formatCount(entries * INDEX_ENTRY_BYTES)} bytes (heal: the index over the healed log${old})`;
-      }
-      if (step.reason === "salvage-prefix" || step.reason === "salvage-rebuilt") {
-        const over = step.reason === "salvage-prefix" ? "the proven prefix" : "the new log, as for an index-less segment";
-        const old = step.fromSize > 0 ? `; the old ${formatCount(step.fromSize)}-byte index is kept` : "";
-        return `write ${name}: ${plural(entries, "entry")}, ${formatCount(entries * INDEX_ENTRY_BYTES)} bytes (salvage: rebuilt over ${over}${old})`;
-      }
-      const why = step.reason === "index-less" ? "rebuilt from the walk" : "index disagreed with the walk";
-      const old = step.fromSize > 0 ? `; the old ${formatCount(step.fromSize)}-byte index is kept` : "";
-      return `rewrite ${name}: ${plural(entries, "entry")}, ${formatCount(entries * INDEX_ENTRY_BYTES)} bytes (${why}${old})`;
-    }
-    case "move-aside":
-      if (step.role === "index") {
-        return `move ${name} into the preserve dir (salvage: its entries point into bytes the log rewrite moves; a new index is written after the log)`;
-      }
-      return step.role === "offset"
-        ? `move ${name} (${who(step)}, offset ${step.consumer?.storedOffset} on an empty partition) into the preserve dir: CHANGES WHAT THIS CONSUMER READS NEXT (it starts at the first new message instead of skipping it)`
-        : `sweep ${name} (${step.reason}): move into the preserve dir`;
-    case "evidence-copy": {
-      const part = step.copyBytes < step.size ? `its first ${formatCount(step.copyBytes)} of ${formatCount(step.size)} bytes` : "it";
-      return `copy ${name} (${who(step)}, checksum fails) into the preserve dir as evidence (${part}); the file stays (the server unlinks it at boot)`;
-    }
-  }
+  return stepKindOf(step).describe(step, { name, printable });
 }
 
 function forecastLines(effects: readonly ForecastEffect[], root: string | null): string[] {
@@ -219,7 +134,7 @@ export function formatApplied(result: ApplyResult): string {
   for (const target of result.targets) {
     const verb = target.steps.some((step) => step.summary.includes("(heal:"))
       ? "healed"
-      : target.steps.some((step) => step.op?.type === "replace-log")
+      : target.steps.some((step) => step.kind === "replace" && step.role === "segment-log")
         ? "salvaged"
         : "repaired";
     lines.push(`${verb} ${printable(target.path)} (run ${target.run}; journal ${printable(target.journalPath)})`);

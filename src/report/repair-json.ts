@@ -7,7 +7,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import { Type } from "@sinclair/typebox";
-import { ApplyResultSchema, RepairPlanSchema } from "../repair/schema.js";
+import { ApplyResultSchema, RepairPlanSchema, RestoreJsonSchema } from "../repair/schema.js";
 import { schemaProblems, validateJsonReport } from "./json-validate.js";
 import { ScanReportSchema } from "./schema.js";
 
@@ -38,5 +38,16 @@ export function validateRepairJson(value: unknown): string[] {
 /** `docs/repair.schema.json`: the repair output schema as JSON Schema (draft 2020-12) text. */
 export function repairJsonSchemaText(): string {
   const document = { $schema: "https://json-schema.org/draft/2020-12/schema", title: "segscan repair --json", ...RepairJsonSchema };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+/** Problems of a `restore --json` document against its schema (empty: valid). */
+export function validateRestoreJson(value: unknown): string[] {
+  return schemaProblems(RestoreJsonSchema, value, "$");
+}
+
+/** `docs/restore.schema.json`: the restore output schema as JSON Schema (draft 2020-12) text. */
+export function restoreJsonSchemaText(): string {
+  const document = { $schema: "https://json-schema.org/draft/2020-12/schema", title: "segscan restore --json", ...RestoreJsonSchema };
   return `${JSON.stringify(document, null, 2)}\n`;
 }

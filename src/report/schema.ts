@@ -6,26 +6,23 @@
  * Every object is closed (`additionalProperties: false`): a key the contract
  * does not name is an error, not an extension.
  */
-import { FormatRegistry, type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
-import { NextCommandSchema, NodeJsonSchema, SeveritySchema } from "./node-schema.js";
+import { type Static, type TProperties, Type } from "@sinclair/typebox";
+import {
+  ActionSchema,
+  Count,
+  EngineKindSchema,
+  SeveritySchema,
+  Text,
+  TornEvidenceSchema,
+  U64,
+  VerdictSchema,
+  closed,
+  scanOptionsFields,
+} from "../domain/schema-vocabulary.js";
+import { NextCommandSchema, NodeJsonSchema } from "./node-schema.js";
 import { SCAN_ERROR_CODES } from "../io/errors.js";
 
 export { SCAN_ERROR_CODES } from "../io/errors.js";
-
-/** u64 values are decimal strings in JSON (they exceed JavaScript's safe integers). */
-const U64_PATTERN = "^(0|[1-9][0-9]*)$";
-const U64_TEXT = new RegExp(U64_PATTERN);
-const U64_LIMIT = 1n << 64n;
-/** JSON Schema has no u64 range check for strings: the `u64` format carries it (unknown formats are annotations elsewhere). */
-FormatRegistry.Set("u64", (value) => U64_TEXT.test(value) && BigInt(value) < U64_LIMIT);
-
-const closed = <T extends TProperties>(properties: T, description?: string): TObject<T> =>
-  Type.Object(properties, { additionalProperties: false, ...(description === undefined ? {} : { description }) });
-
-const U64 = Type.String({ pattern: U64_PATTERN, format: "u64", description: "u64 as a decimal string" });
-/** Byte positions, sizes and counts: JSON numbers (below 2^53). */
-const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const Text = Type.String();
 /** A refusal or warning message: at least one non-space character. */
 const Message = Type.String({ pattern: "\\S" });
 
@@ -66,15 +63,6 @@ export const RefusalSchema = Type.Union(
     REFUSAL_SCHEMAS.Overlap,
   ],
   { description: "A refusal (docs/recovery.md §5); its fields depend on its code" },
-);
-
-/** docs/recovery.md §3.7: what the bytes at a damage position prove (the torn-tail words follow it). */
-export const TornEvidenceSchema = Type.Union(
-  [Type.Literal("zero-filled"), Type.Literal("short-batch"), Type.Literal("complete-batch"), Type.Literal("unverifiable")],
-  {
-    description:
-      "zero-filled and short-batch prove the append never completed; complete-batch and unverifiable cannot be told from corruption",
-  },
 );
 
 export const ResidueSchema = closed({
@@ -215,14 +203,8 @@ export const PartitionFindingSchema = Type.Union(
 
 export const PartitionSchema = closed({
   path: Text,
-  verdict: Type.Union([Type.Literal("clean"), Type.Literal("repairable"), Type.Literal("refused"), Type.Literal("failed")]),
-  action: Type.Union([
-    Type.Literal("serve"),
-    Type.Literal("repair"),
-    Type.Literal("tombstone"),
-    Type.Literal("rebuild-from-peers"),
-    Type.Literal("retry"),
-  ]),
+  verdict: VerdictSchema,
+  action: ActionSchema,
   refusal: Type.Union([RefusalSchema, Type.Null()]),
   error: Type.Union([ScanErrorSchema, Type.Null()]),
   budget: closed({ limitUnits: Count, spentUnits: Count }),
@@ -239,14 +221,7 @@ export const PartitionSchema = closed({
   nextCommand: Type.Optional(NextCommandSchema),
 });
 
-export const ScanOptionsSchema = closed({
-  verify: Type.Union([Type.Literal("tail"), Type.Literal("full")]),
-  replicaCount: Count,
-  probeBudgetUnits: Count,
-  windowBytes: Count,
-  /** Only when a caller overrode MAX_BATCH_BYTES (docs/format.md §2.2). */
-  maxBatchBytes: Type.Optional(Count),
-});
+export const ScanOptionsSchema = closed(scanOptionsFields);
 
 export const SummarySchema = closed({
   partitions: Count,
@@ -263,7 +238,7 @@ export const SummarySchema = closed({
 export const ScanReportSchema = closed(
   {
     segscan: Text,
-    engine: Type.Union([Type.Literal("wasm"), Type.Literal("ts")]),
+    engine: EngineKindSchema,
     /** docs/node.md N0: the scan's one verdict, partitions and (on a node root) the node together. */
     verdict: SeveritySchema,
     options: ScanOptionsSchema,

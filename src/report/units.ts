@@ -1,20 +1,6 @@
 /** Byte sizes, counts and short lines as people read them; apart from the formatter so that the plan text loads no colours. */
 
-/** 1536 → "1.5 KiB"; exact below 1 KiB. */
-export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes)) return String(bytes);
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let value = bytes;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  if (unit === 0) return `${value} B`;
-  return Number.isInteger(value) ? `${value} ${units[unit]}` : `${value.toFixed(1)} ${units[unit]}`;
-}
-
-export { formatCount, formatHex64 } from "../domain/numbers.js";
+export { formatBytes, formatCount, formatHex64 } from "../domain/numbers.js";
 
 /** The width a short finding line is cut to off a terminal: room for a path and the gist of the reason. */
 export const BRIEF_COLUMNS = 100;

@@ -269,15 +269,15 @@ export async function crashReference(scenario: Scenario): Promise<CrashReference
 export function appliedSteps(result: ApplyResult, targetIndex = 0) {
   const target = result.targets[targetIndex]!;
   const cuts = target.steps.flatMap((step) =>
-    step.op?.type === "truncate-log"
+    step.op?.kind === "truncate"
       ? [{ logPath: step.file, fromSize: step.op.fromSize, toSize: step.op.toSize, residue: step.op.residue }]
       : [],
   );
   const swept = target.steps.flatMap((step) =>
-    step.op?.type === "move-aside" ? [{ from: step.file, to: join(target.preserveDir, step.op.to) }] : [],
+    step.op?.kind === "move-aside" ? [{ from: step.file, to: join(target.preserveDir, step.op.to) }] : [],
   );
   const replaced = target.steps.flatMap((step) =>
-    step.op?.type === "replace-index" || step.op?.type === "replace-file" ? [{ file: step.file, oldFile: step.op.old?.file ?? null }] : [],
+    step.op?.kind === "replace" && step.op.role !== "segment-log" ? [{ file: step.file, oldFile: step.op.old?.file ?? null }] : [],
   );
   return { target, cuts, swept, replaced };
 }

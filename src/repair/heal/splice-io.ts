@@ -9,7 +9,7 @@ import * as path from "node:path";
 import type { Engine } from "../../engine/types.js";
 import { forEachChunk, hex64, withFile, writeExactly } from "../files.js";
 import type { RepairFile, RepairFs } from "../fs-layer.js";
-import type { HealPiece } from "../plan-types.js";
+import type { HealPiece } from "../schema.js";
 
 /** A piece with the file it is read from. */
 export interface SourcedPiece {

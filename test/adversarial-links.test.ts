@@ -1,0 +1,56 @@
+/**
+ * A link to a directory inside a node's streams/ (docs/interfaces.md §4): the
+ * server follows it and serves its partition, discovery never follows a link,
+ * so the scan must not pass for clean. Through the BUILT CLI and the library.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtemp, rename, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { scanPath } from "../src/index.js";
+import { runCli } from "./helpers/cli.js";
+
+let root: string;
+let node: string;
+let linked: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "segscan-adv-links-"));
+  node = join(root, "node");
+  expect((await runCli(["gen", node, "--size", "tiny"])).code).toBe(0);
+  linked = join(node, "streams", "1", "topics", "1", "partitions", "2");
+  await rename(linked, join(root, "elsewhere"));
+  await symlink(join(root, "elsewhere"), linked);
+}, 120_000);
+
+afterAll(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe("a partition directory that is a link inside a node's streams/", () => {
+  it("is a failed partition (LinkNotFollowed): never CLEAN, exit 8, and the JSON names it", async () => {
+    const text = await runCli(["scan", "--no-progress", node]);
+    expect(text.code).toBe(8);
+    expect(text.stdout).not.toMatch(/verdict CLEAN/);
+    expect(text.stdout).toMatch(/^verdict FAILED/);
+    const json = await runCli(["scan", "--json", node]);
+    expect(json.code).toBe(8);
+    const report = JSON.parse(json.stdout);
+    const failed = report.partitions.filter((partition: { verdict: string }) => partition.verdict === "failed");
+    expect(failed).toHaveLength(1);
+    expect(failed[0].path).toBe(linked);
+    expect(failed[0].error.code).toBe("LinkNotFollowed");
+  });
+
+  it("the library's scan says the same (the one discovery)", async () => {
+    const report = await scanPath(node);
+    const failed = report.partitions.filter((partition) => partition.verdict === "failed");
+    expect(failed.map((partition) => partition.path)).toEqual([linked]);
+  });
+
+  it("its target scanned by its own path is judged (the advice works)", async () => {
+    const direct = await runCli(["scan", "--no-progress", linked]);
+    expect(direct.code).toBe(0);
+    expect(direct.stdout).toMatch(/^verdict CLEAN/);
+  });
+});
