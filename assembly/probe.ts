@@ -15,7 +15,7 @@
 import { reservedZero } from "./verify";
 import {
   BATCH_BASE_OFFSET_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, BATCH_RESERVED_START,
-} from "./format";
+} from "./abi";
 
 // @ts-ignore: decorator
 @inline const HEADER_BYTES: u64 = <u64>BATCH_HEADER_BYTES;
@@ -51,9 +51,10 @@ export function firstNonZero(p: usize, limit: usize): usize {
   return limit;
 }
 
-/** Last nonzero byte in [from, to), or 0 if none (callers pass from > 0). */
+/** Last nonzero byte in [from, to), or 0 if none: unambiguous, as every caller passes from > 0. */
 // @ts-ignore: decorator
 @inline function lastNonZero(from: usize, to: usize): usize {
+  assert(from > 0, "lastNonZero: from > 0");
   while (to > from) {
     to--;
     if (load<u8>(to) != 0) return to;

@@ -1,53 +1,31 @@
 // Header decode gate (docs/format.md §1.2) and batch verification (docs/format.md §2.1 steps 2-3).
 //
 // The verifier is a streaming state machine held in module globals (every scan
-// window owns its own instance, so one verifier per window). Check order and
-// status codes follow VerifyStatus in src/format/records.ts and the TypeScript
-// engine's BatchVerifier: chunking never changes a result.
+// window owns its own instance, so one verifier per window). Check order follows the
+// TypeScript engine's BatchVerifier, status codes come from assembly/abi.ts: chunking
+// never changes a result.
 
 import { xxh3, xxh3Digest, xxh3Reset, xxh3Update, xxh3Update64, XXH3_STATE_BYTES } from "./xxh3";
 import {
-  BATCH_CHECKSUM_AT, BATCH_CHECKSUMMED_HEADER_BYTES, BATCH_HEADER_BYTES, BATCH_LENGTH_AT,
-  BATCH_MESSAGE_COUNT_AT, BATCH_RESERVED_START, BATCH_MESSAGE_COUNT_BYTES, FRAME_CHECKSUM_AT, FRAME_CHECKSUMMED_FROM,
-  FRAME_HEADER_BYTES, FRAME_PAYLOAD_LENGTH_AT, FRAME_RESERVED_AT, FRAME_USER_HEADERS_LENGTH_AT,
-} from "./format";
-
-// VerifyStatus codes (src/format/records.ts).
-// @ts-ignore: decorator
-@inline const OK: i32 = 0;
-// @ts-ignore: decorator
-@inline const LENGTH_BELOW_HEADER: i32 = 2;
-// @ts-ignore: decorator
-@inline const LENGTH_OVER_CAP: i32 = 3;
-// @ts-ignore: decorator
-@inline const RESERVED_NON_ZERO: i32 = 4;
-// @ts-ignore: decorator
-@inline const FRAME_COUNT_MISMATCH: i32 = 6;
-// @ts-ignore: decorator
-@inline const FRAME_HEADER_OVERRUN: i32 = 7;
-// @ts-ignore: decorator
-@inline const FRAME_RESERVED_NON_ZERO: i32 = 8;
-// @ts-ignore: decorator
-@inline const FRAME_OVERRUN: i32 = 9;
-// @ts-ignore: decorator
-@inline const FRAME_CHECKSUM: i32 = 10;
-// @ts-ignore: decorator
-@inline const BATCH_CHECKSUM: i32 = 11;
-/** Not a VerifyStatus: verifyFinish was called before the whole blob was fed. */
-// @ts-ignore: decorator
-@inline const NOT_FINISHED: i32 = -1;
+  BATCH_CHECKSUM_AT, BATCH_CHECKSUM_PREFIX_BYTES, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT,
+  BATCH_RESERVED_START, FRAME_CHECKSUM_AT, FRAME_CHECKSUMMED_FROM, FRAME_HEADER_BYTES, FRAME_PAYLOAD_LENGTH_AT,
+  FRAME_RESERVED_AT, FRAME_USER_HEADERS_LENGTH_AT, MAX_TRACKED_BATCH_BYTES, VERIFY_BATCH_CHECKSUM as BATCH_CHECKSUM,
+  VERIFY_FRAME_CHECKSUM as FRAME_CHECKSUM, VERIFY_FRAME_COUNT_MISMATCH as FRAME_COUNT_MISMATCH,
+  VERIFY_FRAME_HEADER_OVERRUN as FRAME_HEADER_OVERRUN, VERIFY_FRAME_OVERRUN as FRAME_OVERRUN,
+  VERIFY_FRAME_RESERVED_NON_ZERO as FRAME_RESERVED_NON_ZERO, VERIFY_LENGTH_BELOW_HEADER as LENGTH_BELOW_HEADER,
+  VERIFY_LENGTH_OVER_CAP as LENGTH_OVER_CAP, VERIFY_NOT_FINISHED as NOT_FINISHED, VERIFY_OK as OK,
+  VERIFY_RESERVED_NON_ZERO as RESERVED_NON_ZERO,
+} from "./abi";
 
 // @ts-ignore: decorator
 @inline const HEADER_BYTES: u64 = <u64>BATCH_HEADER_BYTES;
 // @ts-ignore: decorator
 @inline const FRAME_HEADER: usize = FRAME_HEADER_BYTES;
-/**
- * src/format/constants.ts MAX_TRACKED_BATCH_BYTES (2^53 − 1): a batch_length
- * above it is counted as it, so the i64 below never sees a u64 past 2^63 (it
- * would be negative) and the TS engine's number stays exact.
- */
+/** The checksummed header prefix is bytes [0, 40) (up to the checksum field), then message_count (docs/format.md §1.4). */
 // @ts-ignore: decorator
-@inline const MAX_TRACKED_BATCH_BYTES: u64 = 9007199254740991;
+@inline const CHECKSUMMED_HEADER_BYTES: usize = BATCH_CHECKSUM_AT;
+// @ts-ignore: decorator
+@inline const MESSAGE_COUNT_BYTES: usize = BATCH_CHECKSUM_PREFIX_BYTES - BATCH_CHECKSUM_AT;
 
 /** The decode gate's length cap (docs/format.md §2.2 MAX_BATCH_BYTES or an override). */
 export let maxBatchBytes: u64 = 64 << 20;
@@ -107,8 +85,8 @@ let status: i32 = OK;
 /** Starts verifying the batch whose decoded header is at p. */
 export function verifyStart(p: usize): void {
   xxh3Reset(BATCH_STATE);
-  xxh3Update(BATCH_STATE, p, BATCH_CHECKSUMMED_HEADER_BYTES);
-  xxh3Update(BATCH_STATE, p + BATCH_MESSAGE_COUNT_AT, BATCH_MESSAGE_COUNT_BYTES);
+  xxh3Update(BATCH_STATE, p, CHECKSUMMED_HEADER_BYTES);
+  xxh3Update(BATCH_STATE, p + BATCH_MESSAGE_COUNT_AT, MESSAGE_COUNT_BYTES);
   expectedChecksum = load<u64>(p, BATCH_CHECKSUM_AT);
   messageCount = load<u32>(p, BATCH_MESSAGE_COUNT_AT);
   const length = load<u64>(p, BATCH_LENGTH_AT);

@@ -2,32 +2,24 @@
 // residue probe's candidate loop with skip-ahead. Semantics are defined by
 // src/format/wal.ts and src/engine/ts/wal-candidates.ts (the plain loop); the
 // TypeScript wrapper (src/engine/wasm/engine.ts) does the unit arithmetic, as
-// for the segment candidate loop.
+// for the segment candidate loop. Field positions and status codes: assembly/abi.ts.
 
-// @ts-ignore: decorator
-@inline const HEADER_BYTES: u32 = 256;
-// @ts-ignore: decorator
-@inline const MAX_ENTRY_BYTES: u32 = 64 << 20;
-// @ts-ignore: decorator
-@inline const COMMAND_AT: usize = 60;
-// @ts-ignore: decorator
-@inline const PREPARE: u8 = 6;
+import {
+  WAL_CHECKSUM_AT, WAL_CHECKSUM_BODY_AT, WAL_COMMAND_AT as COMMAND_AT, WAL_COMMAND_PREPARE as PREPARE,
+  WAL_HEADER_BYTES as HEADER_BYTES, WAL_HEADER_COMMAND_NOT_PREPARE as COMMAND_NOT_PREPARE, WAL_HEADER_OK as OK,
+  WAL_HEADER_OPERATION_INVALID as OPERATION_INVALID, WAL_HEADER_RESERVED_NON_ZERO as RESERVED_NON_ZERO,
+  WAL_HEADER_SIZE_BELOW_HEADER as SIZE_BELOW_HEADER, WAL_HEADER_SIZE_OVER_CAP as SIZE_OVER_CAP,
+  WAL_HEADER_UPPER_BYTES_NON_ZERO as UPPER_BYTES_NON_ZERO, WAL_MAX_ENTRY_BYTES as MAX_ENTRY_BYTES, WAL_OP_AT,
+  WAL_OPERATION_AT, WAL_PARENT_AT, WAL_RESERVED_AT, WAL_RESERVED_FRAME_AT, WAL_RESERVED_FRAME_END, WAL_SIZE_AT,
+} from "./abi";
 
-// WalHeaderStatus codes (src/format/wal.ts).
+/** The upper halves of the u128 checksum, checksum_body and parent fields (docs/node.md N1): zero in a prepare. */
 // @ts-ignore: decorator
-@inline const OK: i32 = 0;
+@inline const CHECKSUM_UPPER_AT: usize = WAL_CHECKSUM_AT + 8;
 // @ts-ignore: decorator
-@inline const COMMAND_NOT_PREPARE: i32 = 1;
+@inline const CHECKSUM_BODY_UPPER_AT: usize = WAL_CHECKSUM_BODY_AT + 8;
 // @ts-ignore: decorator
-@inline const OPERATION_INVALID: i32 = 2;
-// @ts-ignore: decorator
-@inline const SIZE_BELOW_HEADER: i32 = 3;
-// @ts-ignore: decorator
-@inline const SIZE_OVER_CAP: i32 = 4;
-// @ts-ignore: decorator
-@inline const RESERVED_NON_ZERO: i32 = 5;
-// @ts-ignore: decorator
-@inline const UPPER_BYTES_NON_ZERO: i32 = 6;
+@inline const PARENT_UPPER_AT: usize = WAL_PARENT_AT + 8;
 
 /** Valid Operation discriminants: 0–3, 64–68, 128–149, 160–162. */
 // @ts-ignore: decorator
@@ -39,31 +31,33 @@
 // @ts-ignore: decorator
 @inline function walReservedZero(p: usize): bool {
   // [62, 64) then four 16-byte loads cover [64, 128); [228, 256) as 228..244 + 240..256.
-  if (load<u16>(p, 62) != 0) return false;
-  let r = v128.or(v128.load(p, 64), v128.load(p, 80));
-  r = v128.or(r, v128.or(v128.load(p, 96), v128.load(p, 112)));
-  r = v128.or(r, v128.or(v128.load(p, 228), v128.load(p, 240)));
+  if (load<u16>(p, WAL_RESERVED_FRAME_AT) != 0) return false;
+  let r = v128.or(v128.load(p, WAL_RESERVED_FRAME_AT + 2), v128.load(p, WAL_RESERVED_FRAME_AT + 18));
+  r = v128.or(r, v128.or(v128.load(p, WAL_RESERVED_FRAME_AT + 34), v128.load(p, WAL_RESERVED_FRAME_END - 16)));
+  r = v128.or(r, v128.or(v128.load(p, WAL_RESERVED_AT), v128.load(p, <usize>HEADER_BYTES - 16)));
   return !v128.any_true(r);
 }
 
 /** The prepare-header gate on the 256 bytes at p (the checks in walHeaderStatus, same order). */
 export function walHeaderStatus(p: usize): i32 {
   if (load<u8>(p + COMMAND_AT) != PREPARE) return COMMAND_NOT_PREPARE;
-  if (!validOperation(<u32>load<u8>(p, 208))) return OPERATION_INVALID;
-  const size = load<u32>(p, 48);
+  if (!validOperation(<u32>load<u8>(p, WAL_OPERATION_AT))) return OPERATION_INVALID;
+  const size = load<u32>(p, WAL_SIZE_AT);
   if (size < HEADER_BYTES) return SIZE_BELOW_HEADER;
   if (size > MAX_ENTRY_BYTES) return SIZE_OVER_CAP;
   if (!walReservedZero(p)) return RESERVED_NON_ZERO;
-  if ((load<u64>(p, 8) | load<u64>(p, 24) | load<u64>(p, 152)) != 0) return UPPER_BYTES_NON_ZERO;
+  if ((load<u64>(p, CHECKSUM_UPPER_AT) | load<u64>(p, CHECKSUM_BODY_UPPER_AT) | load<u64>(p, PARENT_UPPER_AT)) != 0) {
+    return UPPER_BYTES_NON_ZERO;
+  }
   return OK;
 }
 
-/** Next byte equal to 6 in [q, limit], or limit + 1. */
+/** Next byte equal to PREPARE in [q, limit], or limit + 1. */
 // @ts-ignore: decorator
 @inline function nextPrepareByte(q: usize, limit: usize): usize {
-  const six = i8x16.splat(6);
+  const prepare = i8x16.splat(PREPARE);
   while (q + 16 <= limit + 1) {
-    const m = i8x16.bitmask(i8x16.eq(v128.load(q), six));
+    const m = i8x16.bitmask(i8x16.eq(v128.load(q), prepare));
     if (m != 0) return q + <usize>ctz(m);
     q += 16;
   }
@@ -74,9 +68,10 @@ export function walHeaderStatus(p: usize): i32 {
   return limit + 1;
 }
 
-/** Last nonzero byte in [from, to), or 0 (callers pass from > 0). */
+/** Last nonzero byte in [from, to), or 0: unambiguous, as every caller passes from > 0. */
 // @ts-ignore: decorator
 @inline function lastNonZero(from: usize, to: usize): usize {
+  assert(from > 0, "lastNonZero: from > 0");
   while (to > from) {
     to--;
     if (load<u8>(to) != 0) return to;
@@ -98,25 +93,27 @@ export function findWalCandidate(c: usize, end: usize, fileEnd: f64, minOp: u64,
       c = nextPrepareByte(c + COMMAND_AT + 1, lastCommand) - COMMAND_AT;
       continue;
     }
-    const size = load<u32>(c, 48);
+    const size = load<u32>(c, WAL_SIZE_AT);
     if (structural != 0) {
-      if (validOperation(<u32>load<u8>(c, 208)) && size >= HEADER_BYTES && size <= MAX_ENTRY_BYTES && <i64>c + <i64>size <= fileEndI) {
+      if (validOperation(<u32>load<u8>(c, WAL_OPERATION_AT)) && size >= HEADER_BYTES && size <= MAX_ENTRY_BYTES && <i64>c + <i64>size <= fileEndI) {
         return c;
       }
       c++;
       continue;
     }
-    const reservedLast = lastNonZero(c + 228, c + 256);
+    // A nonzero byte q in reserved rules out every candidate up to q - WAL_RESERVED_AT; one in reserved_frame,
+    // every candidate up to q - WAL_RESERVED_FRAME_AT (each still holds q in the same field).
+    const reservedLast = lastNonZero(c + WAL_RESERVED_AT, c + <usize>HEADER_BYTES);
     if (reservedLast != 0) {
-      c = reservedLast - 227;
+      c = reservedLast - (WAL_RESERVED_AT - 1);
       continue;
     }
-    const frameLast = lastNonZero(c + 62, c + 128);
+    const frameLast = lastNonZero(c + WAL_RESERVED_FRAME_AT, c + WAL_RESERVED_FRAME_END);
     if (frameLast != 0) {
-      c = frameLast - 61;
+      c = frameLast - (WAL_RESERVED_FRAME_AT - 1);
       continue;
     }
-    if (walHeaderStatus(c) == OK && <i64>c + <i64>size <= fileEndI && load<u64>(c, 176) >= minOp) return c;
+    if (walHeaderStatus(c) == OK && <i64>c + <i64>size <= fileEndI && load<u64>(c, WAL_OP_AT) >= minOp) return c;
     c++;
   }
   return end;

@@ -6,62 +6,22 @@
 // batch, a position the caller must see) stops the walk; the caller continues there.
 //
 // No BigInt crosses per batch: u64 fields are read natively, and the result is written
-// to a small static area (WALK_RESULT) that the wrapper reads once per call.
+// to a small static area (WALK_RESULT, its slots in assembly/abi.ts) that the wrapper reads
+// once per call.
 
 import { headerStatus, verifyInWindow } from "./verify";
 import {
-  BATCH_BASE_OFFSET_AT, BATCH_BASE_TIMESTAMP_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT,
-} from "./format";
-
-// @ts-ignore: decorator
-@inline const OK: i32 = 0;
-
-// Result slots, 8 bytes each. Positions and counts are f64 (exact below 2^53: a walk
-// covers at most one window); offsets and timestamps are u64.
-/** f64: address of the first batch not walked. */
-// @ts-ignore: decorator
-@inline export const WALK_STOP: usize = 0;
-/** f64: batches walked. */
-// @ts-ignore: decorator
-@inline export const WALK_BATCHES: usize = 1;
-/** f64: sum of their message_count. */
-// @ts-ignore: decorator
-@inline export const WALK_MESSAGES: usize = 2;
-/** u64: the offset the next batch must carry after the walked ones. */
-// @ts-ignore: decorator
-@inline export const WALK_EXPECTED_OFFSET: usize = 3;
-/** f64: address of the first walked batch with message_count > 0, or -1 when none. */
-// @ts-ignore: decorator
-@inline export const WALK_FIRST_AT: usize = 4;
-/** u64 base_offset, u64 base_timestamp, f64 message_count of that batch follow WALK_FIRST_AT. */
-// @ts-ignore: decorator
-@inline export const WALK_FIRST_BASE_OFFSET: usize = 5;
-// @ts-ignore: decorator
-@inline export const WALK_FIRST_BASE_TIMESTAMP: usize = 6;
-// @ts-ignore: decorator
-@inline export const WALK_FIRST_MESSAGE_COUNT: usize = 7;
-/** The same four slots for the last walked batch with message_count > 0. */
-// @ts-ignore: decorator
-@inline export const WALK_LAST_AT: usize = 8;
-// @ts-ignore: decorator
-@inline export const WALK_LAST_BASE_OFFSET: usize = 9;
-// @ts-ignore: decorator
-@inline export const WALK_LAST_BASE_TIMESTAMP: usize = 10;
-// @ts-ignore: decorator
-@inline export const WALK_LAST_MESSAGE_COUNT: usize = 11;
-/** Slots in the result area (the wrapper asserts it at load). */
-// @ts-ignore: decorator
-@inline export const WALK_RESULT_SLOTS: usize = 12;
+  BATCH_BASE_OFFSET_AT, BATCH_BASE_TIMESTAMP_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, BATCH_MESSAGE_COUNT_AT, VERIFY_OK as OK,
+  WALK_BATCHES, WALK_EXPECTED_OFFSET, WALK_FIRST_AT, WALK_FIRST_BASE_OFFSET, WALK_FIRST_BASE_TIMESTAMP, WALK_FIRST_MESSAGE_COUNT,
+  WALK_LAST_AT, WALK_LAST_BASE_OFFSET, WALK_LAST_BASE_TIMESTAMP, WALK_LAST_MESSAGE_COUNT, WALK_MESSAGES, WALK_RESULT_SLOTS,
+  WALK_STOP,
+} from "./abi";
 
 /** The result area: static data below the heap, so the wrapper's layout above heapBase() is untouched. */
 const WALK_RESULT: usize = memory.data(<i32>(WALK_RESULT_SLOTS * 8), 16);
 
 export function walkResultAddress(): usize {
   return WALK_RESULT;
-}
-
-export function walkResultSlots(): usize {
-  return WALK_RESULT_SLOTS;
 }
 
 // @ts-ignore: decorator

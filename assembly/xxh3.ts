@@ -206,23 +206,66 @@ function consumeStripes(acc: usize, p: usize, nb: usize, soFar: u32): u32 {
     if (n > nb) n = nb;
     let k = SECRET + (<usize>soFar << 3);
     const stop = p + (n << 6);
-    while (p < stop) {
-      const x0 = v128.load(p);
-      const x1 = v128.load(p, 16);
-      const d0 = v128.xor(x0, v128.load(k));
-      const d1 = v128.xor(x1, v128.load(k, 16));
-      const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
-      const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
-      b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
-      b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
-      const x2 = v128.load(p, 32);
-      const x3 = v128.load(p, 48);
-      const d2 = v128.xor(x2, v128.load(k, 32));
-      const d3 = v128.xor(x3, v128.load(k, 48));
-      const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
-      const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
-      b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
-      b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+    // Two stripes a turn (fewer loop steps and address updates), then an odd last one.
+    while (p + 2 * STRIPE <= stop) {
+      {
+        const x0 = v128.load(p);
+        const x1 = v128.load(p, 16);
+        const d0 = v128.xor(x0, v128.load(k));
+        const d1 = v128.xor(x1, v128.load(k, 16));
+        const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
+        const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
+        b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
+        b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
+        const x2 = v128.load(p, 32);
+        const x3 = v128.load(p, 48);
+        const d2 = v128.xor(x2, v128.load(k, 32));
+        const d3 = v128.xor(x3, v128.load(k, 48));
+        const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
+        const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
+        b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
+        b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+      }
+      {
+        const x0 = v128.load(p, 64);
+        const x1 = v128.load(p, 80);
+        const d0 = v128.xor(x0, v128.load(k, 8));
+        const d1 = v128.xor(x1, v128.load(k, 24));
+        const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
+        const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
+        b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
+        b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
+        const x2 = v128.load(p, 96);
+        const x3 = v128.load(p, 112);
+        const d2 = v128.xor(x2, v128.load(k, 40));
+        const d3 = v128.xor(x3, v128.load(k, 56));
+        const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
+        const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
+        b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
+        b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+      }
+      p += 2 * STRIPE;
+      k += 16;
+    }
+    if (p < stop) {
+      {
+        const x0 = v128.load(p);
+        const x1 = v128.load(p, 16);
+        const d0 = v128.xor(x0, v128.load(k));
+        const d1 = v128.xor(x1, v128.load(k, 16));
+        const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
+        const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
+        b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
+        b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
+        const x2 = v128.load(p, 32);
+        const x3 = v128.load(p, 48);
+        const d2 = v128.xor(x2, v128.load(k, 32));
+        const d3 = v128.xor(x3, v128.load(k, 48));
+        const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
+        const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
+        b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
+        b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+      }
       p += STRIPE;
       k += 8;
     }
@@ -300,23 +343,66 @@ function hashLong(p: usize, len: usize): u64 {
       p = last;
       stop = last + STRIPE;
     }
-    while (p < stop) {
-      const x0 = v128.load(p);
-      const x1 = v128.load(p, 16);
-      const d0 = v128.xor(x0, v128.load(k));
-      const d1 = v128.xor(x1, v128.load(k, 16));
-      const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
-      const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
-      b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
-      b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
-      const x2 = v128.load(p, 32);
-      const x3 = v128.load(p, 48);
-      const d2 = v128.xor(x2, v128.load(k, 32));
-      const d3 = v128.xor(x3, v128.load(k, 48));
-      const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
-      const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
-      b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
-      b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+    // Two stripes a turn (fewer loop steps and address updates), then an odd last one.
+    while (p + 2 * STRIPE <= stop) {
+      {
+        const x0 = v128.load(p);
+        const x1 = v128.load(p, 16);
+        const d0 = v128.xor(x0, v128.load(k));
+        const d1 = v128.xor(x1, v128.load(k, 16));
+        const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
+        const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
+        b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
+        b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
+        const x2 = v128.load(p, 32);
+        const x3 = v128.load(p, 48);
+        const d2 = v128.xor(x2, v128.load(k, 32));
+        const d3 = v128.xor(x3, v128.load(k, 48));
+        const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
+        const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
+        b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
+        b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+      }
+      {
+        const x0 = v128.load(p, 64);
+        const x1 = v128.load(p, 80);
+        const d0 = v128.xor(x0, v128.load(k, 8));
+        const d1 = v128.xor(x1, v128.load(k, 24));
+        const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
+        const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
+        b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
+        b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
+        const x2 = v128.load(p, 96);
+        const x3 = v128.load(p, 112);
+        const d2 = v128.xor(x2, v128.load(k, 40));
+        const d3 = v128.xor(x3, v128.load(k, 56));
+        const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
+        const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
+        b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
+        b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+      }
+      p += 2 * STRIPE;
+      k += 16;
+    }
+    if (p < stop) {
+      {
+        const x0 = v128.load(p);
+        const x1 = v128.load(p, 16);
+        const d0 = v128.xor(x0, v128.load(k));
+        const d1 = v128.xor(x1, v128.load(k, 16));
+        const lo01 = i32x4.shuffle(d0, d1, 2, 0, 6, 4);
+        const hi01 = i32x4.shuffle(d0, d1, 3, 1, 7, 5);
+        b0 = i64x2.add(i64x2.add(b0, x0), i64x2.extmul_low_i32x4_u(lo01, hi01));
+        b1 = i64x2.add(i64x2.add(b1, x1), i64x2.extmul_high_i32x4_u(lo01, hi01));
+        const x2 = v128.load(p, 32);
+        const x3 = v128.load(p, 48);
+        const d2 = v128.xor(x2, v128.load(k, 32));
+        const d3 = v128.xor(x3, v128.load(k, 48));
+        const lo23 = i32x4.shuffle(d2, d3, 2, 0, 6, 4);
+        const hi23 = i32x4.shuffle(d2, d3, 3, 1, 7, 5);
+        b2 = i64x2.add(i64x2.add(b2, x2), i64x2.extmul_low_i32x4_u(lo23, hi23));
+        b3 = i64x2.add(i64x2.add(b3, x3), i64x2.extmul_high_i32x4_u(lo23, hi23));
+      }
       p += STRIPE;
       k += 8;
     }

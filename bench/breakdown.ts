@@ -14,21 +14,24 @@
  * | ------------------- | --------------------------------------------------------------------------------- |
  * | gc                  | `(garbage collector)`                                                             |
  * | wasm                | a Wasm function (`wasm://` scripts, `wasm-function[…]` names)                     |
- * | module load         | Node's module loader (`node:internal/modules/…`) and code it runs before `main`   |
+ * | module load         | Node's module loader (`node:internal/modules/…`) and code it runs before `main`;  |
+ * |                     | the bundle's loader (`loadBundle`) and a bundled module's body run on first use   |
  * | syscalls (js side)  | the fs bindings: `readSync`, `openSync`, `fstat`, `readdir`, `close`, …           |
- * | discovery           | src/recovery/targets.ts (the directory walk)                                      |
+ * | discovery           | src/recovery/targets.ts (the directory walk; in the bundle, by its line)          |
  * | segscan js          | any other script of this package (walk, verdicts, reports, the CLI)               |
  * | node js             | any other `node:` script (streams, workers, buffers)                              |
  * | v8 (program)        | `(program)`: compilation, the interpreter's own work, the embedder                |
  * | idle                | `(idle)`: a thread waiting (a worker with no partition, the main thread on them)  |
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const CLI = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
+/** The bundle the CLI runs (scripts/bundle.mjs), when built. */
+const CLI_BUNDLE = fileURLToPath(new URL("../segscan-cli.cjs", import.meta.url));
 const PACKAGE_DIST = fileURLToPath(new URL("../", import.meta.url));
 
 /** The sampling interval asked of V8 (µs): fine enough for a 200 ms run, coarse enough to cost little. */
@@ -74,6 +77,8 @@ const FS_BINDINGS = new Set([
 interface CallFrame {
   functionName: string;
   url: string;
+  /** 0-based, as V8 writes it. */
+  lineNumber?: number;
 }
 interface ProfileNode {
   id: number;
@@ -103,8 +108,60 @@ export function categoryOf(frame: CallFrame, underModuleLoad: boolean): Category
   return "segscan js";
 }
 
-/** Self time per category (ms) of one profile. */
-export function categorize(profile: CpuProfile): Map<Category, number> {
+/**
+ * The CLI runs from one bundle (dist/segscan-cli.cjs, scripts/bundle.mjs): a frame in it is told apart by the module
+ * its line lies in, from the `// src/…` comment esbuild writes above each module's code. `sourceAt(line)` names it.
+ */
+export function bundleSourceIndex(bundleText: string): (line: number) => string | null {
+  const starts: { line: number; source: string }[] = [];
+  bundleText.split("\n").forEach((text, line) => {
+    const marker = /^\s*\/\/ ((?:src|bench|node_modules)\/\S+\.[cm]?[jt]s)$/.exec(text);
+    if (marker !== null) starts.push({ line, source: marker[1]! });
+  });
+  return (line) => {
+    let low = 0;
+    let high = starts.length - 1;
+    let found: string | null = null;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (starts[middle]!.line <= line) {
+        found = starts[middle]!.source;
+        low = middle + 1;
+      } else {
+        high = middle - 1;
+      }
+    }
+    return found;
+  };
+}
+
+/** A frame of the bundle, named by its module (`…/segscan-cli.cjs#src/recovery/targets.ts`); any other frame as it is. */
+function withBundleSource(frame: CallFrame, bundlePath: string, sourceAt: ((line: number) => string | null) | null): CallFrame {
+  if (sourceAt === null || frame.lineNumber === undefined) return frame;
+  const path = frame.url.startsWith("file://") ? fileURLToPath(frame.url) : frame.url;
+  if (path !== bundlePath) return frame;
+  const source = sourceAt(frame.lineNumber);
+  return source === null ? frame : { ...frame, url: `${frame.url}#${source}` };
+}
+
+/**
+ * Whether a frame loads code: Node's module loader, the CLI's bundle loader (src/cli/code-cache.ts `loadBundle`:
+ * compiling the bundle and running its top level), or a bundled module's body run on first use (esbuild names
+ * that function by the module's path).
+ */
+export function loadsModules(frame: CallFrame): boolean {
+  return (
+    frame.url.startsWith("node:internal/modules") ||
+    frame.functionName === "loadBundle" ||
+    /^(?:src|node_modules)\/\S+\.[cm]?[jt]s$/.test(frame.functionName)
+  );
+}
+
+/** Self time per category (ms) of one profile; `bundle`: the CLI's bundle, to name its frames by module. */
+export function categorize(
+  profile: CpuProfile,
+  bundle: { path: string; sourceAt: (line: number) => string | null } | null = null,
+): Map<Category, number> {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
@@ -114,7 +171,7 @@ export function categorize(profile: CpuProfile): Map<Category, number> {
     if (known !== undefined) return known;
     const node = byId.get(id)!;
     const parent = parentOf.get(id);
-    const here = node.callFrame.url.startsWith("node:internal/modules");
+    const here = loadsModules(node.callFrame);
     const value = here || (parent !== undefined && underModuleLoad(parent));
     loading.set(id, value);
     return value;
@@ -125,7 +182,7 @@ export function categorize(profile: CpuProfile): Map<Category, number> {
     if (node === undefined) return;
     // timeDeltas[i] is the time since the previous sample: the interval this sample stands for.
     const ms = (profile.timeDeltas[i] ?? 0) / 1000;
-    const category = categoryOf(node.callFrame, underModuleLoad(id));
+    const category = categoryOf(withBundleSource(node.callFrame, bundle?.path ?? "", bundle?.sourceAt ?? null), underModuleLoad(id));
     totals.set(category, totals.get(category)! + ms);
   });
   return totals;
@@ -195,9 +252,10 @@ function profiled(scanArgs: readonly string[]): { categories: Map<Category, numb
       throw new Error(`bench breakdown: profiled run exited ${run.status}: ${run.stderr}`);
     const totals = new Map<Category, number>(CATEGORIES.map((category) => [category, 0]));
     const files = readdirSync(dir).filter((name) => name.endsWith(".cpuprofile"));
+    const bundle = existsSync(CLI_BUNDLE) ? { path: CLI_BUNDLE, sourceAt: bundleSourceIndex(readFileSync(CLI_BUNDLE, "utf8")) } : null;
     for (const file of files) {
       const profile = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
-      for (const [category, ms] of categorize(profile)) totals.set(category, totals.get(category)! + ms);
+      for (const [category, ms] of categorize(profile, bundle)) totals.set(category, totals.get(category)! + ms);
     }
     return { categories: totals, threads: files.length };
   } finally {

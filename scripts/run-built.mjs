@@ -11,9 +11,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** What the build reads: a change to any of these makes the build stale. */
-export const BUILD_INPUTS = ["src", "assembly", "bench", "package.json", "tsconfig.json", "asconfig.json"];
+export const BUILD_INPUTS = ["src", "assembly", "bench", "scripts/bundle.mjs", "package.json", "tsconfig.json", "asconfig.json"];
 /** What the build writes and the CLI needs. */
-export const BUILD_OUTPUTS = ["dist/src/cli/main.js", "dist/segscan.wasm"];
+export const BUILD_OUTPUTS = ["dist/src/cli/main.js", "dist/segscan-cli.cjs", "dist/segscan.wasm"];
 
 /** Newest modification time under `path` (a file or a directory tree), or 0 when it is absent. */
 export function newestMtimeMs(path) {

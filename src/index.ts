@@ -1,9 +1,10 @@
 /** segscan's library surface (docs/interfaces.md §9.1). */
 export { createEngine, createTsEngine } from "./engine/index.js";
 export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./engine/index.js";
-export { scanPartition, discoverTargets, discoverStream, SEGSCAN_VERSION } from "./recovery/scan.js";
-export type { DiscoverySink, DiscoveredRoot, ScanTarget } from "./recovery/scan.js";
-export { ScanPathsError, scanPath, scanIter } from "./node/scan-path.js";
+export { discoverTargets, discoverStream } from "./recovery/targets.js";
+export { SEGSCAN_VERSION } from "./version.js";
+export type { DiscoverySink, DiscoveredRoot, ScanTarget } from "./recovery/targets.js";
+export { ScanPathsError, scanPartition, scanPath, scanIter } from "./node/scan-path.js";
 export type { ScanOptions, ProgressEvent } from "./recovery/options.js";
 export type { ScanFs, ReadableFile, DirectoryEntry, FileStat } from "./io/fs.js";
 export { nodeBlockingScanFs, nodeScanFs } from "./io/fs.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { categorize, categoryOf, parseStraceSummary } from "../bench/breakdown.js";
+import { bundleSourceIndex, categorize, categoryOf, parseStraceSummary } from "../bench/breakdown.js";
 
 describe("bench breakdown (docs/benchmarks.md)", () => {
   it("puts each sample in one category by its frame, module loading by its stack", () => {
@@ -28,6 +28,35 @@ describe("bench breakdown (docs/benchmarks.md)", () => {
     const totals = categorize(profile);
     expect(totals.get("module load")).toBe(3);
     expect(totals.get("gc")).toBe(3);
+  });
+
+  it("names a frame of the CLI's bundle by the module its line lies in; the bundle's loading is module load", () => {
+    const bundleText = ["// x", "// src/recovery/targets.ts", "function walk() {}", "  // src/cli/scan-command.ts", "x();"].join("\n");
+    const sourceAt = bundleSourceIndex(bundleText);
+    expect([0, 1, 2, 3, 4].map(sourceAt)).toEqual([
+      null,
+      "src/recovery/targets.ts",
+      "src/recovery/targets.ts",
+      "src/cli/scan-command.ts",
+      "src/cli/scan-command.ts",
+    ]);
+    const bundle = { path: "/p/dist/segscan-cli.cjs", sourceAt };
+    const profile = {
+      startTime: 0,
+      endTime: 10,
+      nodes: [
+        { id: 1, callFrame: { functionName: "(root)", url: "" }, children: [2, 3, 5] },
+        { id: 2, callFrame: { functionName: "walk", url: "/p/dist/segscan-cli.cjs", lineNumber: 2 } },
+        { id: 3, callFrame: { functionName: "loadBundle", url: "file:///p/dist/src/cli/code-cache.js" }, children: [4] },
+        { id: 4, callFrame: { functionName: "(program)", url: "" } },
+        { id: 5, callFrame: { functionName: "src/cli/scan-command.ts", url: "/p/dist/segscan-cli.cjs", lineNumber: 4 } },
+      ],
+      samples: [2, 4, 5],
+      timeDeltas: [1000, 2000, 4000],
+    };
+    const totals = categorize(profile, bundle);
+    expect(totals.get("discovery")).toBe(1);
+    expect(totals.get("module load")).toBe(6);
   });
 
   it("reads strace -c's table", () => {

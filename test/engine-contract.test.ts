@@ -1,8 +1,8 @@
 /**
- * The EngineWindow contract (issue 16 item 8), enforced once in
+ * The EngineWindow contract (docs/engines.md §8.5), enforced once in
  * src/engine/window.ts: both engines throw the same error type and message for
- * every call outside it, and the Wasm memory layout (item 19) is read from the
- * module and asserted at load.
+ * every call outside it; the Wasm memory layout and the constants the kernels
+ * share with TypeScript are read from the module and asserted at load (§8.1).
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -11,7 +11,9 @@ import { encodeBatch } from "../src/format/encode.js";
 import { writeU64 } from "../src/format/bytes.js";
 import { VerifyStatus } from "../src/format/records.js";
 import type { Engine, EngineWindow } from "../src/engine/types.js";
-import { WALK_RESULT_SLOT, createWasmEngine, readLayout, readWalkResultAddress } from "../src/engine/wasm/engine.js";
+import { WALK_RESULT_SLOT, createWasmEngine, loadKernels, readLayout, readWalkResultAddress } from "../src/engine/wasm/engine.js";
+import { checkAbi, expectedAbi } from "../src/engine/wasm/abi.js";
+import { WAL_OP_AT, WalHeaderStatus } from "../src/format/wal.js";
 import { allEngines } from "./helpers/engines.js";
 
 const engines = await allEngines();
@@ -256,36 +258,82 @@ describe("the Wasm memory layout comes from assembly/ and is asserted at load", 
     }
   });
 
-  it("walkResident's result area is asserted at load: the slot count the wrapper reads, aligned, below the heap", () => {
+  it("walkResident's result area is asserted at load: aligned, below the heap", () => {
     const layout = { heapBase: 1024, heapAlignBytes: 64, xxh3StateBytes: 336, stateSlotBytes: 384, readAheadPadBytes: 256 };
-    const exportsOf = (address: number, slots: number) => ({ walkResultAddress: () => address, walkResultSlots: () => slots });
-    expect(readWalkResultAddress(exportsOf(512, WALK_RESULT_SLOT.RESULT_SLOTS), layout)).toBe(512);
-    for (const [address, slots] of [
-      [512, WALK_RESULT_SLOT.RESULT_SLOTS - 1],
-      [516, WALK_RESULT_SLOT.RESULT_SLOTS],
-      [1024 - 8, WALK_RESULT_SLOT.RESULT_SLOTS],
-    ] as const) {
-      expect(() => readWalkResultAddress(exportsOf(address, slots), layout)).toThrow(/unexpected memory layout.*build:wasm/);
+    const exportsOf = (address: number) => ({ walkResultAddress: () => address });
+    expect(readWalkResultAddress(exportsOf(512), layout)).toBe(512);
+    for (const address of [516, 1024 - 8, 1024 - WALK_RESULT_SLOT.RESULT_SLOTS * 8 + 8]) {
+      expect(() => readWalkResultAddress(exportsOf(address), layout)).toThrow(/unexpected memory layout.*build:wasm/);
     }
   });
+});
 
-  it("assembly/walk.ts result slots match the wrapper's WALK_RESULT_SLOT", () => {
-    const source = readFileSync(new URL("../assembly/walk.ts", import.meta.url), "utf8");
-    const declared = [...source.matchAll(/export const WALK_(\w+): usize = (\d+);/g)];
-    const slots = WALK_RESULT_SLOT as Record<string, number>;
-    expect(declared.map(([, name]) => name).sort()).toEqual(Object.keys(slots).sort());
-    for (const [, name, value] of declared) expect({ name, value: Number(value) }).toEqual({ name, value: slots[name!] });
+describe("the constants the kernels share with TypeScript are exported by the module and asserted at load", () => {
+  const module = new WebAssembly.Module(readFileSync(new URL("../dist/segscan.wasm", import.meta.url)));
+  const realExports = (): Record<string, unknown> => ({ ...new WebAssembly.Instance(module, {}).exports });
+  const global = (value: number, type: "i32" | "i64" = "i32") =>
+    new WebAssembly.Global({ value: type, mutable: false }, type === "i64" ? BigInt(value) : value);
+
+  it("the built module exports every one of them, with the TypeScript values", () => {
+    expect(() => checkAbi(realExports())).not.toThrow();
+    const exported = Object.entries(realExports()).filter(([, value]) => value instanceof WebAssembly.Global);
+    expect(new Set(exported.map(([name]) => name))).toEqual(new Set(expectedAbi().keys()));
   });
 
-  it("assembly/format.ts field positions match src/format/constants.ts", () => {
-    const source = readFileSync(new URL("../assembly/format.ts", import.meta.url), "utf8");
-    const declared = [...source.matchAll(/export const (\w+): usize = (\d+);/g)];
-    expect(declared.length).toBeGreaterThan(8);
+  it("covers the field positions, every status code, the walk's slots and MAX_TRACKED_BATCH_BYTES", () => {
+    const expected = expectedAbi();
     const ts = formatConstants as unknown as Record<string, number>;
-    for (const [, name, value] of declared) {
-      if (name === "BATCH_CHECKSUMMED_HEADER_BYTES") expect(Number(value)).toBe(ts.BATCH_CHECKSUM_PREFIX_BYTES! - 4);
-      else if (name === "BATCH_MESSAGE_COUNT_BYTES") expect(Number(value)).toBe(4);
-      else expect({ name, value: Number(value) }).toEqual({ name, value: ts[name!] });
+    for (const name of ["BATCH_LENGTH_AT", "BATCH_RESERVED_START", "FRAME_PAYLOAD_LENGTH_AT", "MAX_TRACKED_BATCH_BYTES"]) {
+      expect(expected.get(name)).toBe(ts[name]);
     }
+    expect(expected.get("WAL_OP_AT")).toBe(WAL_OP_AT);
+    for (const [name, code] of [
+      ["VERIFY_OK", VerifyStatus.Ok],
+      ["VERIFY_LENGTH_BELOW_HEADER", VerifyStatus.LengthBelowHeader],
+      ["VERIFY_FRAME_RESERVED_NON_ZERO", VerifyStatus.FrameReservedNonZero],
+      ["VERIFY_BATCH_CHECKSUM", VerifyStatus.BatchChecksum],
+      ["WAL_HEADER_UPPER_BYTES_NON_ZERO", WalHeaderStatus.UpperBytesNonZero],
+    ] as const) {
+      expect({ name, code: expected.get(name) }).toEqual({ name, code });
+    }
+    const statuses = [...expected.keys()].filter((name) => name.startsWith("VERIFY_") && name !== "VERIFY_NOT_FINISHED");
+    expect(statuses).toHaveLength(Object.values(VerifyStatus).filter((value) => typeof value === "number").length);
+    for (const [slot, index] of Object.entries(WALK_RESULT_SLOT)) expect(expected.get(`WALK_${slot}`)).toBe(index);
+  });
+
+  it("a module whose constant differs is refused, naming the constant and the two values", () => {
+    const differing = { ...realExports(), BATCH_LENGTH_AT: global(33) };
+    expect(() => checkAbi(differing)).toThrow(/BATCH_LENGTH_AT is 33 in the module, 32 in TypeScript.*build:wasm/);
+    const clamp = { ...realExports(), MAX_TRACKED_BATCH_BYTES: global(2 ** 52, "i64") };
+    expect(() => checkAbi(clamp)).toThrow(/MAX_TRACKED_BATCH_BYTES is 4503599627370496 in the module, 9007199254740991/);
+    const slots = { ...realExports(), WALK_RESULT_SLOTS: global(11) };
+    expect(() => checkAbi(slots)).toThrow(/WALK_RESULT_SLOTS is 11 in the module, 12 in TypeScript/);
+    const status = { ...realExports(), WAL_HEADER_SIZE_OVER_CAP: global(7) };
+    expect(() => checkAbi(status)).toThrow(/WAL_HEADER_SIZE_OVER_CAP is 7 in the module, 4 in TypeScript/);
+  });
+
+  it("a module missing a constant, or exporting one the wrapper does not know, is refused", () => {
+    const { VERIFY_FRAME_OVERRUN: _dropped, ...missing } = realExports();
+    expect(() => checkAbi(missing)).toThrow(/VERIFY_FRAME_OVERRUN is missing from the module \(TypeScript has 9\)/);
+    const extra = { ...realExports(), FRAME_ID_AT: global(8) };
+    expect(() => checkAbi(extra)).toThrow(/FRAME_ID_AT is exported by the module but unknown to this wrapper/);
+  });
+
+  it("the wasm engine checks its module at load: one built from other numbers is refused before any kernel runs", async () => {
+    // A module that exports only BATCH_LENGTH_AT = 33, an immutable i32 global (wasm binary format by hand).
+    const name = [..."BATCH_LENGTH_AT"].map((char) => char.charCodeAt(0));
+    const globalSection = [0x01, 0x7f, 0x00, 0x41, 33, 0x0b];
+    const exportSection = [0x01, name.length, ...name, 0x03, 0x00];
+    const bytes = new Uint8Array([
+      ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+      ...[0x06, globalSection.length, ...globalSection],
+      ...[0x07, exportSection.length, ...exportSection],
+    ]);
+    const other = await WebAssembly.compile(bytes);
+    expect(() => loadKernels(other)).toThrow(/BATCH_LENGTH_AT is 33 in the module, 32 in TypeScript/);
+    expect(() => loadKernels(other)).toThrow(/FRAME_HEADER_BYTES is missing from the module/);
+    // The built module agrees, and the engine loads.
+    expect(loadKernels(module).walkResultAddress).toBeGreaterThan(0);
+    await expect(createWasmEngine()).resolves.toBeDefined();
   });
 });

@@ -15,7 +15,7 @@ import { createTsEngine } from "../src/engine/ts/engine.js";
 import { generateDataDir } from "../src/gen/generate.js";
 import { writeNodeMetadata } from "../src/gen/node/node.js";
 import { nodeFindings } from "../src/node/scan.js";
-import { encodeOffsetRecord } from "../src/node/partition-dir.js";
+import { encodeOffsetRecord } from "../src/format/partition-files.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { type PlanStep, type RepairPlan, StalePlanError, applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
 import type { RepairFs } from "../src/repair/index.js";

@@ -13,7 +13,7 @@ import { nodeScanFs } from "../src/io/fs.js";
 import { encodeOffsetRecord, writeNodeMetadata } from "../src/gen/node/node.js";
 import { partitionHead } from "../src/node/partition-dir.js";
 import { nodeFindings } from "../src/node/scan.js";
-import { encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
+import { encodeSuperblockRecord, encodeVsrState } from "../src/format/superblock.js";
 import type { BootForecastEntry } from "../src/domain/node.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { applyRepair, planRepair } from "../src/repair/index.js";

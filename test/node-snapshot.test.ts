@@ -18,10 +18,10 @@ import { nodeFindings, scanNode } from "../src/node/scan.js";
 import {
   MAX_SNAPSHOT_DECODED_BYTES,
   MAX_SNAPSHOT_NESTING_DEPTH,
-  SNAPSHOT_TRAILER_BYTES,
   decodeSnapshotPayload,
   estimatedDecodedBytes,
 } from "../src/node/snapshot.js";
+import { SNAPSHOT_TRAILER_BYTES } from "../src/format/snapshot.js";
 import { xxh3_64 } from "../src/hash/xxh3.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
 import { allEngines } from "./helpers/engines.js";
@@ -200,14 +200,14 @@ describe("msgpack bombs finish with a finding (docs/node.md N2 decode bounds)", 
     expect(snapshot.findings[0].message).toContain("MAX_SNAPSHOT_DECODED_BYTES");
   }, 60_000);
 
-  it("nesting deeper than the cap is SnapshotCorrupt naming the cap", () => {
+  it("nesting deeper than the cap is SnapshotCorrupt naming the cap", async () => {
     const deep = new Uint8Array([...new Array(MAX_SNAPSHOT_NESTING_DEPTH + 5).fill(0x91), 0x00]);
-    expect(() => decodeSnapshotPayload(snapshotWithUsers(deep))).toThrow(`deeper than ${MAX_SNAPSHOT_NESTING_DEPTH} levels`);
+    await expect(decodeSnapshotPayload(snapshotWithUsers(deep))).rejects.toThrow(`deeper than ${MAX_SNAPSHOT_NESTING_DEPTH} levels`);
   });
 });
 
 describe("a large real snapshot still decodes (docs/node.md N2)", () => {
-  it("300 streams × 20 topics × 16 partitions with consumer groups: every partition decoded, far inside the decode limit", () => {
+  it("300 streams × 20 topics × 16 partitions with consumer groups: every partition decoded, far inside the decode limit", async () => {
     const spec: SnapshotSpec = {
       sequenceNumber: 123_456n,
       streams: Array.from({ length: 300 }, (_, s) => ({
@@ -229,7 +229,7 @@ describe("a large real snapshot still decodes (docs/node.md N2)", () => {
     const measured = measureMsgpackValue(payload, MAX_SNAPSHOT_NESTING_DEPTH);
     if (!measured.ok) throw new Error(measured.reason);
     expect(estimatedDecodedBytes(measured.extent)).toBeLessThan(MAX_SNAPSHOT_DECODED_BYTES / 4);
-    const contents = decodeSnapshotPayload(payload);
+    const contents = await decodeSnapshotPayload(payload);
     expect(contents.sequenceNumber).toBe(123_456n);
     expect(contents.trailingBytes).toBe(0);
     expect(contents.streams).toHaveLength(300);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createXXHash3 } from "hash-wasm";
-import { classifySlot, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../src/node/superblock.js";
+import { decodeSuperblockRecord, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../src/format/superblock.js";
 import { allEngines } from "./helpers/engines.js";
 
 const engines = await allEngines();
@@ -25,7 +25,7 @@ describe("superblock record (docs/node.md N3)", () => {
     oracle.update(EXAMPLE.subarray(0, 94));
     expect(BigInt("0x" + oracle.digest("hex"))).toBe(0xb193fad553c6b71cn);
     for (const engine of engines) {
-      const slot = classifySlot(EXAMPLE, engine);
+      const slot = decodeSuperblockRecord(EXAMPLE, engine);
       expect(slot).toMatchObject({ kind: "valid", sequence: 1n });
       if (slot.kind !== "valid") throw new Error("unreachable");
       const decoded = decodeVsrState(slot.payload);
@@ -64,7 +64,7 @@ describe("superblock record (docs/node.md N3)", () => {
       for (let at = 0; at < EXAMPLE.length; at++) {
         const bytes = EXAMPLE.slice();
         bytes[at] = bytes[at]! ^ 0x01;
-        expect(classifySlot(bytes, engine).kind).toBe("corrupt");
+        expect(decodeSuperblockRecord(bytes, engine).kind).toBe("corrupt");
       }
     }
   });
@@ -73,9 +73,9 @@ describe("superblock record (docs/node.md N3)", () => {
     const engine = engines[0]!;
     const bytes = EXAMPLE.slice();
     bytes[4] = 2;
-    expect(classifySlot(bytes, engine)).toMatchObject({ kind: "corrupt", version: 2 });
-    expect(classifySlot(EXAMPLE.subarray(0, 101), engine).kind).toBe("corrupt");
-    expect(classifySlot(new Uint8Array(0), engine).kind).toBe("absent");
+    expect(decodeSuperblockRecord(bytes, engine)).toMatchObject({ kind: "corrupt", version: 2 });
+    expect(decodeSuperblockRecord(EXAMPLE.subarray(0, 101), engine).kind).toBe("corrupt");
+    expect(decodeSuperblockRecord(new Uint8Array(0), engine).kind).toBe("absent");
   });
 
   it("VsrState: legacy 58 bytes reads the frontier as 0; other lengths and log_view > view do not decode", () => {

@@ -52,7 +52,7 @@ describe("the packed tarball", () => {
     expect(files).toContain("dist/src/index.js");
     expect(files).toContain("dist/src/index.d.ts");
     expect(files).toContain("dist/src/cli/main.js");
-    expect(files).toContain("dist/src/recovery/worker.js");
+    expect(files).toContain("dist/src/node/scan-worker.js");
     expect(files).toContain("LICENSE");
     expect(files.filter((file) => /^(test|assembly|bench\/.*\.ts|src\/.*\.ts$)/.test(file) && !file.endsWith(".d.ts"))).toEqual([]);
     expect(files.some((file) => file.endsWith(".map") || file.endsWith(".wat"))).toBe(false);

@@ -11,7 +11,7 @@ import { writeU32, writeU64 } from "../src/format/bytes.js";
 import { encodeBatch } from "../src/format/encode.js";
 import type { Engine } from "../src/engine/types.js";
 import { nodeScanFs, type ScanFs } from "../src/io/fs.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import { formatPartition } from "../src/report/format.js";
 import { toJsonReport, validateJsonReport } from "../src/report/json.js";

@@ -7,7 +7,7 @@ import { truncateSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../src/engine/types.js";
 import { nodeScanFs, type ScanFs } from "../src/io/fs.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
 

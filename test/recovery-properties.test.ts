@@ -11,7 +11,7 @@ import type { Engine } from "../src/engine/types.js";
 import { encodeBatch } from "../src/format/encode.js";
 import type { IndexEntry } from "../src/format/records.js";
 import type { ScanOptions } from "../src/recovery/options.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import type { PartitionReport, SegmentReport, VerifyMode } from "../src/domain/scan.js";
 import {
   type DamageSpec,

@@ -9,7 +9,7 @@ import { BATCH_LENGTH_AT, MAX_BATCH_BYTES, PROBE_BUDGET_UNITS } from "../src/for
 import { writeU64 } from "../src/format/bytes.js";
 import { encodeBatch, encodeIndex } from "../src/format/encode.js";
 import type { Engine } from "../src/engine/types.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { scanPath } from "../src/node/scan-path.js";
 import type { ScanOptions } from "../src/recovery/options.js";
 import type { PartitionReport, SegmentReport } from "../src/domain/scan.js";

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { TargetRefusedError, applyRepair, planRepair, restore } from "../src/repair/index.js";
 import { buildChain, concat, indexAt, randomBytes, tempPartition, writeSegment } from "./helpers/fixtures.js";

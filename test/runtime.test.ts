@@ -9,7 +9,7 @@ import { createTsEngine } from "../src/engine/ts/engine.js";
 import { DEFAULT_WINDOW_BYTES } from "../src/format/constants.js";
 import type { WasmEngine } from "../src/engine/wasm/engine.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { scanPath } from "../src/node/scan-path.js";
 import type { ProgressEvent } from "../src/recovery/options.js";
 import { formatReport } from "../src/report/format.js";

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scanVerdict } from "../src/domain/scan.js";
 import { scanPath } from "../src/node/scan-path.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { restore } from "../src/repair/index.js";
 import { formatReport } from "../src/report/format.js";
 import { renderHtmlReport } from "../src/report/html/render.js";

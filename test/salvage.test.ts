@@ -20,7 +20,7 @@ import { INDEX_ENTRY_BYTES } from "../src/format/constants.js";
 import { readIndexEntry } from "../src/format/records.js";
 import { type GeneratedDataDir, SCENARIOS, generateDataDir } from "../src/gen/index.js";
 import { decideSalvage } from "../src/policy/salvage.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { type RepairPlan, SalvageRefusedError, applyRepair, nodeRepairFs, planSalvage, readJournal, restore } from "../src/repair/index.js";
 import { formatPlan } from "../src/report/repair-format.js";
 import { validateRepairJson } from "../src/report/repair-json.js";

@@ -1,6 +1,6 @@
 /**
  * The library default (async io) runs on the scan thread with blocking reads
- * (src/node/scan-thread.ts, issue 23 item 3). Run against the BUILT package:
+ * (src/node/placement.ts chooses it, src/node/threads.ts runs it). Run against the BUILT package:
  * from the TypeScript sources there is no thread to start, so every scan stays
  * on the caller's thread. Each report must equal the one `io: "blocking"` makes
  * on the caller's thread, for both modes, both engines and a small window;
@@ -17,11 +17,11 @@ import type { PartitionReport, ScanReport } from "../src/domain/scan.js";
 import { CLI } from "./helpers/cli.js";
 
 type Segscan = typeof import("../src/index.js");
-type Thread = typeof import("../src/node/scan-thread.js");
+type Placement = typeof import("../src/node/placement.js");
 
 const DIST = fileURLToPath(new URL("../dist/src/", import.meta.url));
 let segscan: Segscan;
-let thread: Thread;
+let placement: Placement;
 let dir: string;
 let nodeRoot: string;
 let plain: string;
@@ -30,7 +30,7 @@ const SCENARIOS = ["torn-tail", "zero-tail", "payload-bitflip", "lost-index", "s
 
 beforeAll(async () => {
   segscan = (await import(pathToFileURL(join(DIST, "index.js")).href)) as Segscan;
-  thread = (await import(pathToFileURL(join(DIST, "node/scan-thread.js")).href)) as Thread;
+  placement = (await import(pathToFileURL(join(DIST, "node/placement.js")).href)) as Placement;
   dir = mkdtempSync(join(tmpdir(), "segscan-scan-thread-"));
   nodeRoot = join(dir, "node");
   plain = join(dir, "plain");
@@ -54,14 +54,16 @@ function timeless(report: ScanReport): ScanReport {
   return { ...report, summary: { ...report.summary, elapsedMs: 0 } };
 }
 
-describe("the library default scans on the scan thread, and its reports are the blocking ones (issue 23)", () => {
+describe("the library default scans on the scan thread, and its reports are the blocking ones (docs/engines.md §7.6)", () => {
   it("is used for async io with the real filesystem and this package's engines only", async () => {
     const engine = await segscan.createEngine("ts");
-    expect(thread.threadOptions({}, "async", undefined)).toEqual({});
-    expect(thread.threadOptions({ engine, verify: "full" }, "async", undefined)).toEqual({ engine: "ts", verify: "full" });
-    expect(thread.threadOptions({}, "blocking", undefined)).toBeNull();
-    expect(thread.threadOptions({}, "async", segscan.nodeScanFs)).toBeNull();
-    expect(thread.threadOptions({ engine: { ...engine } }, "async", undefined)).toBeNull();
+    const place = (options: Parameters<Placement["placeScan"]>[0], io: "async" | "blocking", scanFs?: typeof segscan.nodeScanFs) =>
+      placement.placeScan(options, { io }, scanFs);
+    expect(place({}, "async")).toEqual({ where: "scan-thread", options: {} });
+    expect(place({ engine, verify: "full" }, "async")).toEqual({ where: "scan-thread", options: { engine: "ts", verify: "full" } });
+    expect(place({}, "blocking")).toEqual({ where: "caller" });
+    expect(place({}, "async", segscan.nodeScanFs)).toEqual({ where: "caller" });
+    expect(place({ engine: { ...engine } }, "async")).toEqual({ where: "caller" });
   });
 
   for (const verify of ["tail", "full"] as const) {
@@ -177,7 +179,7 @@ describe("the library default scans on the scan thread, and its reports are the 
       const segscan = await import(${JSON.stringify(pathToFileURL(join(DIST, "index.js")).href)});
       const report = await segscan.scanPath(${JSON.stringify(nodeRoot)});
       const { Worker } = await import("node:worker_threads");
-      const { workerOptions } = await import(${JSON.stringify(pathToFileURL(join(DIST, "recovery/pool.js")).href)});
+      const { workerOptions } = await import(${JSON.stringify(pathToFileURL(join(DIST, "node/threads.js")).href)});
       const limit = await new Promise((resolve, reject) => {
         const probe = new Worker("require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)", { ...workerOptions(), eval: true });
         probe.once("message", resolve);

@@ -27,7 +27,7 @@ import {
 } from "../src/policy/next-step.js";
 import { decideAction } from "../src/policy/policy.js";
 import { shellQuote } from "../src/domain/command.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { MAX_SCOPE_RANGES_PER_SEGMENT } from "../src/recovery/scope.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { formatPartition, formatReport } from "../src/report/format.js";

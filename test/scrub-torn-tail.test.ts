@@ -12,7 +12,7 @@ import { appendFileSync, readFileSync, utimesSync, writeFileSync } from "node:fs
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../src/engine/types.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { type ScrubEvent, type ScrubFinding, passOutcome } from "../src/scrub/findings.js";
 import { ACTIVE_SETTLE_MS, type ScrubOptions, scrub } from "../src/scrub/scrub.js";
 import { runCli } from "./helpers/cli.js";

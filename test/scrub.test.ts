@@ -31,7 +31,7 @@ import type { Engine } from "../src/engine/types.js";
 import { encodeBatch, encodeIndex, encodeIndexEntry, segmentStem } from "../src/format/encode.js";
 import type { IndexEntry } from "../src/format/records.js";
 import { type ScanFs, nodeScanFs } from "../src/io/fs.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { type PassSummary, type ScrubEvent, type ScrubFinding, zeroFindingCounts } from "../src/scrub/findings.js";
 import { formatMetrics } from "../src/scrub/metrics.js";
 import { TokenBucket } from "../src/scrub/rate.js";

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { staleBuildReason } from "./setup/global.js";
+import { BUILD_OUTPUTS, staleBuildReason } from "./setup/global.js";
 import { type Run, spawnBounded } from "./helpers/cli.js";
 import { removeTempDirs, tempDataDir, tempPartition } from "./helpers/fixtures.js";
 
@@ -31,8 +31,7 @@ describe("build freshness", () => {
     file("src/index.ts", 1000);
     file("assembly/index.ts", 1000);
     expect(staleBuildReason(project)).toBe("dist/segscan.wasm is missing");
-    for (const output of ["dist/segscan.wasm", "dist/src/index.js", "dist/src/cli/main.js", "dist/src/recovery/worker.js"])
-      file(output, 2000);
+    for (const output of BUILD_OUTPUTS) file(output, 2000);
     expect(staleBuildReason(project)).toBeNull();
     file("src/index.ts", 3000);
     expect(staleBuildReason(project)).toBe("src changed after the last build");

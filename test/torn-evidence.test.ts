@@ -22,7 +22,7 @@ import {
   walTornClaim,
 } from "../src/policy/torn-evidence.js";
 import { nodeFindingNextStep } from "../src/policy/next-step.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { formatPartition } from "../src/report/format.js";
 import { buildChain, concat, indexAt, tempPartition, writeSegment } from "./helpers/fixtures.js";
 import { tinyNode } from "./helpers/metadata-node.js";

@@ -1,12 +1,11 @@
 /**
  * `segscan dump <file.log>`: one line per batch (position, base offset, count,
  * timestamps, length, verify result), in the spirit of kafka-dump-log; with
- * `--messages`, one line per frame, user headers decoded (Iggy's layout, see
- * src/format/user-headers.ts). Batches are read and verified by the recovery
- * walker's own code (a FileWindow and verifyBatchAt, docs/format.md §2.1, §7), so dump
- * and scan cannot disagree about a batch; batches larger than the window
- * stream through it. Listing stops at the first header that does not decode
- * (nothing after it can be located), and says so.
+ * `--messages`, one line per frame, user headers decoded. The batches and frames
+ * come from src/recovery/segment-dump.ts, which reads them through the recovery
+ * walk's own batch iterator (docs/format.md §2.1), so dump and scan cannot disagree
+ * about a batch; this file only prints them. Listing stops at the first header that
+ * does not decode (nothing after it can be located), and says so.
  * A `.index` file lists its entries instead; a node's metadata/journal.wal
  * its entries and metadata/snapshot.bin its trailer, header and counts
  * (read by src/node, printed by src/report/metadata-dump.ts). Any other file is
@@ -14,22 +13,13 @@
  */
 import { hex64 } from "../format/bytes.js";
 import { basename } from "node:path";
-import {
-  BATCH_HEADER_BYTES,
-  FRAME_CHECKSUMMED_FROM,
-  FRAME_HEADER_BYTES,
-  INDEX_ENTRY_BYTES,
-  INDEX_SUFFIX,
-  LOG_SUFFIX,
-} from "../format/constants.js";
-import { VERIFY_STATUS_NAMES, VerifyStatus, readFrameHeader, type BatchHeader } from "../format/records.js";
-import { type UserHeaderKind, decodeUserHeaders, formatUserHeaderField } from "../format/user-headers.js";
+import { INDEX_ENTRY_BYTES, INDEX_SUFFIX, LOG_SUFFIX } from "../format/constants.js";
+import { VERIFY_STATUS_NAMES } from "../format/records.js";
 import type { Engine } from "../engine/types.js";
-import { abortError } from "../io/errors.js";
 import { nodeScanFs } from "../io/fs.js";
 import { FileWindow } from "../engine/file-window.js";
 import { readIndexEntriesStreaming } from "../recovery/index-file.js";
-import { verifyBatchAt } from "../recovery/verify.js";
+import { type DumpBatch, type DumpFrame, type SegmentDumpStop, dumpSegmentBatches } from "../recovery/segment-dump.js";
 import { stringifyJson } from "../report/json.js";
 import { formatBytes, formatCount, type Colors } from "../report/format.js";
 import { escapeControl } from "../report/terminal-safe.js";
@@ -55,146 +45,6 @@ export interface DumpOptions {
   color: Colors;
   write: (text: string) => Promise<void>;
   signal?: AbortSignal;
-}
-
-/** One decoded user header: each side's Iggy kind and its value as text (strings JSON-quoted, numbers decimal, raw hex). */
-export interface DumpUserHeader {
-  keyKind: UserHeaderKind;
-  key: string;
-  valueKind: UserHeaderKind;
-  value: string;
-}
-
-export interface DumpFrame {
-  position: number;
-  offset: bigint;
-  /** Iggy's message timestamp: the batch's base timestamp. */
-  timestamp: bigint;
-  /** Iggy's message origin timestamp: the batch's origin timestamp + the frame's timestamp delta. */
-  originTimestamp: bigint;
-  id: bigint;
-  payloadLength: number;
-  userHeadersLength: number;
-  frameBytes: number;
-  checksum: "ok" | "mismatch" | "reserved-nonzero" | "overrun";
-  preview: string;
-  /** Decoded when the frame's block is whole; `userHeadersProblem` says why decoding stopped. */
-  userHeaders: DumpUserHeader[];
-  userHeadersProblem?: string;
-}
-
-export interface DumpBatch {
-  position: number;
-  header: BatchHeader;
-  verify: string;
-  frames?: DumpFrame[];
-  /** Frames not listed after a frame that overruns the blob. */
-  framesStopped?: string;
-}
-
-export interface DumpResult {
-  size: number;
-  batches: number;
-  verified: number;
-  /** Why listing stopped before the file end, or null when the batches tile the whole file. */
-  stopped: { position: number; reason: string } | null;
-}
-
-/** Printable preview of a payload: UTF-8-ish text with control bytes escaped. */
-function preview(bytes: Uint8Array): string {
-  let out = "";
-  for (const byte of bytes) {
-    if (byte >= 0x20 && byte < 0x7f && byte !== 0x5c) out += String.fromCharCode(byte);
-    else if (byte === 0x5c) out += "\\\\";
-    else out += `\\x${byte.toString(16).padStart(2, "0")}`;
-  }
-  return out;
-}
-
-/** Payload bytes shown per message: one terminal line's worth. */
-const PREVIEW_BYTES = 48;
-/**
- * Largest user-header block dump decodes. Iggy's entries are at most
- * 2 × (5 + 255) bytes each; a block past this is listed undecoded rather than
- * copied into memory whole (its length comes from an unverified frame header).
- */
-const MAX_DECODED_USER_HEADERS_BYTES = 1024 * 1024;
-
-/** Copies `[position, position + lengthBytes)` out of the window, a window-load at a time. */
-async function copyBytes(window: FileWindow, position: number, lengthBytes: number): Promise<Uint8Array> {
-  const out = new Uint8Array(lengthBytes);
-  await window.forEachChunk(position, lengthBytes, (chunk, doneBytes) => out.set(chunk, doneBytes));
-  return out;
-}
-
-/** Hashes `[from, to)` through the window (frames larger than the window stream). */
-async function hashRange(window: FileWindow, engine: Engine, from: number, to: number): Promise<bigint> {
-  const hasher = engine.createHasher();
-  await window.forEachChunk(from, to - from, (chunk) => hasher.update(chunk));
-  return hasher.digest();
-}
-
-async function userHeadersOf(
-  window: FileWindow,
-  at: number,
-  lengthBytes: number,
-): Promise<Pick<DumpFrame, "userHeaders" | "userHeadersProblem">> {
-  if (lengthBytes === 0) return { userHeaders: [] };
-  if (lengthBytes > MAX_DECODED_USER_HEADERS_BYTES) {
-    return { userHeaders: [], userHeadersProblem: `${lengthBytes} bytes: over the ${MAX_DECODED_USER_HEADERS_BYTES} dump decodes` };
-  }
-  const decoded = decodeUserHeaders(await copyBytes(window, at, lengthBytes));
-  const userHeaders = decoded.entries.map(({ key, value }) => ({
-    keyKind: key.kind,
-    key: formatUserHeaderField(key),
-    valueKind: value.kind,
-    value: formatUserHeaderField(value),
-  }));
-  return decoded.ok ? { userHeaders } : { userHeaders, userHeadersProblem: decoded.problem };
-}
-
-/** Lists the frames of a batch whose blob lies inside the file. */
-async function listFrames(
-  window: FileWindow,
-  engine: Engine,
-  position: number,
-  header: BatchHeader,
-): Promise<{ frames: DumpFrame[]; stopped?: string }> {
-  const frames: DumpFrame[] = [];
-  const blobEnd = position + header.batchLength;
-  let at = position + BATCH_HEADER_BYTES;
-  while (at < blobEnd) {
-    if (at + FRAME_HEADER_BYTES > blobEnd) return { frames, stopped: `${blobEnd - at} bytes left at ${at}: too short for a frame header` };
-    const frameOffset = await window.ensure(at, FRAME_HEADER_BYTES);
-    const frame = readFrameHeader(window.engineWindow.view(), frameOffset);
-    const end = at + frame.frameBytes;
-    let checksum: DumpFrame["checksum"];
-    if (end > blobEnd) checksum = "overrun";
-    else if (frame.reserved !== 0n) checksum = "reserved-nonzero";
-    else checksum = (await hashRange(window, engine, at + FRAME_CHECKSUMMED_FROM, end)) === frame.checksum ? "ok" : "mismatch";
-    const payloadAt = at + FRAME_HEADER_BYTES;
-    const previewBytes = Math.max(0, Math.min(frame.payloadLength, PREVIEW_BYTES, blobEnd - payloadAt));
-    const headersAt = payloadAt + frame.payloadLength;
-    frames.push({
-      position: at,
-      offset: header.baseOffset + BigInt(frame.offsetDelta),
-      timestamp: header.baseTimestamp,
-      originTimestamp: header.originTimestamp + BigInt(frame.timestampDelta),
-      id: frame.id,
-      payloadLength: frame.payloadLength,
-      userHeadersLength: frame.userHeadersLength,
-      frameBytes: frame.frameBytes,
-      checksum,
-      preview: preview(await copyBytes(window, payloadAt, previewBytes)) + (frame.payloadLength > previewBytes ? "…" : ""),
-      ...(checksum === "overrun"
-        ? { userHeaders: [], userHeadersProblem: "the frame overruns the blob" }
-        : await userHeadersOf(window, headersAt, frame.userHeadersLength)),
-    });
-    if (checksum === "overrun")
-      return { frames, stopped: `the frame at ${at} claims ${frame.frameBytes} bytes, past the blob end ${blobEnd}` };
-    at = end;
-  }
-  return { frames };
 }
 
 function batchLine(batch: DumpBatch, c: Colors): string {
@@ -259,9 +109,32 @@ function batchJson(batch: DumpBatch): Record<string, unknown> {
   return out;
 }
 
+export interface DumpResult {
+  size: number;
+  batches: number;
+  verified: number;
+  /** Why listing stopped before the file end, or null when the batches tile the whole file. */
+  stopped: { position: number; reason: string } | null;
+}
+
+/** Why listing stopped, in words (the text form adds where to look next). */
+function stopReason(stop: SegmentDumpStop, json: boolean): string {
+  switch (stop.kind) {
+    case "trailing-bytes":
+      return `${stop.bytes} trailing bytes: too short for a batch header`;
+    case "undecodable":
+      return (
+        `the header does not decode (${VERIFY_STATUS_NAMES[stop.status]}); ${formatCount(stop.bytes)} bytes from here are not listed` +
+        (json ? "" : " (`segscan scan` on this file probes them for surviving batches)")
+      );
+    case "beyond-file":
+      return `the batch claims ${formatCount(stop.claimedBytes)} bytes but only ${formatCount(stop.remainingBytes)} remain`;
+  }
+}
+
 /** Dumps a `.log`; returns what it saw (the caller picks the exit status). */
 export async function dumpLog(path: string, options: DumpOptions): Promise<DumpResult> {
-  const { color: c, write, signal } = options;
+  const { color: c, write } = options;
   const file = await nodeScanFs.open(path);
   const result: DumpResult = { size: 0, batches: 0, verified: 0, stopped: null };
   let engineWindow = null;
@@ -269,41 +142,13 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
   try {
     result.size = (await nodeScanFs.stat(path)).size;
     engineWindow = options.engine.openWindow(options.windowBytes);
-    const window = new FileWindow(file, path, result.size, engineWindow, { signal });
-    if (options.json) {
-      await write(
-        `{\n  "kind": "segment",\n  "file": ${JSON.stringify(path)},\n  "size": ${result.size},\n  "engine": ${JSON.stringify(options.engine.kind)},\n  "batches": [`,
-      );
-    } else {
-      await write(`Dumping ${escapeControl(path)} (${formatCount(result.size)} bytes, engine ${options.engine.kind})\n`);
-    }
-    let position = 0;
-    while (position < result.size) {
-      if (signal?.aborted) throw abortError(signal);
-      const check = await verifyBatchAt(window, position);
-      if (check.header === null) {
-        const status = check.verified ? VerifyStatus.Ok : check.status;
-        result.stopped =
-          status === VerifyStatus.HeaderBeyondFile
-            ? { position, reason: `${result.size - position} trailing bytes: too short for a batch header` }
-            : {
-                position,
-                reason:
-                  `the header does not decode (${VERIFY_STATUS_NAMES[status]}); ${formatCount(result.size - position)} bytes from here are not listed` +
-                  (options.json ? "" : " (`segscan scan` on this file probes them for surviving batches)"),
-              };
-        break;
-      }
-      const { header } = check;
-      const beyondFile = position + header.batchLength > result.size;
-      const batch: DumpBatch = { position, header, verify: VERIFY_STATUS_NAMES[check.verified ? VerifyStatus.Ok : check.status] };
-      if (check.verified) result.verified++;
-      if (options.messages && !beyondFile) {
-        const listed = await listFrames(window, options.engine, position, header);
-        batch.frames = listed.frames;
-        if (listed.stopped !== undefined) batch.framesStopped = listed.stopped;
-      }
-      result.batches++;
+    const window = new FileWindow(file, path, result.size, engineWindow, { signal: options.signal });
+    await write(
+      options.json
+        ? segmentJsonOpening(path, result.size, options.engine.kind)
+        : segmentTextOpening(path, result.size, options.engine.kind),
+    );
+    const counts = await dumpSegmentBatches(window, options, async (batch) => {
       if (options.json) {
         const text = stringifyJson(batchJson(batch), 2).replace(/\n/g, "\n    ");
         await write(`${first ? "" : ","}\n    ${text}`);
@@ -314,38 +159,41 @@ export async function dumpLog(path: string, options: DumpOptions): Promise<DumpR
         if (batch.framesStopped) text += c.yellow(`| frames stop here: ${batch.framesStopped}`) + "\n";
         await write(text);
       }
-      if (beyondFile) {
-        result.stopped = {
-          position,
-          reason: `the batch claims ${formatCount(header.batchLength)} bytes but only ${formatCount(result.size - position)} remain`,
-        };
-        break;
-      }
-      position += header.batchLength;
-    }
+    });
+    result.batches = counts.batches;
+    result.verified = counts.verified;
+    result.stopped =
+      counts.stopped === null ? null : { position: counts.stopped.position, reason: stopReason(counts.stopped, options.json) };
   } finally {
     engineWindow?.close();
     await file.close();
   }
-  if (options.json) {
-    await write(
-      `${first ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${result.stopped === null ? "null" : stringifyJson(result.stopped, 0)}\n}\n`,
-    );
-  } else {
-    const failed = result.batches - result.verified;
-    const summary =
-      `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ` +
-      (failed > 0 ? c.red(`${failed} failed to verify`) + ", " : "") +
-      formatBytes(result.size);
-    if (result.stopped) {
-      await write(
-        c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n",
-      );
-    } else {
-      await write(summary + "\n");
-    }
-  }
+  await write(options.json ? segmentJsonClosing(result, first) : segmentTextClosing(result, c));
   return result;
+}
+
+function segmentJsonOpening(path: string, size: number, engine: string): string {
+  return `{\n  "kind": "segment",\n  "file": ${JSON.stringify(path)},\n  "size": ${size},\n  "engine": ${JSON.stringify(engine)},\n  "batches": [`;
+}
+
+function segmentTextOpening(path: string, size: number, engine: string): string {
+  return `Dumping ${escapeControl(path)} (${formatCount(size)} bytes, engine ${engine})\n`;
+}
+
+/** `noBatch`: no batch was written, so the array closes on the same line. */
+function segmentJsonClosing(result: DumpResult, noBatch: boolean): string {
+  const stopped = result.stopped === null ? "null" : stringifyJson(result.stopped, 0);
+  return `${noBatch ? "" : "\n  "}],\n  "verified": ${result.verified},\n  "stopped": ${stopped}\n}\n`;
+}
+
+function segmentTextClosing(result: DumpResult, c: Colors): string {
+  const failed = result.batches - result.verified;
+  const summary =
+    `${result.batches} batch${result.batches === 1 ? "" : "es"}, ${result.verified} verified, ` +
+    (failed > 0 ? c.red(`${failed} failed to verify`) + ", " : "") +
+    formatBytes(result.size);
+  if (result.stopped === null) return summary + "\n";
+  return c.yellow(`listing stopped at byte ${formatCount(result.stopped.position)}: ${result.stopped.reason}`) + "\n" + summary + "\n";
 }
 
 /** Index entries printed per write: keeps writes few and the text held small. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `segscan` executable (docs/interfaces.md §9.2). */
+import { fileURLToPath } from "node:url";
 
 // `segscan --version` alone answers from package.json without loading the
 // program (issue 23: start-up loads nothing before it is needed).
@@ -26,8 +27,14 @@ if (process.argv.length === 3 && (process.argv[2] === "--version" || process.arg
     if (error.code !== "EPIPE") stdoutFailure ??= error;
     dropStdout();
   });
-  const { run } = await import("./program.js");
+  // The program runs from its bundle, compiled from V8's code cache when one is kept (docs/benchmarks.md "Cold code");
+  // without a bundle (a `tsc`-only build, Deno, an older Node) from the compiled modules. The flags above are set
+  // first: V8 accepts cached code only under the flags it was made with.
+  const { loadBundle } = await import("./code-cache.js");
+  const bundle = loadBundle(fileURLToPath(new URL("../../segscan-cli.cjs", import.meta.url)), process.argv);
+  const run = (bundle?.exports.run as typeof import("./program.js").run | undefined) ?? (await import("./program.js")).run;
   const code = await run(process.argv);
+  bundle?.save();
   if (stdoutFailure !== null) {
     const { EXIT } = await import("./exit.js");
     const failure: NodeJS.ErrnoException = stdoutFailure;

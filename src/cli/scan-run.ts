@@ -1,14 +1,13 @@
 /** The scan the scan flags drive (./scan-flags.ts), for `scan`, `repair` and `scrub`'s target check. */
+import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "../recovery/targets.js";
 import {
   type DiscoveredTargets,
-  type Discovery,
-  type DiscoverySink,
-  type ScanTarget,
-  discover,
-  discoverStream,
-  logBytesByTarget,
-} from "../recovery/scan.js";
-import { ScanPathsError, type ScanStream, orderScanPaths, scanDiscovered, streamDiscovered } from "../node/scan-path.js";
+  ScanPathsError,
+  type ScanStream,
+  orderScanPaths,
+  scanDiscovered,
+  streamDiscovered,
+} from "../node/scan-path.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { NodeEntries } from "../node/scan.js";
 import { nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";

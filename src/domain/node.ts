@@ -4,6 +4,9 @@
  * it, `nodeToJson` (src/report/node-json.ts) turns it into the JSON shape with u64
  * values as decimal strings.
  */
+import type { SuperblockRecord, VsrState } from "../format/superblock.js";
+
+export type { VsrState } from "../format/superblock.js";
 
 /** docs/node.md N0: every finding's severity, worst last. */
 export type Severity = "clean" | "info" | "warn" | "repairable" | "refused" | "failed";
@@ -107,25 +110,8 @@ export interface SnapshotReport {
   findings: NodeFinding[];
 }
 
-export interface VsrState {
-  cluster: bigint;
-  replicaId: number;
-  replicaCount: number;
-  view: number;
-  logView: number;
-  commitMax: bigint;
-  checkpointOp: bigint;
-  checkpointChecksum: bigint;
-  offsetFrontier: bigint;
-  /** 66 or the legacy 58. */
-  payloadBytes: number;
-}
-
-export type SlotState =
-  | { kind: "absent" }
-  | { kind: "valid"; sequence: bigint; payload: Uint8Array }
-  | { kind: "corrupt"; version: number | null; reason: string }
-  | { kind: "failed"; reason: string };
+/** A superblock slot: its record (docs/node.md N3), or a read that failed. */
+export type SlotState = SuperblockRecord | { kind: "failed"; reason: string };
 
 export interface SuperblockReport {
   directory: string;

@@ -1,7 +1,7 @@
 /**
  * The engines this package made (createEngine, createTsEngine): a scan can
  * hand such an engine's kind to another thread, which makes the same engine
- * there (src/node/scan-thread.ts). An engine a caller wrote itself is used
+ * there (src/node/placement.ts). An engine a caller wrote itself is used
  * where it was given.
  */
 const own = new WeakSet<object>();

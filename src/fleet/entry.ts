@@ -12,12 +12,13 @@ const load = once((): FleetModule => imported ?? requireFrom<FleetModule>(import
 
 export { ReportInputError } from "./errors.js";
 
-export const fleetExitCode: FleetModule["fleetExitCode"] = (summary) => load().fleetExitCode(summary);
-export const mergeReports: FleetModule["mergeReports"] = (reports) => load().mergeReports(reports);
-export const runFleet: FleetModule["runFleet"] = (sources, onPartition) => load().runFleet(sources, onPartition);
-export const openReport: FleetModule["openReport"] = (file, name) => load().openReport(file, name);
-export const validateFleetReport: FleetModule["validateFleetReport"] = (value) => load().validateFleetReport(value);
-export const fleetJsonSchemaText: FleetModule["fleetJsonSchemaText"] = () => load().fleetJsonSchemaText();
+// Each call hands on all its arguments: a parameter the module gains is never dropped here.
+export const fleetExitCode: FleetModule["fleetExitCode"] = (...args) => load().fleetExitCode(...args);
+export const mergeReports: FleetModule["mergeReports"] = (...args) => load().mergeReports(...args);
+export const runFleet: FleetModule["runFleet"] = (...args) => load().runFleet(...args);
+export const openReport: FleetModule["openReport"] = (...args) => load().openReport(...args);
+export const validateFleetReport: FleetModule["validateFleetReport"] = (...args) => load().validateFleetReport(...args);
+export const fleetJsonSchemaText: FleetModule["fleetJsonSchemaText"] = (...args) => load().fleetJsonSchemaText(...args);
 export const FleetReportSchema: FleetModule["FleetReportSchema"] = loadedOnUse(() => load().FleetReportSchema);
 export type {
   ClusterVerdict,

@@ -6,6 +6,16 @@
 import { join } from "node:path";
 import type { Engine } from "../engine/types.js";
 import { hex64 } from "../format/bytes.js";
+import {
+  LEGACY_OFFSET_RECORD_BYTES,
+  OFFSETS_DIR,
+  OFFSET_KINDS,
+  OFFSET_RECORD_BYTES,
+  PURGE_GENERATION_BYTES,
+  PURGE_GENERATION_FILE,
+  readOffsetRecord,
+  readPurgeGeneration,
+} from "../format/partition-files.js";
 import { describeCause } from "../io/errors.js";
 import type { FileStat, ScanFs } from "../io/fs.js";
 import { formatCount } from "../domain/numbers.js";
@@ -13,27 +23,6 @@ import type { PartitionReport, SegmentReport } from "../domain/scan.js";
 import { childPath } from "../io/paths.js";
 import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, SnapshotPartition } from "../domain/node.js";
 
-/** docs/node.md N4: u64 LE offset + u64 LE XXH3-64 of those 8 bytes. */
-export const OFFSET_RECORD_BYTES = 16;
-/** docs/node.md N4: the legacy record, the bare u64 offset. */
-export const LEGACY_OFFSET_RECORD_BYTES = 8;
-
-/** docs/node.md N4: the offset record, u64 LE offset + u64 LE XXH3-64 of those 8 bytes (`hash`: an engine's, or the TS one). */
-export function encodeOffsetRecord(offset: bigint, hash: (bytes: Uint8Array) => bigint): Uint8Array {
-  const bytes = new Uint8Array(OFFSET_RECORD_BYTES);
-  const view = new DataView(bytes.buffer);
-  view.setBigUint64(0, offset, true);
-  view.setBigUint64(8, hash(bytes.subarray(0, 8)), true);
-  return bytes;
-}
-/** docs/node.md N5: generation + created_revision, u64 LE each. */
-export const PURGE_GENERATION_BYTES = 16;
-export const PURGE_GENERATION_FILE = "purge.gen";
-export const OFFSETS_DIR = "offsets";
-export const OFFSET_KINDS = [
-  { kind: "consumer", dir: "consumers" },
-  { kind: "group", dir: "groups" },
-] as const;
 const U32_MAX = 0xffff_ffff;
 /** Refusals Iggy's boot answers by fencing the segments into `<p>.fenced.<n>/` (docs/node.md N8). */
 export const QUARANTINE_REFUSALS = new Set(["Hole", "Overlap", "EmptyNonTailSegment"]);
@@ -107,8 +96,6 @@ async function readLeading(
     return { kind: "failed", message: `cannot read ${path} (${describeCause(cause)})` };
   }
 }
-
-const le64 = (bytes: Uint8Array, at: number): bigint => new DataView(bytes.buffer, bytes.byteOffset + at, 8).getBigUint64(0, true);
 
 /** Rust's `str::parse::<u32>()`: optional `+`, decimal digits, at most u32::MAX. */
 export function parseU32Name(name: string): number | null {
@@ -238,7 +225,8 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
   }
   const { size, bytes } = read;
   report.size = size;
-  if (size < LEGACY_OFFSET_RECORD_BYTES) {
+  const { offset, storedChecksum: stored } = readOffsetRecord(bytes);
+  if (offset === null) {
     findings.push({
       severity: "warn",
       code: "OffsetTorn",
@@ -248,9 +236,8 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
     });
     return report;
   }
-  const offset = le64(bytes, 0);
   report.offset = offset;
-  if (size < OFFSET_RECORD_BYTES) {
+  if (stored === null) {
     const what =
       size === LEGACY_OFFSET_RECORD_BYTES
         ? {
@@ -272,7 +259,6 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
       size,
     });
   } else {
-    const stored = le64(bytes, 8);
     const computed = context.engine.xxh3_64(bytes.subarray(0, 8));
     if (stored !== computed) {
       findings.push({
@@ -383,9 +369,10 @@ export async function scanPurgeGeneration(
   if (read !== null) {
     report.present = true;
     report.size = read.size;
-    if (read.size >= PURGE_GENERATION_BYTES) {
-      report.generation = le64(read.bytes, 0);
-      report.createdRevision = le64(read.bytes, 8);
+    const record = readPurgeGeneration(read.bytes);
+    if (record !== null) {
+      report.generation = record.generation;
+      report.createdRevision = record.createdRevision;
     }
     if (read.size > PURGE_GENERATION_BYTES)
       findings.push({

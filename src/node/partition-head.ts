@@ -7,7 +7,7 @@
 import type { Engine } from "../engine/types.js";
 import { nodeScanFs, type ScanFs } from "../io/fs.js";
 import type { ScanOptions } from "../recovery/options.js";
-import { scanPartition } from "../recovery/scan.js";
+import { scanPartition } from "./scan-path.js";
 import { partitionHead } from "./partition-dir.js";
 import { scanSuperblock } from "./superblock.js";
 import type { PartitionHead } from "../domain/node.js";

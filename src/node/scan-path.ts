@@ -1,31 +1,57 @@
 /**
- * The library's scans of paths (docs/interfaces.md §9.1), node-aware: recovery
- * scans the partitions (src/recovery/scan.ts), and one node root (a dir holding
- * `metadata/` or `streams/`, docs/node.md N0) also gets the node section: its
- * metadata scanned before the partitions, then each partition handed to the
- * node pass (src/node/pass.ts) with the names its load listed in its dir.
- * Read-only: nothing here writes.
+ * The scans of the library and the CLI (docs/interfaces.md §9.1), node-aware:
+ * `scanPartition`, `scanPath` and `scanIter`, and the CLI's scans of what it
+ * discovered itself. Each asks ./placement.ts where it runs (this thread or
+ * the scan thread, and its loads here or on the worker pool: ./threads.ts),
+ * then scans the partitions in path order (src/recovery/scan.ts loads them),
+ * and every node root (a dir holding `metadata/` or `streams/`, docs/node.md
+ * N0) also gets its node section: its metadata scanned before its partitions,
+ * then each partition handed to the node pass (src/node/pass.ts) with the
+ * names its load listed in its dir. Read-only: nothing here writes.
  */
 import { resolve, sep } from "node:path";
 import type { NodePartitionReport, NodeReport } from "../domain/node.js";
 import type { Engine } from "../engine/types.js";
-import type { PartitionReport, ScanReport } from "../domain/scan.js";
+import type { IgnoredEntry, PartitionReport, ScanOptionsUsed, ScanReport } from "../domain/scan.js";
 import { ScanFailure } from "../io/errors.js";
 import type { ScanFs } from "../io/fs.js";
-import { type ScanOptions, resolveEngineOption, resolveScanOptions } from "../recovery/options.js";
+import { type ResolvedScanOptions, type ScanOptions, resolveEngineOption, resolveScanOptions } from "../recovery/options.js";
 import {
-  type DiscoveredTargets,
-  type PartitionStream,
+  type ScannedPartition,
+  SummaryCounter,
+  type TargetSource,
+  assembleReport,
+  chain,
   checkRoot,
   defaultScanFs,
+  isTargetList,
+  loadInOrder,
+  partitionTarget,
   scanPathList,
-  scanTargets,
-  streamTargets,
 } from "../recovery/scan.js";
-import { type Discovery, type DiscoverySink, type ScanTarget, discover, discoverStream } from "../recovery/targets.js";
-import type { PartitionProof } from "./partition-dir.js";
-import { type NodeEntries, NodePartitionPass, finishNode, isNodeRoot, scanNodeMetadata } from "./scan.js";
-import { scanIterOnThread, scanPathOnThread, threadOptions } from "./scan-thread.js";
+import { type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "../recovery/targets.js";
+import { SEGSCAN_VERSION } from "../version.js";
+import { loadThreads, placeScan } from "./placement.js";
+import { type NodeEntries, NodePartitionPass, isNodeRoot, scanNodeMetadata } from "./scan.js";
+import { loadOnWorkers, reportOnScanThread, streamOnScanThread } from "./threads.js";
+
+/** What a scan of discovered targets scans: a collected Discovery, or a stream whose `skipped` fills as it is walked. */
+export interface DiscoveredTargets {
+  targets: TargetSource;
+  skipped: readonly IgnoredEntry[];
+  /** docs/node.md N0: the node roots discovery listed, by real path; a stream's fills as it is walked (see `DiscoverySink`). */
+  nodeRoots?: readonly string[];
+}
+
+/** A streamed scan (`scanIter`, `scan --ndjson`): what its header says, then the partitions one by one. */
+export interface PartitionStream {
+  segscan: string;
+  engine: Engine["kind"];
+  options: ScanOptionsUsed;
+  skipped: readonly IgnoredEntry[];
+  /** Partition reports in path order, each as soon as it and every earlier one is done; returns the summary. */
+  partitions: AsyncGenerator<PartitionReport, ScanReport["summary"], undefined>;
+}
 
 /** A streamed scan (`scanIter`, `scan --ndjson`) of paths: the partitions, and a node root's section. */
 export interface ScanStream extends PartitionStream {
@@ -47,32 +73,37 @@ export interface ScanStream extends PartitionStream {
 }
 
 /**
+ * One partition directory (docs/interfaces.md §9.1). `scanFs` replaces the
+ * filesystem (tests inject faults through it); by default `options.io` picks
+ * one. A directory that holds no `.log` at all is refused (TypeError): it is
+ * no partition, and a data dir belongs to `scanPath`.
+ */
+export async function scanPartition(directory: string, options: ScanOptions = {}, scanFs?: ScanFs): Promise<ScanReport> {
+  const resolved = resolveScanOptions(options);
+  if (typeof directory !== "string") throw new TypeError(`scanPartition: directory must be a path string, got ${String(directory)}`);
+  const place = placeScan(options, resolved, scanFs);
+  if (place.where === "scan-thread")
+    return reportOnScanThread({ kind: "partition", directory }, place.options, resolved.signal, resolved.onProgress);
+  const fs = scanFs ?? defaultScanFs(resolved.io);
+  return scanDiscovered([], { targets: [await partitionTarget(directory, fs)], skipped: [] }, options, fs);
+}
+
+/**
  * A data dir, any dir under it, a partition dir, or one `.log` (several paths
  * allowed). Every node root among them or below them (a dir holding metadata/
  * or streams/, docs/node.md N0) also gets its node section, its metadata
  * scanned before its partitions: `node` for one, `nodes` for several.
  */
-export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFsOverride?: ScanFs): Promise<ScanReport> {
+export async function scanPath(paths: string | readonly string[], options: ScanOptions = {}, scanFs?: ScanFs): Promise<ScanReport> {
   const resolved = resolveScanOptions(options);
   const list = scanPathList(paths, "scanPath");
-  // Async io (the default) scans on the scan thread with blocking reads (issue 23: ./scan-thread.ts).
-  const onThread = threadOptions(options, resolved.io, scanFsOverride);
-  if (onThread !== null) return scanPathOnThread(list, onThread, resolved.signal, resolved.onProgress);
-  return scanPathHere(list, options, scanFsOverride);
-}
-
-/** `scanPath` on this thread; `onPartition` sees each partition as it is reported (the scan thread sends them on as it goes). */
-export async function scanPathHere(
-  list: readonly string[],
-  options: ScanOptions,
-  scanFsOverride?: ScanFs,
-  onPartition?: (partition: PartitionReport) => void,
-): Promise<ScanReport> {
-  const resolved = resolveScanOptions(options);
-  const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
-  const ordered = await orderScanPaths(list, scanFs);
-  const discovery = await discover(ordered, scanFs, resolved.signal);
-  return scanDiscovered(ordered, discovery, options, scanFs, onPartition);
+  const place = placeScan(options, resolved, scanFs);
+  if (place.where === "scan-thread") {
+    return reportOnScanThread({ kind: "paths", paths: [...list], stream: false }, place.options, resolved.signal, resolved.onProgress);
+  }
+  const fs = scanFs ?? defaultScanFs(resolved.io);
+  const ordered = await orderScanPaths(list, fs);
+  return scanDiscovered(ordered, await discover(ordered, fs, resolved.signal), options, fs);
 }
 
 /**
@@ -114,7 +145,7 @@ export class ScanPathsError extends TypeError {
  * scan reports it failed: a failed read is no evidence either way).
  */
 class NodeRoots {
-  private readonly nodes: { root: string; prefix: string; report: NodeReport; pass: NodePartitionPass | null }[] = [];
+  private readonly nodes: { root: string; prefix: string; pass: NodePartitionPass }[] = [];
   /** Given paths that could not be told: failed targets of their own, never node roots. */
   private readonly unknown = new Set<string>();
   /** The partition handed out last, and its node entry (per-partition entries go out on its line). */
@@ -124,7 +155,7 @@ class NodeRoots {
     private readonly fs: ScanFs,
     private readonly engine: Engine,
     private readonly options: ScanOptions & { engine: Engine },
-    private readonly entries: NodeEntries | "whole",
+    private readonly entries: NodeEntries,
   ) {}
 
   get count(): number {
@@ -158,17 +189,14 @@ class NodeRoots {
       );
     }
     const report = await scanNodeMetadata(root, this.options, this.fs, this.engine);
-    const pass =
-      this.entries === "whole"
-        ? null
-        : new NodePartitionPass(report, {
-            scanFs: this.fs,
-            engine: this.engine,
-            signal: this.options.signal,
-            entries: this.entries,
-            scanFenced: fencedScanner(this.options, this.fs),
-          });
-    this.nodes.push({ root, prefix: root.endsWith(sep) ? root : root + sep, report, pass });
+    const pass = new NodePartitionPass(report, {
+      scanFs: this.fs,
+      engine: this.engine,
+      signal: this.options.signal,
+      entries: this.entries,
+      scanFenced: fencedScanner(this.options, this.fs),
+    });
+    this.nodes.push({ root, prefix: root.endsWith(sep) ? root : root + sep, pass });
   }
 
   /** The node root a partition lies under (the deepest), or undefined. */
@@ -179,11 +207,11 @@ class NodeRoots {
     return found;
   }
 
-  /** Streamed: one scanned partition to its node's pass, in path order. */
-  async addPartition(partition: PartitionReport, directoryNames: ReadonlySet<string> | undefined): Promise<void> {
+  /** One scanned partition to its node's pass, in path order. */
+  async addPartition({ report: partition, directoryNames }: ScannedPartition): Promise<void> {
     const node = this.nodeOf(partition.path);
     this.last = null;
-    if (node?.pass == null) return;
+    if (node === undefined) return;
     const entry = await node.pass.add(partition, directoryNames);
     if (entry !== null) this.last = { partition, root: node.root, entry };
   }
@@ -193,23 +221,10 @@ class NodeRoots {
     return this.last?.partition === partition ? { root: this.last.root, entry: this.last.entry } : undefined;
   }
 
-  /** Streamed: every pass finished; the node sections in the order their roots were met. */
-  async finishStreamed(): Promise<NodeReport[]> {
+  /** Every pass finished; the node sections in the order their roots were met. */
+  async finish(): Promise<NodeReport[]> {
     const reports: NodeReport[] = [];
-    for (const node of this.nodes) reports.push(await node.pass!.finish());
-    return reports;
-  }
-
-  /** Whole: each node finished over its own partitions (docs/node.md N0). */
-  async finishWhole(
-    partitions: readonly PartitionReport[],
-    namesOf: (proof: PartitionProof) => ReadonlySet<string> | undefined,
-  ): Promise<NodeReport[]> {
-    const reports: NodeReport[] = [];
-    for (const node of this.nodes) {
-      const own = partitions.filter((partition) => this.nodeOf(partition.path) === node);
-      reports.push(await finishNode(node.report, this.options, this.fs, this.engine, own, fencedScanner(this.options, this.fs), namesOf));
-    }
+    for (const node of this.nodes) reports.push(await node.pass.finish());
     return reports;
   }
 }
@@ -220,14 +235,11 @@ function fencedScanner(
   fs: ScanFs,
 ): ((dir: string) => Promise<PartitionReport | null>) | undefined {
   if (!options.includeFenced) return undefined;
-  return async (dir: string) =>
-    (
-      await scanTargets(
-        { targets: [{ path: dir, singleLog: false }], skipped: [] },
-        { ...options, onProgress: undefined, concurrency: 1 },
-        fs,
-      )
-    ).partitions[0] ?? null;
+  return async (dir: string) => {
+    const resolved = resolveScanOptions({ ...options, onProgress: undefined, concurrency: 1 });
+    for await (const { report } of loadInOrder([{ path: dir, singleLog: false }], options.engine, resolved, fs)) return report;
+    return null;
+  };
 }
 
 /** The node sections on a report or stream: `node` for one node root, `nodes` for several (docs/node.md N0). */
@@ -274,69 +286,124 @@ function registeringFoundRoots(discovery: DiscoveredTargets, roots: NodeRoots): 
 async function startRoots(
   paths: readonly string[],
   options: ScanOptions,
-  scanFs: ScanFs | undefined,
-  entries: NodeEntries | "whole",
-): Promise<{ fs: ScanFs; options: ScanOptions & { engine: Engine }; roots: NodeRoots; failed: ScanTarget[] }> {
-  const fs = scanFs ?? defaultScanFs(resolveScanOptions(options).io);
+  scanFs: ScanFs,
+  entries: NodeEntries,
+): Promise<{ engine: Engine; options: ScanOptions & { engine: Engine }; roots: NodeRoots; failed: ScanTarget[] }> {
   const engine = await resolveEngineOption(options.engine);
   const withEngine = { ...options, engine };
-  const roots = new NodeRoots(fs, engine, withEngine, entries);
+  const roots = new NodeRoots(scanFs, engine, withEngine, entries);
   const failed = await roots.checkGiven(paths);
-  return { fs, options: withEngine, roots, failed };
+  return { engine, options: withEngine, roots, failed };
 }
 
 /**
- * Scans what `discover` found under `paths` (the CLI discovers first, to check
- * its paths). Every node root among the paths or found below them gets its
- * node section (docs/node.md N0), its metadata scanned before its partitions:
- * `node` for one, `nodes` for several.
+ * Every target's report in target order, with what the node pass wants of
+ * it: loaded on this thread, or on worker threads when ./placement.ts says
+ * so, judged on the first targets (a streamed discovery keeps streaming
+ * either way).
+ */
+async function partitionsInOrder(
+  source: TargetSource,
+  engine: Engine,
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
+): Promise<AsyncGenerator<ScannedPartition, void, undefined>> {
+  const iterator = isTargetList(source) ? chain(source, null) : source[Symbol.asyncIterator]();
+  const sampled: ScanTarget[] = [];
+  let complete = false;
+  const take = async (upTo: number): Promise<ScanTarget[]> => {
+    while (!complete && sampled.length < upTo) {
+      const next = await iterator.next();
+      if (next.done) complete = true;
+      else sampled.push(next.value);
+    }
+    return sampled.slice(0, upTo).filter((target) => target.failure === undefined);
+  };
+  const threads = await loadThreads(resolved, scanFs, {
+    count: async (upTo) => {
+      const readable = await take(upTo);
+      return { readable: readable.length, complete: complete && sampled.length <= upTo };
+    },
+    logBytes: async (upTo) => {
+      let logBytes = 0;
+      for (const bytes of (await logBytesByTarget(await take(upTo), scanFs, resolved.signal)).values()) logBytes += bytes;
+      return logBytes;
+    },
+  });
+  // The node pass reads each partition dir's names from its load instead of listing the dir again.
+  const directoryNames = true;
+  if (threads > 1) return loadOnWorkers(chain(sampled, iterator), { workers: threads, engineKind: engine.kind, resolved, directoryNames });
+  const rest: TargetSource = complete ? sampled : sampled.length > 0 ? chain(sampled, iterator) : source;
+  return loadInOrder(rest, engine, resolved, scanFs, directoryNames);
+}
+
+/**
+ * Scans what discovery found under `paths` (`scanPath` discovers first, and so
+ * does the CLI, to check its paths), on this thread: every partition's report
+ * in path order, and every node root among the paths or found below them its
+ * node section (docs/node.md N0), its metadata scanned before its
+ * partitions: `node` for one, `nodes` for several.
  */
 export async function scanDiscovered(
   paths: readonly string[],
-  discovery: Discovery,
+  discovery: DiscoveredTargets,
   options: ScanOptions,
-  scanFs?: ScanFs,
+  scanFs: ScanFs,
   /** Sees each partition's report as it is reported, in path order (never changed after). */
   onPartition?: (partition: PartitionReport) => void,
 ): Promise<ScanReport> {
-  const { fs, options: withEngine, roots, failed } = await startRoots(paths, options, scanFs, "whole");
-  for (const root of discovery.nodeRoots ?? []) await roots.add(root);
-  const targets = withFailedRoots(discovery, failed);
-  if (roots.count === 0) return scanTargets(targets, options, fs, onPartition && ((partition) => onPartition(partition)));
-  // The names each partition's load listed, for the node pass (kept as long as the reports are).
-  const directoryNames = new Map<PartitionProof, ReadonlySet<string>>();
-  const report = await scanTargets(targets, withEngine, fs, (partition, names) => {
-    if (names !== undefined) directoryNames.set(partition, names);
-    onPartition?.(partition);
-  });
-  attachNodes(report, await roots.finishWhole(report.partitions, (proof) => directoryNames.get(proof)));
+  const startedAt = performance.now();
+  const stream = await streamDiscovered(paths, discovery, options, scanFs);
+  const partitions: PartitionReport[] = [];
+  for (let next = await stream.partitions.next(); !next.done; next = await stream.partitions.next()) {
+    onPartition?.(next.value);
+    partitions.push(next.value);
+  }
+  const report = assembleReport(stream.engine, stream.options, partitions, performance.now() - startedAt);
+  if (stream.skipped.length > 0) report.skipped = [...stream.skipped];
+  if (stream.node !== undefined) report.node = stream.node;
+  if (stream.nodes !== undefined) report.nodes = stream.nodes;
   return report;
 }
 
 /**
- * Streams what `discover` finds under `paths`, as `scanDiscovered` scans it:
- * each node root (given, or found as the walk goes) gets its metadata scanned
- * before its partitions and its node section set on the stream once the
- * partitions are done. Each partition goes to its node's pass as it is
- * yielded (src/node/pass.ts), so nothing per partition is kept for the
- * section but its entries ("keep"), or not even those ("per-partition").
+ * Streams what discovery finds under `paths`, on this thread: each node root
+ * (given, or found as the walk goes) gets its metadata scanned before its
+ * partitions and its node section set on the stream once the partitions are
+ * done. Each partition goes to its node's pass as it is yielded
+ * (src/node/pass.ts), so nothing per partition is kept for the section but
+ * its entries ("keep"), or not even those ("per-partition"); the loads keep
+ * none either, on this thread or on the pool.
  */
 export async function streamDiscovered(
   paths: readonly string[],
   discovery: DiscoveredTargets,
   options: ScanOptions,
-  scanFs?: ScanFs,
+  scanFs: ScanFs,
   /** docs/node.md N9: "per-partition" hands each partition dir's node entry out beside its report (`nodeEntryOf`) instead of keeping it. */
   nodeEntries: NodeEntries = "keep",
 ): Promise<ScanStream> {
-  const { fs, options: withEngine, roots, failed } = await startRoots(paths, options, scanFs, nodeEntries);
+  const resolved = resolveScanOptions(options);
+  const { engine, roots, failed } = await startRoots(paths, options, scanFs, nodeEntries);
   const targets = registeringFoundRoots(withFailedRoots(discovery, failed), roots);
-  const inner = await streamTargets(targets, withEngine, fs, (partition, directoryNames) => roots.addPartition(partition, directoryNames));
-  const stream: ScanStream = { ...inner, partitions: withNodes(), nodeEntryOf: (partition) => roots.entryOf(partition) };
+  const scanned = await partitionsInOrder(targets.targets, engine, resolved, scanFs);
+  const stream: ScanStream = {
+    segscan: SEGSCAN_VERSION,
+    engine: engine.kind,
+    options: resolved.used,
+    skipped: discovery.skipped,
+    partitions: withNodes(),
+    nodeEntryOf: (partition) => roots.entryOf(partition),
+  };
   async function* withNodes(): AsyncGenerator<PartitionReport, ScanReport["summary"], undefined> {
-    const summary = yield* inner.partitions;
-    attachNodes(stream, await roots.finishStreamed());
-    return summary;
+    const counter = new SummaryCounter();
+    for await (const partition of scanned) {
+      counter.add(partition.report);
+      await roots.addPartition(partition);
+      yield partition.report;
+    }
+    attachNodes(stream, await roots.finish());
+    return counter.summary;
   }
   return stream;
 }
@@ -360,23 +427,24 @@ export type ScanIterSummary = ScanReport["summary"] & { node?: NodeReport; nodes
 export async function* scanIter(
   paths: string | readonly string[],
   options: ScanOptions = {},
-  scanFsOverride?: ScanFs,
+  scanFs?: ScanFs,
 ): AsyncGenerator<PartitionReport, ScanIterSummary, undefined> {
   const resolved = resolveScanOptions(options);
   const list = scanPathList(paths, "scanIter");
-  const onThread = threadOptions(options, resolved.io, scanFsOverride);
-  if (onThread !== null) return yield* scanIterOnThread<ScanIterSummary>(list, onThread, resolved.signal, resolved.onProgress);
-  const scanFs = scanFsOverride ?? defaultScanFs(resolved.io);
+  const place = placeScan(options, resolved, scanFs);
+  if (place.where === "scan-thread")
+    return yield* streamOnScanThread<ScanIterSummary>(list, place.options, resolved.signal, resolved.onProgress);
+  const fs = scanFs ?? defaultScanFs(resolved.io);
   // Roots are checked before anything is scanned (a file that is no `.log` is a
   // TypeError); the partitions under them are discovered as the scan goes.
-  for (const path of list) await checkRoot(path, scanFs);
-  const ordered = await orderScanPaths(list, scanFs);
+  for (const path of list) await checkRoot(path, fs);
+  const ordered = await orderScanPaths(list, fs);
   const sink: DiscoverySink = { skipped: [], roots: [], nodeRoots: [] };
   const stream = await streamDiscovered(
     ordered,
-    { targets: discoverStream(ordered, scanFs, sink, resolved.signal), skipped: sink.skipped, nodeRoots: sink.nodeRoots },
+    { targets: discoverStream(ordered, fs, sink, resolved.signal), skipped: sink.skipped, nodeRoots: sink.nodeRoots },
     options,
-    scanFs,
+    fs,
   );
   const summary = yield* stream.partitions;
   if (stream.nodes !== undefined) return { ...summary, nodes: stream.nodes };

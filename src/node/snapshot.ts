@@ -8,8 +8,7 @@
  * JS object is built. A malformed payload is a `refused` finding, never an
  * exception.
  */
-import { once, requirePackage } from "../io/lazy.js";
-import { readU32, readU64 } from "../format/bytes.js";
+import { SNAPSHOT_FORMAT_VERSION, SNAPSHOT_TRAILER_BYTES, readSnapshotTrailer } from "../format/snapshot.js";
 import { formatHex64 } from "../domain/numbers.js";
 import type { Engine } from "../engine/types.js";
 import type { ScanFs } from "../io/fs.js";
@@ -17,16 +16,6 @@ import { readSmallFile } from "./files.js";
 import { type MsgpackExtent, measureMsgpackValue } from "./msgpack-measure.js";
 import type { NodeFinding, SnapshotContents, SnapshotReport, SnapshotTopic } from "../domain/node.js";
 
-/** msgpack loads with the first snapshot decoded (issue 23): a scan of a node without one never loads it. */
-type Msgpack = typeof import("@msgpack/msgpack");
-const msgpack = once(() => requirePackage<Msgpack>(import.meta.url, "@msgpack/msgpack"));
-const decodeMulti: Msgpack["decodeMulti"] = (...args) => msgpack().decodeMulti(...args);
-
-export const SNAPSHOT_TRAILER_BYTES = 20;
-/** Trailer magic as the u32 LE Iggy writes (bytes `50 4E 53 49` on disk). */
-export const SNAPSHOT_MAGIC = 0x49534e50;
-/** Iggy's SNAPSHOT_FORMAT_VERSION: anything else fails its load. */
-export const SNAPSHOT_FORMAT_VERSION = 3;
 /** `MetadataSnapshot` is a positional array of 7 fields: version, created_at, sequence_number, users, streams, client_table, writer_release. */
 export const SNAPSHOT_ROOT_FIELDS = 7;
 /**
@@ -144,8 +133,12 @@ function mebibytes(bytes: number): string {
  * group ids, messages_count. Like Iggy's `rmp_serde::from_slice`, only the
  * first msgpack value is read; `trailingBytes` counts what follows it.
  */
-export function decodeSnapshotPayload(payload: Uint8Array): SnapshotContents & { trailingBytes: number; header: SnapshotHeader } {
+export async function decodeSnapshotPayload(
+  payload: Uint8Array,
+): Promise<SnapshotContents & { trailingBytes: number; header: SnapshotHeader }> {
   const extent = measurePayload(payload);
+  // msgpack loads with the first snapshot decoded (docs/engines.md §7.7): a scan of a node without one never loads it.
+  const { decodeMulti } = await import("@msgpack/msgpack");
   const first = decodeMulti(payload, {
     useBigInt64: true,
     // Each element takes at least one byte: a garbage length header can never allocate more than the payload.
@@ -307,15 +300,15 @@ export async function inspectSnapshot(path: string, scanFs: ScanFs, engine: Engi
   }
   const bytes = file.bytes;
   report.size = bytes.length;
-  const trailerAt = bytes.length - SNAPSHOT_TRAILER_BYTES;
+  const trailer = readSnapshotTrailer(bytes);
   let payload = bytes;
-  if (bytes.length >= SNAPSHOT_TRAILER_BYTES && readU32(bytes, trailerAt) === SNAPSHOT_MAGIC) {
+  if (trailer !== null) {
     report.sealed = true;
-    payload = bytes.subarray(0, trailerAt);
-    const stored = (readU64(bytes, trailerAt + 12) << 64n) | readU64(bytes, trailerAt + 4);
+    payload = bytes.subarray(0, trailer.position);
+    const stored = trailer.storedChecksum;
     const computed = engine.xxh3_64(payload);
     report.checksum = stored;
-    inspection.trailer = { position: trailerAt, storedChecksum: stored, computedChecksum: computed };
+    inspection.trailer = { position: trailer.position, storedChecksum: stored, computedChecksum: computed };
     if (stored !== computed) {
       report.findings.push({
         ...corrupt(path, `trailer checksum ${formatHex64(stored)} does not match the payload's XXH3-64 ${formatHex64(computed)}`),
@@ -331,8 +324,10 @@ export async function inspectSnapshot(path: string, scanFs: ScanFs, engine: Engi
   }
   inspection.payloadBytes = payload.length;
   let trailingBytes = 0;
+  // Loaded before the decode's try: a decoder that cannot load is an error of segscan's, never a finding about the file.
+  await import("@msgpack/msgpack");
   try {
-    const { trailingBytes: trailing, header, ...contents } = decodeSnapshotPayload(payload);
+    const { trailingBytes: trailing, header, ...contents } = await decodeSnapshotPayload(payload);
     trailingBytes = trailing;
     const topics = contents.streams.flatMap((stream) => stream.topics);
     Object.assign(inspection, {

@@ -36,7 +36,7 @@ export interface ScanOptions {
   /**
    * "async" (default): the scan never blocks the caller's event loop.
    * `scanPath`, `scanIter` and `scanPartition` run it on a scan thread with
-   * blocking reads (src/node/scan-thread.ts; about as fast as "blocking");
+   * blocking reads (docs/engines.md §7.6, decided in src/node/placement.ts; about as fast as "blocking");
    * given a ScanFs (`nodeScanFs` included) or an engine of the caller's own,
    * reads go through libuv's threadpool from the caller's thread. "blocking": positioned reads on the scanning thread, about twice
    * as fast from the page cache as the threadpool; for CLIs and dedicated

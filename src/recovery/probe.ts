@@ -6,6 +6,7 @@
  * window; TypeScript owns the budget across windows and the verification of
  * candidates that pass the cheap checks.
  */
+import { assert } from "../assert.js";
 import { BATCH_HEADER_BYTES, BATCH_LENGTH_AT, U64_MAX } from "../format/constants.js";
 import { readU64Clamped } from "../format/bytes.js";
 import { VerifyStatus } from "../format/records.js";
@@ -81,10 +82,14 @@ export async function probeCandidates(
       spentUnits: budget.spentUnits,
       limitUnits: budget.limitUnits,
     });
+    // Units are whole numbers far below 2^53: a sum that stops being exact would let the loop run unbounded.
+    assert(scan.spentUnits >= budget.spentUnits && Number.isSafeInteger(scan.spentUnits), "the budget is only spent, exactly");
+    assert(scan.index >= index && windowStart + scan.index <= window.end, "the kernel stops inside the window, at or past the candidate");
     budget.spentUnits = scan.spentUnits;
     const stopPosition = windowStart + scan.index;
     if (scan.status === "exhausted") return { verdict: "budget-exhausted", survivorPosition: null, stoppedAt: stopPosition };
     if (scan.status === "done") {
+      assert(stopPosition > candidate, "a window scanned to its end moves the loop forward");
       candidate = stopPosition;
       continue;
     }
@@ -119,8 +124,10 @@ export class ZeroTracker {
   observe(window: FileWindow): void {
     if (this.firstNonZero !== null || window.start > this.checkedUntil || window.end <= this.checkedUntil) return;
     const index = this.checkedUntil - window.start;
-    const found = window.engineWindow.firstNonZero(index, window.end - this.checkedUntil);
-    if (found < index + (window.end - this.checkedUntil)) this.firstNonZero = window.start + found;
+    const lengthBytes = window.end - this.checkedUntil;
+    const found = window.engineWindow.firstNonZero(index, lengthBytes);
+    assert(found >= index && found <= index + lengthBytes, "the first non-zero byte lies in the range examined");
+    if (found < index + lengthBytes) this.firstNonZero = window.start + found;
     this.checkedUntil = window.end;
   }
 }
@@ -159,16 +166,24 @@ export async function probeResidue(
  * only (docs/repair.md §6.2). True only when every residue byte was read and found zero.
  *
  * The probe's windows usually answered already; a residue too short to hold a
- * candidate (< 257 bytes) is read here. A probe that ran out of budget must
+ * candidate (< `headerBytes` + 1 bytes) is read here. A probe that ran out of budget must
  * not read on (its reads stay bounded by the budget, never by the file size: a
  * 2 TiB sparse tail), so it answers false unless its own candidates reached
  * the file end (stopped at the last candidate, whose header ends the file).
  * That rule depends only on the bytes and the limit, so the report is the same
- * whatever window size or engine ran the probe.
+ * whatever window size or engine ran the probe. The segment probe and the metadata
+ * WAL's (docs/node.md N1) both answer through here; `headerBytes` is the record's.
  */
-export async function residueIsAllZero(window: FileWindow, probe: ProbeResult): Promise<boolean> {
+export async function residueIsAllZero(
+  window: FileWindow,
+  probe: Pick<ProbeResult, "verdict" | "stoppedAt" | "zeros">,
+  headerBytes: number = BATCH_HEADER_BYTES,
+): Promise<boolean> {
   const zeros = probe.zeros;
-  if (probe.verdict === "budget-exhausted" && probe.stoppedAt! + BATCH_HEADER_BYTES < window.fileSize) return false;
+  if (probe.verdict === "budget-exhausted") {
+    assert(probe.stoppedAt !== null, "an exhausted probe says where it stopped");
+    if (probe.stoppedAt + headerBytes < window.fileSize) return false;
+  }
   while (zeros.firstNonZero === null && zeros.checkedUntil < window.fileSize) {
     await window.ensure(zeros.checkedUntil, Math.min(window.capacityBytes, window.fileSize - zeros.checkedUntil));
     zeros.observe(window);

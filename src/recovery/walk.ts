@@ -1,25 +1,18 @@
 /**
  * The batch walk shared by both arms (docs/recovery.md §3.2–3.4): verify batch after batch
- * from a position, apply the continuity rule, and stop at the first position
- * that does not verify. Everything it proves is returned; nothing is decided here.
+ * from a position (through one BatchIterator, ./batches.ts), apply the continuity rule,
+ * and stop at the first position that does not verify. Everything it proves is
+ * returned; nothing is decided here.
  */
-import { BATCH_CHECKSUM_AT, BATCH_HEADER_BYTES, BATCH_LENGTH_AT, REBUILT_INDEX_STRIDE_BYTES, U64_MAX } from "../format/constants.js";
-import { readU64 } from "../format/bytes.js";
+import { assert } from "../assert.js";
+import { BATCH_CHECKSUM_AT, REBUILT_INDEX_STRIDE_BYTES } from "../format/constants.js";
 import { Xxh3Stream } from "../hash/xxh3.js";
-import type { ResidentWalkBatch } from "../engine/types.js";
 import type { BatchHeader, IndexEntry, VerifyStatus } from "../format/records.js";
 import type { FileWindow } from "../engine/file-window.js";
 import type { ForwardGap, RebuiltIndexEntry } from "../domain/scan.js";
-import { verifyBatchAt, verifyResidentBatch } from "./verify.js";
+import { BatchIterator, type IteratedBatch, type ProvenBatch, type ResidentRun, type WalkedHeaderVisitor } from "./batches.js";
 
-export interface ProvenBatch {
-  position: number;
-  baseOffset: bigint;
-  baseTimestamp: bigint;
-  messageCount: number;
-  /** The header's batch checksum (docs/format.md §1.4), which the walk verified. */
-  checksum: bigint;
-}
+export type { ProvenBatch } from "./batches.js";
 
 /**
  * A rolling XXH3-64 over the checksums of every batch a walk verified, in
@@ -39,9 +32,14 @@ export class BatchChecksumDigest {
     if (this.filled === this.pending.length) this.flush();
   }
 
+  /** Adds the checksum of each batch a bulk run walked, read from its header as it is (BatchIterator.walkResident). */
+  headerVisitor(): WalkedHeaderVisitor {
+    return (view, index) => this.addBytes(view, index + BATCH_CHECKSUM_AT);
+  }
+
   /** Adds the checksum bytes at `bytes[at .. at + 8)` as they are. */
-  addBytes(bytes: Uint8Array, at: number): void {
-    // Byte by byte: a subarray per batch was an object per batch for the GC to chase (issue 23).
+  private addBytes(bytes: Uint8Array, at: number): void {
+    // Byte by byte: a subarray per batch would be an object per batch for the GC to chase.
     const pending = this.pending;
     const filled = this.filled;
     for (let i = 0; i < 8; i++) pending[filled + i] = bytes[at + i]!;
@@ -85,10 +83,24 @@ export interface WalkResult {
   rebuiltIndex: RebuiltIndexEntry[] | null;
 }
 
+/** Where a rebuilt index continues from (`WalkOptions.rebuildFrom`). */
+export interface RebuildFrom {
+  /** The last entry's position in the rebuilt log, -1 when there is none yet. */
+  lastIndexedPosition: number;
+  /** Added to a file position to give its position in the rebuilt log. */
+  positionShift: number;
+}
+
 export interface WalkOptions {
   fromPosition: number;
   expectedOffset: bigint;
   rebuildIndex: boolean;
+  /**
+   * With `rebuildIndex`: continue an index rebuilt by earlier walks, into a log whose
+   * positions are this file's shifted (salvage's kept ranges, docs/repair.md §6.5).
+   * Default: a new index of this file.
+   */
+  rebuildFrom?: RebuildFrom;
   /** Stop (as if at the file end) on reaching this position. Defaults to the file size. */
   untilPosition?: number;
   /** Deep mode: told of every verified batch start, to check index entries against them. */
@@ -118,133 +130,135 @@ export async function walkBatches(window: FileWindow, options: WalkOptions): Pro
     failure: null,
     rebuiltIndex: options.rebuildIndex ? [] : null,
   };
-  let lastIndexedPosition = -1;
-  let position = options.fromPosition;
-  const endPosition = Math.min(options.untilPosition ?? window.fileSize, window.fileSize);
-  while (position < endPosition) {
-    position = walkResidentRun(
-      window,
-      position,
-      bulkStopPosition(options, endPosition, position, lastIndexedPosition),
-      result,
-      options.checksums,
-    );
-    if (result.rebuiltIndex && lastIndexedPosition < 0 && result.firstWithMessages) {
-      // The bulk walk's stop keeps every later batch within the stride of this one (bulkStopPosition).
-      const first = result.firstWithMessages;
-      result.rebuiltIndex.push({ offset: first.baseOffset, timestamp: first.baseTimestamp, position: first.position });
-      lastIndexedPosition = first.position;
-    }
-    if (position >= endPosition) break;
+  const batches = new BatchIterator(window, options.fromPosition, options.untilPosition);
+  const rebuild = result.rebuiltIndex === null ? null : new IndexRebuild(result.rebuiltIndex, options.rebuildFrom);
+  const addChecksum = options.checksums?.headerVisitor();
+  while (!batches.done) {
+    const run = batches.walkResident(bulkStopPosition(options, batches, rebuild), result.expectedOffset, addChecksum);
+    if (run !== null) addRun(result, run, rebuild);
+    if (batches.done) break;
     // The batch the bulk walk left: a read, a gap, a discontinuity, an oversized or
     // failing batch, or a position the caller must be told of.
-    const check = verifyResidentBatch(window, position) ?? (await verifyBatchAt(window, position));
-    if (!check.verified) {
-      result.failure = { status: check.status, header: check.header };
-      break;
+    const batch = batches.nextResident() ?? (await batches.next());
+    assert(batch !== null, "an iterator that is not done yields a batch");
+    const proven = provenBatch(result, batch);
+    if (proven === null) {
+      // The proven prefix ends where this batch starts (the iterator may already have stepped past it).
+      result.stopPosition = batch.position;
+      return result;
     }
-    const { header } = check;
-    if (header.baseOffset < result.expectedOffset) {
-      result.discontinuity = { position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset };
-      break;
-    }
-    if (check.oversized) result.oversizedBatches.push({ position, batchLength: header.batchLength });
-    if (header.baseOffset > result.expectedOffset) {
-      result.gaps.push({ position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset });
-    }
-    const batch: ProvenBatch = {
-      position,
-      baseOffset: header.baseOffset,
-      baseTimestamp: header.baseTimestamp,
-      messageCount: header.messageCount,
-      checksum: header.batchChecksum,
-    };
-    options.checksums?.add(header.batchChecksum);
-    if (header.messageCount > 0) {
-      result.firstWithMessages ??= batch;
-      result.lastWithMessages = batch;
-      result.messageCount += header.messageCount;
-      result.expectedOffset = header.baseOffset + BigInt(header.messageCount);
-      if (result.rebuiltIndex && (lastIndexedPosition < 0 || position - lastIndexedPosition >= REBUILT_INDEX_STRIDE_BYTES)) {
-        result.rebuiltIndex.push({ offset: header.baseOffset, timestamp: header.baseTimestamp, position });
-        lastIndexedPosition = position;
-      }
-    }
-    const pending = options.onVerifiedBatch?.(batch);
+    options.checksums?.add(proven.checksum);
+    rebuild?.offer(proven);
+    const pending = options.onVerifiedBatch?.(proven);
     if (pending) await pending;
-    result.batchesVerified++;
-    position += header.batchLength;
   }
-  result.stopPosition = position;
+  result.stopPosition = batches.position;
   return result;
 }
 
 /**
- * Where the bulk walk from `position` must stop: the walk's end, the caller's next
- * position of interest, and (when rebuilding, docs/recovery.md §3.3) the next position
- * at which a batch with messages could need a rebuilt entry: one stride past the
- * last entry, or one stride past `position` before the first (the first batch with
- * messages the bulk walk finds gets the entry, and nothing before the stop lies a
- * stride past it). A stop at or before `position` means: no bulk walk here.
+ * The per-batch rules (docs/recovery.md §3.4) on one iterated batch, folded into
+ * `result`: the verified, continuous batch it proves, or null when the walk stops on
+ * it (it did not verify, or it goes backwards).
  */
-function bulkStopPosition(options: WalkOptions, endPosition: number, position: number, lastIndexedPosition: number): number {
-  let stop = endPosition;
-  if (options.onVerifiedBatch) stop = Math.min(stop, options.nextStopPosition?.(position) ?? position);
-  if (options.rebuildIndex) stop = Math.min(stop, (lastIndexedPosition < 0 ? position : lastIndexedPosition) + REBUILT_INDEX_STRIDE_BYTES);
-  return stop;
+function provenBatch(result: WalkResult, { position, check }: IteratedBatch): ProvenBatch | null {
+  if (!check.verified) {
+    result.failure = { status: check.status, header: check.header };
+    return null;
+  }
+  const { header } = check;
+  if (header.baseOffset < result.expectedOffset) {
+    result.discontinuity = { position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset };
+    return null;
+  }
+  if (check.oversized) result.oversizedBatches.push({ position, batchLength: header.batchLength });
+  if (header.baseOffset > result.expectedOffset) {
+    result.gaps.push({ position, expectedOffset: result.expectedOffset, foundOffset: header.baseOffset });
+  }
+  const batch: ProvenBatch = {
+    position,
+    baseOffset: header.baseOffset,
+    baseTimestamp: header.baseTimestamp,
+    messageCount: header.messageCount,
+    checksum: header.batchChecksum,
+  };
+  if (header.messageCount > 0) {
+    result.firstWithMessages ??= batch;
+    result.lastWithMessages = batch;
+    result.messageCount += header.messageCount;
+    result.expectedOffset = header.baseOffset + BigInt(header.messageCount);
+  }
+  result.batchesVerified++;
+  return batch;
+}
+
+/** A bulk run folded into `result` the way the per-batch path folds each of its batches. */
+function addRun(result: WalkResult, run: ResidentRun, rebuild: IndexRebuild | null): void {
+  result.batchesVerified += run.batches;
+  result.messageCount += run.messages;
+  result.expectedOffset = run.expectedOffset;
+  if (run.firstWithMessages) {
+    result.firstWithMessages ??= run.firstWithMessages;
+    // The bulk walk's stop keeps every later batch of the run within the stride of its first (bulkStopPosition).
+    rebuild?.offerRunStart(run.firstWithMessages);
+  }
+  if (run.lastWithMessages) result.lastWithMessages = run.lastWithMessages;
 }
 
 /**
- * The engine's resident walk (EngineWindow.walkResident) from `position`, when its
- * header is held: every batch it walks is one the per-batch loop of `walkBatches`
- * would take whole (held, decodes within the cap, verifies, exactly the expected
- * offset), folded into `result` the same way. Returns the position it stopped at.
+ * docs/recovery.md §3.3 rebuilt index: an entry at the first batch with messages, then
+ * at each batch with messages that starts a stride or more past the previous entry.
+ * Entry positions are file positions plus `positionShift` (a salvage rebuilds the
+ * index of a log made of kept ranges: docs/repair.md §6.5); the stride is measured
+ * between shifted positions.
  */
-function walkResidentRun(
-  window: FileWindow,
-  position: number,
-  stopPosition: number,
-  result: WalkResult,
-  checksums: BatchChecksumDigest | undefined,
-): number {
-  // A chain that ended at offset u64::MAX expects 2^64: no batch can carry it (the per-batch path says what it is).
-  if (stopPosition <= position || result.expectedOffset > U64_MAX) return position;
-  const fromIndex = window.residentOffset(position, BATCH_HEADER_BYTES);
-  if (fromIndex < 0) return position;
-  const heldEndIndex = window.end - window.start;
-  const walked = window.engineWindow.walkResident({
-    fromIndex,
-    heldEndIndex,
-    fileEndIndex: window.fileSize - window.start,
-    stopIndex: Math.min(stopPosition - window.start, heldEndIndex),
-    expectedOffset: result.expectedOffset,
-  });
-  if (walked.batches === 0) return position;
-  if (checksums !== undefined) {
-    // The walked batches are still in the window: their checksums are read from their headers, in order.
-    const view = window.engineWindow.view();
-    for (let index = fromIndex, n = 0; n < walked.batches; n++) {
-      checksums.addBytes(view, index + BATCH_CHECKSUM_AT);
-      index += Number(readU64(view, index + BATCH_LENGTH_AT));
-    }
+class IndexRebuild {
+  /** Shifted position of the last entry, -1 before the first. */
+  private lastIndexed: number;
+  private readonly shift: number;
+
+  constructor(
+    private readonly entries: RebuiltIndexEntry[],
+    from: RebuildFrom = { lastIndexedPosition: -1, positionShift: 0 },
+  ) {
+    assert(Number.isSafeInteger(from.positionShift) && from.lastIndexedPosition >= -1, "a rebuild continues from an entry or none");
+    this.lastIndexed = from.lastIndexedPosition;
+    this.shift = from.positionShift;
   }
-  result.batchesVerified += walked.batches;
-  result.messageCount += walked.messages;
-  result.expectedOffset = walked.expectedOffset;
-  if (walked.firstWithMessages) result.firstWithMessages ??= provenAt(window, walked.firstWithMessages);
-  if (walked.lastWithMessages) result.lastWithMessages = provenAt(window, walked.lastWithMessages);
-  return window.start + walked.stopIndex;
+
+  offer(batch: ProvenBatch): void {
+    if (batch.messageCount === 0) return;
+    const position = batch.position + this.shift;
+    if (this.lastIndexed >= 0 && position - this.lastIndexed < REBUILT_INDEX_STRIDE_BYTES) return;
+    this.entries.push({ offset: batch.baseOffset, timestamp: batch.baseTimestamp, position });
+    this.lastIndexed = position;
+  }
+
+  /** A bulk run's first batch with messages: an entry only when it is the first of all (the stop did the rest). */
+  offerRunStart(batch: ProvenBatch): void {
+    if (this.lastIndexed < 0) this.offer(batch);
+  }
+
+  /** The first file position at which a batch with messages could need an entry (from `position` on). */
+  nextEntryPosition(position: number): number {
+    return (this.lastIndexed < 0 ? position : this.lastIndexed - this.shift) + REBUILT_INDEX_STRIDE_BYTES;
+  }
 }
 
-function provenAt(window: FileWindow, batch: ResidentWalkBatch): ProvenBatch {
-  return {
-    position: window.start + batch.index,
-    baseOffset: batch.baseOffset,
-    baseTimestamp: batch.baseTimestamp,
-    messageCount: batch.messageCount,
-    // The batch was just walked, so its header is still held.
-    checksum: readU64(window.engineWindow.view(), batch.index + BATCH_CHECKSUM_AT),
-  };
+/**
+ * Where the bulk walk from the iterator's position must stop: the walk's end, the
+ * caller's next position of interest, and (when rebuilding, docs/recovery.md §3.3) the
+ * next position at which a batch with messages could need a rebuilt entry: one stride
+ * past the last entry, or one stride past the position before the first (the first
+ * batch with messages the bulk walk finds gets the entry, and nothing before the stop
+ * lies a stride past it). A stop at or before the position means: no bulk walk here.
+ */
+function bulkStopPosition(options: WalkOptions, batches: BatchIterator, rebuild: IndexRebuild | null): number {
+  const position = batches.position;
+  let stop = batches.untilPosition;
+  if (options.onVerifiedBatch) stop = Math.min(stop, options.nextStopPosition?.(position) ?? position);
+  if (rebuild !== null) stop = Math.min(stop, rebuild.nextEntryPosition(position));
+  return stop;
 }
 
 /** The last offset a proven batch holds. */

@@ -10,7 +10,7 @@ import { hex64, isAllZero } from "../format/bytes.js";
 import { type PositionalRead, forEachChunk as forEachChunkOf, readExactly as readExactlyAt } from "../io/read-exactly.js";
 import { PreserveError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
-import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
+import { OFFSET_RECORD_BYTES } from "../format/partition-files.js";
 
 /** Default chunk of every streamed copy, hash and comparison. */
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024;

@@ -18,7 +18,7 @@
  *   its target. Such findings are left alone, with the reason.
  */
 import * as path from "node:path";
-import { OFFSET_RECORD_BYTES } from "../node/partition-dir.js";
+import { OFFSET_RECORD_BYTES } from "../format/partition-files.js";
 import type { BootForecastEntry, NodeReport, OffsetReport } from "../domain/node.js";
 import { worstSeverity } from "../domain/node.js";
 import type { RepairFs } from "./fs-layer.js";

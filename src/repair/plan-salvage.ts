@@ -36,7 +36,7 @@
  * index is rebuilt, the bytes the rebuild walks; it writes nothing.
  */
 import * as path from "node:path";
-import { INDEX_ENTRY_BYTES, LOG_SUFFIX, REBUILT_INDEX_STRIDE_BYTES } from "../format/constants.js";
+import { INDEX_ENTRY_BYTES, LOG_SUFFIX } from "../format/constants.js";
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { FileWindow } from "../engine/file-window.js";
 import { nodeScanFs, type ScanFs } from "../io/fs.js";
@@ -45,7 +45,7 @@ import type { PartitionReport, RebuiltIndexEntry, ScanReport, SegmentReport, Seg
 import { type SegmentSalvage, decideSalvage } from "../policy/salvage.js";
 import { readIndexEntriesStreaming } from "../recovery/index-file.js";
 import { type ScanOptions, resolveEngineOption } from "../recovery/options.js";
-import { type ProvenBatch, walkBatches } from "../recovery/walk.js";
+import { walkBatches } from "../recovery/walk.js";
 import { PlanError } from "./errors.js";
 import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
 import { fingerprintOf, planSegment, sweepStepsIn } from "./plan-partition.js";
@@ -354,24 +354,15 @@ async function rebuiltEntries(
   try {
     const window = new FileWindow(file, segment.logPath, segment.messagesSize, engineWindow, { signal: context.signal });
     let newPosition = 0;
-    let lastIndexed = -1;
     let expectedOffset = segment.startOffset;
     for (const range of ranges) {
-      const shift = newPosition - range.from;
+      // The walk's own rebuild, continued across the ranges in the new log's positions.
       const walk = await walkBatches(window, {
         fromPosition: range.from,
         untilPosition: range.to,
         expectedOffset,
-        rebuildIndex: false,
-        onVerifiedBatch: (batch: ProvenBatch) => {
-          const position = batch.position + shift;
-          if (batch.messageCount > 0 && (lastIndexed < 0 || position - lastIndexed >= REBUILT_INDEX_STRIDE_BYTES)) {
-            entries.push({ offset: batch.baseOffset, timestamp: batch.baseTimestamp, position });
-            lastIndexed = position;
-          }
-        },
-        // Batches before the next position that could need an entry are verified in bulk, untold (as walkBatches' own rebuild).
-        nextStopPosition: (position) => (lastIndexed < 0 ? position : Math.max(position, lastIndexed + REBUILT_INDEX_STRIDE_BYTES - shift)),
+        rebuildIndex: true,
+        rebuildFrom: { lastIndexedPosition: entries.at(-1)?.position ?? -1, positionShift: newPosition - range.from },
       });
       if (walk.stopPosition !== range.to || walk.failure !== null || walk.discontinuity !== null) {
         throw new PlanError(
@@ -379,6 +370,7 @@ async function rebuiltEntries(
           { path: segment.logPath, segment: segment.startOffset, position: walk.stopPosition },
         );
       }
+      entries.push(...(walk.rebuiltIndex ?? []));
       expectedOffset = walk.expectedOffset;
       newPosition += range.to - range.from;
     }

@@ -8,7 +8,8 @@
 import { dirname } from "node:path";
 import { WAL_OPERATION_NAMES } from "../format/wal.js";
 import type { WalDumpEntry, WalDumpResult, WalDumpStop } from "../node/wal/dump.js";
-import { SNAPSHOT_MAGIC, type SnapshotInspection } from "../node/snapshot.js";
+import { SNAPSHOT_MAGIC } from "../format/snapshot.js";
+import type { SnapshotInspection } from "../node/snapshot.js";
 import { WAL_TAIL_BYTES_WORDS } from "../policy/torn-evidence.js";
 import type { JsonSnapshotDump, JsonWalDump, JsonWalDumpEntry } from "./dump-schema.js";
 import type { Colors } from "./format.js";

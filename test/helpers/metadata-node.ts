@@ -9,7 +9,7 @@ import type { VsrState } from "../../src/domain/node.js";
 import { createTsEngine } from "../../src/engine/ts/engine.js";
 import { generateDataDir } from "../../src/gen/generate.js";
 import { writeNodeMetadata } from "../../src/gen/node/node.js";
-import { classifySlot, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../../src/node/superblock.js";
+import { decodeSuperblockRecord, decodeVsrState, encodeSuperblockRecord, encodeVsrState } from "../../src/format/superblock.js";
 import { tempDir } from "./node-wal.js";
 
 const ts = createTsEngine();
@@ -34,7 +34,7 @@ export async function tinyNode({ seed, fault, scenario, root = tempDir() }: Tiny
 /** Rewrites the newest metadata superblock slot (B, sequence 2 in a generated node) with some VsrState fields changed. */
 export function rewriteSuperblock(root: string, changes: Partial<VsrState>): void {
   const path = join(root, "metadata/superblock.b");
-  const slot = classifySlot(readFileSync(path), ts);
+  const slot = decodeSuperblockRecord(readFileSync(path), ts);
   if (slot.kind !== "valid") throw new Error(`superblock.b is ${slot.kind}`);
   const decoded = decodeVsrState(slot.payload);
   if ("error" in decoded) throw new Error(decoded.error);

@@ -4,7 +4,7 @@ import { dirname, join, relative } from "node:path";
 import { createTsEngine } from "../../src/engine/ts/engine.js";
 import type { Engine } from "../../src/engine/types.js";
 import { encodeIndex, segmentStem } from "../../src/format/encode.js";
-import { scanPartition } from "../../src/recovery/scan.js";
+import { scanPartition } from "../../src/node/scan-path.js";
 import type { ScanOptions } from "../../src/recovery/options.js";
 import type { ScanReport } from "../../src/domain/scan.js";
 import { applyRepair, createFaultyFs, nodeRepairFs, planRepair, restore } from "../../src/repair/index.js";

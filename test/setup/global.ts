@@ -7,7 +7,8 @@
  *    `npm test` is plain `vitest run`: this is its only build step.
  * 2. Give the run its own temp directory (TMPDIR, inherited by the test
  *    workers and every CLI process they spawn) and remove it at the end, so a
- *    temp directory a test forgets to remove never outlives the run.
+ *    temp directory a test forgets to remove never outlives the run; and its
+ *    own directory for the CLI's code cache (SEGSCAN_CODE_CACHE).
  */
 import { spawnSync } from "node:child_process";
 import { type Stats, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -18,9 +19,16 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** What the build reads: a change to any of these (or a file added/removed in a directory) makes dist/ stale. */
-const BUILD_INPUTS = ["src", "bench", "assembly", "package.json", "tsconfig.json", "asconfig.json"];
-/** What the build writes last in each half (wasm, then TypeScript); the oldest one dates the build. */
-const BUILD_OUTPUTS = ["dist/segscan.wasm", "dist/src/index.js", "dist/src/cli/main.js", "dist/src/recovery/worker.js"];
+const BUILD_INPUTS = ["src", "bench", "assembly", "scripts/bundle.mjs", "package.json", "tsconfig.json", "asconfig.json"];
+/** What the build writes last in each part (wasm, TypeScript, the bundles); the oldest one dates the build. */
+export const BUILD_OUTPUTS = [
+  "dist/segscan.wasm",
+  "dist/src/index.js",
+  "dist/src/cli/main.js",
+  "dist/src/node/scan-worker.js",
+  "dist/segscan-cli.cjs",
+  "dist/segscan.js",
+];
 
 function newestMtimeMs(path: string): number {
   let info: Stats;
@@ -60,8 +68,12 @@ export default function setup(): () => void {
       throw new Error(`npm run build failed (exit ${build.status ?? build.signal}); the tests would run a stale dist/`);
   }
   const runTemp = mkdtempSync(join(tmpdir(), "segscan-vitest-"));
+  // The CLI's code cache (src/cli/code-cache.ts) in a directory of the run's own, not the user's cache.
+  const codeCache = mkdtempSync(join(tmpdir(), "segscan-vitest-code-cache-"));
+  process.env.SEGSCAN_CODE_CACHE = codeCache;
   process.env.TMPDIR = runTemp;
   return () => {
+    rmSync(codeCache, { recursive: true, force: true });
     // Tests remove their own temp dirs; whatever is left here leaked, and is named so it can be fixed.
     const left = readdirSync(runTemp);
     if (left.length > 0)

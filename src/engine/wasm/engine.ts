@@ -24,6 +24,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { instantiateSync } from "@assemblyscript/loader";
+import { assert } from "../../assert.js";
 import { U64_MAX } from "../../format/constants.js";
 import type { VerifyStatus } from "../../format/records.js";
 import { resolveKernelLimits } from "../limits.js";
@@ -41,6 +42,9 @@ import type {
 } from "../types.js";
 import { ownEngine } from "../own.js";
 import { CheckedEngineWindow } from "../window.js";
+import { NOT_FINISHED, WALK_RESULT_SLOT, checkAbi } from "./abi.js";
+
+export { WALK_RESULT_SLOT } from "./abi.js";
 
 /*
  * The compiler options target plain ES2022 (no DOM lib), so the few WebAssembly
@@ -83,29 +87,7 @@ interface Kernels {
   findWalCandidate(c: number, end: number, fileEnd: number, minOp: bigint, structural: number): number;
   walkResident(p: number, heldEnd: number, batchEnd: number, stopAt: number, expected: bigint): void;
   walkResultAddress(): number;
-  walkResultSlots(): number;
 }
-
-/**
- * The slots of walkResident's result area (assembly/walk.ts `WALK_…`, 8 bytes
- * each; test/engine-contract.test.ts checks the two agree). Addresses and counts
- * are f64, offsets and timestamps u64.
- */
-export const WALK_RESULT_SLOT = {
-  STOP: 0,
-  BATCHES: 1,
-  MESSAGES: 2,
-  EXPECTED_OFFSET: 3,
-  FIRST_AT: 4,
-  FIRST_BASE_OFFSET: 5,
-  FIRST_BASE_TIMESTAMP: 6,
-  FIRST_MESSAGE_COUNT: 7,
-  LAST_AT: 8,
-  LAST_BASE_OFFSET: 9,
-  LAST_BASE_TIMESTAMP: 10,
-  LAST_MESSAGE_COUNT: 11,
-  RESULT_SLOTS: 12,
-} as const;
 
 const WASM_PAGE = 65536;
 /** Staging area for JS bytes: fits in L2 so the hash reads what the copy just wrote. */
@@ -160,15 +142,15 @@ export function readLayout(
 }
 
 /**
- * Where walkResident writes its result, asserted once at load: the slot count
- * this wrapper reads, 8-byte aligned, in the static data below heapBase (so the
- * windows laid out above it never overlap it). Exported for tests.
+ * Where walkResident writes its result, asserted once at load: 8-byte aligned, its
+ * WALK_RESULT_SLOTS slots (checked with the other shared constants, ./abi.ts) in the
+ * static data below heapBase, so the windows laid out above it never overlap it.
+ * Exported for tests.
  */
-export function readWalkResultAddress(k: Pick<Kernels, "walkResultAddress" | "walkResultSlots">, layout: WasmLayout): number {
+export function readWalkResultAddress(k: Pick<Kernels, "walkResultAddress">, layout: WasmLayout): number {
   const address = k.walkResultAddress() >>> 0;
-  const slots = k.walkResultSlots();
+  const slots = WALK_RESULT_SLOT.RESULT_SLOTS;
   const problems = [
-    slots !== WALK_RESULT_SLOT.RESULT_SLOTS && `walk result area has ${slots} slots, the wrapper reads ${WALK_RESULT_SLOT.RESULT_SLOTS}`,
     address % 8 !== 0 && `walk result area at ${address} is not 8-byte aligned`,
     address + slots * 8 > layout.heapBase &&
       `walk result area [${address}, ${address + slots * 8}) runs past the heap base ${layout.heapBase}`,
@@ -179,8 +161,6 @@ export function readWalkResultAddress(k: Pick<Kernels, "walkResultAddress" | "wa
   return address;
 }
 
-/** verifyFinish's code for "called before the whole blob was fed" (not a VerifyStatus). */
-const NOT_FINISHED = -1;
 /** Keeps an absolute file end inside i64 when it crosses as f64. */
 const FILE_END_CLAMP = 2 ** 62;
 
@@ -390,23 +370,12 @@ class WasmWindow extends CheckedEngineWindow {
   }
 
   protected rawScanCandidates(request: CandidateScanRequest): CandidateScanResult {
-    const k = this.kernels();
-    const { fromIndex: from, toIndex: to, spentUnits: spent, limitUnits: limit } = request;
-    // Every candidate costs 1 unit, so the spend is arithmetic: the candidate whose
-    // unit first takes the spend past the limit is `exhaustAt`. Only the first
-    // candidate that passes the checks, at or before it, can stop the loop earlier.
-    const exhaustAt = from + Math.max(0, limit - spent);
-    const searchEnd = Math.min(to, exhaustAt + 1);
-    let passed = searchEnd;
     const min = request.minBaseOffset;
-    if (min !== null && min <= U64_MAX) {
-      const fileEnd = Math.min(FILE_END_CLAMP, this.base + request.fileEndIndex);
-      const minBase = min < 0n ? 0n : min;
-      passed = (k.findCandidate(this.base + from, this.base + searchEnd, fileEnd, minBase) >>> 0) - this.base;
-    }
-    if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
-    if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
-    return { status: "done", index: to, spentUnits: spent + (to - from) };
+    if (min === null || min > U64_MAX) return chargeCandidates(request, null);
+    const fileEnd = this.fileEndAddress(request.fileEndIndex);
+    return chargeCandidates(request, (from, searchEnd) =>
+      this.indexOf(this.kernels().findCandidate(this.base + from, this.base + searchEnd, fileEnd, min < 0n ? 0n : min)),
+    );
   }
 
   protected rawWalHeaderStatus(index: number): number {
@@ -414,23 +383,25 @@ class WasmWindow extends CheckedEngineWindow {
   }
 
   protected rawScanWalCandidates(request: WalCandidateScanRequest): WalCandidateScanResult {
-    const k = this.kernels();
-    const { fromIndex: from, toIndex: to, spentUnits: spent, limitUnits: limit } = request;
-    // The same arithmetic as scanCandidates: 1 unit per candidate, so only the
-    // first passing candidate at or before the exhausting one matters.
-    const exhaustAt = from + Math.max(0, Math.floor(limit - spent));
-    const searchEnd = Math.min(to, exhaustAt + 1);
-    let passed = searchEnd;
     const structural = request.rule === "structural";
-    const min = request.minOp;
-    if (structural || (min !== null && min <= U64_MAX)) {
-      const fileEnd = Math.min(FILE_END_CLAMP, Math.max(-FILE_END_CLAMP, Math.floor(this.base + request.fileEndIndex)));
-      const minOp = structural || min === null || min < 0n ? 0n : BigInt.asIntN(64, min);
-      passed = (k.findWalCandidate(this.base + from, this.base + searchEnd, fileEnd, minOp, structural ? 1 : 0) >>> 0) - this.base;
-    }
-    if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
-    if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
-    return { status: "done", index: to, spentUnits: spent + (to - from) };
+    const min = structural ? 0n : request.minOp;
+    if (min === null || min > U64_MAX) return chargeCandidates(request, null);
+    const fileEnd = this.fileEndAddress(request.fileEndIndex);
+    return chargeCandidates(request, (from, searchEnd) =>
+      this.indexOf(
+        this.kernels().findWalCandidate(this.base + from, this.base + searchEnd, fileEnd, min < 0n ? 0n : min, structural ? 1 : 0),
+      ),
+    );
+  }
+
+  /** The file end as a kernel address (an f64 the kernel reads as i64), clamped inside i64. */
+  private fileEndAddress(fileEndIndex: number): number {
+    return Math.min(FILE_END_CLAMP, this.base + fileEndIndex);
+  }
+
+  /** The window index of a kernel's address result (an i32 that crosses as a signed number). */
+  private indexOf(address: number): number {
+    return (address >>> 0) - this.base;
   }
 
   protected rawWalkResident(request: ResidentWalkRequest): ResidentWalkResult {
@@ -476,6 +447,30 @@ class WasmWindow extends CheckedEngineWindow {
     this.instances.give(k);
     this.k = null;
   }
+}
+
+/**
+ * The unit arithmetic of both candidate loops (docs/recovery.md §3.5): every candidate
+ * costs 1 unit, so the candidate whose unit first takes the spend past the limit is
+ * `exhaustAt`, and only the first candidate that passes the kernel's checks, at or
+ * before it, can stop the loop earlier. `findFirst(from, searchEnd)` runs the kernel
+ * over `[from, searchEnd)` and returns the first passing window index, or `searchEnd`;
+ * null when no candidate can pass (nothing can extend the chain).
+ */
+function chargeCandidates(
+  request: { fromIndex: number; toIndex: number; spentUnits: number; limitUnits: number },
+  findFirst: ((from: number, searchEnd: number) => number) | null,
+): CandidateScanResult {
+  const { fromIndex: from, toIndex: to, spentUnits: spent, limitUnits: limit } = request;
+  // CheckedEngineWindow.checkCandidateScan hands over a non-empty range of safe integers, cut at the budget.
+  assert(from < to && Number.isSafeInteger(spent) && Number.isSafeInteger(limit), "a candidate scan covers a non-empty range");
+  const exhaustAt = from + Math.max(0, limit - spent);
+  const searchEnd = Math.min(to, exhaustAt + 1);
+  const passed = findFirst === null ? searchEnd : findFirst(from, searchEnd);
+  assert(passed >= from && passed <= searchEnd, "the candidate kernel stays inside its range");
+  if (passed < searchEnd) return { status: "passed", index: passed, spentUnits: spent + (passed - from + 1) };
+  if (exhaustAt < to) return { status: "exhausted", index: exhaustAt, spentUnits: spent + (exhaustAt - from + 1) };
+  return { status: "done", index: to, spentUnits: spent + (to - from) };
 }
 
 /** A verifier status, or the kernel's NOT_FINISHED (unreachable through CheckedEngineWindow) as an error. */
@@ -536,13 +531,23 @@ export interface WasmEngine extends Engine {
   memoryBytes(): number;
 }
 
+/**
+ * A first instance of `module`, with what every instance of it shares asserted once,
+ * at load: the constants the kernels share with TypeScript (./abi.ts), then the memory
+ * layout and the walk's result area. Exported for tests.
+ */
+export function loadKernels(module: WasmModule): { kernels: Kernels; layout: WasmLayout; walkResultAddress: number } {
+  const kernels = instantiate(module);
+  checkAbi(kernels as unknown as Readonly<Record<string, unknown>>);
+  const layout = readLayout(kernels);
+  return { kernels, layout, walkResultAddress: readWalkResultAddress(kernels, layout) };
+}
+
 export async function createWasmEngine(): Promise<WasmEngine> {
   const module = await loadWasmModule();
-  const stageKernels = instantiate(module);
-  // Every instance of one module has the same layout: read and assert it once, at load.
-  const layout = readLayout(stageKernels);
+  const { kernels: stageKernels, layout, walkResultAddress } = loadKernels(module);
   const stage = new HashStage(stageKernels, layout);
-  const instances = new InstancePool(module, layout, readWalkResultAddress(stageKernels, layout));
+  const instances = new InstancePool(module, layout, walkResultAddress);
   return ownEngine<WasmEngine>({
     kind: "wasm",
     xxh3_64: (bytes: Uint8Array) => stage.hash(bytes),

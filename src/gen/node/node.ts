@@ -11,10 +11,10 @@ import { createTsEngine } from "../../engine/ts/engine.js";
 import { xxh3_64 } from "../../hash/xxh3.js";
 import type { PartitionLayout } from "../types.js";
 import type { Severity } from "../../domain/node.js";
-import { encodeSuperblockRecord, encodeVsrState } from "../../node/superblock.js";
+import { encodeSuperblockRecord, encodeVsrState } from "../../format/superblock.js";
 import { WAL_HEADER_BYTES } from "../../format/wal.js";
-import { encodeOffsetRecord as encodeRecord } from "../../node/partition-dir.js";
-import { SNAPSHOT_TRAILER_BYTES } from "../../node/snapshot.js";
+import { encodeOffsetRecord as encodeRecord, encodePurgeGeneration } from "../../format/partition-files.js";
+import { SNAPSHOT_TRAILER_BYTES } from "../../format/snapshot.js";
 import { encodeSnapshotPayload, sealSnapshot, type SnapshotSpec } from "./snapshot.js";
 import { buildWal, concat, encodePrepare } from "./wal.js";
 import { Prng } from "../prng.js";
@@ -140,15 +140,6 @@ function rebuildWal(parts: NodeParts, tweak: (op: bigint) => Partial<Parameters<
 /** docs/node.md N4: the offset record, hashed with the TypeScript XXH3. */
 export function encodeOffsetRecord(offset: bigint): Uint8Array {
   return encodeRecord(offset, xxh3_64);
-}
-
-/** docs/node.md N5: `purge.gen` (generation, created_revision; u64 LE each). */
-export function encodePurgeGeneration(generation: bigint, createdRevision: bigint): Uint8Array {
-  const bytes = new Uint8Array(16);
-  const view = new DataView(bytes.buffer);
-  view.setBigUint64(0, generation, true);
-  view.setBigUint64(8, createdRevision, true);
-  return bytes;
 }
 
 /** The sample consumer id and group id of every generated partition. */

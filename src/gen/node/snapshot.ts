@@ -1,7 +1,7 @@
 /** Builds `metadata/snapshot.bin` (docs/node.md N2) as Iggy writes it: msgpack positional arrays + trailer. */
 import { encode } from "@msgpack/msgpack";
 import { xxh3_64 } from "../../hash/xxh3.js";
-import { SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MAGIC, SNAPSHOT_TRAILER_BYTES } from "../../node/snapshot.js";
+import { SNAPSHOT_FORMAT_VERSION, sealSnapshot as sealWith } from "../../format/snapshot.js";
 
 export interface SnapshotSpec {
   sequenceNumber: bigint;
@@ -60,11 +60,7 @@ export function encodeSnapshotPayload(spec: SnapshotSpec): Uint8Array {
   return encode(snapshot, { useBigInt64: true });
 }
 
+/** `payload` sealed with its trailer (docs/node.md N2), hashed with the TypeScript XXH3. */
 export function sealSnapshot(payload: Uint8Array): Uint8Array {
-  const bytes = new Uint8Array(payload.length + SNAPSHOT_TRAILER_BYTES);
-  bytes.set(payload);
-  const view = new DataView(bytes.buffer);
-  view.setUint32(payload.length, SNAPSHOT_MAGIC, true);
-  view.setBigUint64(payload.length + 4, xxh3_64(payload), true);
-  return bytes;
+  return sealWith(payload, xxh3_64);
 }

@@ -20,7 +20,7 @@ import {
   findStructuralEntry,
   hashEntry,
   probeWal,
-  rangeIsZero,
+  walResidueIsAllZero,
   walkWal,
 } from "./walk.js";
 
@@ -112,7 +112,7 @@ async function scanWalWindow(reader: WalReader, path: string, options: WalScanOp
       bytes: size - damagePosition,
       reason: walk.failure.reason,
       probe: probe.verdict,
-      allZero: await rangeIsZero(reader, damagePosition, size - damagePosition),
+      allZero: await walResidueIsAllZero(reader, probe),
       survivorPosition: probe.survivorPosition,
       stoppedAt: probe.stoppedAt,
       spentUnits: budget.spentUnits,

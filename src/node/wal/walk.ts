@@ -8,7 +8,14 @@ import type { Engine, WalCandidateScanRequest } from "../../engine/types.js";
 import type { FileWindow } from "../../engine/file-window.js";
 import { formatCount } from "../../domain/numbers.js";
 import { hex64, isAllZero, readU32 } from "../../format/bytes.js";
-import { type ProbeBudget, type ProbeOutcome, type ProbeRecord, probeCandidates } from "../../recovery/probe.js";
+import {
+  type ProbeBudget,
+  type ProbeOutcome,
+  type ProbeRecord,
+  ZeroTracker,
+  probeCandidates,
+  residueIsAllZero,
+} from "../../recovery/probe.js";
 import { WAL_HEADER_BYTES, WAL_SIZE_AT, WalHeaderStatus, identityInput, readWalHeader, type WalHeader } from "../../format/wal.js";
 
 /** A verified entry, as the op-order checks and the report need it. */
@@ -215,9 +222,11 @@ function walRecord(
   rule: WalCandidateScanRequest["rule"],
   minOp: bigint | null,
   survives: (position: number) => Promise<boolean>,
+  zeros?: ZeroTracker,
 ): ProbeRecord {
   return {
     headerBytes: WAL_HEADER_BYTES,
+    ...(zeros === undefined ? {} : { observe: (window: FileWindow) => zeros.observe(window) }),
     scan: (window, span) => window.engineWindow.scanWalCandidates({ rule, ...span, minOp }),
     // The candidate passed the gate, so its claimed size is in [256, 64 MiB].
     claimedBytes: (window, index) => readU32(window.engineWindow.view(), index + WAL_SIZE_AT),
@@ -237,13 +246,25 @@ export async function probeWal(
   damagePosition: number,
   minOp: bigint | null,
   budget: ProbeBudget,
-): Promise<ProbeOutcome> {
-  return probeCandidates(
+): Promise<ProbeOutcome & { zeros: ZeroTracker }> {
+  // What the probe's windows show about the residue being all zero (the segment probe's ZeroTracker).
+  const zeros = new ZeroTracker(damagePosition);
+  const outcome = await probeCandidates(
     reader.window,
     damagePosition,
     budget,
-    walRecord("verified", minOp, async (position) => (await reader.examine(position, null, "segscan")).verified),
+    walRecord("verified", minOp, async (position) => (await reader.examine(position, null, "segscan")).verified, zeros),
   );
+  return { ...outcome, zeros };
+}
+
+/**
+ * Whether the residue the probe looked at is all zero (docs/node.md N1.1 zero-filled):
+ * the segment probe's budget-bounded answer (src/recovery/probe.ts residueIsAllZero),
+ * so a probe that ran out of budget reads nothing further.
+ */
+export function walResidueIsAllZero(reader: WalReader, probe: ProbeOutcome & { zeros: ZeroTracker }): Promise<boolean> {
+  return residueIsAllZero(reader.window, probe, WAL_HEADER_BYTES);
 }
 
 /**

@@ -31,7 +31,7 @@ import { nodeScanFs } from "../../io/fs.js";
 import { scanPath } from "../../node/scan-path.js";
 import { readIndexEntriesStreaming } from "../../recovery/index-file.js";
 import { type ScanOptions, resolveEngineOption } from "../../recovery/options.js";
-import { scanPartition } from "../../recovery/scan.js";
+import { scanPartition } from "../../node/scan-path.js";
 import { PlanError } from "../errors.js";
 import { type HealRefusal, HealRefusedError } from "./errors.js";
 

@@ -20,7 +20,7 @@ import { formatBytes, formatCount, formatPlural } from "../../domain/numbers.js"
 import { INDEX_ENTRY_BYTES } from "../../format/constants.js";
 import { encodeIndex } from "../../format/encode.js";
 import { hex64 } from "../../format/bytes.js";
-import { encodeOffsetRecord } from "../../node/partition-dir.js";
+import { encodeOffsetRecord } from "../../format/partition-files.js";
 import { StalePlanError } from "../errors.js";
 import { type SourcedPiece, copyPiecesToFile, digestPieces, sourcedPieces } from "../heal/splice-io.js";
 import {
