@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { forget } from "../src/repair/index.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.js";
 import type { PersistenceChoice } from "./helpers/repair-durability.js";
 import {

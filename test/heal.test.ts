@@ -13,7 +13,7 @@ import { encodeBatch, type MessageInput } from "../src/format/encode.js";
 import { readBatchHeader } from "../src/format/records.js";
 import { makeMessage } from "../src/gen/messages.js";
 import { Prng } from "../src/gen/prng.js";
-import { scanPartition } from "../src/recovery/scan.js";
+import { scanPartition } from "../src/node/scan-path.js";
 import { HealRefusedError, planHeal } from "../src/repair/index.js";
 import { runCli } from "./helpers/cli.js";
 import { allEngines } from "./helpers/engines.js";

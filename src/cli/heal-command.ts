@@ -15,8 +15,7 @@ import { escapeControl, terminalSafe } from "../report/terminal-safe.js";
 import { rescanRepaired } from "./commands.js";
 import { colorEnabled, out, resolveEngine, warn, withCancellation } from "./context.js";
 import { EXIT, UsageError, scanExitCode } from "./exit.js";
-import type { HealFlags } from "./heal.js";
-import { engineWasExplicit } from "./scan-flags.js";
+import { type HealFlags, engineWasExplicit } from "./scan-flags.js";
 import { runScan } from "./scan-run.js";
 
 /** The one `repair --json` shape (docs/interfaces.md §9.4), for heal too. */

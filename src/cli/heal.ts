@@ -3,12 +3,9 @@
  * loads when it runs, so `--help` loads no planner or scanner.
  */
 import type { Command } from "commander";
-import { type SalvageFlags, addScanFlags } from "./scan-flags.js";
+import { type HealFlags, addScanFlags } from "./scan-flags.js";
 
 /** `segscan heal`'s flags: the scan's, `--from` and `--apply`. */
-export interface HealFlags extends SalvageFlags {
-  from: string;
-}
 
 const healCommand: typeof import("./heal-command.js").healCommand = async (...args) =>
   (await import("./heal-command.js")).healCommand(...args);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { generateCluster } from "../../src/gen/cluster.js";
 import type { ApplyResult, RepairFs, RepairPlan, RestoreResult } from "../../src/repair/index.js";
 import { applyRepair, planHeal, planSalvage, restore } from "../../src/repair/index.js";
-import { scanPartition } from "../../src/recovery/scan.js";
+import { scanPartition } from "../../src/node/scan-path.js";
 import { trackedTempDir } from "./fixtures.js";
 import { applyPlan, clearStaleLock, engine, noSyncFs } from "./repair-scenarios.js";
 

@@ -9,7 +9,13 @@ import * as path from "node:path";
 import type { Engine } from "../../engine/types.js";
 import { forEachChunk, hex64, withFile, writeExactly } from "../files.js";
 import type { RepairFile, RepairFs } from "../fs-layer.js";
-import type { HealPiece } from "../schema.js";
+
+/** One byte range of a healed log (the plan's HealPieceSchema, steps/replace.ts; kept structural here so the step does not import the plan schema). */
+export interface HealPiece {
+  source: "local" | "peer";
+  from: number;
+  to: number;
+}
 
 /** A piece with the file it is read from. */
 export interface SourcedPiece {
