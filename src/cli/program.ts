@@ -11,6 +11,7 @@ import { operandPath, parseBytes, parseInteger, parseOnce } from "./parse.js";
 import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
 import { addScanFlags, type ScanFlags } from "./scan-flags.js";
 import { addSalvageCommand } from "./salvage.js";
+import { addHealCommand } from "./heal.js";
 import { addScrubCommand } from "./scrub.js";
 
 /*
@@ -155,6 +156,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     );
 
   addSalvageCommand(program, setExit);
+  addHealCommand(program, setExit);
 
   program
     .command("restore")

@@ -73,3 +73,8 @@ export function engineWasExplicit(command: Command): boolean {
 export interface SalvageFlags extends ScanFlags {
   apply?: boolean;
 }
+
+/** `heal <partition> --from <peer>` (docs/heal.md). */
+export interface HealFlags extends SalvageFlags {
+  from: string;
+}

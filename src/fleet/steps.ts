@@ -110,8 +110,19 @@ export function partitionSteps(
       } else if (replica.role === "damaged") {
         const onlyCuts = replica.refusals.length === 0 && replica.cuts.length > 0 && replica.unreadable.length === 0;
         if (replica.rebuildFrom !== null) {
+          // docs/heal.md: heal copies only the batches it lacks, once the source proves them; the paths as the reports give them.
+          const source = partition.replicas.find((r) => r.node === replica.rebuildFrom);
+          const from = source === undefined ? null : pathOf(partition, source, context);
           steps.push(
-            step("damaged", replica.node, `rebuild ${replica.node}'s replica from ${replica.rebuildFrom}, which holds what it lacks`),
+            path === null || from === null
+              ? step("damaged", replica.node, `rebuild ${replica.node}'s replica from ${replica.rebuildFrom}, which holds what it lacks`)
+              : step(
+                  "damaged",
+                  replica.node,
+                  `rebuild ${replica.node}'s replica from ${replica.rebuildFrom}, which holds what it lacks: heal copies only those batches, ` +
+                    `once ${replica.rebuildFrom}'s copy proves them (mount or copy ${replica.rebuildFrom}'s partition dir on ${replica.node}; without --apply it prints the plan, or says why it cannot)`,
+                  ["segscan", "heal", path, "--from", from],
+                ),
           );
         } else if (onlyCuts && path !== null) {
           steps.push(

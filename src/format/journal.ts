@@ -53,6 +53,19 @@ export interface JournalLostRange {
 }
 
 /**
+ * docs/heal.md: one range of offsets a heal filled from a peer, as its run's
+ * `begin` record names it (a scan closes the salvage losses it covers).
+ */
+export interface JournalHealRange {
+  /** The segment's start offset (decimal). */
+  segment: string;
+  kind: string;
+  /** The offsets filled (decimal). */
+  firstOffset: string;
+  lastOffset: string;
+}
+
+/**
  * An intent's op as this layer reads it: its step kind (docs/repair.md §6.2).
  * What else it holds is the step kind's (src/repair/steps/), and repair checks
  * it against that kind's schema before acting on it.
@@ -86,6 +99,8 @@ export type JournalRecord<Op extends JournalOpHead = JournalOpHead> =
       target: "partition" | "metadata";
       plan: Record<string, number>;
       salvage?: { kept: JournalLostRange[]; lost: JournalLostRange[] };
+      /** A heal run only (docs/heal.md): the peer it copied from and the offsets it filled. */
+      heal?: { peer: string; ranges: JournalHealRange[] };
     })
   /** Informational: bytes copied into the preserve dir. */
   | (RecordBase & { kind: "preserved"; source: string; from: number; bytes: number; xxh3: string; file: string })
@@ -307,6 +322,73 @@ export function recordedLosses(entries: readonly JournalEntry[]): RecordedLoss[]
     }
   }
   return losses;
+}
+
+/** A heal's range as the scan reads it back: its segment and offsets decimal. */
+function isHealRange(v: unknown): v is JournalHealRange {
+  if (v === null || typeof v !== "object") return false;
+  const r = v as Record<string, unknown>;
+  return isDecimal(r.segment) && isDecimal(r.firstOffset) && isDecimal(r.lastOffset);
+}
+
+/** The offsets a heal run filled, and where in its journal the run began (docs/heal.md). */
+export interface RecordedHeal {
+  run: string;
+  /** The journal line of the run's `begin` (1-based). */
+  line: number;
+  range: JournalHealRange;
+}
+
+/**
+ * The ranges filled by every heal run of a journal that took effect and still
+ * stands (docs/heal.md): the run reached its `end`, it journaled a step of the
+ * range's segment and every such step is `done`, and no step of the run was
+ * undone by a restore. A heal that stopped part-way, or was restored, fills
+ * nothing here: the salvage's loss stays reported (the safe side), until a
+ * heal run that ends.
+ */
+export function recordedHeals(entries: readonly JournalEntry[]): RecordedHeal[] {
+  const ended = new Set<string>();
+  const undoneRuns = new Set<string>();
+  const done = new Set<string>();
+  for (const { record } of entries) {
+    if (record.kind === "end") ended.add(record.run);
+    else if (record.kind === "undone") undoneRuns.add(record.of.run);
+    else if (record.kind === "done") done.add(intentKey(record.run, record.seq));
+  }
+  const stepsOf = new Map<string, { segment: string; done: boolean }[]>();
+  for (const { record } of entries) {
+    if (record.kind !== "intent") continue;
+    const segment = (record.op as { segment?: unknown }).segment;
+    if (typeof segment !== "string") continue;
+    const list = stepsOf.get(record.run) ?? [];
+    list.push({ segment, done: done.has(intentKey(record.run, record.seq)) });
+    stepsOf.set(record.run, list);
+  }
+  const heals: RecordedHeal[] = [];
+  for (const { record, line } of entries) {
+    if (record.kind !== "begin" || record.heal === undefined || !Array.isArray(record.heal.ranges)) continue;
+    if (!ended.has(record.run) || undoneRuns.has(record.run)) continue;
+    const steps = stepsOf.get(record.run) ?? [];
+    for (const range of record.heal.ranges) {
+      if (!isHealRange(range)) continue;
+      const ofSegment = steps.filter((step) => step.segment === range.segment);
+      if (ofSegment.length === 0 || !ofSegment.every((step) => step.done)) continue;
+      heals.push({ run: record.run, line, range });
+    }
+  }
+  return heals;
+}
+
+/** Whether a heal's range covers a salvage's lost range (same segment, every offset of it inside). */
+export function healCovers(heal: JournalHealRange, lost: JournalLostRange): boolean {
+  if (heal.segment !== lost.segment || lost.firstOffset === null) return false;
+  const first = BigInt(lost.firstOffset);
+  const last = lost.lastOffset === null ? null : BigInt(lost.lastOffset);
+  if (first < BigInt(heal.firstOffset)) return false;
+  // A torn loss of unknown end: the heal must start at it (it extended the tail from there).
+  if (last === null) return first === BigInt(heal.firstOffset);
+  return last <= BigInt(heal.lastOffset);
 }
 
 /** The runs a journal's `forgotten` lines closed: restore no longer undoes their steps (docs/repair.md §6.7). */

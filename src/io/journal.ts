@@ -13,8 +13,10 @@ import {
   JournalLayoutError,
   PRESERVE_DIR_SUFFIX,
   type RecordedLoss,
+  healCovers,
   isJournalName,
   parseJournalText,
+  recordedHeals,
   recordedLosses,
 } from "../format/journal.js";
 import { describeCause } from "./errors.js";
@@ -74,13 +76,20 @@ export async function readSalvageRecord(scanFs: ScanFs, preserveDir: string): Pr
   if (names.length === 0) return { kind: "none" };
   // The active journal last: its losses are the newest.
   names.sort((a, b) => (a === JOURNAL_NAME ? 1 : b === JOURNAL_NAME ? -1 : a < b ? -1 : a > b ? 1 : 0));
-  const losses: JournalLoss[] = [];
+  let losses: JournalLoss[] = [];
   for (const name of names) {
     const journal = join(preserveDir, name);
     const read = await readJournalText(scanFs, journal);
     if (typeof read !== "string") return read;
     try {
-      for (const loss of recordedLosses(parseJournalText(read))) losses.push({ ...loss, journal });
+      const entries = parseJournalText(read);
+      const heals = recordedHeals(entries);
+      // docs/heal.md: a heal that stands closes every loss recorded before it (an earlier journal, or an earlier line) that it filled.
+      losses = losses.filter((loss) => !heals.some((heal) => healCovers(heal.range, loss.range)));
+      for (const loss of recordedLosses(entries)) {
+        if (heals.some((heal) => heal.line > loss.line && healCovers(heal.range, loss.range))) continue;
+        losses.push({ ...loss, journal });
+      }
     } catch (error) {
       if (!(error instanceof JournalLayoutError)) throw error;
       return { kind: "unreadable", path: journal, reason: `its line ${error.line} ${error.why}` };

@@ -26,6 +26,7 @@ export {
   StalePlanError,
   TargetRefusedError,
 } from "./errors.js";
+export { HealRefusedError } from "./heal/errors.js";
 export { LockHeldError, WriterOpenError } from "./lock.js";
 
 // Each call hands on all its arguments: a parameter the module gains is never dropped here.
@@ -33,6 +34,7 @@ export const planRepair: RepairModule["planRepair"] = (...args) => load().planRe
 export const parsePlan: RepairModule["parsePlan"] = (...args) => load().parsePlan(...args);
 export const isEmptyPlan: RepairModule["isEmptyPlan"] = (...args) => load().isEmptyPlan(...args);
 export const planSalvage: RepairModule["planSalvage"] = (...args) => load().planSalvage(...args);
+export const planHeal: RepairModule["planHeal"] = (...args) => load().planHeal(...args);
 export const applyRepair: RepairModule["applyRepair"] = (...args) => load().applyRepair(...args);
 export const restore: RepairModule["restore"] = (...args) => load().restore(...args);
 export const findRestorable: RepairModule["findRestorable"] = (...args) => load().findRestorable(...args);

@@ -12,6 +12,9 @@ export {
 } from "./plan.js";
 export type {
   ForecastEffect,
+  HealPiece,
+  HealRange,
+  HealRecord,
   LeftAlone,
   ObservedFile,
   PartitionFingerprint,
@@ -40,6 +43,8 @@ export type { PlanRepairOptions } from "./plan.js";
 export { indexPathOf } from "./preserve-dir.js";
 export { SalvageRefusedError, isSalvageTarget, planSalvage, refusedSalvagePlan } from "./plan-salvage.js";
 export type { PlanSalvageOptions, SalvageRefusal } from "./plan-salvage.js";
+export { HealRefusedError, isHealTarget, planHeal, refusedHealPlan } from "./heal/plan.js";
+export type { HealRefusal, PlanHealOptions } from "./heal/plan.js";
 export { CUT_PROOF_BYTES, OFFSET_EVIDENCE_MAX_BYTES, RESTORE_SEARCH_DEPTH } from "./limits.js";
 export { applyRepair } from "./runner.js";
 export type { AppliedTarget, ApplyOptions, ApplyResult } from "./runner.js";

@@ -38,6 +38,7 @@ import { type WriterCheck, refuseWriters } from "./lock.js";
 import { planNodeTargets } from "./plan-node.js";
 import { fingerprintOf, planPartitionTarget } from "./plan-partition.js";
 import { SalvageRefusedError, planSalvageTarget } from "./plan-salvage.js";
+import { HealRefusedError, planHealTarget } from "./heal/plan.js";
 import { firstDifference } from "./plan.js";
 import type { PlanTarget, RepairPlan } from "./schema.js";
 import { type PlanStep, stepKindOf } from "./steps/index.js";
@@ -210,6 +211,7 @@ async function checkPartition(target: PlanTarget, ctx: PreflightContext): Promis
   if (target.singleSegment) await refuseLoneSegment(target, ctx.scanOptions);
   if (target.fingerprint === null) return;
   if (target.salvage !== undefined) return checkSalvage(target, ctx);
+  if (target.heal !== undefined) return checkHeal(target, ctx);
   const fresh = await ctx.scan(target, ctx.scanOptions);
   if (fresh.verdict === "refused" || fresh.verdict === "failed") {
     const why =
@@ -265,6 +267,48 @@ async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<
   if (diff !== null) {
     throw new StalePlanError(
       `refusing a stale salvage plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
+      { path: target.path },
+      diff,
+    );
+  }
+}
+
+/**
+ * A heal target (docs/heal.md): both replicas are scanned again, and the heal
+ * planned from those scans must be the same target (fingerprint, steps, what
+ * it fills from the peer), or nothing is changed.
+ */
+async function checkHeal(target: PlanTarget, ctx: PreflightContext): Promise<void> {
+  const heal = target.heal!;
+  const fresh = await ctx.scan(target, ctx.scanOptions);
+  const peer = (await scanPartition(heal.peer, ctx.scanOptions)).partitions[0];
+  let replanned: PlanTarget | null;
+  try {
+    if (peer === undefined) throw new StalePlanError(`the peer ${heal.peer} holds no partition now`, { path: heal.peer }, "peer missing");
+    replanned = await planHealTarget(fresh, peer, {
+      engine: ctx.engine,
+      windowBytes: ctx.scanOptions.windowBytes ?? DEFAULT_WINDOW_BYTES,
+      ...(ctx.scanOptions.maxBatchBytes !== undefined ? { maxBatchBytes: ctx.scanOptions.maxBatchBytes } : {}),
+      ...(ctx.scanOptions.signal !== undefined ? { signal: ctx.scanOptions.signal } : {}),
+      fs: ctx.fs,
+    });
+  } catch (error) {
+    if (!(error instanceof HealRefusedError)) throw error;
+    throw new StalePlanError(
+      `refusing a stale heal plan: ${target.path} or its peer ${heal.peer} changed, and heal would refuse it now (${error.code}: ${error.message}); scan and plan again`,
+      { path: target.path },
+      `heal ${error.code}`,
+    );
+  }
+  const diff =
+    replanned === null
+      ? "there is nothing to heal any more"
+      : (firstDifference(target.fingerprint, replanned.fingerprint, ".fingerprint") ??
+        firstDifference(target.steps.map(withoutObserved), replanned.steps.map(withoutObserved), ".steps") ??
+        firstDifference(target.heal, replanned.heal, ".heal"));
+  if (diff !== null) {
+    throw new StalePlanError(
+      `refusing a stale heal plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
       { path: target.path },
       diff,
     );

@@ -155,6 +155,8 @@ async function applyTarget(target: PlanTarget, ctx: RunContext, progress: Progre
       plan: counts,
       // docs/repair.md §6.5: a salvage records what it keeps and the offsets it gives up before it changes anything.
       ...(target.salvage !== undefined ? { salvage: target.salvage } : {}),
+      // docs/heal.md: a heal records what it fills, from which peer; a scan reads it to close the salvage losses it filled.
+      ...(target.heal !== undefined ? { heal: target.heal } : {}),
     });
     const stepContext: StepContext = {
       ...ctx,
@@ -218,7 +220,9 @@ function describeProgress(plan: RepairPlan, progress: Progress): string {
   // docs/repair.md §6.5: a salvage stopped after its log step may leave an index-less segment, which `repair` finishes.
   const again = plan.targets.some((t) => t.salvage !== undefined)
     ? "`segscan scan` it, then run `segscan salvage --apply` (still refused) or `segscan repair --apply` (repairable)"
-    : "run `segscan repair --apply` again";
+    : plan.targets.some((t) => t.heal !== undefined)
+      ? "run the same `segscan heal --apply` again"
+      : "run `segscan repair --apply` again";
   // A stale lock of this run is reclaimed by the next run on this host (src/repair/lock.ts), so "run again" works as said.
   if (changedDirs.length === 0) parts.push("nothing was changed");
   else

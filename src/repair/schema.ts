@@ -23,6 +23,7 @@ import {
 } from "../domain/schema-vocabulary.js";
 import { PLAN_VERSION } from "./plan-types.js";
 import { JournalOpSchema, PlanStepSchema, SalvageRangeSchema } from "./steps/index.js";
+import type { HealPieceSchema } from "./steps/replace.js";
 
 /** The segment state a partition's re-scan must reproduce before anything is changed (docs/repair.md §6.2 step 0). */
 const FingerprintSchema = closed({
@@ -42,6 +43,22 @@ const WalContextSchema = closed({
 /** docs/repair.md §6.5: what a salvage keeps and what it records as lost, over every salvaged segment, in offset order. */
 const SalvageRecordSchema = closed({ kept: Type.Array(SalvageRangeSchema), lost: Type.Array(SalvageRangeSchema) });
 
+/** docs/heal.md: one range of offsets a heal fills from the peer. */
+const HealRangeSchema = closed({
+  segment: U64,
+  kind: literals(["unreadable", "torn", "salvage-gap", "held"] as const),
+  firstOffset: U64,
+  lastOffset: U64,
+  localFrom: Count,
+  localTo: Count,
+  peerFrom: Count,
+  peerTo: Count,
+  batches: Count,
+});
+
+/** docs/heal.md: what a heal copies from which peer (the peer dir as a real absolute path; it is only read). */
+const HealRecordSchema = closed({ peer: Text, ranges: Type.Array(HealRangeSchema) });
+
 export const PlanTargetSchema = closed({
   /** `partition`: a partition dir (segments, scratch, offsets); `metadata`: the node's `metadata/` dir. */
   kind: literals(["partition", "metadata"] as const),
@@ -60,6 +77,8 @@ export const PlanTargetSchema = closed({
   steps: Type.Array(PlanStepSchema),
   /** Present only on a salvage target (docs/repair.md §6.5). */
   salvage: Type.Optional(SalvageRecordSchema),
+  /** Present only on a heal target (docs/heal.md). */
+  heal: Type.Optional(HealRecordSchema),
 });
 
 /** One boot-forecast effect, as the report's JSON has it (docs/node.md N8). */
@@ -153,6 +172,9 @@ export type SkippedPartition = RepairPlan["skipped"][number];
 export type LeftAlone = RepairPlan["leftAlone"][number];
 export type ForecastEffect = Static<typeof ForecastEffectSchema>;
 export type SalvageRecord = Static<typeof SalvageRecordSchema>;
+export type HealRecord = Static<typeof HealRecordSchema>;
+export type HealRange = HealRecord["ranges"][number];
+export type HealPiece = Static<typeof HealPieceSchema>;
 export type PartitionFingerprint = Static<typeof FingerprintSchema>;
 export type SegmentFingerprint = PartitionFingerprint["segments"][number];
 export type WalScanContext = Static<typeof WalContextSchema>;

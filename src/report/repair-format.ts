@@ -8,15 +8,21 @@ import { shellQuote } from "../domain/command.js";
 import { offsetsText } from "../policy/next-step.js";
 import { JOURNAL_NAME } from "../repair/journal.js";
 import type { ApplyResult, ForecastEffect, PlanTarget, RepairPlan } from "../repair/schema.js";
-import { type PlanStep, type SalvageRange, stepKindOf } from "../repair/steps/index.js";
+import { canRequireModules, once, requireFrom } from "../io/lazy.js";
+import type { PlanStep, SalvageRange } from "../repair/steps/index.js";
 import { escapeControl as printable } from "./terminal-safe.js";
 import { formatBytes, formatCount } from "./units.js";
 import { formatPlural as plural } from "../domain/numbers.js";
 
+type StepTable = typeof import("../repair/steps/index.js");
+// The step table carries the plan's schemas: it loads with the first plan printed, not with the package (docs/benchmarks.md).
+const importedSteps: StepTable | null = canRequireModules(import.meta.url) ? null : await import("../repair/steps/index.js");
+const stepTable = once((): StepTable => importedSteps ?? requireFrom<StepTable>(import.meta.url, "../repair/steps/index.js"));
+
 /** One line per step, relative to the target dir: its kind's description (src/repair/steps/). */
 export function stepLine(target: PlanTarget, step: PlanStep): string {
   const name = printable(path.relative(target.dir, step.file) || path.basename(step.file));
-  return stepKindOf(step).describe(step, { name, printable });
+  return stepTable().stepKindOf(step).describe(step, { name, printable });
 }
 
 function forecastLines(effects: readonly ForecastEffect[], root: string | null): string[] {
@@ -60,12 +66,34 @@ export function salvageLines(target: PlanTarget): string[] {
   return ["  keeps (every batch that verifies and extends the chain):", ...kept, "  records as lost (the bytes nothing proves):", ...lost];
 }
 
+/** docs/heal.md: what a heal target fills, from which peer, one line per range. */
+export function healLines(target: PlanTarget): string[] {
+  if (target.heal === undefined) return [];
+  const lines = target.heal.ranges.map((range) => {
+    const offsets =
+      range.firstOffset === range.lastOffset ? `offset ${range.firstOffset}` : `offsets ${range.firstOffset}..${range.lastOffset}`;
+    if (range.kind === "held")
+      return `    ${offsets} of segment ${range.segment}: recorded as lost by a salvage, held again (equal to the peer's)`;
+    const local =
+      range.localFrom === range.localTo
+        ? `missing at byte ${formatCount(range.localFrom)}`
+        : `${range.kind} at [${formatCount(range.localFrom)}, ${formatCount(range.localTo)})`;
+    const what = range.kind === "salvage-gap" ? "a salvage recorded them as lost" : local;
+    return `    ${offsets} of segment ${range.segment} (${what}): ${plural(range.batches, "peer batch")} [${formatCount(range.peerFrom)}, ${formatCount(range.peerTo)})`;
+  });
+  return [`  fills from the peer ${printable(target.heal.peer)} (only read; the metadata plane is never copied):`, ...lines];
+}
+
 /** What a dry run prints: every target with its steps, what is left alone, and the forecast after the plan. */
 export function formatPlan(plan: RepairPlan): string {
   const lines: string[] = [];
   const partitions = plan.targets.filter((t) => t.kind === "partition").length;
   const metadata = plan.targets.some((t) => t.kind === "metadata");
-  const kind = plan.targets.some((t) => t.salvage !== undefined) ? "Salvage" : "Repair";
+  const kind = plan.targets.some((t) => t.salvage !== undefined)
+    ? "Salvage"
+    : plan.targets.some((t) => t.heal !== undefined)
+      ? "Heal"
+      : "Repair";
   if (plan.targets.length === 0) {
     lines.push(`${kind} plan: nothing to ${kind.toLowerCase()}.`);
   } else {
@@ -80,6 +108,7 @@ export function formatPlan(plan: RepairPlan): string {
       `  preserve into ${printable(target.preserveDir)}${path.sep} (journal: ${JOURNAL_NAME})`,
       ...target.steps.map((step) => `  ${stepLine(target, step)}`),
       ...salvageLines(target),
+      ...healLines(target),
     );
   }
   if (plan.leftAlone.length > 0) {
@@ -109,7 +138,11 @@ export function formatPlan(plan: RepairPlan): string {
 export function formatApplied(result: ApplyResult): string {
   const lines: string[] = [];
   for (const target of result.targets) {
-    const verb = target.steps.some((step) => step.kind === "replace" && step.role === "segment-log") ? "salvaged" : "repaired";
+    const verb = target.steps.some((step) => step.summary.includes("(heal:"))
+      ? "healed"
+      : target.steps.some((step) => step.kind === "replace" && step.role === "segment-log")
+        ? "salvaged"
+        : "repaired";
     lines.push(`${verb} ${printable(target.path)} (run ${target.run}; journal ${printable(target.journalPath)})`);
     for (const step of target.steps) lines.push(`  ${printable(step.summary)}`);
   }

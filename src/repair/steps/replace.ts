@@ -22,6 +22,7 @@ import { encodeIndex } from "../../format/encode.js";
 import { hex64 } from "../../format/bytes.js";
 import { encodeOffsetRecord } from "../../format/partition-files.js";
 import { StalePlanError } from "../errors.js";
+import { type SourcedPiece, copyPiecesToFile, digestPieces, sourcedPieces } from "../heal/splice-io.js";
 import {
   type ByteRanges,
   copyRangeToFile,
@@ -52,6 +53,9 @@ import {
   segmentContext,
 } from "./step.js";
 
+/** docs/heal.md: one byte range of a healed log, from the local log or the peer's same-named one. */
+export const HealPieceSchema = closed({ source: literals(["local", "peer"] as const), from: Count, to: Count });
+
 export const ReplaceStepSchema = closed({
   kind: Type.Literal("replace"),
   role: literals(["index", "offset", "segment-log"] as const),
@@ -73,6 +77,7 @@ export const ReplaceStepSchema = closed({
     "salvage",
     "salvage-prefix",
     "salvage-rebuilt",
+    "heal",
   ] as const),
   /** Size of the file being replaced (0 when absent, or when an earlier step of the target moves it aside). */
   fromSize: Count,
@@ -82,6 +87,8 @@ export const ReplaceStepSchema = closed({
     closed({ type: Type.Literal("offset-record"), offset: U64 }),
     /** The old file's byte ranges `[from, to)`, copied in order (docs/repair.md §6.5). */
     closed({ type: Type.Literal("log-ranges"), ranges: Type.Array(closed({ from: Count, to: Count })) }),
+    /** Heal (docs/heal.md): the new log is these ranges, in order, of this log (`local`) or of the peer's same-named `.log` (`peer`). */
+    closed({ type: Type.Literal("log-splice"), pieces: Type.Array(HealPieceSchema) }),
   ]),
   consumer: ConsumerSchema,
   observed: ObservedSchema,
@@ -103,8 +110,18 @@ export type ReplaceOp = Static<typeof ReplaceOpSchema>;
 const WHAT: Record<ReplaceStep["role"], string> = { index: "index", offset: "offset file", "segment-log": "log" };
 
 /** The bytes a replace writes, or (keep-prefix) how many leading bytes of the old file it keeps, or (log-ranges, salvage) which byte ranges of it. */
-function newContent(step: ReplaceStep, ctx: StepContext): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } {
+function newContent(
+  step: ReplaceStep,
+  ctx: StepContext,
+): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } | { pieces: SourcedPiece[] } {
   switch (step.content.type) {
+    case "log-splice": {
+      // docs/heal.md: pieces of this log and of the peer's same-named log; the peer is only read.
+      const peer = ctx.target.heal?.peer;
+      if (peer === undefined)
+        throw new StalePlanError(`refusing to heal ${step.file}: the plan names no peer to copy from`, { path: step.file }, "no peer");
+      return { pieces: sourcedPieces(step.file, peer, step.content.pieces) };
+    }
     case "log-ranges":
       return { ranges: step.content.ranges };
     case "keep-prefix":
@@ -125,6 +142,20 @@ function newContent(step: ReplaceStep, ctx: StepContext): { bytes: Uint8Array } 
       return { bytes: encodeOffsetRecord(value, (bytes) => ctx.engine.xxh3_64(bytes)) };
     }
   }
+}
+
+/** The image a healed log will have (docs/heal.md): the XXH3-64 of its pieces; each local piece inside the log, in order. */
+async function piecesImage(ctx: StepContext, step: ReplaceStep, pieces: readonly SourcedPiece[]): Promise<{ size: number; xxh3: string }> {
+  let end = 0;
+  for (const piece of pieces) {
+    if (!(piece.to > piece.from && (piece.file !== step.file || (piece.from >= end && piece.to <= step.fromSize)))) {
+      const why = `refusing to heal ${step.file}: its piece [${piece.from}, ${piece.to}) of ${piece.file} is not a range after the previous one`;
+      throw new StalePlanError(why, { path: step.file, position: piece.from }, "bad range");
+    }
+    if (piece.file === step.file) end = piece.to;
+  }
+  const digest = await digestPieces(ctx.fs, ctx.engine, pieces, ctx.chunkBytes, ctx.signal);
+  return { size: digest.bytes, xxh3: digest.xxh3 };
 }
 
 /** The image a salvaged log will have: the XXH3-64 of its kept ranges, which must lie inside the file, in order, without overlap. */
@@ -268,7 +299,9 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
         ? { size: content.bytes.length, xxh3: hex64(engine.xxh3_64(content.bytes)) }
         : "ranges" in content
           ? await rangesImage(ctx, step, content.ranges)
-          : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
+          : "pieces" in content
+            ? await piecesImage(ctx, step, content.pieces)
+            : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
     if (step.role !== "index" && old === null) {
       throw new StalePlanError(`refusing to rewrite ${step.file}: it is gone`, { path: step.file }, `${step.role} file missing`);
     }
@@ -296,9 +329,11 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
           });
         } else {
           const written =
-            "ranges" in content
-              ? await copyRangesToFile(fs, engine, step.file, content.ranges, staging, chunkBytes, ctx.signal)
-              : { ...(await copyRangeToFile(fs, engine, step.file, 0, content.keep, staging, chunkBytes)), bytes: content.keep };
+            "pieces" in content
+              ? await copyPiecesToFile(fs, engine, content.pieces, staging, chunkBytes, ctx.signal)
+              : "ranges" in content
+                ? await copyRangesToFile(fs, engine, step.file, content.ranges, staging, chunkBytes, ctx.signal)
+                : { ...(await copyRangeToFile(fs, engine, step.file, 0, content.keep, staging, chunkBytes)), bytes: content.keep };
           if (written.xxh3 !== image.xxh3 || written.bytes !== image.size) {
             const why = `refusing to replace ${step.file}: the bytes it keeps changed while ${"ranges" in content ? "salvaging" : "repairing"}`;
             throw new StalePlanError(why, { path: step.file, ...segmentContext(step.segment) }, `${WHAT[step.role]} changed`);
@@ -313,9 +348,11 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
         const what =
           step.role === "offset"
             ? `offset record (${step.reason})`
-            : step.role === "segment-log"
-              ? `log of ${formatCount(step.fromSize - image.size)} fewer bytes (salvage: the bytes nothing proves are dropped)`
-              : `index (${step.reason})`;
+            : step.role === "segment-log" && step.content.type === "log-splice"
+              ? "log (heal: the damaged or missing batches filled from the peer)"
+              : step.role === "segment-log"
+                ? `log of ${formatCount(step.fromSize - image.size)} fewer bytes (salvage: the bytes nothing proves are dropped)`
+                : `index (${step.reason})`;
         const kept = old === null ? "" : `; the old file is kept as ${old.file}`;
         return { summary: `wrote ${step.file}: ${formatCount(image.size)} bytes, new ${what}${kept}`, preserved: old?.file ?? null, op };
       },
@@ -358,8 +395,18 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
               : "partial trailing entry";
         return `trim ${name}: ${formatCount(step.fromSize)} -> ${formatCount(step.content.bytes)} bytes (${why}; the old index is kept)`;
       }
+      case "log-splice": {
+        const pieces = step.content.pieces;
+        const size = pieces.reduce((sum, piece) => sum + piece.to - piece.from, 0);
+        const parts = pieces.map((piece) => `${piece.source} [${formatCount(piece.from)}, ${formatCount(piece.to)})`);
+        return (
+          `rewrite ${name} (heal): ${parts.join(" + ")} = ${formatCount(size)} bytes (was ${formatCount(step.fromSize)}); ` +
+          `the old log is copied whole to ${printable(path.basename(step.file))}.replaced first (${formatBytes(step.fromSize)} of free space)`
+        );
+      }
       case "index-entries": {
         const entries = `${formatPlural(step.content.entries.length, "entry", "entries")}, ${formatCount(step.content.entries.length * INDEX_ENTRY_BYTES)} bytes`;
+        if (step.reason === "heal") return `write ${name}: ${entries} (heal: the index over the healed log${oldKept})`;
         if (step.reason === "salvage-prefix" || step.reason === "salvage-rebuilt") {
           const over = step.reason === "salvage-prefix" ? "the proven prefix" : "the new log, as for an index-less segment";
           return `write ${name}: ${entries} (salvage: rebuilt over ${over}${oldKept})`;

@@ -89,6 +89,8 @@ export interface StepTarget {
   steps: readonly { kind: string; file: string }[];
   /** A salvage target's record (docs/repair.md §6.5). */
   salvage?: { lost: readonly SalvageRange[] };
+  /** A heal target's peer (docs/heal.md): a `log-splice` reads its pieces from there. */
+  heal?: { peer: string };
 }
 
 export interface StepContext {
