@@ -1,5 +1,5 @@
 /**
- * segscan against the code it reviews (docs/benchmarks.md, issue 23): the
+ * segscan against the code it reviews (docs/benchmarks.md): the
  * segscan CLI and Iggy's own segment code (a program built from verbatim
  * copies of it, given as `--iggy-bin`) timed as whole processes, start-up
  * included, on the same cached trees, alternating A B A B, with the median of

@@ -1,5 +1,5 @@
 /**
- * Node-scale benchmark (docs/benchmarks.md, issue 13): N small partitions of
+ * Node-scale benchmark (docs/benchmarks.md): N small partitions of
  * one segment each, scanned in tail and deep mode on one thread, against the
  * read-every-file floor of the same tree (walk the tree, `readSync` every
  * `.log` and `.index` whole), plus the peak RSS of a child process running

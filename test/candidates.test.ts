@@ -22,7 +22,7 @@ import type { CandidateScanRequest, CandidateScanResult } from "../src/engine/ty
 import { U64_MAX, prng, seededBytes } from "./helpers/engine-fixtures.js";
 import { allEngines } from "./helpers/engines.js";
 
-/** Both engines' windows are held to the plain loop (issue 22 item 17: an overspent budget included). */
+/** Both engines' windows are held to the plain loop (an overspent budget included). */
 const engines = await allEngines();
 
 type Content = "random" | "zero" | "sparse" | "crafted" | "crafted-on-sparse" | "reserved-stripes";

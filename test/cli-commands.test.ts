@@ -197,7 +197,7 @@ describe.concurrent("usage errors exit 16", () => {
   }
 });
 
-describe("byte sizes and rates: the units table (issue 22 item 12)", () => {
+describe("byte sizes and rates: the units table", () => {
   it("accepts every binary unit up to TiB, in any case, with or without /s", () => {
     const units: [string, number][] = [
       ["", 1],
@@ -468,7 +468,7 @@ describe.concurrent("dump", () => {
   });
 });
 
-describe.concurrent("issue 22 item 14: dump's count, exit codes in help, repeated --scenario", () => {
+describe.concurrent("dump's count, exit codes in help, repeated --scenario", () => {
   it("dump counts the batches that failed to verify on its last line, exit 4", async () => {
     const generated = await sample(["payload-bitflip"]);
     const segment = generated.partitions[0]!.segments[1]!;

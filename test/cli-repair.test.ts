@@ -1,7 +1,6 @@
 /**
  * `repair --apply` and `restore` through the BUILT CLI (dist/src/cli/main.js)
- * and their cancellation messages (docs/repair.md §6.2; issues 17.1, 17.2,
- * 17.4, 17.10): what a cancel says was done, Ctrl-C during restore, restore
+ * and their cancellation messages (docs/repair.md §6.2): what a cancel says was done, Ctrl-C during restore, restore
  * of a data dir and of a `.segscan` dir, a lone .log of a refused partition
  * (dry run and --apply), a corrupt journal.
  */

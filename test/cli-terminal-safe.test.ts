@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 11: file and directory names holding terminal escape sequences
+ * File and directory names holding terminal escape sequences
  * (`ESC ] 0 ; pwned BEL` retitles the terminal, `ESC [ 2 J` clears it) reach
  * every human-readable line escaped (`\x1b`), never as raw control bytes; the
  * JSON output keeps the exact names.

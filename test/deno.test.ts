@@ -31,7 +31,7 @@ describe("Deno", () => {
   }
 });
 
-describe("the README's Deno example (issue 22 item 14)", () => {
+describe("the README's Deno example", () => {
   it("runs as written from a temp dir outside the checkout, the checkout beside it as ./segscan", async () => {
     const readme = readFileSync(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8");
     const section = readme.slice(readme.indexOf("### Deno"));

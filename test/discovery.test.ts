@@ -1,5 +1,5 @@
 /**
- * Discovery and listing hardening (issues 16.3, 17.6–17.8, 17.11–17.13):
+ * Discovery and listing hardening:
  * directory links are never followed, overlapping paths scan each partition
  * once, loops and aborts end discovery, one unreadable directory fails only
  * itself, nothing that is not a regular file is ever opened, segment names are
@@ -373,7 +373,7 @@ describe("describeCause (17.9)", () => {
   });
 });
 
-describe("streamed discovery (issue 13)", () => {
+describe("streamed discovery", () => {
   /** One clean segment in `dir` (created). */
   function partitionAt(dir: string, seed: number): string {
     mkdirSync(dir, { recursive: true });
@@ -439,7 +439,7 @@ describe("streamed discovery (issue 13)", () => {
   });
 });
 
-describe("a small partition's files are opened while it is listed (issue 13)", () => {
+describe("a small partition's files are opened while it is listed", () => {
   /** Counts stats and opens per file name, and closes of what was opened. */
   function countingFs(failOpen?: (path: string) => boolean) {
     const stats: string[] = [];

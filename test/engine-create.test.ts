@@ -1,5 +1,5 @@
 /**
- * `createEngine()` (issue 16 item 9): the default falls back to the TypeScript
+ * `createEngine()`: the default falls back to the TypeScript
  * engine, with a warning, when the wasm module cannot load or compile (here: a
  * compile error as a runtime without SIMD throws); an explicit "wasm" that
  * cannot load throws a clear error; an unknown kind is a RangeError.

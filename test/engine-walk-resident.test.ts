@@ -1,5 +1,5 @@
 /**
- * EngineWindow.walkResident (issue 13): the recovery walk's common case in one
+ * EngineWindow.walkResident: the recovery walk's common case in one
  * engine call (docs/recovery.md §3.4, docs/engines.md §8). Both engines must return
  * identical results, equal to a plain oracle built here from the per-batch
  * primitives (headerStatus, readBatchHeader, verifyInWindow) — the loop

@@ -1,7 +1,7 @@
 /**
- * The tests' engine helper (issue 16 item 12) requires the wasm engine: with
+ * The tests' engine helper requires the wasm engine: with
  * the module missing, every suite that uses `allEngines()` fails instead of
- * silently running on the TS engine alone, and there is no opt-out (issue 22 item 16).
+ * silently running on the TS engine alone, and there is no opt-out.
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The self-contained HTML report (issue 14), in a real browser: Debian's
+ * The self-contained HTML report, in a real browser: Debian's
  * Chromium driven by playwright-core. The demo data set goes through the BUILT
  * CLI (`scan --json --html`, then `report <scan.json> --html`), a synthetic
  * 10,000-partition report through the renderer; each page is checked for its
@@ -421,7 +421,7 @@ describe("HTML report: CLI and page file (no browser)", () => {
     expect(noHtml.stderr).toContain("--html <file>");
   });
 
-  it("report on a 20,000-deep nested JSON is a usage error naming the file, not a raw RangeError (issue 22 item 12)", async () => {
+  it("report on a 20,000-deep nested JSON is a usage error naming the file, not a raw RangeError", async () => {
     const deep = join(root, "deep.json");
     const out = join(root, "deep.html");
     await writeFile(deep, "[".repeat(20_000) + "]".repeat(20_000));
@@ -434,7 +434,7 @@ describe("HTML report: CLI and page file (no browser)", () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it("scan --html to an unwritable path keeps the findings' exit bits and adds 8 (issue 22 item 12)", async () => {
+  it("scan --html to an unwritable path keeps the findings' exit bits and adds 8", async () => {
     const data = join(root, "data");
     const run = await runCli(["scan", data, "--engine", "ts", "--html", join(root, "missing-dir", "x.html")]);
     expect(run.code).toBe(4 | 8);
@@ -442,7 +442,7 @@ describe("HTML report: CLI and page file (no browser)", () => {
     expect(run.stdout).toContain("partitions:"); // the text report is printed all the same
   });
 
-  it("--html -: report writes the page to stdout; scan refuses it (stdout carries its own report) (issue 22 item 12)", async () => {
+  it("--html -: report writes the page to stdout; scan refuses it (stdout carries its own report)", async () => {
     const piped = await runCli(["report", "-", "--html", "-"], demoScanRun.stdout, root);
     expect(piped.code).toBe(0);
     expect(piped.stdout).toBe(await readFile(demoHtmlPath, "utf8"));
@@ -697,7 +697,7 @@ describeBrowser("HTML report in headless Chromium", () => {
       `Damage position and cut point at byte ${count(tornSegment.walkedSize)}: a repair truncates the .log from ${count(tornSegment.messagesSize)}`,
     );
 
-    // Every card says its next step and its scope in the words of the JSON and the text report (issue 24 items 2, 6).
+    // Every card says its next step and its scope in the words of the JSON and the text report.
     for (const [i, partition] of demoJson.partitions.entries()) {
       const card = page.locator(`li.partition[data-index="${i}"]`);
       await expect(card.locator("p.next-step").textContent()).resolves.toBe(
@@ -814,7 +814,7 @@ describeBrowser("HTML report in headless Chromium", () => {
     await page.close();
   });
 
-  it("a node with faults: findings with their paths and next steps, worst first; 600 px wide without sideways scrolling; no label collides (issue 24 item 6)", async () => {
+  it("a node with faults: findings with their paths and next steps, worst first; 600 px wide without sideways scrolling; no label collides", async () => {
     const { page, errors, requests } = await open(nodeHtmlPath);
     const node = nodeJson.node!;
     // Node findings: each names its files (relative to the node root) and its next step, worst first, then by path;
@@ -1247,7 +1247,7 @@ describeBrowser("HTML report in headless Chromium", () => {
         `and re-filter in ${filterMs.toFixed(1)} ms (click to next frame) in headless Chromium`,
     );
 
-    // Rows come worst first, then by path with numbers as numbers (issue 24 item 6); page 2 starts at the 51st.
+    // Rows come worst first, then by path with numbers as numbers; page 2 starts at the 51st.
     const worstFirst = report.partitions
       .map((p, i) => ({ p, i }))
       .sort((a, b) => SEVERITY_ORDER.indexOf(b.p.verdict) - SEVERITY_ORDER.indexOf(a.p.verdict) || naturalCompare(a.p.path, b.p.path));

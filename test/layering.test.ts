@@ -1,5 +1,5 @@
 /**
- * The one-way flow of imports (issue 16 item 17, issue 21 items 5 and 6): every
+ * The one-way flow of imports: every
  * folder of src/ sits in a declared layer and imports only the layers below it,
  * so no folder reaches back up and folders cannot import each other in a loop.
  * A cheap regex over the sources, type imports included.

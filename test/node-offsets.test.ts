@@ -312,7 +312,7 @@ describe("CLI", () => {
   });
 });
 
-describe("names that only look like a fenced dir or an offset id (issue 22 item 13)", () => {
+describe("names that only look like a fenced dir or an offset id", () => {
   it("<p>.fenced.abc and <p>.fenced. are neither partitions nor fenced dirs: no repair, no forecast there, a warn each", async () => {
     const { cpSync } = await import("node:fs");
     const root = await node("offset-ahead-of-torn-tail");

@@ -245,7 +245,7 @@ describe("what a user can break gives a finding, never an exception", () => {
   });
 });
 
-describe("the node pass over partition dirs (issue 13)", () => {
+describe("the node pass over partition dirs", () => {
   it("answers absent optional files from one listing per partition: no stat of a path that does not exist", async () => {
     const root = await node();
     const attempted: string[] = [];
@@ -284,7 +284,7 @@ describe("the node pass over partition dirs (issue 13)", () => {
   });
 });
 
-describe("a failed read is failed, never evidence (issue 21 item 6)", () => {
+describe("a failed read is failed, never evidence", () => {
   const failure = (code: "EACCES" | "EIO"): Error =>
     Object.assign(new Error(code === "EACCES" ? "EACCES: permission denied" : "EIO: i/o error"), { code });
   /** nodeScanFs, but `list` of `dir` fails (EIO) on the listings numbered in `failing` (1-based). */

@@ -1,5 +1,5 @@
 /**
- * docs/node.md N0 (issue 21 item 4): one verdict for the node — partitions,
+ * docs/node.md N0: one verdict for the node — partitions,
  * metadata plane and offsets together — shown the same everywhere: the text
  * report's first line, its summary line, the HTML headline, the JSON's top and
  * the exit status. A refused node finding is never behind "all clean".

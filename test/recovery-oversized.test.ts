@@ -1,5 +1,5 @@
 /**
- * Oversized batches (issue 16 item 1, docs/format.md §2.2): a header that
+ * Oversized batches (docs/format.md §2.2): a header that
  * decodes except that batch_length > maxBatchBytes, and that fits the file, is
  * verified by streaming and kept with an `OversizedBatch` warning; the probe
  * treats such a candidate the same way. Every arm, both engines, two window

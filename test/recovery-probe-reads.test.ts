@@ -1,5 +1,5 @@
 /**
- * The probe reads no further than its budget (issue 16 item 5, docs/recovery.md §3.5):
+ * The probe reads no further than its budget (docs/recovery.md §3.5):
  * a huge sparse zero tail refused `UnverifiedResidue` is read only as far as the
  * budget took the candidate search (plus one window), never to the file end.
  */

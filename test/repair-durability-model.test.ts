@@ -1,5 +1,5 @@
 /**
- * The durability model itself (helpers/repair-durability.ts, issue 21): a
+ * The durability model itself (helpers/repair-durability.ts): a
  * crash persists any prefix of each file's unsynced data ops and of each
  * directory's unsynced entry ops, the two halves of a rename independently;
  * synced state always survives; "all" is the process crash; `wx` and the

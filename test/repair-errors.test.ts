@@ -1,6 +1,6 @@
 /**
  * docs/repair.md §6.2: every repair and restore error names the path, the
- * operation, the cause in words and whether anything was changed (issue 17.9);
+ * operation, the cause in words and whether anything was changed;
  * a failed copy leaves no partial `.tmp` behind (17.5); a move across
  * filesystems is refused by name with nothing moved (16.4).
  */
@@ -200,7 +200,7 @@ function stallingWrites(target: RegExp, afterBytes = 0): RepairFs {
   };
 }
 
-describe("a write that makes no progress (issue 22 item 18)", () => {
+describe("a write that makes no progress", () => {
   it("writeExactly throws naming the file and the byte position when a write returns 0", async () => {
     const { dir } = buildScenario(garbageTail);
     const target = `${dir}/stalled.bin`;

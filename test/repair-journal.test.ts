@@ -2,7 +2,7 @@
  * docs/repair.md §6.2: restore trusts the journal only when it is whole. A torn
  * LAST line (a crashed append) is skipped; any other bad line, a `done` with no
  * intent, or a preserved copy that is not what the journal recorded refuses,
- * naming the journal and the line, and changes nothing (issue 17.1).
+ * naming the journal and the line, and changes nothing.
  */
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * docs/repair.md §6.2: one writer at a time (issue 16.2). `applyRepair` and
+ * docs/repair.md §6.2: one writer at a time. `applyRepair` and
  * `restore` take an exclusive lock file in `<partition>.segscan/`, refuse while
  * it is held (saying how to clear a stale one), release it on every way out,
  * and refuse while another process has a segment file open for writing

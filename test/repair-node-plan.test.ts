@@ -1,6 +1,6 @@
 /**
  * docs/repair.md §6.2, docs/node.md N7: one plan for the whole node, preflight
- * before any change, and the restore defects of issue 22 (items 3–7, 10):
+ * before any change, and the restore defects (items 3–7, 10:
  * - the plan holds every plane's steps and survives a JSON round trip, and the
  *   parsed plan applies;
  * - a writer on one partition's `.log` refuses the whole apply before the WAL

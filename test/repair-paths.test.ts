@@ -1,6 +1,6 @@
 /**
  * docs/repair.md §6.2: where repair keeps what it preserves, whatever path the
- * operator passes (issue 17.3: a symlinked partition path), and what a
+ * operator passes (a symlinked partition path), and what a
  * single `.log` target may repair (17.2).
  */
 import { existsSync, mkdtempSync, readdirSync, symlinkSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * `segscan salvage` (docs/repair.md §6.5, issue 24 item 3): the last copy of a
+ * `segscan salvage` (docs/repair.md §6.5): the last copy of a
  * refused partition keeps every batch that verifies and extends the chain,
  * drops only the bytes nothing proves, records their offsets as lost, and
  * leaves a partition that scans clean with the lost offsets reported as
@@ -57,7 +57,7 @@ function indexEntries(path: string) {
   return Array.from({ length: Math.floor(bytes.length / INDEX_ENTRY_BYTES) }, (_, i) => readIndexEntry(bytes, i * INDEX_ENTRY_BYTES));
 }
 
-describe("salvage: the shapes of the plan (issue 24 item 3)", () => {
+describe("salvage: the shapes of the plan", () => {
   describe.each(SALVAGEABLE)("$name", (scenario) => {
     it("plans its steps, keeps every verified batch, scans clean with the lost offsets as gaps (tail and deep), restore returns every byte", async () => {
       const { dir } = buildScenario(scenario);

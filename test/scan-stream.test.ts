@@ -1,5 +1,5 @@
 /**
- * Issue 13: many partitions in flight on one thread give exactly the
+ * Many partitions in flight on one thread give exactly the
  * sequential report (a failing read fails only its own partition), the
  * streaming library iterator `scanIter`, and the CLI's streamed outputs
  * (`scan --ndjson`, and the text report printed partition by partition).
@@ -82,7 +82,7 @@ async function sequentialReports(dataDir: string, engine: Engine, scanFs: ScanFs
   return reports;
 }
 
-describe("partitions in flight on one thread (issue 13)", async () => {
+describe("partitions in flight on one thread", async () => {
   for (const engine of await allEngines()) {
     it(`give the sequential report, in path order, with a failing partition failing alone (${engine.kind})`, async () => {
       const dataDir = makeDataDir();
@@ -113,7 +113,7 @@ describe("partitions in flight on one thread (issue 13)", async () => {
   });
 });
 
-describe("the worker pool decision (issue 13)", () => {
+describe("the worker pool decision", () => {
   it("many small partitions stay on one thread however many bytes they hold; few large ones go to the pool", () => {
     const MiB = 1024 * 1024;
     // 2,000 partitions of 204 KiB: 400 MiB, far past POOL_MIN_BYTES, yet slower on the pool.
@@ -124,7 +124,7 @@ describe("the worker pool decision (issue 13)", () => {
   });
 });
 
-describe("scanIter (issue 13)", async () => {
+describe("scanIter", async () => {
   for (const engine of await allEngines()) {
     it(`yields scanPath's partitions in path order and returns its summary (${engine.kind})`, async () => {
       const dataDir = makeDataDir();
@@ -192,7 +192,7 @@ function runCli(args: string[]): Promise<Run> {
 
 const withoutElapsed = (summary: { elapsedMs: number }): unknown => ({ ...summary, elapsedMs: 0 });
 
-describe("segscan scan --ndjson and the streamed text report (issue 13)", () => {
+describe("segscan scan --ndjson and the streamed text report", () => {
   it("--ndjson prints the --json report's partitions one per line, then the rest of that report", async () => {
     const dataDir = makeDataDir();
     const json = await runCli(["scan", "--json", "--deep", dataDir]);

@@ -1,6 +1,6 @@
 /**
  * The scope of loss (docs/recovery.md §3.7) and the next step (docs/repair.md §6.4)
- * on generated fault scenarios (issue 24 items 1, 2 and 4): every range exact
+ * on generated fault scenarios: every range exact
  * against the generated layout (which batches the fault changed, found by
  * comparing with an unfaulted twin), on both engines, tail and deep mode; the
  * next step for every verdict and action, the same words in the text report
@@ -149,7 +149,7 @@ function expectedSegmentScope(segment: SegmentLayout, damaged: readonly number[]
   return ranges;
 }
 
-describe("scope of loss: interior damage with survivors (issue 24 item 1)", () => {
+describe("scope of loss: interior damage with survivors", () => {
   it("length-bitflip (tail segment): proven, unreadable and intact ranges exact, on both engines, tail and deep", async () => {
     const layout = samples.get("length-bitflip")!.base.partitions[0]!;
     const tailIndex = layout.segments.length - 1;
@@ -259,7 +259,7 @@ describe("scope of loss: interior damage with survivors (issue 24 item 1)", () =
   });
 });
 
-describe("scope of loss: damage with no survivor, and torn tails (issue 24 items 1 and 4)", () => {
+describe("scope of loss: damage with no survivor, and torn tails", () => {
   it("an unverified residue: the unreadable range starts at the chain's next offset and its end is unknown", async () => {
     const layout = samples.get("crafted-residue")!.base.partitions[0]!;
     const tail = layout.segments[layout.segments.length - 1]!;
@@ -326,7 +326,7 @@ describe("scope of loss: damage with no survivor, and torn tails (issue 24 items
     }
   });
 
-  it("a bit flip in a complete last batch: cut as before, but not called never acknowledged (issue 24 item 4)", async () => {
+  it("a bit flip in a complete last batch: cut as before, but not called never acknowledged", async () => {
     const layout = samples.get("last-batch-bitflip")!.base.partitions[0]!;
     const tail = layout.segments[layout.segments.length - 1]!;
     const lastBatch = tail.batches[tail.batches.length - 1]!;
@@ -409,7 +409,7 @@ describe("the survivor walk's bounds (docs/recovery.md §3.7)", () => {
   });
 });
 
-describe("scan --deep on a refused segment (issue 24 item 1)", () => {
+describe("scan --deep on a refused segment", () => {
   it("index entries past the damage are the damage's doing: no index rebuild and no mismatch reported, only the scope", async () => {
     const layout = samples.get("buried-bitflip")!.base.partitions[0]!;
     const tailIndex = layout.segments.length - 1;
@@ -529,7 +529,7 @@ describe("scope of loss across segments: missing offsets and overlaps", () => {
 });
 
 // ---------------------------------------------------------------------------
-// The next step (issue 24 item 2)
+// The next step
 
 const range = (
   kind: PartitionScopeRange["kind"],
@@ -719,7 +719,7 @@ function partitionOf(c: Case, replicas: number): PartitionReport {
   } as PartitionReport;
 }
 
-describe("the next step for every verdict and action (issue 24 item 2)", () => {
+describe("the next step for every verdict and action", () => {
   it.each(CASES.flatMap((c) => [1, 3].map((replicas) => [c.name, replicas, c] as const)))(
     "%s, --replicas %i: one line, the same in text and JSON",
     (_name, replicas, c) => {
@@ -768,7 +768,7 @@ describe("the next step for every verdict and action (issue 24 item 2)", () => {
   });
 });
 
-describe("the next step of every node finding (issue 24 item 2)", () => {
+describe("the next step of every node finding", () => {
   it("every code docs/node.md N9 lists has a line of its own (the read failures share one)", async () => {
     const doc = await readFile(new URL("../docs/node.md", import.meta.url), "utf8");
     const list = doc.slice(doc.indexOf("**Finding codes:**"));

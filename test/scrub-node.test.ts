@@ -1,5 +1,5 @@
 /**
- * docs/scrub.md §1.1 (issue 24 item 5): `scrub` on a node root checks the
+ * docs/scrub.md §1.1: `scrub` on a node root checks the
  * whole node. Every `gen --node-fault` is reported by a scrub pass with the
  * finding `scan` reports, on both engines; findings about files the server is
  * writing (the WAL's live tail, a `.tmp`, offsets ahead of the written head)

@@ -917,7 +917,7 @@ describe("segscan scrub (CLI)", () => {
 });
 
 // ---------------------------------------------------------------------------
-// Issue 22 items 9, 12 and 14: files that are not what the scrub can use, signals, messages
+// Files that are not what the scrub can use, signals, messages
 
 /** A hung CLI is killed after this long, so a hang fails the test instead of stalling the run. */
 const HANG_TIMEOUT_MS = 15_000;
@@ -950,7 +950,7 @@ function makeFifo(): string {
   return fifo;
 }
 
-describe("scrub: state and metrics files that are not regular files (issue 22 item 9)", () => {
+describe("scrub: state and metrics files that are not regular files", () => {
   it("--state <FIFO> is refused up front (exit 16, says FIFO), never blocks on the open", async () => {
     const tree = writeTree(1, 2, 3, 21);
     const fifo = makeFifo();
@@ -1019,7 +1019,7 @@ describe("scrub: state and metrics files that are not regular files (issue 22 it
   });
 });
 
-describe("scrub: messages (issue 22 items 12, 14)", () => {
+describe("scrub: messages", () => {
   it("a target that is no .log, partition or data dir is the usage error scan gives (exit 16), not a TypeError", async () => {
     const dir = trackedTempDir("segscan-scrub-wal-");
     const wal = join(dir, "journal.wal");

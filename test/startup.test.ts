@@ -1,5 +1,5 @@
 /**
- * Start-up loads nothing before it is needed (issue 23): which modules the
+ * Start-up loads nothing before it is needed: which modules the
  * built CLI and package entry load, recorded by a module resolve hook in the
  * child process. Timing belongs in bench/; this checks the loading itself, and
  * that what now loads on first use (the report schema, msgpack) still works.
@@ -78,7 +78,7 @@ function present(urls: readonly string[], ...kinds: (keyof typeof HEAVY)[]): str
   return kinds.filter((kind) => urls.some((url) => HEAVY[kind].test(url)));
 }
 
-describe("start-up loads nothing before it is needed (issue 23)", () => {
+describe("start-up loads nothing before it is needed", () => {
   it("`segscan --version` loads only the version", () => {
     const run = loaded([CLI, "--version"]);
     expect(run.status).toBe(0);

@@ -85,7 +85,7 @@ describe("clean build", () => {
   });
 });
 
-describe("the browser tests in CI (issue 22 item 16)", () => {
+describe("the browser tests in CI", () => {
   it(".ci/run requires them: it exports SEGSCAN_REQUIRE_BROWSER=1 before the tests run", () => {
     const script = readFileSync(fileURLToPath(new URL("../.ci/run", import.meta.url)), "utf8");
     const exported = script.indexOf("export SEGSCAN_REQUIRE_BROWSER=1\n");

@@ -443,7 +443,7 @@ describe("properties over random batches", () => {
 
   it("every single-bit flip of a fixed batch, on both engines: caught, fitting the field, the same status whole and streamed", async () => {
     // Exhaustive and deterministic: every bit of the batch (header, frame headers, bodies) on each engine,
-    // and the engines compared flip by flip (issue 22 item 17). ~7,000 flips; a few seconds on both.
+    // and the engines compared flip by flip. ~7,000 flips; a few seconds on both.
     const messages = sampleMessages();
     const spec: BatchSpec = {
       partitionId: 3n,

@@ -124,7 +124,7 @@ function scanBoth(pair: Pair, request: CandidateScanRequest): CandidateScanResul
   const b = pair.t.scanCandidates(request);
   const plain = scanCandidatesPlain(pair.t.view(), request);
   expect(a, `wasm vs plain ${JSON.stringify({ ...request, minBaseOffset: String(request.minBaseOffset) })}`).toEqual(plain);
-  // Compared whatever the budget, a budget already spent past its limit included (issue 22 item 17).
+  // Compared whatever the budget, a budget already spent past its limit included.
   expect(a, `wasm vs ts ${JSON.stringify({ ...request, minBaseOffset: String(request.minBaseOffset) })}`).toEqual(b);
   return a;
 }
@@ -614,7 +614,7 @@ describe("wasm window memory", () => {
  * batch_length is a u64 on disk; the wasm verifier once took it as an i64 and
  * the TS verifier as a number, so past 2^63 (wasm: negative) and past 2^53 (TS:
  * rounded) they disagreed. Every length around each boundary must give the
- * same statuses (issue 22 item 17).
+ * same statuses.
  */
 const BOUNDARY_LENGTHS: bigint[] = [2n ** 31n, 2n ** 32n, 2n ** 53n, 2n ** 63n, 2n ** 64n - 1n].flatMap((edge) =>
   [-257n, -256n, -1n, 0n, 1n, 255n, 256n, 257n].map((delta) => edge + delta).filter((length) => length < 2n ** 64n),

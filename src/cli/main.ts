@@ -3,12 +3,12 @@
 import { fileURLToPath } from "node:url";
 
 // `segscan --version` alone answers from package.json without loading the
-// program (issue 23: start-up loads nothing before it is needed).
+// program (docs/benchmarks.md: start-up loads nothing before it is needed).
 if (process.argv.length === 3 && (process.argv[2] === "--version" || process.argv[2] === "-V")) {
   const { SEGSCAN_VERSION } = await import("../version.js");
   process.stdout.write(`${SEGSCAN_VERSION}\n`);
 } else {
-  // Memory flat in the partition count (issue 23): over a long scan V8 grew its young generation from 1 to 16 MiB
+  // Memory flat in the partition count (docs/benchmarks.md): over a long scan V8 grew its young generation from 1 to 16 MiB
   // per semi-space and let the old generation fill with promoted garbage up to several times the live heap before
   // collecting it, 40 MiB of peak RSS over 50,000 partitions for a scan that keeps 2 MiB. Both are read at each
   // heap-sizing decision, so setting them now takes effect; neither costs measurable CPU (bench/scale.ts).

@@ -15,7 +15,7 @@ import { addHealCommand } from "./heal.js";
 import { addScrubCommand } from "./scrub.js";
 
 /*
- * Each command's module loads when the command runs (issue 23): `--help` and
+ * Each command's module loads when the command runs (docs/benchmarks.md): `--help` and
  * `--version` load no scanner, engine, schema or renderer, and `scan` loads
  * what scanning needs.
  */

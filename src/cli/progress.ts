@@ -10,7 +10,7 @@ import type { ProgressEvent } from "../recovery/options.js";
 import { formatBytes } from "../report/format.js";
 import { escapeControl } from "../report/terminal-safe.js";
 
-/** The bar's package loads only when a bar is drawn (a TTY and a long scan), issue 23. */
+/** The bar's package loads only when a bar is drawn (a TTY and a long scan). */
 const cliProgress = once(() => requirePackage<typeof cliProgressModule>(import.meta.url, "cli-progress"));
 
 export const PROGRESS_DELAY_MS = 500;

@@ -1,6 +1,6 @@
 /**
  * `segscan salvage`: its flags and help. The command itself (./salvage-command.ts)
- * loads when it runs, so `--help` loads no planner or scanner (issue 23).
+ * loads when it runs, so `--help` loads no planner or scanner (docs/benchmarks.md).
  */
 import type { Command } from "commander";
 import { type SalvageFlags, addScanFlags } from "./scan-flags.js";

@@ -1,6 +1,6 @@
 /**
  * `scan` (docs/interfaces.md §9.2): its own module, so the command loads what
- * scanning needs and nothing of repair, gen, dump or the HTML renderer (issue 23).
+ * scanning needs and nothing of repair, gen, dump or the HTML renderer (docs/benchmarks.md).
  */
 import type { Command } from "commander";
 import { shellQuote } from "../domain/command.js";
@@ -88,7 +88,7 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
     const code = scanExitCode(report);
     if (flags.html === undefined) return code;
     try {
-      // The renderer loads only for --html (issue 23).
+      // The renderer loads only for --html (docs/benchmarks.md).
       const { writeHtmlReport } = await import("./report-html.js");
       await writeHtmlReport(flags.html, toJsonReport(report), paths);
     } catch (error) {
@@ -111,7 +111,7 @@ export async function scanCommand(paths: string[], flags: ScanFlags, command: Co
         const summary = await (flags.ndjson ? printNdjson(stream) : printText(stream, paths, flags));
         return reportShell(stream, summary);
       },
-      // --ndjson: each node entry goes out on its partition's line, none is kept (issue 13); the text needs every finding at the end.
+      // --ndjson: each node entry goes out on its partition's line, none is kept (docs/benchmarks.md); the text needs every finding at the end.
       flags.ndjson ? "per-partition" : "keep",
     ),
   );
@@ -133,7 +133,7 @@ const COALESCE_BYTES = 64 * 1024;
 const COALESCE_MS = 100;
 
 /**
- * Text for stdout, written in batches (issue 23: a write and its callback per
+ * Text for stdout, written in batches (docs/benchmarks.md: a write and its callback per
  * partition cost a twentieth of a scan of many small partitions). `flush`
  * writes what is buffered; the printers flush before they return or throw, so
  * a cancelled scan has printed every partition it finished.

@@ -1,7 +1,7 @@
 /**
  * The scan flags shared by `scan` and `repair` (docs/interfaces.md §9.2). The
  * scan they drive is in ./scan-run.ts, loaded only when a command runs, so
- * `--help` loads no scanner (issue 23).
+ * `--help` loads no scanner (docs/benchmarks.md).
  */
 import { availableParallelism } from "node:os";
 import { type Command, Option } from "commander";

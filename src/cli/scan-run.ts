@@ -59,7 +59,7 @@ async function discoverForCli(paths: readonly string[], signal: AbortSignal): Pr
 }
 
 /**
- * The streamed scan's discovery (issue 13: memory flat however many
+ * The streamed scan's discovery (docs/benchmarks.md: memory flat however many
  * partitions): each path is first walked only up to its first target, to
  * refuse a path holding no partition before anything is printed; then the
  * targets are discovered as the scan goes, failures and links not followed

@@ -257,7 +257,7 @@ function watchStartLine(root: string, outputs: ScrubOutputs, flags: ScrubFlags):
 }
 
 export async function scrubCommand(path: string, flags: ScrubFlags, command: Command): Promise<number> {
-  // The scrubber loads when the command runs, not when the program is defined (issue 23: `--help` loads no engine).
+  // The scrubber loads when the command runs, not when the program is defined (docs/benchmarks.md: `--help` loads no engine).
   const [{ scrub }, { writeMetrics }, { defaultStatePath }, { checkTargetKind }] = await Promise.all([
     import("../scrub/scrub.js"),
     import("../scrub/metrics.js"),

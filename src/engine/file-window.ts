@@ -113,7 +113,7 @@ export class FileWindow {
     this.hooks.onRead?.(wanted - carried);
     // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (docs/engines.md §7.1), at
     // least every YIELD_INTERVAL_MS of scanning on this thread. A turn after every refill cost a twentieth of a
-    // scan of many small partitions, each one window (issue 23).
+    // scan of many small partitions, each one window (docs/benchmarks.md).
     if (performance.now() - lastYieldAt >= YIELD_INTERVAL_MS) {
       await yieldMacrotask();
       lastYieldAt = performance.now();

@@ -79,7 +79,7 @@ export interface ScanFs {
   /**
    * True only when a listing taken earlier in this scan shows `path` does not
    * exist (see `withListing`), so a caller can skip a stat that would fail:
-   * a failing stat costs a syscall and an exception (issue 13: a node's pass
+   * a failing stat costs a syscall and an exception (docs/benchmarks.md: a node's pass
    * over thousands of partitions probes ~8 optional files each). False means
    * "unknown": stat it.
    */
@@ -145,7 +145,7 @@ function toFileStat(info: StatFields<bigint | number>): FileStat {
 }
 
 /**
- * A number stat is several times cheaper than a bigint one (issue 13: a scan
+ * A number stat is several times cheaper than a bigint one (docs/benchmarks.md: a scan
  * stats every segment file), and exact whenever every field is below 2^53;
  * an inode or device number above that (possible on some filesystems) is
  * rounded, which could merge two directories' identities, so such a file is
@@ -176,7 +176,7 @@ export const nodeScanFs: ScanFs = {
   realpath: (path) => realpath(path),
   // File calls go through the callback API on a plain descriptor: on Node 20 a
   // FileHandle (fs/promises) costs several times more per open/stat/read/close,
-  // which dominates a scan of many small partitions (issue 13). Every caller
+  // which dominates a scan of many small partitions (docs/benchmarks.md). Every caller
   // closes what it opened in a `finally`.
   async open(path) {
     const fd = await settle<number>((done) => open(path, OPEN_FLAGS, done));
@@ -227,7 +227,7 @@ function statOrNull(path: string): { isFile(): boolean; isDirectory(): boolean }
 export const nodeBlockingScanFs: ScanFs = {
   // Listing and stats block too: a small partition costs a handful of metadata
   // calls, and each async one is a thread-pool round trip that leaves this
-  // thread idle (issue 13: 57% idle on 2,000 small partitions).
+  // thread idle (docs/benchmarks.md: 57% idle on 2,000 small partitions).
   async list(directory) {
     return readdirSync(directory, { withFileTypes: true }).map((entry) => toEntry(entry, statOrNull, directory));
   },

@@ -1,5 +1,5 @@
 /**
- * Loading a module of this package on first use (issue 23): the package entry
+ * Loading a module of this package on first use (docs/benchmarks.md): the package entry
  * and the CLI load no schema until one is checked against. A synchronous
  * function (`validateJsonReport`) loads its module with `require`, which loads
  * ES modules synchronously on Node ≥ 20.19 and ≥ 22.12. Where it cannot (an
@@ -19,7 +19,7 @@ export function requireFrom<T>(moduleUrl: string, specifier: string): T {
   return createRequire(moduleUrl)(specifier) as T;
 }
 
-/** A package dependency loaded now, through its CommonJS build (any Node, and Deno): for the dependencies only a few scans need (issue 23). */
+/** A package dependency loaded now, through its CommonJS build (any Node, and Deno): for the dependencies only a few scans need (docs/benchmarks.md). */
 export function requirePackage<T>(moduleUrl: string, name: string): T {
   return createRequire(moduleUrl)(name) as T;
 }

@@ -1,7 +1,7 @@
 /**
  * Paths the scan builds per file: `join` normalizes its whole result
  * character by character, which made it the largest allocation of a scan of
- * many small partitions (issue 23: 12 KiB of strings per partition). Every
+ * many small partitions (docs/benchmarks.md: 12 KiB of strings per partition). Every
  * directory the scan builds on is already absolute and normalized (resolved,
  * real, or built here), and every name is one listed entry or a constant, so
  * concatenation gives exactly what `join` would.

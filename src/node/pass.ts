@@ -6,7 +6,7 @@
  * (N8) and the verdict (N9).
  *
  * The pass takes the partitions' proofs one by one in path order (the order
- * a scan reports them), so a streamed scan need not keep them (issue 13): it
+ * a scan reports them), so a streamed scan need not keep them (docs/benchmarks.md): it
  * walks the partitions dirs in the same order beside them, lists each once,
  * and finishes a dir (its partition dirs that no scan target covered) as soon
  * as the proofs have moved past it. Read-only: nothing here writes.

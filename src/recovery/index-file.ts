@@ -61,7 +61,7 @@ export async function* readIndexEntriesStreaming(scanFs: ScanFs, indexPath: stri
 /**
  * Every whole entry of an index of at most INDEX_CHUNK_ENTRIES entries (one
  * open, read and close), as an array: its passes then run without a promise
- * per entry (issue 23: streaming a 4-entry index cost ~20 promises).
+ * per entry (docs/benchmarks.md: streaming a 4-entry index cost ~20 promises).
  */
 export async function readIndexEntries(scanFs: ScanFs, indexPath: string, indexSize: number): Promise<IndexEntry[]> {
   if (Math.floor(indexSize / INDEX_ENTRY_BYTES) > INDEX_CHUNK_ENTRIES) {

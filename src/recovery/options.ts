@@ -176,7 +176,7 @@ function isEngine(value: unknown): value is Engine {
 /** The engine option as an Engine: the one given, one of the kind named, or the default. Call after `resolveScanOptions`. */
 export async function resolveEngineOption(engine: ScanOptions["engine"]): Promise<Engine> {
   if (typeof engine === "object") return engine;
-  // Loaded on first use: the CLI's flag definitions read this module's limits without loading an engine (issue 23).
+  // Loaded on first use: the CLI's flag definitions read this module's limits without loading an engine (docs/benchmarks.md).
   const { createEngine } = await import("../engine/index.js");
   return createEngine(engine);
 }

@@ -71,7 +71,7 @@ async function statRegular(scanFs: ScanFs, path: string): Promise<number> {
 /**
  * A partition of at most this many segments has its files opened while it is
  * listed: the `fstat` that checks each is a regular file also gives its size,
- * which saves a `stat` per file (issue 13: two of the dozen calls a small
+ * which saves a `stat` per file (docs/benchmarks.md: two of the dozen calls a small
  * partition costs, each a threadpool round trip with async io). The files stay
  * open until their segment is recovered, so a load holds at most twice this
  * many descriptors; a larger partition stats its files and opens each in turn.
@@ -319,7 +319,7 @@ export interface LoadContext {
 /**
  * A partition's report and every name its load found in its directory (when
  * it listed one): the node pass (src/node/pass.ts) answers the dir's absent
- * optional files from them instead of listing the dir again (issue 13).
+ * optional files from them instead of listing the dir again (docs/benchmarks.md).
  */
 export interface ListedPartition {
   report: PartitionReport;

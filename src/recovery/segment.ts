@@ -119,7 +119,7 @@ function indexEntries(files: SegmentFiles, context: SegmentContext): AsyncGenera
  * Deep mode reads the index twice (validation, then matching against the
  * walk). An index that fits one read chunk (INDEX_CHUNK_ENTRIES entries,
  * 64 KiB) is read once, in either mode, and its passes run over the array
- * (issue 23: streaming it cost a promise or more per entry); in deep mode that
+ * (docs/benchmarks.md: streaming it cost a promise or more per entry); in deep mode that
  * also saves a second open, read and close. A larger index streams, twice in
  * deep mode, so memory stays bounded whatever its size.
  */

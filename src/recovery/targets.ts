@@ -45,7 +45,7 @@ export const MAX_DISCOVERY_DEPTH = 64;
  * Partition listings discovery hands on to the scan (ScanTarget.entries), at
  * most. A listing costs ~250 bytes per partition while it waits for its
  * load, so on a node of 100,000 partitions keeping them all would grow the
- * scan's memory with the node (issue 13: ≤ 16 MiB from 1,000 to 50,000
+ * scan's memory with the node (docs/benchmarks.md: ≤ 16 MiB from 1,000 to 50,000
  * partitions); the partitions past this many are listed again by their load.
  */
 const DISCOVERY_LISTINGS_KEPT = 4096;
@@ -127,7 +127,7 @@ class VisitedDirectories {
 
   /** Adds `key`; false when it was already there. */
   add(key: string): boolean {
-    // "dev:ino" with decimal numbers, parsed without a regex match per directory (issue 23).
+    // "dev:ino" with decimal numbers, parsed without a regex match per directory (docs/benchmarks.md).
     const colon = key.indexOf(":");
     const device = colon > 0 ? key.slice(0, colon) : "";
     const inodeText = colon > 0 ? key.slice(colon + 1) : "";
@@ -205,7 +205,7 @@ function linkNotFollowed(path: string): ScanError {
 }
 
 /**
- * Discovery as a stream (issue 13): each target is yielded as soon as it is
+ * Discovery as a stream (docs/benchmarks.md): each target is yielded as soon as it is
  * found, in the order `discover` returns them (each root's in path order,
  * roots in the order given), so a scan can load the first partition before
  * the last directory is listed and memory does not grow with the node. What
@@ -326,7 +326,7 @@ export async function* discoverStream(
      * `a-b/`, sorts before `a/`). A child is listed at its first key and its
      * listing held until its second, usually the very next one. One loop over a
      * stack of directories, not a generator per level: each target passed up
-     * through every level's generator cost a few promises per level (issue 23).
+     * through every level's generator cost a few promises per level (docs/benchmarks.md).
      */
     interface Level {
       directory: string;

@@ -1,6 +1,6 @@
 /**
  * Repair as the package entry exports it (docs/interfaces.md §9.1): the
- * planner, the runner and restore load on first use (issue 23), so a service
+ * planner, the runner and restore load on first use (docs/benchmarks.md), so a service
  * that only scans does not load them. What is cheap loads now: the errors (a
  * caller's `instanceof` needs the classes themselves), the journal reader and
  * the limits. Only the documented calls are here: the file layer seam of the

@@ -1,4 +1,4 @@
-/** Repair's limits, in a module of their own so the package entry exports them without loading the planner or the runner (issue 23). */
+/** Repair's limits, in a module of their own so the package entry exports them without loading the planner or the runner (docs/benchmarks.md). */
 
 /**
  * How many leading bytes of a corrupt offset file the evidence copy keeps. An

@@ -43,7 +43,7 @@ function briefColumnsOf(options: FormatOptions): number {
   return briefColumns(options.columns);
 }
 
-/** Made once each: a report formats every partition, and each set is ~40 closures (issue 23). */
+/** Made once each: a report formats every partition, and each set is ~40 closures (docs/benchmarks.md). */
 const COLORS = { on: pc.createColors(true), off: pc.createColors(false) };
 
 export function colors(enabled: boolean): Colors {

@@ -4,7 +4,7 @@
  * (`rebuiltIndex`, `bytesScanned` per partition, `singleSegment`, `skipped`) are left
  * out, so the JSON is exactly the shape report/schema.ts defines (the JSON
  * types come from there; `validateJsonReport` checks against it: ./json-validate.ts,
- * loaded with the schema on its first call, issue 23).
+ * loaded with the schema on its first call, docs/benchmarks.md).
  */
 import { nodeToJson } from "./node-json.js";
 import type {
@@ -221,7 +221,7 @@ export function stringifyJson(value: unknown, indent = 2): string {
 
 // ---------------------------------------------------------------------------
 // The shape check (./json-validate.ts) and the schema it needs load on the first
-// call (issue 23): converting and printing a report loads no schema.
+// call (docs/benchmarks.md): converting and printing a report loads no schema.
 
 type Validation = typeof import("./json-validate.js");
 const imported: Validation | null = canRequireModules(import.meta.url) ? null : await import("./json-validate.js");

@@ -1,6 +1,6 @@
 /**
  * The node section's schema as the package entry exports it (docs/interfaces.md
- * §9.1): ./node-schema.ts, and TypeBox under it, load on first use (issue 23),
+ * §9.1): ./node-schema.ts, and TypeBox under it, load on first use (docs/benchmarks.md),
  * so importing the package loads no schema. `NodeJsonSchema` is the schema
  * object itself once anything reads it (a proxy that loads it on first access).
  */

@@ -1,5 +1,5 @@
 /**
- * Terminal-safe text (issue 22 item 11). File and directory names come from
+ * Terminal-safe text. File and directory names come from
  * the disk and may hold any byte but `/` and NUL: a name holding `ESC ] 0 ;
  * … BEL` retitles the operator's terminal, `ESC [ 2 J` clears it, a newline
  * forges a line of the report. Every human-readable line shows such a
@@ -50,7 +50,7 @@ function isPlainObject(value: object): boolean {
  * paths (repair, restore).
  */
 export function terminalSafe<T>(value: T): T {
-  // Nearly every report holds no control character at all: then it is its own safe copy (issue 23: copying
+  // Nearly every report holds no control character at all: then it is its own safe copy (docs/benchmarks.md: copying
   // each partition's report before printing it was a tenth of a scan of many small partitions).
   if (!holdsControl(value)) return value;
   return safeCopy(value);

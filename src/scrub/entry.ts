@@ -1,6 +1,6 @@
 /**
  * The scrubber as the package entry exports it: its module loads on the first
- * pass (issue 23), so a service that only scans does not load it. `yield*`
+ * pass (docs/benchmarks.md), so a service that only scans does not load it. `yield*`
  * hands `return()` and `throw()` of the caller's loop to the scrubber itself.
  */
 import type { ScrubOptions } from "./scrub.js";

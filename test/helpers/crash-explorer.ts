@@ -1,5 +1,5 @@
 /**
- * Crash exploration (issue 21): runs an act (apply a plan, cut the WAL,
+ * Crash exploration: runs an act (apply a plan, cut the WAL,
  * repair offsets, restore) and crashes it at every mutating step k, in both
  * crash models, then recovers and checks that the result converges to the
  * uncrashed one and that restore returns every original byte.

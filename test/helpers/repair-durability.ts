@@ -1,5 +1,5 @@
 /**
- * A crash model in which fsync matters (issues 16.14, 21), in the style of
+ * A crash model in which fsync matters, in the style of
  * ALICE / CrashMonkey: a `RepairFs` over the real files (so scans read them as
  * usual) that also records, per inode, what is DURABLE and which operations
  * since then are not.
