@@ -44,18 +44,6 @@ export const POOL_MIN_BYTES_PER_PARTITION = 1024 * 1024;
  */
 export const POOL_SAMPLE_TARGETS = 256;
 
-/**
- * From this many partitions a scan loads on worker threads whatever their
- * size, when `concurrency` allows (the CLI's default is the CPU count: both
- * cores of a 2-core machine). The cost of a worker is paid once (its start and
- * engine compile, ≈100–250 ms each, in parallel), the saving per partition:
- * a small partition's tail scan costs ≈ 200 µs of one thread's time in a
- * whole CLI run (docs/benchmarks.md), so two loading threads save ≈ 100 µs a
- * partition and pay back their start from about a thousand partitions on.
- * Targets up to this many are counted (no stat) before the decision.
- */
-export const POOL_MIN_PARTITIONS = 1024;
-
 /** What the scan thread is told of the options: all but the engine object, signal and callback (relayed), and `io` (the thread reads blocking). */
 export type ThreadScanOptions = Omit<ScanOptions, "engine" | "signal" | "onProgress" | "io"> & { engine?: EngineKind };
 
@@ -100,9 +88,11 @@ export interface TargetSample {
  * How many threads load a scan's partitions (docs/engines.md §7.5): 1 (the
  * scanning thread itself), or a pool of that many workers, when `concurrency
  * > 1` asks for one, the filesystem is the real one (a caller's ScanFs stays
- * on its thread), the package is compiled, and either there are at least
- * POOL_MIN_PARTITIONS partitions or, more than one, their logs are large
- * enough for the pool to pay (`poolPays`, judged on the first POOL_SAMPLE_TARGETS).
+ * on its thread), the package is compiled, and there is more than one
+ * partition whose logs are large enough for the pool to pay (`poolPays`, judged
+ * on the first POOL_SAMPLE_TARGETS). A count of small partitions alone never
+ * pays: each one's round trip to a worker costs more than the second core
+ * saves (docs/engines.md §7.5, measured).
  */
 export async function loadThreads(
   resolved: Pick<ResolvedScanOptions, "concurrency">,
@@ -110,8 +100,6 @@ export async function loadThreads(
   sample: TargetSample,
 ): Promise<number> {
   if (resolved.concurrency <= 1 || !isRealScanFs(scanFs) || !compiled()) return 1;
-  const many = await sample.count(POOL_MIN_PARTITIONS);
-  if (many.readable >= POOL_MIN_PARTITIONS) return resolved.concurrency;
   const sampled = await sample.count(POOL_SAMPLE_TARGETS);
   if (sampled.readable <= 1 || !poolPays(await sample.logBytes(POOL_SAMPLE_TARGETS), sampled.readable)) return 1;
   return sampled.complete ? Math.min(resolved.concurrency, sampled.readable) : resolved.concurrency;
