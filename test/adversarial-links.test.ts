@@ -48,6 +48,14 @@ describe("a partition directory that is a link inside a node's streams/", () => 
     expect(failed.map((partition) => partition.path)).toEqual([linked]);
   });
 
+  it("a scan that starts below streams/ (the topic dir) fails the link too, never CLEAN", async () => {
+    const topic = join(node, "streams", "1", "topics", "1");
+    const text = await runCli(["scan", "--no-progress", topic]);
+    expect(text.code).toBe(8);
+    expect(text.stdout).toMatch(/^verdict FAILED/);
+    expect(text.stdout).toContain("LinkNotFollowed");
+  });
+
   it("its target scanned by its own path is judged (the advice works)", async () => {
     const direct = await runCli(["scan", "--no-progress", linked]);
     expect(direct.code).toBe(0);

@@ -7,7 +7,7 @@
  * listing, and turns a directory it cannot list into a failed target instead of
  * failing the whole scan.
  */
-import { join, resolve } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { PRESERVE_DIR_SUFFIX } from "../format/journal.js";
 import { abortError, describeCause } from "../io/errors.js";
@@ -352,7 +352,8 @@ export async function* discoverStream(
       links: listed.links,
       underStreams: listed.underStreams,
     });
-    const top = await listDirectory(realPath, 0, false);
+    // A root below a `streams/` (e.g. `scan node/streams/1`) is inside a node's streams tree: the links in it are served too.
+    const top = await listDirectory(realPath, 0, realPath.split(sep).includes(NODE_STREAMS_DIRECTORY));
     const topTarget = found(top);
     if (topTarget !== null) yield topTarget;
     const stack: Level[] = [level(realPath, top, 0)];
