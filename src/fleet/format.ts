@@ -139,22 +139,16 @@ export function formatFleetPartition(partition: FleetPartition, color = false): 
 /** Whether a partition gets a block in the text output. */
 export const isNotable = (partition: FleetPartition): boolean => partition.verdict !== "clean" || partition.offsetsAhead.length > 0;
 
+/** The partitions of each verdict present, worst first: the verdict line's and the HTML banner's counts. */
+export function verdictCounts(summary: FleetSummary): [ClusterVerdict & keyof FleetSummary, number][] {
+  const words = ["diverged", "lost", "failed", "unknown", "degraded", "lagging", "clean"] as const;
+  return words.map((word): [(typeof words)[number], number] => [word, summary[word]]).filter(([, count]) => count > 0);
+}
+
 /** The cluster's one verdict, and what makes it: the text output's first line. */
 export function formatFleetVerdict(verdict: ClusterVerdict, summary: FleetSummary, color = false): string {
   const c = colors(color);
-  const counts = (
-    [
-      ["diverged", summary.diverged],
-      ["lost", summary.lost],
-      ["failed", summary.failed],
-      ["unknown", summary.unknown],
-      ["degraded", summary.degraded],
-      ["lagging", summary.lagging],
-      ["clean", summary.clean],
-    ] as const
-  )
-    .filter(([, count]) => count > 0)
-    .map(([word, count]) => verdictColor(c, word)(`${formatCount(count)} ${word}`));
+  const counts = verdictCounts(summary).map(([word, count]) => verdictColor(c, word)(`${formatCount(count)} ${word}`));
   const metadata: string[] = [];
   if (summary.metadataOpsLost !== "0") metadata.push(`${formatCount(BigInt(summary.metadataOpsLost))} committed ops lost`);
   if (summary.identityConflicts > 0) metadata.push(plural(summary.identityConflicts, "identity conflict"));

@@ -12,7 +12,7 @@ import { MARK_COLORS, OKABE_ITO } from "../report/html/index.js";
 import { TORN_TAILS_CLAIM } from "../policy/torn-evidence.js";
 import { formatCount } from "../report/format.js";
 import { FORWARD_GAP } from "./adapter.js";
-import { everyReplicaWords } from "./format.js";
+import { everyReplicaWords, verdictCounts } from "./format.js";
 import type { ClusterVerdict, FleetMetadata, FleetNode, FleetPartition, FleetStep, FleetSummary } from "./schema.js";
 
 /** The lost-everywhere band's colour: the browser tests read it back from a screenshot. */
@@ -201,19 +201,7 @@ function partitionHtml(partition: FleetPartition): string {
 
 /** The banner's sentence: the verdict and what makes it. */
 function bannerText(verdict: ClusterVerdict, nodes: number, summary: FleetSummary): string {
-  const counts = (
-    [
-      ["diverged", summary.diverged],
-      ["lost", summary.lost],
-      ["failed", summary.failed],
-      ["unknown", summary.unknown],
-      ["degraded", summary.degraded],
-      ["lagging", summary.lagging],
-      ["clean", summary.clean],
-    ] as const
-  )
-    .filter(([, count]) => count > 0)
-    .map(([word, count]) => `${formatCount(count)} ${word}`);
+  const counts = verdictCounts(summary).map(([word, count]) => `${formatCount(count)} ${word}`);
   const metadata: string[] = [];
   if (summary.metadataOpsLost !== "0") metadata.push(`${formatCount(BigInt(summary.metadataOpsLost))} committed metadata ops lost`);
   if (summary.identityConflicts > 0)

@@ -52,7 +52,7 @@ import { fingerprintOf, planSegment, sweepStepsIn } from "./plan-partition.js";
 import type { PlanTarget, RepairPlan } from "./schema.js";
 import type { PlanStep, ReplaceStep, SalvageRange, TruncateStep } from "./steps/index.js";
 import { PLAN_VERSION } from "./plan-types.js";
-import { observeFiles } from "./plan.js";
+import { observeFiles, refusedPartitionPlan } from "./plan.js";
 import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
 import { type SalvageRefusal, SalvageRefusedError } from "./errors.js";
 
@@ -123,17 +123,7 @@ export async function planSalvage(source: ScanReport | string, options: PlanSalv
  * still prints the one repair shape (docs/interfaces.md §9.4).
  */
 export function refusedSalvagePlan(report: ScanReport, error: SalvageRefusedError): RepairPlan {
-  return {
-    version: PLAN_VERSION,
-    segscan: report.segscan,
-    engine: report.engine,
-    options: { ...report.options, clampOffsets: false },
-    nodeRoot: null,
-    targets: [],
-    skipped: report.partitions.map((p) => ({ path: p.path, verdict: p.verdict, action: p.action })),
-    leftAlone: [{ path: error.path, code: `Salvage${error.code}`, why: "not-repairable", message: error.message }],
-    forecast: null,
-  };
+  return refusedPartitionPlan(report, { path: error.path, code: `Salvage${error.code}`, message: error.message });
 }
 
 /** The salvage target of one partition (preflight re-plans with it from a fresh scan). */

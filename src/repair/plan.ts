@@ -94,6 +94,25 @@ async function planFromReport(report: ScanReport, options: { clampOffsets: boole
 }
 
 /**
+ * A plan that does nothing, for a refusal of one partition-level command
+ * (salvage, heal): the partition in `leftAlone` with the refusal's code and
+ * message, so `--json` still prints the one repair shape (docs/interfaces.md §9.4).
+ */
+export function refusedPartitionPlan(report: ScanReport, refusal: { path: string; code: string; message: string }): RepairPlan {
+  return {
+    version: PLAN_VERSION,
+    segscan: report.segscan,
+    engine: report.engine,
+    options: { ...report.options, clampOffsets: false },
+    nodeRoot: null,
+    targets: [],
+    skipped: report.partitions.map((p) => ({ path: p.path, verdict: p.verdict, action: p.action })),
+    leftAlone: [{ path: refusal.path, code: refusal.code, why: "not-repairable", message: refusal.message }],
+    forecast: null,
+  };
+}
+
+/**
  * Records each step file's size and mtime as the plan sees it (lstat: a link
  * is seen as the link); a sweep's size is what it moves.
  */

@@ -42,7 +42,7 @@ import { fingerprintOf, sweepStepsIn } from "../plan-partition.js";
 import type { HealPiece, HealRange, PlanTarget, RepairPlan } from "../schema.js";
 import type { PlanStep, ReplaceStep } from "../steps/index.js";
 import { PLAN_VERSION } from "../plan-types.js";
-import { observeFiles } from "../plan.js";
+import { observeFiles, refusedPartitionPlan } from "../plan.js";
 import { indexPathOf, realPreserveDirOf } from "../preserve-dir.js";
 import { type LocalRange, NotHealableRange, localRanges, lossesOf } from "./ranges.js";
 import { digestPieces, sourcedPieces } from "./splice-io.js";
@@ -151,17 +151,7 @@ export async function planHeal(local: ScanReport | string, peer: string, options
 
 /** A plan that does nothing, for a refusal: the partition in `leftAlone` with the refusal's code (`Heal<code>`) and message. */
 export function refusedHealPlan(report: ScanReport, error: HealRefusedError): RepairPlan {
-  return {
-    version: PLAN_VERSION,
-    segscan: report.segscan,
-    engine: report.engine,
-    options: { ...report.options, clampOffsets: false },
-    nodeRoot: null,
-    targets: [],
-    skipped: report.partitions.map((p) => ({ path: p.path, verdict: p.verdict, action: p.action })),
-    leftAlone: [{ path: error.path, code: `Heal${error.code}`, why: "not-repairable", message: error.message }],
-    forecast: null,
-  };
+  return refusedPartitionPlan(report, { path: error.path, code: `Heal${error.code}`, message: error.message });
 }
 
 /** Whether a plan target is a heal (docs/heal.md). */
