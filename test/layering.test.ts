@@ -34,7 +34,7 @@ function importGraph(): Map<string, string[]> {
 const graph = importGraph();
 
 /**
- * The layers of src/, lowest first (README.md "Architecture"): a module may
+ * The layers of src/, lowest first (docs/architecture.md): a module may
  * import its own layer and the layers below it, never one above. `node`
  * composes `recovery`; `repair` plans and applies over both (its one plan
  * holds the WAL cut and the offset steps beside the segment steps). `version.ts`
