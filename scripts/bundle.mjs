@@ -18,11 +18,11 @@
  * - `import.meta.url` becomes the URL of the module's compiled file under
  *   dist/src (so `segscan.wasm`, `package.json` and the worker entries are
  *   found where they always are; the worker threads run dist/src, compiled);
- * - `requireFrom(import.meta.url, "./x.js")` and `requirePackage(…, "pkg")`
- *   (src/io/lazy.ts: a module loaded on first use) become `require("./x.js")`,
- *   which esbuild bundles as a module evaluated on first use, and the
- *   top-level `await import(…)` beside them (for runtimes without
- *   `require(esm)`) is dropped: a classic script has no top-level await;
+ * - `requireFrom(import.meta.url, "./x.js")` (src/io/lazy.ts: the package
+ *   entry's exports loaded on first use) becomes `require("./x.js")`, which
+ *   esbuild bundles as a module evaluated on first use, and the top-level
+ *   `await import(…)` beside it (for runtimes without `require(esm)`) is
+ *   dropped: a classic script has no top-level await;
  * - `import(variable)` resolves from the module's compiled location.
  *
  * The build fails when one of these patterns is seen in a form it does not
@@ -48,7 +48,7 @@ const MODULE_URL = "__segscanModuleUrl";
 const DYNAMIC_IMPORT = "__segscanImport";
 
 const LAZY_IMPORT = /canRequireModules\(import\.meta\.url\)\s*\?\s*null\s*:\s*await import\(("[^"]+")\)/g;
-const LAZY_REQUIRE = /\b(?:requireFrom|requirePackage)(?:<[^>()]*>)?\(import\.meta\.url,\s*("[^"]+")\)/g;
+const LAZY_REQUIRE = /\brequireFrom(?:<[^>()]*>)?\(import\.meta\.url,\s*("[^"]+")\)/g;
 const VARIABLE_IMPORT = /\bimport\(\s*([A-Za-z_$][\w$]*)\s*\)/g;
 
 /** The source of one module of src/, rewritten as the file comment says. */
@@ -56,7 +56,7 @@ export function rewriteModule(source, distRelativePath) {
   const moduleUrl = `${MODULE_URL}(${JSON.stringify(distRelativePath)})`;
   let text = source.replace(LAZY_IMPORT, "null").replace(LAZY_REQUIRE, "require($1)");
   text = text.replace(VARIABLE_IMPORT, `${DYNAMIC_IMPORT}(new URL($1, ${moduleUrl}).href)`);
-  for (const leftover of [/\brequireFrom\(/, /\brequirePackage\(/, /canRequireModules\(import\.meta\.url\)/]) {
+  for (const leftover of [/\brequireFrom\(/, /canRequireModules\(import\.meta\.url\)/]) {
     const at = text.search(leftover);
     if (at >= 0 && !isImportOrDefinition(text, at)) {
       throw new Error(

@@ -1,4 +1,5 @@
 /** segscan's library surface (docs/interfaces.md §9.1). */
+import { callsOf, canRequireModules, loadedOnUse, onFirstUse, requireFrom } from "./io/lazy.js";
 export { createEngine, createTsEngine } from "./engine/index.js";
 export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./engine/index.js";
 export { discoverTargets, discoverStream } from "./recovery/targets.js";
@@ -35,7 +36,7 @@ export { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "
 export { defaultStatePath } from "./scrub/state.js";
 export { formatMetrics, writeMetrics } from "./scrub/metrics.js";
 export type { ScrubOptions, ScrubProgress, ScrubEvent, ScrubFinding, FindingCode, PassSummary } from "./scrub/index.js";
-export { toJsonReport, stringifyJson, validateJsonReport, validateNdjsonReport } from "./report/json.js";
+export { toJsonReport, stringifyJson } from "./report/json.js";
 export type {
   JsonScanReport,
   JsonPartition,
@@ -47,21 +48,97 @@ export type {
   JsonPartitionScopeRange,
   JsonSegmentScopeRange,
 } from "./report/json.js";
-// Repair (docs/repair.md §6.2): plan, apply with a journal, restore, and the errors they throw.
-export * from "./repair/entry.js";
-export { formatApplied, formatPlan } from "./report/repair-format.js";
+// Repair (docs/repair.md §6.2): plan, apply with a journal, restore (loaded on first use: below), and the errors they throw.
+export { CUT_PROOF_BYTES, OFFSET_EVIDENCE_MAX_BYTES, RESTORE_SEARCH_DEPTH } from "./repair/limits.js";
+export { readJournal, readJournalEntries } from "./repair/journal.js";
+export {
+  ForgetRefusedError,
+  JournalCorruptError,
+  PlanError,
+  PreserveError,
+  RepairError,
+  RestoreConflictError,
+  SalvageRefusedError,
+  StalePlanError,
+  TargetRefusedError,
+} from "./repair/errors.js";
+export { HealRefusedError } from "./repair/heal/errors.js";
+export { LockHeldError, WriterOpenError } from "./repair/lock.js";
+export type * from "./repair/index.js";
 export { scanNode, isNodeRoot } from "./node/scan.js";
 export type * from "./domain/node.js";
 export { nodeToJson } from "./report/node-json.js";
-export { NodeJsonSchema, validateNodeJson } from "./report/node-schema-entry.js";
-export {
-  mergeReports,
-  runFleet,
-  openReport,
-  ReportInputError,
-  fleetExitCode,
-  validateFleetReport,
-  fleetJsonSchemaText,
-  FleetReportSchema,
-} from "./fleet/entry.js";
-export type { FleetReport, FleetPartition, FleetReplica, FleetMetadata, FleetSummary, FleetNode, MergeInput } from "./fleet/entry.js";
+export { ReportInputError } from "./fleet/errors.js";
+export type {
+  ClusterVerdict,
+  FleetReport,
+  FleetPartition,
+  FleetReplica,
+  FleetMetadata,
+  FleetStep,
+  FleetSummary,
+  FleetNode,
+  MergeInput,
+} from "./fleet/index.js";
+
+// Loaded on first use (src/io/lazy.ts, docs/benchmarks.md "Cold code"): importing the package loads no
+// schema, planner or fleet merger; each export below loads its module on its first call.
+type RepairModule = typeof import("./repair/index.js");
+type PlanTextModule = typeof import("./report/repair-format.js");
+type ValidationModule = typeof import("./report/json-validate.js");
+type NodeSchemaModule = typeof import("./report/node-schema.js");
+type FleetModule = typeof import("./fleet/index.js");
+const repair = onFirstUse<RepairModule>(canRequireModules(import.meta.url) ? null : await import("./repair/index.js"), () =>
+  requireFrom<RepairModule>(import.meta.url, "./repair/index.js"),
+);
+const planText = onFirstUse<PlanTextModule>(canRequireModules(import.meta.url) ? null : await import("./report/repair-format.js"), () =>
+  requireFrom<PlanTextModule>(import.meta.url, "./report/repair-format.js"),
+);
+const validation = onFirstUse<ValidationModule>(canRequireModules(import.meta.url) ? null : await import("./report/json-validate.js"), () =>
+  requireFrom<ValidationModule>(import.meta.url, "./report/json-validate.js"),
+);
+const nodeSchema = onFirstUse<NodeSchemaModule>(canRequireModules(import.meta.url) ? null : await import("./report/node-schema.js"), () =>
+  requireFrom<NodeSchemaModule>(import.meta.url, "./report/node-schema.js"),
+);
+const fleet = onFirstUse<FleetModule>(canRequireModules(import.meta.url) ? null : await import("./fleet/index.js"), () =>
+  requireFrom<FleetModule>(import.meta.url, "./fleet/index.js"),
+);
+
+export const {
+  planRepair,
+  parsePlan,
+  isEmptyPlan,
+  planSalvage,
+  planHeal,
+  applyRepair,
+  restore,
+  findRestorable,
+  planForget,
+  forget,
+  clearLostOffsets,
+} = callsOf(repair, [
+  "planRepair",
+  "parsePlan",
+  "isEmptyPlan",
+  "planSalvage",
+  "planHeal",
+  "applyRepair",
+  "restore",
+  "findRestorable",
+  "planForget",
+  "forget",
+  "clearLostOffsets",
+]);
+export const { formatApplied, formatPlan } = callsOf(planText, ["formatApplied", "formatPlan"]);
+export const { validateJsonReport, validateNdjsonReport } = callsOf(validation, ["validateJsonReport", "validateNdjsonReport"]);
+export const { validateNodeJson } = callsOf(nodeSchema, ["validateNodeJson"]);
+export const NodeJsonSchema: NodeSchemaModule["NodeJsonSchema"] = loadedOnUse(() => nodeSchema().NodeJsonSchema);
+export const { fleetExitCode, mergeReports, runFleet, openReport, validateFleetReport, fleetJsonSchemaText } = callsOf(fleet, [
+  "fleetExitCode",
+  "mergeReports",
+  "runFleet",
+  "openReport",
+  "validateFleetReport",
+  "fleetJsonSchemaText",
+]);
+export const FleetReportSchema: FleetModule["FleetReportSchema"] = loadedOnUse(() => fleet().FleetReportSchema);

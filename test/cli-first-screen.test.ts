@@ -13,7 +13,8 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { shellQuote } from "../src/domain/command.js";
-import { type JsonScanReport, validateJsonReport } from "../src/report/json.js";
+import type { JsonScanReport } from "../src/report/json.js";
+import { validateJsonReport } from "../src/report/json-validate.js";
 import { type Run, runCli } from "./helpers/cli.js";
 
 let root: string;

@@ -15,7 +15,8 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { planRepair } from "../src/repair/index.js";
-import { type JsonScanReport, validateJsonReport, validateNdjsonReport } from "../src/report/json.js";
+import type { JsonScanReport } from "../src/report/json.js";
+import { validateJsonReport, validateNdjsonReport } from "../src/report/json-validate.js";
 import { type Run, runCli } from "./helpers/cli.js";
 
 let root: string;

@@ -10,7 +10,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SCENARIOS, generateDataDir, type GeneratedDataDir } from "../src/gen/index.js";
-import { validateJsonReport, type JsonScanReport } from "../src/report/json.js";
+import type { JsonScanReport } from "../src/report/json.js";
+import { validateJsonReport } from "../src/report/json-validate.js";
 import { CLI, type Run, runCli } from "./helpers/cli.js";
 
 function parseReport(run: Run): JsonScanReport {

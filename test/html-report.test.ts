@@ -34,13 +34,8 @@ import {
 } from "../src/report/html/index.js";
 import { naturalCompare } from "../src/report/html/render.js";
 import { scopeLine } from "../src/report/format.js";
-import {
-  validateJsonReport,
-  type JsonPartition,
-  type JsonScanReport,
-  type JsonSegment,
-  type JsonSegmentScopeRange,
-} from "../src/report/json.js";
+import type { JsonPartition, JsonScanReport, JsonSegment, JsonSegmentScopeRange } from "../src/report/json.js";
+import { validateJsonReport } from "../src/report/json-validate.js";
 
 const CLI = fileURLToPath(new URL("../dist/src/cli/main.js", import.meta.url));
 const CHROMIUM = process.env.SEGSCAN_CHROMIUM ?? "/usr/bin/chromium";

@@ -15,7 +15,8 @@ import { BATCH_HEADER_BYTES, FRAME_HEADER_BYTES } from "../src/format/constants.
 import { readBatchHeader, readFrameHeader } from "../src/format/records.js";
 import { decodeUserHeaders } from "../src/format/user-headers.js";
 import { scanPath } from "../src/node/scan-path.js";
-import { validateJsonReport, toJsonReport } from "../src/report/json.js";
+import { toJsonReport } from "../src/report/json.js";
+import { validateJsonReport } from "../src/report/json-validate.js";
 import { colors } from "../src/report/format.js";
 import { allEngines } from "./helpers/engines.js";
 

@@ -8,7 +8,8 @@ import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { toJsonReport, validateJsonReport } from "../src/report/json.js";
+import { toJsonReport } from "../src/report/json.js";
+import { validateJsonReport } from "../src/report/json-validate.js";
 import { scanIter, scanPath } from "../src/node/scan-path.js";
 import { tempDir } from "./helpers/node-wal.js";
 

@@ -8,7 +8,7 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { validateJsonReport } from "../src/report/json.js";
+import { validateJsonReport } from "../src/report/json-validate.js";
 import { buildChain, concat, indexAt, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));

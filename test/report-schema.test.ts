@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { type JsonScanReport, validateJsonReport } from "../src/report/json.js";
+import type { JsonScanReport } from "../src/report/json.js";
+import { validateJsonReport } from "../src/report/json-validate.js";
 import { reportJsonSchemaText } from "../src/report/schema.js";
 
 const committed = fileURLToPath(new URL("../docs/report.schema.json", import.meta.url));

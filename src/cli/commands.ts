@@ -130,9 +130,17 @@ export async function rescanRepaired(
   }
 }
 
-/** The one `repair --json` shape, dry run and apply alike (docs/interfaces.md §9.4). */
-function repairJson(report: ScanReport, plan: RepairPlan, applied: ApplyResult | null, after: ScanReport | null): string {
+/** The one `repair --json` shape, dry run and apply alike, for salvage and heal too (docs/interfaces.md §9.4). */
+export function repairJson(report: ScanReport, plan: RepairPlan, applied: ApplyResult | null, after: ScanReport | null): string {
   return `${stringifyJson({ report: toJsonReport(report), plan, applied, after: after === null ? null : toJsonReport(after) })}\n`;
+}
+
+/** Said after an apply where no other writer of the changed files could be looked for. */
+export function warnUncheckedWriters(result: ApplyResult): void {
+  if (result.writerCheck.checked) return;
+  warn(
+    "other writers of the files to change were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
+  );
 }
 
 /** What the re-scan says of the targets the run repaired: one line. */
@@ -203,11 +211,7 @@ export async function repairCommand(paths: string[], flags: RepairFlags, command
       }
       throw error;
     }
-    if (!result.writerCheck.checked) {
-      warn(
-        "other writers of the files to change were not looked for on this platform (only Linux /proc is checked): make sure iggy-server was stopped",
-      );
-    }
+    warnUncheckedWriters(result);
     // Prove the result: scan the same paths again with the same options; the exit status is what is left.
     const after = await rescanRepaired(result, paths, () => runScan(paths, { ...flags, progress: false }, explicit, signal));
     const code = (result.changed ? EXIT.REPAIRED : EXIT.CLEAN) | scanExitCode(after);

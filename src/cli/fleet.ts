@@ -19,8 +19,10 @@ import { colorEnabled, out, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
 import { PAGE_TO_STDOUT, checkPagePath, writePageFile } from "./page-file.js";
 
-export { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
-import type { FleetFlags } from "./fleet-help.js";
+export interface FleetFlags {
+  json?: boolean;
+  html?: string;
+}
 
 const JSON_BLOCK_CHARS = 1 << 20;
 

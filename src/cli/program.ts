@@ -4,80 +4,40 @@ import { DEFAULT_WINDOW_BYTES, MAX_WINDOW_BYTES, MIN_WINDOW_BYTES } from "../for
 import type { SizeProfileName } from "../gen/index.js";
 import { SEGSCAN_VERSION } from "../version.js";
 import type { DumpFlags, GenFlags, RepairFlags } from "./commands.js";
+import type { FleetFlags } from "./fleet.js";
+import type { ForgetFlags } from "./forget.js";
 import { describeCause } from "../io/errors.js";
 import { escapeControlKeepingLines } from "../report/terminal-safe.js";
 import { EXIT, OperationalError, UsageError, failureExitCode, isAbortError } from "./exit.js";
+import {
+  DUMP_EXIT_HELP,
+  EXIT_HELP,
+  FLEET_EXIT_HELP,
+  FORGET_EXIT_HELP,
+  HEAL_EXIT_HELP,
+  RESTORE_EXIT_HELP,
+  SALVAGE_EXIT_HELP,
+} from "./help.js";
 import { operandPath, parseBytes, parseInteger, parseOnce } from "./parse.js";
-import { FLEET_EXIT_HELP, type FleetFlags } from "./fleet-help.js";
-import { addScanFlags, type ScanFlags } from "./scan-flags.js";
-import { addSalvageCommand } from "./salvage.js";
-import { addHealCommand } from "./heal.js";
+import { type HealFlags, type SalvageFlags, type ScanFlags, addScanFlags, engineOption } from "./scan-flags.js";
 import { addScrubCommand } from "./scrub.js";
 
 /*
- * Each command's module loads when the command runs (docs/benchmarks.md): `--help` and
- * `--version` load no scanner, engine, schema or renderer, and `scan` loads
+ * Each command's module is imported when the command runs (docs/benchmarks.md "Cold code"):
+ * `--help` and `--version` load no scanner, engine, schema or renderer, and `scan` loads
  * what scanning needs.
  */
-type Commands = typeof import("./commands.js");
-const commands = (): Promise<Commands> => import("./commands.js");
-const scanCommand: typeof import("./scan-command.js").scanCommand = async (...args) =>
-  (await import("./scan-command.js")).scanCommand(...args);
-const repairCommand: Commands["repairCommand"] = async (...args) => (await commands()).repairCommand(...args);
-const restoreCommand: Commands["restoreCommand"] = async (...args) => (await commands()).restoreCommand(...args);
-const dumpCommand: Commands["dumpCommand"] = async (...args) => (await commands()).dumpCommand(...args);
-const genCommand: Commands["genCommand"] = async (...args) => (await commands()).genCommand(...args);
-const demoCommand: Commands["demoCommand"] = async (...args) => (await commands()).demoCommand(...args);
-const benchCommand: Commands["benchCommand"] = async (...args) => (await commands()).benchCommand(...args);
-const reportCommand: typeof import("./report-html.js").reportCommand = async (...args) =>
-  (await import("./report-html.js")).reportCommand(...args);
-const fleetCommand: typeof import("./fleet.js").fleetCommand = async (...args) => (await import("./fleet.js")).fleetCommand(...args);
-const forgetCommand: typeof import("./forget.js").forgetCommand = async (...args) => (await import("./forget.js")).forgetCommand(...args);
 
 /** `gen --size` choices, named here so `--help` loads no generator; the type check fails if one is missing or unknown. */
 const SIZE_PROFILE_NAMES = ["tiny", "small", "medium", "large"] as const satisfies readonly SizeProfileName[];
 const _everySizeProfileNamed: Exclude<SizeProfileName, (typeof SIZE_PROFILE_NAMES)[number]> extends never ? true : never = true;
 
-const EXIT_HELP = `
-Exit status (after fsck; conditions are OR-ed, e.g. 5 = 1|4):
-  0   every partition is clean; node findings of severity warn or info are shown but do
-      not count (a verdict of WARN or INFO exits 0)
-  1   repairs were applied and the repaired partitions scan clean now
-  4   problems left: a dry run found repairs to make, or a partition or node item was refused
-  8   operational error: I/O, a failed partition or node item, a missing or unreadable path
-      (9 = 1|8: an apply that stopped part-way after changing files; the message says how to finish or undo)
-  16  usage error: bad flags or arguments, a path that holds no partition
-  32  cancelled (Ctrl-C): the message says what was done (a scan or dry run changed nothing;
-      repair/restore name what completed, every completed step is in the journal)`;
+type SetExit = (code: number) => void;
 
-const RESTORE_EXIT_HELP = `
-Exit status:
-  0   every journal's steps were undone (or there was nothing to restore)
-  8   operational error: an undo step failed (the message says how far it got and that running
-      restore again resumes there); given a data dir, the other partitions are still restored
-  16  usage error: bad flags, a path that is not a directory
-  32  cancelled (Ctrl-C) between undo steps: the message names the partitions restored in full`;
+/** A repeatable option's values, in the order given. */
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-const FORGET_EXIT_HELP = `
-Exit status (OR-ed):
-  0   a dry run, or nothing to forget
-  1   --apply deleted copies (or cleared the loss record)
-  4   copies are kept because a restore still needs them (an unfinished run or restore: the listing says which)
-  8   a target could not be handled (its lock is held, its journal cannot be read, its .segscan is a link)
-  16  usage error: bad flags, a path that is not a directory`;
-
-const DUMP_EXIT_HELP = `
-Exit status:
-  0   every batch verified and the listing reached the end of the file (a .index: whole entries
-      only; a WAL: every entry verified or unsealed; a snapshot: no finding worse than warn)
-  4   problems: batches or entries that failed to verify (the last line counts them), a listing that
-      stopped before the end of the file, a .index ending in a partial entry, a refused snapshot
-  8   operational error: the file cannot be read
-  16  usage error: bad flags, a path that is not a file, a file that is not a segment .log or .index,
-      journal.wal or snapshot.bin
-  32  cancelled (Ctrl-C)`;
-
-export function buildProgram(setExit: (code: number) => void): Command {
+export function buildProgram(setExit: SetExit): Command {
   const program = new Command("segscan");
   program
     .description(
@@ -89,7 +49,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .showHelpAfterError("(add --help for usage)")
     .configureOutput({ outputError: (text, write) => write(`segscan: ${escapeControlKeepingLines(text.replace(/^error: /, ""))}`) })
     .addHelpText("after", EXIT_HELP);
+  // The order of `--help`'s command list.
+  for (const add of [addScan, addReport, addFleet, addRepair, addSalvage, addHeal, addRestore, addForget, addDump, addGen, addDemo]) {
+    add(program, setExit);
+  }
+  addScrubCommand(program, setExit);
+  addBench(program, setExit);
+  return program;
+}
 
+function addScan(program: Command, setExit: SetExit): void {
   addScanFlags(
     program
       .command("scan")
@@ -111,16 +80,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: ScanFlags, command: Command) =>
-      setExit(await scanCommand(paths.map(operandPath), flags, command)),
+      setExit(await (await import("./scan-command.js")).scanCommand(paths.map(operandPath), flags, command)),
     );
+}
 
+function addReport(program: Command, setExit: SetExit): void {
   program
     .command("report")
     .description("draw a saved `scan --json` or `--ndjson` report as a self-contained HTML page (- reads stdin)")
     .argument("<scan.json>", "a report written by `segscan scan --json` or `--ndjson`")
     .requiredOption("--html <file>", "write the HTML report to <file> (- writes it to stdout)")
-    .action(async (file: string, flags: { html: string }) => setExit(await reportCommand(file, flags)));
+    .action(async (file: string, flags: { html: string }) => setExit(await (await import("./report-html.js")).reportCommand(file, flags)));
+}
 
+function addFleet(program: Command, setExit: SetExit): void {
   program
     .command("fleet")
     .description(
@@ -134,8 +107,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "also write one HTML page (partitions as rows, replicas as lanes on one offset scale) to <file> (- for stdout)",
     )
     .addHelpText("after", FLEET_EXIT_HELP)
-    .action(async (reports: string[], flags: FleetFlags, command: Command) => setExit(await fleetCommand(reports, flags, command)));
+    .action(async (reports: string[], flags: FleetFlags, command: Command) =>
+      setExit(await (await import("./fleet.js")).fleetCommand(reports, flags, command)),
+    );
+}
 
+function addRepair(program: Command, setExit: SetExit): void {
   addScanFlags(
     program
       .command("repair")
@@ -152,12 +129,47 @@ export function buildProgram(setExit: (code: number) => void): Command {
   )
     .addHelpText("after", EXIT_HELP)
     .action(async (paths: string[], flags: RepairFlags, command: Command) =>
-      setExit(await repairCommand(paths.map(operandPath), flags, command)),
+      setExit(await (await import("./commands.js")).repairCommand(paths.map(operandPath), flags, command)),
     );
+}
 
-  addSalvageCommand(program, setExit);
-  addHealCommand(program, setExit);
+function addSalvage(program: Command, setExit: SetExit): void {
+  addScanFlags(
+    program
+      .command("salvage")
+      .description(
+        "the last copy of a refused partition: keep every batch that verifies and extends the chain, drop only the bytes " +
+          "nothing proves (recorded as lost, preserved first); prints the plan, --apply carries it out",
+      )
+      .argument("<partition>", "one refused partition dir")
+      .option("--apply", "carry out the plan, then re-scan the partition"),
+  )
+    .addHelpText("after", SALVAGE_EXIT_HELP)
+    .action(async (path: string, flags: SalvageFlags, command: Command) =>
+      setExit(await (await import("./one-partition.js")).salvageCommand(operandPath(path), flags, command)),
+    );
+}
 
+function addHeal(program: Command, setExit: SetExit): void {
+  addScanFlags(
+    program
+      .command("heal")
+      .description(
+        "fill what this replica's partition lacks or holds damaged (unreadable, torn, a salvaged gap) with a peer replica's " +
+          "batches, once the peer proves them (checksums, equal neighbours, a continuous chain); partition segments only, " +
+          "never the metadata plane; prints the plan, --apply carries it out (preserved first; segscan restore undoes it)",
+      )
+      .argument("<partition>", "the damaged partition dir on this node")
+      .requiredOption("--from <peer>", "the same partition's dir of a peer replica (only read)")
+      .option("--apply", "carry out the plan, then re-scan the partition"),
+  )
+    .addHelpText("after", HEAL_EXIT_HELP)
+    .action(async (path: string, flags: HealFlags, command: Command) =>
+      setExit(await (await import("./one-partition.js")).healCommand(path, flags, command)),
+    );
+}
+
+function addRestore(program: Command, setExit: SetExit): void {
   program
     .command("restore")
     .description(
@@ -167,8 +179,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument("<path>", "a node root or data dir, a repaired partition dir or metadata dir, or its .segscan dir")
     .option("--json", "print the result as JSON")
     .addHelpText("after", RESTORE_EXIT_HELP)
-    .action(async (dir: string, flags: { json?: boolean }) => setExit(await restoreCommand(operandPath(dir), flags)));
+    .action(async (dir: string, flags: { json?: boolean }) =>
+      setExit(await (await import("./commands.js")).restoreCommand(operandPath(dir), flags)),
+    );
+}
 
+function addForget(program: Command, setExit: SetExit): void {
   program
     .command("forget")
     .description(
@@ -181,10 +197,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--apply", "carry it out")
     .option("--json", "print the result as JSON")
     .addHelpText("after", FORGET_EXIT_HELP)
-    .action(async (paths: string[], flags: import("./forget.js").ForgetFlags) =>
-      setExit(await forgetCommand(paths.map(operandPath), flags)),
+    .action(async (paths: string[], flags: ForgetFlags) =>
+      setExit(await (await import("./forget.js")).forgetCommand(paths.map(operandPath), flags)),
     );
+}
 
+function addDump(program: Command, setExit: SetExit): void {
   program
     .command("dump")
     .description(
@@ -194,7 +212,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument("<file>", "a segment .log or .index, or a node's metadata/journal.wal or metadata/snapshot.bin")
     .option("--messages", "also list every message frame (offset, timestamp, id, sizes, checksum, payload preview)")
     .option("--json", "print JSON (u64 values as decimal strings)")
-    .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
+    .addOption(engineOption())
     .option(
       "--window <bytes>",
       `verification window; larger batches are streamed (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES})`,
@@ -202,8 +220,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
       DEFAULT_WINDOW_BYTES,
     )
     .addHelpText("after", DUMP_EXIT_HELP)
-    .action(async (file: string, flags: DumpFlags, command: Command) => setExit(await dumpCommand(operandPath(file), flags, command)));
+    .action(async (file: string, flags: DumpFlags, command: Command) =>
+      setExit(await (await import("./commands.js")).dumpCommand(operandPath(file), flags, command)),
+    );
+}
 
+function addGen(program: Command, setExit: SetExit): void {
   program
     .command("gen")
     .description("write a realistic sample data dir, optionally with one named fault injected")
@@ -211,7 +233,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option(
       "--scenario <name>",
       "inject this fault (see --list); repeat for several: the i-th goes into the i-th partition (path order)",
-      (name: string, previous: string[]) => [...previous, name],
+      collect,
       [] as string[],
     )
     .option("--list", "list the fault scenarios and their expected verdicts")
@@ -236,7 +258,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option(
       "--cluster-fault <name>",
       "with --cluster: inject only these cluster faults (repeatable; default: all; `none` for a clean cluster)",
-      (name: string, previous: string[]) => [...previous, name],
+      collect,
       [] as string[],
     )
     .option(
@@ -245,26 +267,30 @@ export function buildProgram(setExit: (code: number) => void): Command {
       parseOnce("--node-fault", "gen injects one node fault per data dir, so the scan has one expected finding to show"),
     )
     .option("--json", "print what was written as JSON")
-    .action(async (dir: string | undefined, flags: GenFlags) => setExit(await genCommand(dir, flags)));
+    .action(async (dir: string | undefined, flags: GenFlags) => setExit(await (await import("./commands.js")).genCommand(dir, flags)));
+}
 
+function addDemo(program: Command, setExit: SetExit): void {
   program
     .command("demo")
     .description("write a sample with faults to a temp dir, scan it, show the report and the repair plan")
-    .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
+    .addOption(engineOption())
     .option("--no-progress", "never show the progress bar")
-    .action(async (flags: { engine: "wasm" | "ts"; progress: boolean }, command: Command) => setExit(await demoCommand(flags, command)));
+    .action(async (flags: { engine: "wasm" | "ts"; progress: boolean }, command: Command) =>
+      setExit(await (await import("./commands.js")).demoCommand(flags, command)),
+    );
+}
 
-  addScrubCommand(program, setExit);
-
+function addBench(program: Command, setExit: SetExit): void {
   program
     .command("bench")
     .description("run the benchmark suite (docs/benchmarks.md §10)")
     .option("--json", "machine-readable results")
     .option("--quick", "small inputs (16 MiB) for a fast smoke run")
     .option("--scaling", "the scaling check: scans at 64 MiB, 256 MiB and 1 GiB, and the probe's budget plateau")
-    .action(async (flags: { json?: boolean; quick?: boolean; scaling?: boolean }) => setExit(await benchCommand(flags)));
-
-  return program;
+    .action(async (flags: { json?: boolean; quick?: boolean; scaling?: boolean }) =>
+      setExit(await (await import("./commands.js")).benchCommand(flags)),
+    );
 }
 
 function report(message: string): void {

@@ -5,13 +5,9 @@
  * read of the total, the rate, the ETA and the partition being read.
  */
 import type cliProgressModule from "cli-progress";
-import { once, requirePackage } from "../io/lazy.js";
 import type { ProgressEvent } from "../recovery/options.js";
 import { formatBytes } from "../report/format.js";
 import { escapeControl } from "../report/terminal-safe.js";
-
-/** The bar's package loads only when a bar is drawn (a TTY and a long scan). */
-const cliProgress = once(() => requirePackage<typeof cliProgressModule>(import.meta.url, "cli-progress"));
 
 export const PROGRESS_DELAY_MS = 500;
 
@@ -136,7 +132,7 @@ class ProgressBar implements ProgressReporter {
     private readonly stream: NodeJS.WriteStream,
     private readonly estimates: ReadonlyMap<string, number>,
   ) {
-    this.timer = setTimeout(() => this.start(), PROGRESS_DELAY_MS);
+    this.timer = setTimeout(() => void this.start(), PROGRESS_DELAY_MS);
     this.timer.unref();
   }
 
@@ -156,7 +152,9 @@ class ProgressBar implements ProgressReporter {
     }
   };
 
-  private start(): void {
+  private async start(): Promise<void> {
+    // The bar's package loads only when a bar is drawn (a TTY and a long scan: docs/benchmarks.md "Cold code").
+    const { SingleBar } = (await import("cli-progress")).default;
     if (this.stopped) return;
     // Fitted to the terminal's width at every redraw (a resize takes effect at once).
     const format = (_options: unknown, params: { progress: number }, fields: Record<string, string>): string =>
@@ -171,7 +169,7 @@ class ProgressBar implements ProgressReporter {
         },
         this.stream.columns ?? DEFAULT_COLUMNS,
       );
-    this.bar = new (cliProgress().SingleBar)({
+    this.bar = new SingleBar({
       stream: this.stream,
       format: format as unknown as cliProgressModule.GenericFormatter,
       hideCursor: true,

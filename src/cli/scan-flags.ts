@@ -35,10 +35,15 @@ export function defaultConcurrency(): number {
   return Math.min(Math.max(1, availableParallelism()), maxConcurrency());
 }
 
+/** `--engine wasm|ts`, as every command that verifies takes it. */
+export function engineOption(): Option {
+  return new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm");
+}
+
 export function addScanFlags(command: Command): Command {
   return command
     .option("--json", "print the report as JSON (docs/interfaces.md §9.3) on stdout")
-    .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
+    .addOption(engineOption())
     .option("--deep", "verify every batch from byte 0 and check every index entry (verify: full)")
     .option("--replicas <n>", "replicas holding each partition: decides tombstone vs rebuild-from-peers", parseInteger(1, 1_000_000), 1)
     .option(

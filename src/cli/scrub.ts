@@ -15,6 +15,7 @@ import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "
 import { out, resolveEngine, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
 import { operandPath, parseBytes } from "./parse.js";
+import { engineOption } from "./scan-flags.js";
 
 /** Lowest accepted rate: below this a scrub of one small segment would take hours. */
 const MIN_RATE_BYTES_PER_SECOND = 64 * 1024;
@@ -104,7 +105,7 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
     )
     .option("--json", "one JSON event per line on stdout")
     .option("--nice", "lower this process's CPU priority (nice 19; under the BFQ I/O scheduler its I/O priority follows)")
-    .addOption(new Option("--engine <kind>", "verification engine").choices(["wasm", "ts"]).default("wasm"))
+    .addOption(engineOption())
     .option(
       "--window <bytes>",
       `read window (${MIN_WINDOW_BYTES}..${MAX_WINDOW_BYTES}); a stop takes effect within one window`,

@@ -1,10 +1,13 @@
 /**
- * Loading a module of this package on first use (docs/benchmarks.md): the package entry
- * and the CLI load no schema until one is checked against. A synchronous
- * function (`validateJsonReport`) loads its module with `require`, which loads
- * ES modules synchronously on Node ≥ 20.19 and ≥ 22.12. Where it cannot (an
- * older Node, Deno, or this package run from its TypeScript source, as the
- * tests do), the module is imported with the one that needs it, as before.
+ * The package entry's exports that load their module on first use
+ * (docs/benchmarks.md "Cold code"; src/index.ts is their one user). Everywhere
+ * else a module that only some calls need is an `await import()` at that call
+ * (the CLI's commands, the engine, msgpack, the scrubber). An export called
+ * synchronously (`validateJsonReport`, `parsePlan`, the schema objects) cannot
+ * await: its module is `require`d on the first call, which loads ES modules on
+ * Node ≥ 20.19 and ≥ 22.12. Where it cannot (an older Node, Deno, or the
+ * TypeScript source, as the tests run it) the entry imports the module at once.
+ * The bundler (scripts/bundle.mjs) turns both forms into its own load on first use.
  */
 import { createRequire } from "node:module";
 
@@ -19,25 +22,22 @@ export function requireFrom<T>(moduleUrl: string, specifier: string): T {
   return createRequire(moduleUrl)(specifier) as T;
 }
 
-/** A package dependency loaded now, through its CommonJS build (any Node, and Deno): for the dependencies only a few scans need (docs/benchmarks.md). */
-export function requirePackage<T>(moduleUrl: string, name: string): T {
-  return createRequire(moduleUrl)(name) as T;
-}
-
-/** `load()`'s value, computed on the first call and kept. */
-export function once<T>(load: () => T): () => T {
-  let loaded = false;
-  let value: T | undefined;
+/** The module: `imported` when the entry imported it at once, else `load()`'s on the first call, kept. */
+export function onFirstUse<T>(imported: T | null, load: () => T): () => T {
+  let value = imported;
   return () => {
-    if (!loaded) {
-      value = load();
-      loaded = true;
-    }
-    return value as T;
+    value ??= load();
+    return value;
   };
 }
 
-/** The object `get()` returns, loaded on the first operation on it. */
+/** The functions `names` of the module `load` gives, each loading it on its first call and handing on every argument. */
+export function callsOf<M, K extends keyof M>(load: () => M, names: readonly K[]): Pick<M, K> {
+  const calls = names.map((name) => [name, (...args: unknown[]) => (load()[name] as (...args: unknown[]) => unknown)(...args)]);
+  return Object.fromEntries(calls) as Pick<M, K>;
+}
+
+/** The object `get()` returns, loaded on the first operation on it (an exported schema object). */
 export function loadedOnUse<T extends object>(get: () => T): T {
   return new Proxy({} as T, {
     get: (_target, key) => Reflect.get(get(), key),

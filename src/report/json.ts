@@ -3,8 +3,8 @@
  * decimal strings, byte positions and sizes stay numbers. Library-only fields
  * (`rebuiltIndex`, `bytesScanned` per partition, `singleSegment`, `skipped`) are left
  * out, so the JSON is exactly the shape report/schema.ts defines (the JSON
- * types come from there; `validateJsonReport` checks against it: ./json-validate.ts,
- * loaded with the schema on its first call, docs/benchmarks.md).
+ * types come from there; ./json-validate.ts checks against it: printing a report
+ * loads no schema, docs/benchmarks.md "Cold code").
  */
 import { nodeToJson } from "./node-json.js";
 import type {
@@ -19,7 +19,6 @@ import type {
   JsonSegment,
   JsonSegmentScopeRange,
 } from "./schema.js";
-import { canRequireModules, once, requireFrom } from "../io/lazy.js";
 import {
   type ForwardGap,
   type PartitionFinding,
@@ -217,26 +216,4 @@ export function toJsonReport(report: ScanReport): JsonScanReport {
 /** JSON text of any value holding bigints (as decimal strings): for plans and dumps. */
 export function stringifyJson(value: unknown, indent = 2): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v), indent);
-}
-
-// ---------------------------------------------------------------------------
-// The shape check (./json-validate.ts) and the schema it needs load on the first
-// call (docs/benchmarks.md): converting and printing a report loads no schema.
-
-type Validation = typeof import("./json-validate.js");
-const imported: Validation | null = canRequireModules(import.meta.url) ? null : await import("./json-validate.js");
-const loadValidation = once((): Validation => imported ?? requireFrom<Validation>(import.meta.url, "./json-validate.js"));
-
-/**
- * Problems with a parsed JSON value as a docs/interfaces.md §9.3 report: every field's type,
- * enum values, u64 decimal strings, refusal fields by code, no extra keys, and
- * the summary counts against the partitions. Empty when the shape is right.
- */
-export function validateJsonReport(value: unknown): string[] {
-  return loadValidation().validateJsonReport(value);
-}
-
-/** Problems with the parsed lines of a `scan --ndjson` report (each line's `type` and shape, and the lines together); empty when right. */
-export function validateNdjsonReport(lines: readonly unknown[]): string[] {
-  return loadValidation().validateNdjsonReport(lines);
 }

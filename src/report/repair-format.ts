@@ -8,21 +8,15 @@ import { shellQuote } from "../domain/command.js";
 import { offsetsText } from "../policy/next-step.js";
 import { JOURNAL_NAME } from "../repair/journal.js";
 import type { ApplyResult, ForecastEffect, PlanTarget, RepairPlan } from "../repair/schema.js";
-import { canRequireModules, once, requireFrom } from "../io/lazy.js";
-import type { PlanStep, SalvageRange } from "../repair/steps/index.js";
+import { type PlanStep, type SalvageRange, stepKindOf } from "../repair/steps/index.js";
 import { escapeControl as printable } from "./terminal-safe.js";
 import { formatBytes, formatCount } from "./units.js";
 import { formatPlural as plural } from "../domain/numbers.js";
 
-type StepTable = typeof import("../repair/steps/index.js");
-// The step table carries the plan's schemas: it loads with the first plan printed, not with the package (docs/benchmarks.md).
-const importedSteps: StepTable | null = canRequireModules(import.meta.url) ? null : await import("../repair/steps/index.js");
-const stepTable = once((): StepTable => importedSteps ?? requireFrom<StepTable>(import.meta.url, "../repair/steps/index.js"));
-
 /** One line per step, relative to the target dir: its kind's description (src/repair/steps/). */
 export function stepLine(target: PlanTarget, step: PlanStep): string {
   const name = printable(path.relative(target.dir, step.file) || path.basename(step.file));
-  return stepTable().stepKindOf(step).describe(step, { name, printable });
+  return stepKindOf(step).describe(step, { name, printable });
 }
 
 function forecastLines(effects: readonly ForecastEffect[], root: string | null): string[] {
