@@ -10,7 +10,6 @@ import {
   clusterNextCommands,
   generateCluster,
   type ClusterOptions,
-  type GeneratedCluster,
   DEMO_SCENARIOS,
   generateDataDir,
   listScenarios,
@@ -19,6 +18,7 @@ import {
   type GeneratedDataDir,
   type SizeProfileName,
 } from "../gen/index.js";
+import { assert } from "../assert.js";
 import { describeCause } from "../io/errors.js";
 import {
   TargetRefusedError,
@@ -442,28 +442,17 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   if (flags.nodeFault !== undefined && !nodeFaultNames().includes(flags.nodeFault)) {
     throw new UsageError(`unknown node fault "${flags.nodeFault}"; \`segscan gen --list\` shows them`);
   }
-  const options: GenerateOptions = { seed: flags.seed, size: flags.size, force: flags.force ?? false };
+  const options: GenerateOptions = { ...shapeOptions(flags), seed: flags.seed, size: flags.size, force: flags.force ?? false };
   if (flags.scenario.length > 0) options.scenarios = flags.scenario;
-  if (flags.segments !== undefined) options.segmentsPerPartition = flags.segments;
-  if (flags.segmentBytes !== undefined) options.segmentBytes = flags.segmentBytes;
-  if (flags.flushBytes !== undefined) options.flushBytes = flags.flushBytes;
-  if (flags.topics !== undefined) options.topicsPerStream = flags.topics;
-  if (flags.partitions !== undefined) options.partitionsPerTopic = flags.partitions;
-  let generated: GeneratedDataDir;
-  try {
-    generated = await generateDataDir(dir, options);
-  } catch (error) {
-    const name = (error as Error).name;
-    if (name === "GenerateTargetNotEmpty" || error instanceof RangeError) throw new UsageError((error as Error).message);
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EEXIST" || code === "ENOTDIR") {
+  const generated = await generatedOrUsage(
+    () => generateDataDir(dir, options),
+    (error) => {
+      const code = (error as NodeJS.ErrnoException).code;
       // A path component is a file: the target cannot be a directory.
-      throw new UsageError(
-        `cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`,
-      );
-    }
-    throw error;
-  }
+      if (code !== "EEXIST" && code !== "ENOTDIR") return null;
+      return `cannot create the data dir ${dir}: ${describeCause(error)} (a file is in the way); give a new or empty directory`;
+    },
+  );
   const node = flags.node || flags.nodeFault !== undefined ? await genNode(dir, generated.partitions, flags.seed, flags.nodeFault) : null;
   if (flags.json) {
     await out(
@@ -497,6 +486,31 @@ export async function genCommand(dir: string | undefined, flags: GenFlags): Prom
   return EXIT.CLEAN;
 }
 
+/** The layout flags `gen` and `gen --cluster` share, those given. */
+function shapeOptions(
+  flags: GenFlags,
+): Pick<GenerateOptions, "segmentsPerPartition" | "segmentBytes" | "flushBytes" | "topicsPerStream" | "partitionsPerTopic"> {
+  return {
+    ...(flags.segments !== undefined && { segmentsPerPartition: flags.segments }),
+    ...(flags.segmentBytes !== undefined && { segmentBytes: flags.segmentBytes }),
+    ...(flags.flushBytes !== undefined && { flushBytes: flags.flushBytes }),
+    ...(flags.topics !== undefined && { topicsPerStream: flags.topics }),
+    ...(flags.partitions !== undefined && { partitionsPerTopic: flags.partitions }),
+  };
+}
+
+/** What `generate()` wrote; a target that is not empty, a bad size, or what `usage` words is a usage error. */
+async function generatedOrUsage<T>(generate: () => Promise<T>, usage: (error: unknown) => string | null): Promise<T> {
+  try {
+    return await generate();
+  } catch (error) {
+    if ((error as Error).name === "GenerateTargetNotEmpty" || error instanceof RangeError) throw new UsageError((error as Error).message);
+    const message = usage(error);
+    if (message !== null) throw new UsageError(message);
+    throw error;
+  }
+}
+
 /** `gen <dir> --cluster N` (docs/fleet.md): N node roots of one cluster with replica-specific faults. */
 async function genClusterCommand(dir: string, flags: GenFlags): Promise<number> {
   if (flags.scenario.length > 0 || flags.node || flags.nodeFault !== undefined) {
@@ -511,23 +525,18 @@ async function genClusterCommand(dir: string, flags: GenFlags): Promise<number> 
       throw new UsageError(`unknown cluster fault "${name}"; \`segscan gen --list\` shows them`);
   }
   const options: ClusterOptions = {
+    ...shapeOptions(flags),
     seed: flags.seed,
     size: flags.size === "small" && flags.segmentBytes === undefined ? "tiny" : flags.size,
     force: flags.force ?? false,
   };
   if (faults !== undefined) options.faults = faults;
-  if (flags.segments !== undefined) options.segmentsPerPartition = flags.segments;
-  if (flags.segmentBytes !== undefined) options.segmentBytes = flags.segmentBytes;
-  if (flags.flushBytes !== undefined) options.flushBytes = flags.flushBytes;
-  if (flags.topics !== undefined) options.topicsPerStream = flags.topics;
-  if (flags.partitions !== undefined) options.partitionsPerTopic = flags.partitions;
-  let cluster: GeneratedCluster;
-  try {
-    cluster = await generateCluster(dir, flags.cluster!, options);
-  } catch (error) {
-    if ((error as Error).name === "GenerateTargetNotEmpty" || error instanceof RangeError) throw new UsageError((error as Error).message);
-    throw error;
-  }
+  const nodes = flags.cluster;
+  assert(nodes !== undefined, "gen --cluster: the node count is given");
+  const cluster = await generatedOrUsage(
+    () => generateCluster(dir, nodes, options),
+    () => null,
+  );
   if (flags.json) {
     await out(
       stringifyJson({

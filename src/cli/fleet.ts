@@ -41,60 +41,49 @@ async function writePage(path: string, html: string): Promise<void> {
   if (path !== PAGE_TO_STDOUT) warn(`wrote the cluster page ${path}`);
 }
 
+/** `ReportInputError`s of `step` as the CLI error `as` (an unreadable report is operational, two equal node labels a usage error). */
+async function reportInput<T>(step: () => T | Promise<T>, as: new (message: string) => Error): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof ReportInputError) throw new as(error.message);
+    throw error;
+  }
+}
+
 export async function fleetCommand(reports: string[], flags: FleetFlags, _command: Command): Promise<number> {
   if (flags.json && flags.html === "-") throw new UsageError("--json and --html - both write stdout: give --html a file");
   // A page never replaces a file that is not a page (a report given by mistake): refused before the merge.
   if (flags.html !== undefined) await checkPagePath(flags.html);
   const specs = reports.map(parseReportArgument);
-  let sources: ReportSource[];
-  try {
-    sources = [];
-    for (const spec of specs) sources.push(await openReport(spec.file, spec.name));
-  } catch (error) {
-    if (error instanceof ReportInputError) throw new OperationalError(error.message);
-    throw error;
-  }
-  try {
-    checkNames(sources);
-  } catch (error) {
-    if (error instanceof ReportInputError) throw new UsageError(error.message);
-    throw error;
-  }
-  const color = colorEnabled(process.stdout) && !flags.json && flags.html !== "-";
+  const sources = await reportInput(async () => {
+    const opened: ReportSource[] = [];
+    for (const spec of specs) opened.push(await openReport(spec.file, spec.name));
+    return opened;
+  }, OperationalError);
+  await reportInput(() => checkNames(sources), UsageError);
+  const textOut = !flags.json && flags.html !== "-";
+  const color = colorEnabled(process.stdout) && textOut;
   const notable: FleetPartition[] = [];
   const textLines: string[] = [];
-  let first = true;
-  const textOut = !flags.json && flags.html !== "-";
-  let result;
-  let pending = "";
-  try {
-    if (flags.json) {
-      // Streamed: the nodes first, each partition as it is merged, the metadata and summary last.
-      await out(`{\n"partitions": [\n`);
-    }
-    result = await runFleet(sources, async (partition) => {
-      if (flags.json) {
-        // Written in blocks of about 1 MiB: one write per partition would wait on stdout 10,000s of times.
-        pending += `${first ? "" : ",\n"}${JSON.stringify(partition)}`;
-        first = false;
-        if (pending.length >= JSON_BLOCK_CHARS) {
-          await out(pending);
-          pending = "";
+  const json = flags.json ? new JsonPartitions() : null;
+  // Streamed: the nodes first, each partition as it is merged, the metadata and summary last.
+  if (json !== null) await out(`{\n"partitions": [\n`);
+  // A line that is not a partition of a report: the JSON on stdout stops where it was (exit 8 says so).
+  const result = await reportInput(
+    () =>
+      runFleet(sources, async (partition) => {
+        await json?.add(partition);
+        if (isNotable(partition)) {
+          if (flags.html !== undefined) notable.push(partition);
+          if (textOut) textLines.push(formatFleetPartition(partition, color));
         }
-      }
-      if (isNotable(partition)) {
-        if (flags.html !== undefined) notable.push(partition);
-        if (textOut) textLines.push(formatFleetPartition(partition, color));
-      }
-    });
-  } catch (error) {
-    // A line that is not a partition of a report: the JSON on stdout stops where it was (exit 8 says so).
-    if (error instanceof ReportInputError) throw new OperationalError(error.message);
-    throw error;
-  }
-  if (flags.json) {
+      }),
+    OperationalError,
+  );
+  if (json !== null) {
     await out(
-      `${pending}\n],\n"segscan": ${JSON.stringify(result.segscan)},\n"verdict": ${JSON.stringify(result.verdict)},\n` +
+      `${json.pending}\n],\n"segscan": ${JSON.stringify(result.segscan)},\n"verdict": ${JSON.stringify(result.verdict)},\n` +
         `"nodes": ${JSON.stringify(result.nodes)},\n"metadata": ${JSON.stringify(result.metadata)},\n` +
         `"summary": ${JSON.stringify(result.summary)},\n"nextSteps": ${JSON.stringify(result.nextSteps)},\n` +
         `"warnings": ${JSON.stringify(result.warnings)}\n}\n`,
@@ -120,4 +109,18 @@ export async function fleetCommand(reports: string[], flags: FleetFlags, _comman
     }
   }
   return code;
+}
+
+/** `fleet --json`'s partitions, written in blocks of about 1 MiB: one write per partition would wait on stdout 10,000s of times. */
+class JsonPartitions {
+  pending = "";
+  private first = true;
+
+  async add(partition: FleetPartition): Promise<void> {
+    this.pending += `${this.first ? "" : ",\n"}${JSON.stringify(partition)}`;
+    this.first = false;
+    if (this.pending.length < JSON_BLOCK_CHARS) return;
+    await out(this.pending);
+    this.pending = "";
+  }
 }

@@ -102,14 +102,8 @@ function lossText(clearing: LossClearing, apply: boolean): string {
   return lines.join("\n");
 }
 
-/**
- * `forget <path...>`: each path is a partition dir, a node's `metadata/`,
- * their `.segscan` dir, or a directory above them (every preserve dir below
- * it, as restore finds journals). Exit: 0 (dry run, or nothing to do), 1
- * (applied), 4 OR-ed when copies are kept because a restore still needs them,
- * 8 when a target could not be handled (the others still are).
- */
-export async function forgetCommand(paths: string[], flags: ForgetFlags): Promise<number> {
+/** The preserve dirs below each path (once each, in the order found); a path that is not a directory is a usage error. */
+async function forgettableTargets(paths: readonly string[]): Promise<string[]> {
   const targets: string[] = [];
   for (const given of paths) {
     let info;
@@ -123,6 +117,18 @@ export async function forgetCommand(paths: string[], flags: ForgetFlags): Promis
     }
     for (const dir of await findForgettable(given)) if (!targets.includes(dir)) targets.push(dir);
   }
+  return targets;
+}
+
+/**
+ * `forget <path...>`: each path is a partition dir, a node's `metadata/`,
+ * their `.segscan` dir, or a directory above them (every preserve dir below
+ * it, as restore finds journals). Exit: 0 (dry run, or nothing to do), 1
+ * (applied), 4 OR-ed when copies are kept because a restore still needs them,
+ * 8 when a target could not be handled (the others still are).
+ */
+export async function forgetCommand(paths: string[], flags: ForgetFlags): Promise<number> {
+  const targets = await forgettableTargets(paths);
   if (targets.length === 0) {
     if (flags.json) await out(`${stringifyJson({ targets: [] })}\n`);
     else

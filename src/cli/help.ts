@@ -84,3 +84,27 @@ Exit status:
   16  usage error: bad flags, a path that is not a file, a file that is not a segment .log or .index,
       journal.wal or snapshot.bin
   32  cancelled (Ctrl-C)`;
+
+/** `scrub` (docs/scrub.md): what a pass re-reads, what it writes, its exit status. */
+export const SCRUB_HELP = `
+Re-verification and bit rot: a segment is read in full when first seen and whenever it changes; one
+that did not change (bit rot keeps size, mtime and inode) is re-read and re-hashed once it is due,
+between half and all of --reverify-after after its last verification. Bit rot in it is found within
+--reverify-after plus one --interval. The node items (WAL, snapshot, superblocks, offsets, purge.gen)
+are small and re-read by every pass.
+
+On a node root (a dir holding metadata/ or streams/) each pass ends with the node check; a finding
+about a file the server is writing (the WAL's live tail, a .tmp, offsets ahead of unflushed
+messages) waits until the file has been left alone for a minute (docs/scrub.md §1.1).
+
+The active segment is verified up to its size when reached; a batch still being appended there is growth.
+Once the segment has been left alone for a minute, damage at its end is a torn tail, as \`scan\` says.
+
+The state and metrics files are the only files scrub writes (atomically: a temp file beside, then a
+rename). Neither may lie inside the scrubbed tree (symlinks resolved), be a directory or a FIFO, or be
+one file; an existing file there must be one scrub wrote, or nothing is scrubbed (exit 16).
+
+Exit status: 0 no findings (node findings of severity info or warn are printed and exit 0) · 4 findings ·
+8 operational error (unreadable files, a failed node item, state not writable) · 16 usage error (a
+--state or --metrics path scrub may not write) · 32 a single pass was cancelled (with --watch a
+SIGTERM/SIGINT stop exits 0).`;

@@ -14,6 +14,7 @@ import type { ScrubOutputs } from "../scrub/outputs.js";
 import { DEFAULT_REVERIFY_AFTER_MS, DEFAULT_SCRUB_RATE_BYTES_PER_SECOND } from "../scrub/rate.js";
 import { out, resolveEngine, warn } from "./context.js";
 import { EXIT, OperationalError, UsageError } from "./exit.js";
+import { SCRUB_HELP } from "./help.js";
 import { operandPath, parseBytes } from "./parse.js";
 import { engineOption } from "./scan-flags.js";
 
@@ -112,31 +113,7 @@ export function addScrubCommand(program: Command, setExit: (code: number) => voi
       parseBytes(MIN_WINDOW_BYTES, MAX_WINDOW_BYTES),
       DEFAULT_WINDOW_BYTES,
     )
-    .addHelpText(
-      "after",
-      `
-Re-verification and bit rot: a segment is read in full when first seen and whenever it changes; one
-that did not change (bit rot keeps size, mtime and inode) is re-read and re-hashed once it is due,
-between half and all of --reverify-after after its last verification. Bit rot in it is found within
---reverify-after plus one --interval. The node items (WAL, snapshot, superblocks, offsets, purge.gen)
-are small and re-read by every pass.
-
-On a node root (a dir holding metadata/ or streams/) each pass ends with the node check; a finding
-about a file the server is writing (the WAL's live tail, a .tmp, offsets ahead of unflushed
-messages) waits until the file has been left alone for a minute (docs/scrub.md §1.1).
-
-The active segment is verified up to its size when reached; a batch still being appended there is growth.
-Once the segment has been left alone for a minute, damage at its end is a torn tail, as \`scan\` says.
-
-The state and metrics files are the only files scrub writes (atomically: a temp file beside, then a
-rename). Neither may lie inside the scrubbed tree (symlinks resolved), be a directory or a FIFO, or be
-one file; an existing file there must be one scrub wrote, or nothing is scrubbed (exit 16).
-
-Exit status: 0 no findings (node findings of severity info or warn are printed and exit 0) · 4 findings ·
-8 operational error (unreadable files, a failed node item, state not writable) · 16 usage error (a
---state or --metrics path scrub may not write) · 32 a single pass was cancelled (with --watch a
-SIGTERM/SIGINT stop exits 0).`,
-    )
+    .addHelpText("after", SCRUB_HELP)
     .action(async (path: string, flags: ScrubFlags, command: Command) => setExit(await scrubCommand(operandPath(path), flags, command)));
 }
 
@@ -259,29 +236,9 @@ function watchStartLine(root: string, outputs: ScrubOutputs, flags: ScrubFlags):
 
 export async function scrubCommand(path: string, flags: ScrubFlags, command: Command): Promise<number> {
   // The scrubber loads when the command runs, not when the program is defined (docs/benchmarks.md: `--help` loads no engine).
-  const [{ scrub }, { writeMetrics }, { defaultStatePath }, { checkTargetKind }] = await Promise.all([
-    import("../scrub/scrub.js"),
-    import("../scrub/metrics.js"),
-    import("../scrub/state.js"),
-    import("./scan-run.js"),
-  ]);
-  try {
-    await stat(path);
-  } catch (error) {
-    throw new OperationalError(`cannot scrub ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  // The same check as `scan`: a path that is no data dir, partition dir or .log is a usage error.
-  await checkTargetKind(path);
-  const root = resolve(path);
-  const outputs = await checkOutputFiles(root, flags.state !== undefined ? resolve(flags.state) : defaultStatePath(root), flags);
-  const statePath = outputs.statePath;
-  if (flags.nice) {
-    try {
-      setPriority(osConstants.priority.PRIORITY_LOW);
-    } catch (error) {
-      warn(`--nice: cannot lower the priority (${(error as Error).message}); running at normal priority`);
-    }
-  }
+  const [{ scrub }, { writeMetrics }] = await Promise.all([import("../scrub/scrub.js"), import("../scrub/metrics.js")]);
+  const { root, outputs } = await checkScrubTarget(path, flags);
+  if (flags.nice) lowerPriority();
   const engine = await resolveEngine(flags.engine, command.getOptionValueSource("engine") !== "default");
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -295,45 +252,12 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  let code: number = EXIT.CLEAN;
   try {
     if (flags.watch) await out(watchStartLine(root, outputs, flags));
     for (;;) {
       const passStartedMs = performance.now();
-      let summary: PassSummary | null = null;
-      let unchanged = 0;
-      const deferred: Record<string, number> = {};
-      for await (const event of scrub(root, {
-        rate: flags.rate,
-        state: statePath,
-        signal: controller.signal,
-        reverifyAfterMs: flags.reverifyAfter,
-        engine,
-        windowBytes: flags.window,
-      })) {
-        // Unchanged segments are most of an incremental pass: one summary line per pass, not one per segment.
-        if (event.type === "segment-skipped" && event.reason === "unchanged") {
-          unchanged++;
-          continue;
-        }
-        // Deferred node findings are routine beside a busy server (a WAL being appended): counted per pass, not one line each.
-        if (event.type === "node-deferred") {
-          deferred[event.reason] = (deferred[event.reason] ?? 0) + 1;
-          continue;
-        }
-        if (event.type === "pass-complete" && flags.json && unchanged > 0) await out(unchangedJsonLine(unchanged));
-        if (event.type === "pass-complete" && flags.json && Object.keys(deferred).length > 0) await out(deferredJsonLine(deferred));
-        await printEvent(event, flags.json === true);
-        if (event.type === "pass-complete") summary = event.summary;
-      }
-      if (summary === null) throw new OperationalError(`scrub of ${root} ended without a pass summary`);
-      if (
-        summary.complete &&
-        summary.segmentsVerified + summary.segmentsSkipped + summary.segmentsDeleted === 0 &&
-        summary.findings === 0
-      ) {
-        warn(`no segments found under ${root} (no directory holds a .log file)`);
-      }
+      const options = { rate: flags.rate, state: outputs.statePath, signal: controller.signal, reverifyAfterMs: flags.reverifyAfter };
+      const summary = await printPass(root, scrub(root, { ...options, engine, windowBytes: flags.window }), flags);
       // A stopped pass saw only part of the tree: its findings gauge would read as
       // "fixed". The last complete pass's metrics stay until the next one.
       if (outputs.metricsPath !== null && summary.complete) {
@@ -345,11 +269,7 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
         if (!flags.json) await out(`${terminalSafe(`  metrics written to ${outputs.metricsPath}`)}\n`);
       }
       if (!summary.complete) return flags.watch ? EXIT.CLEAN : EXIT.CANCELLED;
-      code = EXIT.CLEAN;
-      const outcome = passOutcome(summary);
-      if (outcome.failures > 0) code |= EXIT.OPERATIONAL;
-      if (outcome.problems > 0) code |= EXIT.PROBLEMS;
-      if (!flags.watch) return code;
+      if (!flags.watch) return passExitCode(summary);
       const waitMs = Math.max(0, flags.interval - (performance.now() - passStartedMs));
       await sleep(waitMs, undefined, { signal: controller.signal }).catch(() => undefined);
       if (controller.signal.aborted) return EXIT.CLEAN;
@@ -358,4 +278,62 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** The scrubbed root and the files the scrub writes, checked before anything is read (the same target check as `scan`). */
+async function checkScrubTarget(path: string, flags: ScrubFlags): Promise<{ root: string; outputs: ScrubOutputs }> {
+  const [{ defaultStatePath }, { checkTargetKind }] = await Promise.all([import("../scrub/state.js"), import("./scan-run.js")]);
+  try {
+    await stat(path);
+  } catch (error) {
+    throw new OperationalError(`cannot scrub ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  // A path that is no data dir, partition dir or .log is a usage error.
+  await checkTargetKind(path);
+  const root = resolve(path);
+  const outputs = await checkOutputFiles(root, flags.state !== undefined ? resolve(flags.state) : defaultStatePath(root), flags);
+  return { root, outputs };
+}
+
+/** `--nice`: the lowest CPU priority, or a warning where it cannot be set. */
+function lowerPriority(): void {
+  try {
+    setPriority(osConstants.priority.PRIORITY_LOW);
+  } catch (error) {
+    warn(`--nice: cannot lower the priority (${(error as Error).message}); running at normal priority`);
+  }
+}
+
+/** One pass's events printed as they come (routine ones counted instead), and its summary. */
+async function printPass(root: string, events: AsyncIterable<ScrubEvent>, flags: ScrubFlags): Promise<PassSummary> {
+  let summary: PassSummary | null = null;
+  let unchanged = 0;
+  const deferred: Record<string, number> = {};
+  for await (const event of events) {
+    // Unchanged segments are most of an incremental pass: one summary line per pass, not one per segment.
+    if (event.type === "segment-skipped" && event.reason === "unchanged") {
+      unchanged++;
+      continue;
+    }
+    // Deferred node findings are routine beside a busy server (a WAL being appended): counted per pass, not one line each.
+    if (event.type === "node-deferred") {
+      deferred[event.reason] = (deferred[event.reason] ?? 0) + 1;
+      continue;
+    }
+    if (event.type === "pass-complete" && flags.json && unchanged > 0) await out(unchangedJsonLine(unchanged));
+    if (event.type === "pass-complete" && flags.json && Object.keys(deferred).length > 0) await out(deferredJsonLine(deferred));
+    await printEvent(event, flags.json === true);
+    if (event.type === "pass-complete") summary = event.summary;
+  }
+  if (summary === null) throw new OperationalError(`scrub of ${root} ended without a pass summary`);
+  if (summary.complete && summary.segmentsVerified + summary.segmentsSkipped + summary.segmentsDeleted === 0 && summary.findings === 0) {
+    warn(`no segments found under ${root} (no directory holds a .log file)`);
+  }
+  return summary;
+}
+
+/** A complete pass's exit status: 8 for failures, 4 for problems (docs/scrub.md). */
+function passExitCode(summary: PassSummary): number {
+  const outcome = passOutcome(summary);
+  return (outcome.failures > 0 ? EXIT.OPERATIONAL : 0) | (outcome.problems > 0 ? EXIT.PROBLEMS : 0);
 }
