@@ -107,99 +107,36 @@ function offsetsOf(range: JsonSegment["scope"][number]): { from: bigint; to: big
     : { from: BigInt(range.firstOffset), to: range.lastOffset === null ? null : BigInt(range.lastOffset) };
 }
 
+/** What a replica's segments say, gathered segment by segment. */
+interface SegmentFacts {
+  proven: Range[];
+  intact: Range[];
+  unreadable: Unreadable[];
+  cuts: Cut[];
+  refusals: ReplicaRefusal[];
+  lastBatches: ReplicaView["lastBatches"];
+  gaps: Range[];
+  logPaths: Map<bigint, string>;
+  segmentDigests: ReplicaView["segmentDigests"];
+}
+
 /** The partition's view of one replica. */
 export function replicaView(line: PartitionLine): ReplicaView {
   const segments = line.segments;
-  const proven: Range[] = [];
-  const intact: Range[] = [];
-  const unreadable: Unreadable[] = [];
-  const cuts: Cut[] = [];
-  const refusals: ReplicaRefusal[] = [];
-  const lastBatches: ReplicaView["lastBatches"] = [];
-  const gaps: Range[] = [];
-  const logPaths = new Map<bigint, string>();
-  const segmentDigests: ReplicaView["segmentDigests"] = [];
-  const nextSteps: string[] = [];
-  nextSteps.push(line.nextStep);
-
-  for (const [i, segment] of segments.entries()) {
-    const start = BigInt(segment.startOffset);
-    const end = segment.endOffset === null ? null : BigInt(segment.endOffset);
-    const next = segments[i + 1];
-    /** The last offset this segment can hold: one before the next segment's start, when there is one. */
-    const bound = next === undefined ? null : BigInt(next.startOffset) - 1n;
-    logPaths.set(start, segment.logPath);
-    if (segment.lastBatch !== null) {
-      lastBatches.push({
-        segment: start,
-        baseOffset: BigInt(segment.lastBatch.baseOffset),
-        checksum: BigInt(segment.lastBatch.checksum),
-      });
-    }
-    // A forward gap: the offsets from the expected one up to the one found are not in this segment.
-    for (const gap of segment.gaps) gaps.push({ from: BigInt(gap.expectedOffset), to: BigInt(gap.foundOffset) - 1n });
-    if (segment.batchChecksumsXxh3 !== null && segment.outcome === "clean" && end !== null && segment.walkedSize === segment.messagesSize) {
-      segmentDigests.push({ segment: start, endOffset: end, bytes: segment.messagesSize, digest: BigInt(segment.batchChecksumsXxh3) });
-    }
-    if (segment.refusal !== null) refusals.push(refusalOf(segment.refusal, start));
-
-    let claimed: Range | null = null;
-    if (segment.scope.length > 0) {
-      // Scope-of-loss ranges take precedence over what the offsets and outcome imply.
-      const code = segment.refusal?.code ?? segment.outcome;
-      for (const range of segment.scope) {
-        const offsets = offsetsOf(range);
-        if (offsets === null) continue;
-        if (range.kind === "proven" && offsets.to !== null) proven.push({ from: offsets.from, to: offsets.to });
-        else if (range.kind === "intact" && offsets.to !== null) intact.push({ from: offsets.from, to: offsets.to });
-        else if (range.kind === "unreadable") {
-          // An unknown end is bounded by the next segment's start; in the last segment it stays open.
-          if (offsets.to !== null) unreadable.push({ range: { from: offsets.from, to: offsets.to }, openEnded: false, code });
-          else if (bound !== null) unreadable.push({ range: { from: offsets.from, to: bound }, openEnded: false, code });
-          else unreadable.push({ range: { from: offsets.from, to: offsets.from }, openEnded: true, code });
-        } else if (range.kind === "torn" && offsets.to !== null) claimed = { from: offsets.from, to: offsets.to };
-      }
-    } else if (segment.outcome === "clean" || segment.outcome === "torn-tail") {
-      if (end !== null) proven.push({ from: start, to: end });
-    } else if (segment.outcome === "refused") {
-      // A walk refusal proves the prefix before the damage; an index refusal proves nothing.
-      const walked = segment.refusal !== null && WALK_REFUSALS.has(segment.refusal.code) && end !== null;
-      if (walked) proven.push({ from: start, to: end });
-      const from = walked ? end + 1n : start;
-      const code = segment.refusal?.code ?? "refused";
-      if (bound !== null) {
-        if (bound >= from) unreadable.push({ range: { from, to: bound }, openEnded: false, code });
-      } else {
-        // The last segment: where its offsets end is not known; the index claims up to its last entry at least.
-        const indexed = segment.refusal?.code === "SizeDivergence" ? BigInt(segment.refusal.indexedOffset) : from;
-        unreadable.push({ range: { from, to: indexed > from ? indexed : from }, openEnded: true, code });
-      }
-    }
-
-    if (segment.outcome === "torn-tail") {
-      cuts.push({ segment: start, fromOffset: end === null ? start : end + 1n, bytes: segment.messagesSize - segment.walkedSize, claimed });
-    }
-  }
-
-  // Partition-level refusals that name offsets missing between segments.
-  const refusal = line.refusal;
-  if (refusal !== null) {
-    if (!refusals.some((r) => r.code === refusal.code)) refusals.push(refusalOf(refusal, null));
-    if (refusal.code === "Hole") {
-      unreadable.push({
-        range: { from: BigInt(refusal.previousEnd) + 1n, to: BigInt(refusal.nextStart) - 1n },
-        openEnded: false,
-        code: "Hole",
-      });
-    } else if (refusal.code === "EmptyNonTailSegment") {
-      unreadable.push({
-        range: { from: BigInt(refusal.emptyStart), to: BigInt(refusal.nextStart) - 1n },
-        openEnded: false,
-        code: "EmptyNonTailSegment",
-      });
-    }
-  }
-
+  const facts: SegmentFacts = {
+    proven: [],
+    intact: [],
+    unreadable: [],
+    cuts: [],
+    refusals: [],
+    lastBatches: [],
+    gaps: [],
+    logPaths: new Map(),
+    segmentDigests: [],
+  };
+  for (const [i, segment] of segments.entries()) addSegment(facts, segment, segments[i + 1]);
+  addPartitionRefusal(facts, line.refusal);
+  const { proven, intact, unreadable, cuts, refusals } = facts;
   const offsets: ReplicaView["offsets"] = [];
   for (const entry of line.node?.offsets ?? []) {
     if (entry.offset !== null) offsets.push({ kind: entry.kind, id: entry.id, offset: BigInt(entry.offset) });
@@ -216,7 +153,7 @@ export function replicaView(line: PartitionLine): ReplicaView {
   const unreadableRecord = line.findings.find((finding) => finding.severity === "failed");
   const failed = line.error !== null || line.verdict === "failed" || unreadableRecord !== undefined;
   // What a replica proves never includes what a gap skips (the scope's proven range spans the gap).
-  const skipped = normalize(gaps);
+  const skipped = normalize(facts.gaps);
   for (const range of skipped) unreadable.push({ range, openEnded: false, code: FORWARD_GAP });
   return {
     path: line.path,
@@ -235,13 +172,98 @@ export function replicaView(line: PartitionLine): ReplicaView {
     unreadable: failed ? [] : unreadable.filter((u) => u.range.to >= u.range.from),
     cuts: failed ? [] : cuts,
     refusals,
-    firstOffset: segments.length === 0 ? null : BigInt(segments[0]!.startOffset),
-    lastBatches,
-    logPaths,
-    segmentDigests,
+    firstOffset: segments[0] === undefined ? null : BigInt(segments[0].startOffset),
+    lastBatches: facts.lastBatches,
+    logPaths: facts.logPaths,
+    segmentDigests: facts.segmentDigests,
     offsets,
-    nextSteps,
+    nextSteps: [line.nextStep],
   };
+}
+
+/** One segment's facts; `next` (the following segment) bounds the offsets it can hold. */
+function addSegment(facts: SegmentFacts, segment: JsonSegment, next: JsonSegment | undefined): void {
+  const start = BigInt(segment.startOffset);
+  const end = segment.endOffset === null ? null : BigInt(segment.endOffset);
+  /** The last offset this segment can hold: one before the next segment's start, when there is one. */
+  const bound = next === undefined ? null : BigInt(next.startOffset) - 1n;
+  facts.logPaths.set(start, segment.logPath);
+  if (segment.lastBatch !== null) {
+    facts.lastBatches.push({
+      segment: start,
+      baseOffset: BigInt(segment.lastBatch.baseOffset),
+      checksum: BigInt(segment.lastBatch.checksum),
+    });
+  }
+  // A forward gap: the offsets from the expected one up to the one found are not in this segment.
+  for (const gap of segment.gaps) facts.gaps.push({ from: BigInt(gap.expectedOffset), to: BigInt(gap.foundOffset) - 1n });
+  if (segment.batchChecksumsXxh3 !== null && segment.outcome === "clean" && end !== null && segment.walkedSize === segment.messagesSize) {
+    facts.segmentDigests.push({ segment: start, endOffset: end, bytes: segment.messagesSize, digest: BigInt(segment.batchChecksumsXxh3) });
+  }
+  if (segment.refusal !== null) facts.refusals.push(refusalOf(segment.refusal, start));
+  // Scope-of-loss ranges take precedence over what the offsets and outcome imply.
+  const claimed = segment.scope.length > 0 ? addScopeRanges(facts, segment, bound) : addOutcomeRanges(facts, segment, start, end, bound);
+  if (segment.outcome === "torn-tail") {
+    facts.cuts.push({
+      segment: start,
+      fromOffset: end === null ? start : end + 1n,
+      bytes: segment.messagesSize - segment.walkedSize,
+      claimed,
+    });
+  }
+}
+
+/** A segment's scope-of-loss ranges; returns the torn range its cut claims, if any. */
+function addScopeRanges(facts: SegmentFacts, segment: JsonSegment, bound: bigint | null): Range | null {
+  const code = segment.refusal?.code ?? segment.outcome;
+  let claimed: Range | null = null;
+  for (const range of segment.scope) {
+    const offsets = offsetsOf(range);
+    if (offsets === null) continue;
+    if (range.kind === "proven" && offsets.to !== null) facts.proven.push({ from: offsets.from, to: offsets.to });
+    else if (range.kind === "intact" && offsets.to !== null) facts.intact.push({ from: offsets.from, to: offsets.to });
+    else if (range.kind === "unreadable") {
+      // An unknown end is bounded by the next segment's start; in the last segment it stays open.
+      if (offsets.to !== null) facts.unreadable.push({ range: { from: offsets.from, to: offsets.to }, openEnded: false, code });
+      else if (bound !== null) facts.unreadable.push({ range: { from: offsets.from, to: bound }, openEnded: false, code });
+      else facts.unreadable.push({ range: { from: offsets.from, to: offsets.from }, openEnded: true, code });
+    } else if (range.kind === "torn" && offsets.to !== null) claimed = { from: offsets.from, to: offsets.to };
+  }
+  return claimed;
+}
+
+/** A segment without scope ranges: what its outcome and offsets imply. Claims no torn range. */
+function addOutcomeRanges(facts: SegmentFacts, segment: JsonSegment, start: bigint, end: bigint | null, bound: bigint | null): null {
+  if (segment.outcome === "clean" || segment.outcome === "torn-tail") {
+    if (end !== null) facts.proven.push({ from: start, to: end });
+  } else if (segment.outcome === "refused") {
+    // A walk refusal proves the prefix before the damage; an index refusal proves nothing.
+    const walked = segment.refusal !== null && WALK_REFUSALS.has(segment.refusal.code) && end !== null;
+    if (walked) facts.proven.push({ from: start, to: end });
+    const from = walked ? end + 1n : start;
+    const code = segment.refusal?.code ?? "refused";
+    if (bound !== null) {
+      if (bound >= from) facts.unreadable.push({ range: { from, to: bound }, openEnded: false, code });
+    } else {
+      // The last segment: where its offsets end is not known; the index claims up to its last entry at least.
+      const indexed = segment.refusal?.code === "SizeDivergence" ? BigInt(segment.refusal.indexedOffset) : from;
+      facts.unreadable.push({ range: { from, to: indexed > from ? indexed : from }, openEnded: true, code });
+    }
+  }
+  return null;
+}
+
+/** Partition-level refusals, and the offsets missing between segments they name. */
+function addPartitionRefusal(facts: SegmentFacts, refusal: JsonRefusal | null): void {
+  if (refusal === null) return;
+  if (!facts.refusals.some((r) => r.code === refusal.code)) facts.refusals.push(refusalOf(refusal, null));
+  if (refusal.code === "Hole") {
+    const range = { from: BigInt(refusal.previousEnd) + 1n, to: BigInt(refusal.nextStart) - 1n };
+    facts.unreadable.push({ range, openEnded: false, code: "Hole" });
+  } else if (refusal.code === "EmptyNonTailSegment") {
+    const range = { from: BigInt(refusal.emptyStart), to: BigInt(refusal.nextStart) - 1n };
+    facts.unreadable.push({ range, openEnded: false, code: "EmptyNonTailSegment" });
+  }
 }
 
 function refusalOf(refusal: JsonRefusal, segment: bigint | null): ReplicaRefusal {

@@ -63,10 +63,22 @@ export function partitionSteps(
   context: StepContext,
   logPathOf: (node: string, segment: string) => string | null = () => null,
 ): FleetStep[] {
-  const steps: FleetStep[] = [];
   const lost = partition.lost.filter((range) => range.kind === "durable").map(big);
-  const lostText = rangesText(lost);
+  const steps = unjudgedSteps(partition, context, lost);
+  if (partition.verdict === "lost") steps.push(...lostSteps(partition, lost));
+  else if (partition.verdict === "diverged") steps.push(...divergedSteps(partition, logPathOf));
+  else {
+    for (const replica of partition.replicas) {
+      const found = rebuildStep(partition, replica, context);
+      if (found !== null) steps.push(found);
+    }
+  }
+  return steps;
+}
 
+/** The replicas that could not be judged: a failed scan, or (where something is lost) a report that does not cover the partition. */
+function unjudgedSteps(partition: Omit<FleetPartition, "nextSteps">, context: StepContext, lost: readonly Range[]): FleetStep[] {
+  const steps: FleetStep[] = [];
   for (const replica of partition.replicas) {
     const path = pathOf(partition, replica, context);
     const argv = path === null ? null : scanArgv(path, context.replicas);
@@ -85,59 +97,50 @@ export function partitionSteps(
         step(
           "unknown",
           replica.node,
-          `first scan ${replica.node}'s replica: its report does not cover this partition, and it may hold ${lostText}`,
+          `first scan ${replica.node}'s replica: its report does not cover this partition, and it may hold ${rangesText(lost)}`,
           argv,
         ),
       );
     }
   }
-
-  if (partition.verdict === "lost") steps.push(...lostSteps(partition, lost));
-  else if (partition.verdict === "diverged") steps.push(...divergedSteps(partition, logPathOf));
-  else {
-    for (const replica of partition.replicas) {
-      const path = pathOf(partition, replica, context);
-      if (replica.role === "missing") {
-        steps.push(
-          step(
-            "missing",
-            replica.node,
-            replica.rebuildFrom === null
-              ? `${replica.node} has no such partition and no peer holds an offset of it`
-              : `${replica.node} has no such partition: rebuild it there from ${replica.rebuildFrom}`,
-          ),
-        );
-      } else if (replica.role === "damaged") {
-        const onlyCuts = replica.refusals.length === 0 && replica.cuts.length > 0 && replica.unreadable.length === 0;
-        if (replica.rebuildFrom !== null) {
-          // docs/heal.md: heal copies only the batches it lacks, once the source proves them; the paths as the reports give them.
-          const source = partition.replicas.find((r) => r.node === replica.rebuildFrom);
-          const from = source === undefined ? null : pathOf(partition, source, context);
-          steps.push(
-            path === null || from === null
-              ? step("damaged", replica.node, `rebuild ${replica.node}'s replica from ${replica.rebuildFrom}, which holds what it lacks`)
-              : step(
-                  "damaged",
-                  replica.node,
-                  `rebuild ${replica.node}'s replica from ${replica.rebuildFrom}, which holds what it lacks: heal copies only those batches, ` +
-                    `once ${replica.rebuildFrom}'s copy proves them (mount or copy ${replica.rebuildFrom}'s partition dir on ${replica.node}; without --apply it prints the plan, or says why it cannot)`,
-                  ["segscan", "heal", path, "--from", from],
-                ),
-          );
-        } else if (onlyCuts && path !== null) {
-          steps.push(
-            step(
-              "damaged",
-              replica.node,
-              `repair ${replica.node}'s replica in place (no peer holds more of its torn tail; ${TORN_TAILS_CLAIM_BRIEF}: its scan names the evidence); without --apply it prints the plan`,
-              ["segscan", "repair", path, "--apply"],
-            ),
-          );
-        }
-      }
-    }
-  }
   return steps;
+}
+
+/** Where nothing is lost: a missing or damaged replica rebuilt from the peer that holds what it lacks, or repaired in place. */
+function rebuildStep(partition: Omit<FleetPartition, "nextSteps">, replica: FleetReplica, context: StepContext): FleetStep | null {
+  const path = pathOf(partition, replica, context);
+  if (replica.role === "missing") {
+    return step(
+      "missing",
+      replica.node,
+      replica.rebuildFrom === null
+        ? `${replica.node} has no such partition and no peer holds an offset of it`
+        : `${replica.node} has no such partition: rebuild it there from ${replica.rebuildFrom}`,
+    );
+  }
+  if (replica.role !== "damaged") return null;
+  const onlyCuts = replica.refusals.length === 0 && replica.cuts.length > 0 && replica.unreadable.length === 0;
+  if (replica.rebuildFrom !== null) {
+    // docs/heal.md: heal copies only the batches it lacks, once the source proves them; the paths as the reports give them.
+    const source = partition.replicas.find((r) => r.node === replica.rebuildFrom);
+    const from = source === undefined ? null : pathOf(partition, source, context);
+    return path === null || from === null
+      ? step("damaged", replica.node, `rebuild ${replica.node}'s replica from ${replica.rebuildFrom}, which holds what it lacks`)
+      : step(
+          "damaged",
+          replica.node,
+          `rebuild ${replica.node}'s replica from ${replica.rebuildFrom}, which holds what it lacks: heal copies only those batches, ` +
+            `once ${replica.rebuildFrom}'s copy proves them (mount or copy ${replica.rebuildFrom}'s partition dir on ${replica.node}; without --apply it prints the plan, or says why it cannot)`,
+          ["segscan", "heal", path, "--from", from],
+        );
+  }
+  if (!onlyCuts || path === null) return null;
+  return step(
+    "damaged",
+    replica.node,
+    `repair ${replica.node}'s replica in place (no peer holds more of its torn tail; ${TORN_TAILS_CLAIM_BRIEF}: its scan names the evidence); without --apply it prints the plan`,
+    ["segscan", "repair", path, "--apply"],
+  );
 }
 
 /** A range lost on every replica judged: salvage the replica that holds the most, rebuild the others from it, or restore a backup. */
@@ -151,15 +154,7 @@ function lostSteps(partition: Omit<FleetPartition, "nextSteps">, lost: readonly 
     unjudged.length === 0
       ? ""
       : `if ${list(unjudged.map((replica) => replica.node))} hold${unjudged.length === 1 ? "s" : ""} none of ${lostText} either: `;
-  let keeper: FleetReplica | null = null;
-  for (const replica of judged) {
-    if (
-      keeper === null ||
-      heldOf(replica) > heldOf(keeper) ||
-      (heldOf(replica) === heldOf(keeper) && (VERDICT_RANK[replica.verdict ?? ""] ?? 9) < (VERDICT_RANK[keeper.verdict ?? ""] ?? 9))
-    )
-      keeper = replica;
-  }
+  const keeper = keeperOf(judged);
   if (keeper !== null && heldOf(keeper) > 0n) {
     const held = partition.held.map(big);
     const lacks = subtract(
@@ -170,40 +165,7 @@ function lostSteps(partition: Omit<FleetPartition, "nextSteps">, lost: readonly 
       lacks.length === 0
         ? ""
         : ` and also ${rangesText(lacks)} (${formatCount(totalSize(lacks))} offsets other replicas hold: no replica holds everything the cluster holds)`;
-    const most = `which holds the most (${formatCount(heldOf(keeper))} offsets)`;
-    const path = keeper.path;
-    if (keeper.verdict === "refused" && path !== null) {
-      steps.push(
-        step(
-          "lost",
-          keeper.node,
-          `${condition}stop iggy-server on ${keeper.node}, then salvage its replica, ${most}: salvage keeps every batch that verifies and records ${lostText}${also} as lost; without --apply it prints the plan, or says why it cannot`,
-          ["segscan", "salvage", path, "--apply"],
-        ),
-      );
-    } else if (keeper.verdict === "repairable" && path !== null) {
-      steps.push(
-        step(
-          "lost",
-          keeper.node,
-          `${condition}stop iggy-server on ${keeper.node}, then repair its replica, ${most}: it cuts only a provably torn tail${also === "" ? "" : `; it lacks${also.slice(" and also".length)}`}`,
-          ["segscan", "repair", path, "--apply"],
-        ),
-      );
-    } else {
-      const gaps = keeper.unreadable.filter((u) => u.code === FORWARD_GAP).map(big);
-      const skipped =
-        gaps.length === 0
-          ? ""
-          : `; its forward gaps skip ${rangesText(gaps)} (a salvage dropped them, or its offset counter moved past them)`;
-      steps.push(
-        step(
-          "lost",
-          keeper.node,
-          `${condition}keep ${keeper.node}'s replica, ${most} and scans ${keeper.verdict ?? "clean"}${skipped}${also === "" ? "" : `; it lacks${also.slice(" and also".length)}`}`,
-        ),
-      );
-    }
+    steps.push(keeperStep(keeper, condition, lostText, also));
     const others = partition.replicas.filter((replica) => replica !== keeper && replica.role !== "failed" && replica.role !== "unknown");
     if (others.length > 0) {
       const traces = others.filter((replica) => replica.unreadable.length > 0).map((replica) => replica.node);
@@ -221,6 +183,51 @@ function lostSteps(partition: Omit<FleetPartition, "nextSteps">, lost: readonly 
   }
   steps.push(step("lost", null, `or restore this partition from a backup that holds ${lostText}`));
   return steps;
+}
+
+/** The judged replica that holds the most offsets (the better verdict between equals), or null when none is judged. */
+function keeperOf(judged: readonly FleetReplica[]): FleetReplica | null {
+  let keeper: FleetReplica | null = null;
+  for (const replica of judged) {
+    if (
+      keeper === null ||
+      heldOf(replica) > heldOf(keeper) ||
+      (heldOf(replica) === heldOf(keeper) && (VERDICT_RANK[replica.verdict ?? ""] ?? 9) < (VERDICT_RANK[keeper.verdict ?? ""] ?? 9))
+    )
+      keeper = replica;
+  }
+  return keeper;
+}
+
+/** What to do with the replica kept: salvage it (refused), repair it (repairable), or keep it as it is. */
+function keeperStep(keeper: FleetReplica, condition: string, lostText: string, also: string): FleetStep {
+  const most = `which holds the most (${formatCount(heldOf(keeper))} offsets)`;
+  const lacks = also === "" ? "" : `; it lacks${also.slice(" and also".length)}`;
+  const path = keeper.path;
+  if (keeper.verdict === "refused" && path !== null) {
+    return step(
+      "lost",
+      keeper.node,
+      `${condition}stop iggy-server on ${keeper.node}, then salvage its replica, ${most}: salvage keeps every batch that verifies and records ${lostText}${also} as lost; without --apply it prints the plan, or says why it cannot`,
+      ["segscan", "salvage", path, "--apply"],
+    );
+  }
+  if (keeper.verdict === "repairable" && path !== null) {
+    return step(
+      "lost",
+      keeper.node,
+      `${condition}stop iggy-server on ${keeper.node}, then repair its replica, ${most}: it cuts only a provably torn tail${lacks}`,
+      ["segscan", "repair", path, "--apply"],
+    );
+  }
+  const gaps = keeper.unreadable.filter((u) => u.code === FORWARD_GAP).map(big);
+  const skipped =
+    gaps.length === 0 ? "" : `; its forward gaps skip ${rangesText(gaps)} (a salvage dropped them, or its offset counter moved past them)`;
+  return step(
+    "lost",
+    keeper.node,
+    `${condition}keep ${keeper.node}'s replica, ${most} and scans ${keeper.verdict ?? "clean"}${skipped}${lacks}`,
+  );
 }
 
 /** A divergence: the odd replica out (majority by checksum) and how to look at it, or no majority to decide. */
