@@ -404,50 +404,11 @@ export type ReportHeader = Omit<JsonScanReport, "partitions">;
 
 const big = (text: string | null | undefined): bigint | null => (text === null || text === undefined ? null : BigInt(text));
 
+type MetadataRow = FleetMetadata["nodes"][number];
+
 /** The metadata plane of every node's report, side by side (docs/fleet.md "Metadata"). */
 export function mergeMetadata(nodes: readonly { name: string; node: JsonNode | undefined }[]): FleetMetadata {
-  const rows = nodes.map(({ name, node }) => {
-    if (node === undefined) {
-      return {
-        node: name,
-        present: false,
-        walOps: null,
-        commitMax: null,
-        view: null,
-        logView: null,
-        checkpointOp: null,
-        snapshotOp: null,
-        boots: null,
-        heldOp: null,
-        cluster: null,
-        replicaId: null,
-        replicaCount: null,
-      };
-    }
-    const { wal, snapshot, superblock } = node.metadata;
-    const boots = !node.bootForecast.some((entry) => entry.effect === "refuse-boot");
-    const snapshotOp = big(snapshot?.sequenceNumber) ?? 0n;
-    let walLast = big(wal?.ops?.last);
-    const truncateFrom = big(wal?.iggy.truncateFromOp);
-    if (walLast !== null && truncateFrom !== null && truncateFrom - 1n < walLast) walLast = truncateFrom - 1n;
-    const heldOp = !boots ? null : walLast !== null && walLast > snapshotOp ? walLast : snapshotOp;
-    return {
-      node: name,
-      present: true,
-      walOps: wal?.ops ? { first: wal.ops.first, last: wal.ops.last } : null,
-      commitMax: superblock?.commitMax ?? null,
-      view: superblock?.view ?? null,
-      logView: superblock?.logView ?? null,
-      checkpointOp: superblock?.checkpointOp ?? null,
-      snapshotOp: snapshot?.sequenceNumber ?? null,
-      boots,
-      heldOp: heldOp === null ? null : heldOp.toString(),
-      cluster: superblock?.cluster ?? null,
-      replicaId: superblock?.replicaId ?? null,
-      replicaCount: superblock?.replicaCount ?? null,
-    };
-  });
-
+  const rows = nodes.map(({ name, node }) => metadataRow(name, node));
   let highest: bigint | null = null;
   for (const row of rows) {
     const commit = big(row.commitMax);
@@ -461,15 +422,69 @@ export function mergeMetadata(nodes: readonly { name: string; node: JsonNode | u
   }
   const lostFrom = maxHeld === null ? 1n : maxHeld + 1n;
   const opsLost = highest !== null && highest >= lostFrom ? rangeJson({ from: lostFrom, to: highest }) : null;
+  const { identityConflicts, replicaCount } = identityConflictsOf(rows.filter((row) => row.cluster !== null));
+  return {
+    nodes: rows,
+    highestCommitted: highest === null ? null : highest.toString(),
+    committedBy,
+    opsLost,
+    identityConflicts,
+    replicaCount,
+  };
+}
 
+/** One node's row: what its metadata plane holds and whether it boots (a node without a report: absent). */
+function metadataRow(name: string, node: JsonNode | undefined): MetadataRow {
+  if (node === undefined) {
+    return {
+      node: name,
+      present: false,
+      walOps: null,
+      commitMax: null,
+      view: null,
+      logView: null,
+      checkpointOp: null,
+      snapshotOp: null,
+      boots: null,
+      heldOp: null,
+      cluster: null,
+      replicaId: null,
+      replicaCount: null,
+    };
+  }
+  const { wal, snapshot, superblock } = node.metadata;
+  const boots = !node.bootForecast.some((entry) => entry.effect === "refuse-boot");
+  const snapshotOp = big(snapshot?.sequenceNumber) ?? 0n;
+  let walLast = big(wal?.ops?.last);
+  const truncateFrom = big(wal?.iggy.truncateFromOp);
+  if (walLast !== null && truncateFrom !== null && truncateFrom - 1n < walLast) walLast = truncateFrom - 1n;
+  const heldOp = !boots ? null : walLast !== null && walLast > snapshotOp ? walLast : snapshotOp;
+  return {
+    node: name,
+    present: true,
+    walOps: wal?.ops ? { first: wal.ops.first, last: wal.ops.last } : null,
+    commitMax: superblock?.commitMax ?? null,
+    view: superblock?.view ?? null,
+    logView: superblock?.logView ?? null,
+    checkpointOp: superblock?.checkpointOp ?? null,
+    snapshotOp: snapshot?.sequenceNumber ?? null,
+    boots,
+    heldOp: heldOp === null ? null : heldOp.toString(),
+    cluster: superblock?.cluster ?? null,
+    replicaId: superblock?.replicaId ?? null,
+    replicaCount: superblock?.replicaCount ?? null,
+  };
+}
+
+/** The identities the nodes record that disagree, and the replica count most of them record (null without a majority). */
+function identityConflictsOf(known: readonly MetadataRow[]): Pick<FleetMetadata, "identityConflicts" | "replicaCount"> {
   const identityConflicts: FleetMetadata["identityConflicts"] = [];
-  const known = rows.filter((row) => row.cluster !== null);
   const clusters = groupsOf(known, (row) => row.cluster);
-  if (clusters.length > 1) {
-    const top = clusters[0]!;
+  const top = clusters[0];
+  if (clusters.length > 1 && top !== undefined) {
     const hasMajority = top.rows.length * 2 > known.length;
     const odd = hasMajority ? known.filter((row) => row.cluster !== top.value) : known;
-    const listed = (list: readonly (typeof rows)[number][]) => list.map((row) => `${row.node} (cluster ${hexId(row.cluster)})`).join(", ");
+    const listed = (list: readonly MetadataRow[]) => list.map((row) => `${row.node} (cluster ${hexId(row.cluster)})`).join(", ");
     identityConflicts.push({
       code: "ClusterMismatch",
       nodes: odd.map((row) => row.node),
@@ -479,7 +494,7 @@ export function mergeMetadata(nodes: readonly { name: string; node: JsonNode | u
     });
   }
   const counts = groupsOf(known, (row) => row.replicaCount);
-  const count = counts.length > 0 && counts[0]!.rows.length * 2 > known.length ? counts[0]!.value : null;
+  const count = counts[0] !== undefined && counts[0].rows.length * 2 > known.length ? counts[0].value : null;
   if (counts.length > 1) {
     const oddCount = count === null ? known : known.filter((row) => row.replicaCount !== count);
     identityConflicts.push({
@@ -510,14 +525,7 @@ export function mergeMetadata(nodes: readonly { name: string; node: JsonNode | u
       message: `${outOfRange.map((row) => `${row.node} (replica id ${row.replicaId} of ${row.replicaCount})`).join(", ")}: a replica id at or past the replica count`,
     });
   }
-  return {
-    nodes: rows,
-    highestCommitted: highest === null ? null : highest.toString(),
-    committedBy,
-    opsLost,
-    identityConflicts,
-    replicaCount: count,
-  };
+  return { identityConflicts, replicaCount: count };
 }
 
 /** Rows grouped by a value, the largest group first (ties: the group of the earlier row). */

@@ -302,88 +302,14 @@ export function clusterSteps(
   replicas: number,
   hexId: (decimal: string | null) => string,
 ): { steps: FleetStep[]; warnings: string[] } {
-  const steps: FleetStep[] = [];
-  const warnings: string[] = [];
-  const rootOf = (name: string) => nodes.find((node) => node.name === name)?.root ?? null;
   const rescan = (name: string): string[] | null => {
-    const root = rootOf(name);
+    const root = nodes.find((node) => node.name === name)?.root ?? null;
     return root === null ? null : nodeScanArgv(root, replicas);
   };
-
-  if (metadata.opsLost !== null) {
-    const ops = rangeText(big(metadata.opsLost));
-    const holder = metadata.nodes.find(
-      (node) => node.present && node.boots === false && node.walOps !== null && BigInt(node.walOps.last) >= BigInt(metadata.opsLost!.to),
-    );
-    steps.push(
-      holder === undefined
-        ? step(
-            "OpsLost",
-            null,
-            `restore metadata/ on one node from a backup that holds op ${formatCount(BigInt(metadata.opsLost.to))} and let the others catch up from it, or accept the loss of ops ${ops} (each node's boot runs without them)`,
-          )
-        : step(
-            "OpsLost",
-            holder.node,
-            `${holder.node}'s WAL holds ops up to ${formatCount(BigInt(holder.walOps!.last))} but ${holder.node} would not boot: settle what stops it (its own scan says what), and it re-supplies ops ${ops} to the others`,
-            rescan(holder.node),
-          ),
-    );
-  }
-  for (const conflict of metadata.identityConflicts) {
-    if (conflict.code === "ClusterMismatch") {
-      const majority = metadata.nodes.filter((node) => node.present && node.cluster !== null && !conflict.nodes.includes(node.node));
-      if (majority.length > 0) {
-        for (const name of conflict.nodes) {
-          const row = metadata.nodes.find((node) => node.node === name)!;
-          steps.push(
-            step(
-              "ClusterMismatch",
-              name,
-              `${name} is the odd one out (cluster ${hexId(row.cluster)}; ${list(majority.map((node) => node.node))} record ${hexId(majority[0]!.cluster)}): on ${name}, check that this is the data dir its iggy-server uses and that the report is of it (scan it again); do not start ${name} on it until the ids agree`,
-              rescan(name),
-            ),
-          );
-        }
-      } else {
-        steps.push(
-          step(
-            "ClusterMismatch",
-            null,
-            `no majority tells which cluster is right: on each node, compare the cluster id its iggy-server is configured with and the one its superblock records (${conflict.nodes.map((name) => `${name} ${hexId(metadata.nodes.find((node) => node.node === name)!.cluster)}`).join(", ")})`,
-          ),
-        );
-      }
-    } else if (conflict.code === "DuplicateReplicaId") {
-      const id = metadata.nodes.find((node) => node.node === conflict.nodes[0])?.replicaId ?? null;
-      const count = metadata.replicaCount ?? replicas;
-      const claimed = new Set(metadata.nodes.flatMap((node) => (node.replicaId === null ? [] : [node.replicaId])));
-      const unclaimed = Array.from({ length: count }, (_, i) => i).filter((i) => !claimed.has(i));
-      steps.push(
-        step(
-          "DuplicateReplicaId",
-          null,
-          `${list(conflict.nodes)} claim replica id ${id}${unclaimed.length === 0 ? "" : ` and no node claims ${unclaimed.join(", ")}`}: the node whose iggy-server is configured as replica ${id} is right; each other one holds a copy of that replica's data dir: stop it, and rebuild its data dir from the cluster as the replica it is configured as`,
-        ),
-      );
-    } else if (conflict.code === "ReplicaCountMismatch") {
-      steps.push(
-        step(
-          "ReplicaCountMismatch",
-          null,
-          `${list(conflict.nodes)} record another replica count than the others: compare each node's configured cluster size with its superblock; the odd ones hold a data dir of another cluster layout`,
-        ),
-      );
-    } else {
-      steps.push(
-        step(
-          "ReplicaIdOutOfRange",
-          null,
-          `${list(conflict.nodes)} record a replica id at or past the replica count: compare each one's configured replica id with its superblock`,
-        ),
-      );
-    }
-  }
+  const steps: FleetStep[] = [];
+  if (metadata.opsLost !== null) steps.push(opsLostStep(metadata, metadata.opsLost, rescan));
+  for (const conflict of metadata.identityConflicts) steps.push(...identitySteps(metadata, conflict, replicas, hexId, rescan));
+  const warnings: string[] = [];
   for (const node of nodes) {
     if (node.unknown > 0) {
       steps.push(
@@ -424,4 +350,89 @@ export function clusterSteps(
     );
   }
   return { steps, warnings };
+}
+
+/** Committed ops no booting node holds: the node whose WAL still holds them, or a backup. */
+function opsLostStep(
+  metadata: FleetMetadata,
+  opsLost: NonNullable<FleetMetadata["opsLost"]>,
+  rescan: (name: string) => string[] | null,
+): FleetStep {
+  const ops = rangeText(big(opsLost));
+  const lastLost = BigInt(opsLost.to);
+  for (const node of metadata.nodes) {
+    if (!node.present || node.boots !== false || node.walOps === null || BigInt(node.walOps.last) < lastLost) continue;
+    return step(
+      "OpsLost",
+      node.node,
+      `${node.node}'s WAL holds ops up to ${formatCount(BigInt(node.walOps.last))} but ${node.node} would not boot: settle what stops it (its own scan says what), and it re-supplies ops ${ops} to the others`,
+      rescan(node.node),
+    );
+  }
+  return step(
+    "OpsLost",
+    null,
+    `restore metadata/ on one node from a backup that holds op ${formatCount(lastLost)} and let the others catch up from it, or accept the loss of ops ${ops} (each node's boot runs without them)`,
+  );
+}
+
+/** Conflicting node identities, and how to tell which node is wrong. */
+function identitySteps(
+  metadata: FleetMetadata,
+  conflict: FleetMetadata["identityConflicts"][number],
+  replicas: number,
+  hexId: (decimal: string | null) => string,
+  rescan: (name: string) => string[] | null,
+): FleetStep[] {
+  const clusterOf = (name: string): string => hexId(metadata.nodes.find((node) => node.node === name)?.cluster ?? null);
+  if (conflict.code === "ClusterMismatch") {
+    const majority = metadata.nodes.filter((node) => node.present && node.cluster !== null && !conflict.nodes.includes(node.node));
+    if (majority[0] === undefined) {
+      return [
+        step(
+          "ClusterMismatch",
+          null,
+          `no majority tells which cluster is right: on each node, compare the cluster id its iggy-server is configured with and the one its superblock records (${conflict.nodes.map((name) => `${name} ${clusterOf(name)}`).join(", ")})`,
+        ),
+      ];
+    }
+    const recorded = hexId(majority[0].cluster);
+    return conflict.nodes.map((name) =>
+      step(
+        "ClusterMismatch",
+        name,
+        `${name} is the odd one out (cluster ${clusterOf(name)}; ${list(majority.map((node) => node.node))} record ${recorded}): on ${name}, check that this is the data dir its iggy-server uses and that the report is of it (scan it again); do not start ${name} on it until the ids agree`,
+        rescan(name),
+      ),
+    );
+  }
+  if (conflict.code === "DuplicateReplicaId") {
+    const id = metadata.nodes.find((node) => node.node === conflict.nodes[0])?.replicaId ?? null;
+    const count = metadata.replicaCount ?? replicas;
+    const claimed = new Set(metadata.nodes.flatMap((node) => (node.replicaId === null ? [] : [node.replicaId])));
+    const unclaimed = Array.from({ length: count }, (_, i) => i).filter((i) => !claimed.has(i));
+    return [
+      step(
+        "DuplicateReplicaId",
+        null,
+        `${list(conflict.nodes)} claim replica id ${id}${unclaimed.length === 0 ? "" : ` and no node claims ${unclaimed.join(", ")}`}: the node whose iggy-server is configured as replica ${id} is right; each other one holds a copy of that replica's data dir: stop it, and rebuild its data dir from the cluster as the replica it is configured as`,
+      ),
+    ];
+  }
+  if (conflict.code === "ReplicaCountMismatch") {
+    return [
+      step(
+        "ReplicaCountMismatch",
+        null,
+        `${list(conflict.nodes)} record another replica count than the others: compare each node's configured cluster size with its superblock; the odd ones hold a data dir of another cluster layout`,
+      ),
+    ];
+  }
+  return [
+    step(
+      "ReplicaIdOutOfRange",
+      null,
+      `${list(conflict.nodes)} record a replica id at or past the replica count: compare each one's configured replica id with its superblock`,
+    ),
+  ];
 }
