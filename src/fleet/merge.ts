@@ -139,24 +139,19 @@ export function mergePartition(
     ...intersect(subtract(notHeld, durable), cutClaims).map((range) => ({ range, kind: "unacknowledged" as const })),
     ...subtract(subtract(notHeld, durable), cutClaims).map((range) => ({ range, kind: "unclaimed" as const })),
   ].sort((a, b) => (a.range.from < b.range.from ? -1 : 1));
-  const everyClaim: Claim[] = [];
-  for (const [index, view] of views.entries()) {
-    if (view === null || view.failed) continue;
-    for (const u of view.unreadable) everyClaim.push({ range: u.range, node: names[index]!, as: u.code, openEnded: u.openEnded });
-    for (const cut of view.cuts) {
-      if (cut.claimed !== null) everyClaim.push({ range: cut.claimed, node: names[index]!, as: "torn-tail", openEnded: false });
-    }
-  }
   const claimed = claimsByPiece(
     pieces.map((piece) => piece.range),
-    everyClaim,
+    everyClaim(views, names),
   );
-  const lost: LostRange[] = pieces.map(({ range, kind }, i) => ({
-    ...rangeJson(range),
-    kind,
-    openEnded: claimed[i]!.some((claim) => claim.openEnded && claim.range.to >= range.to),
-    claimedBy: claimed[i]!.map((claim) => ({ node: claim.node, as: claim.as })),
-  }));
+  const lost: LostRange[] = pieces.map(({ range, kind }, i) => {
+    const claims = claimed[i] ?? [];
+    return {
+      ...rangeJson(range),
+      kind,
+      openEnded: claims.some((claim) => claim.openEnded && claim.range.to >= range.to),
+      claimedBy: claims.map((claim) => ({ node: claim.node, as: claim.as })),
+    };
+  });
 
   const divergence = findDivergence(views, names);
   const oddOut = new Set(divergence.flatMap((entry) => entry.odd));
@@ -166,20 +161,7 @@ export function mergePartition(
   const offsetsAhead = findOffsetsAhead(views, names, head);
 
   const judged = replicas.filter((replica) => replica.role !== "failed" && replica.role !== "unknown").length;
-  const verdict: FleetVerdict =
-    divergence.length > 0
-      ? "diverged"
-      : lost.some((range) => range.kind === "durable")
-        ? "lost"
-        : replicas.some((replica) => replica.role === "failed")
-          ? "failed"
-          : replicas.some((replica) => replica.role === "unknown")
-            ? "unknown"
-            : replicas.some((replica) => replica.role === "damaged" || replica.role === "missing")
-              ? "degraded"
-              : replicas.some((replica) => replica.role === "lagging")
-                ? "lagging"
-                : "clean";
+  const verdict = partitionVerdict(divergence.length > 0, lost, replicas);
   const partition: FleetPartition = {
     key: identity.key,
     streamId: identity.streamId,
@@ -201,6 +183,31 @@ export function mergePartition(
     return view?.logPaths.get(BigInt(segment)) ?? null;
   });
   return partition;
+}
+
+/** Every live replica's claim on offsets it does not hold: its unreadable ranges and the torn ranges its cuts claim. */
+function everyClaim(views: readonly (ReplicaView | null)[], names: readonly string[]): Claim[] {
+  const claims: Claim[] = [];
+  for (const [index, view] of views.entries()) {
+    const node = names[index];
+    if (view === null || view.failed || node === undefined) continue;
+    for (const u of view.unreadable) claims.push({ range: u.range, node, as: u.code, openEnded: u.openEnded });
+    for (const cut of view.cuts) {
+      if (cut.claimed !== null) claims.push({ range: cut.claimed, node, as: "torn-tail", openEnded: false });
+    }
+  }
+  return claims;
+}
+
+/** The partition's verdict, worst first: diverged, lost, failed, unknown, degraded, lagging, clean (docs/fleet.md). */
+function partitionVerdict(diverged: boolean, lost: readonly LostRange[], replicas: readonly FleetReplica[]): FleetVerdict {
+  if (diverged) return "diverged";
+  if (lost.some((range) => range.kind === "durable")) return "lost";
+  const roles = new Set(replicas.map((replica) => replica.role));
+  if (roles.has("failed")) return "failed";
+  if (roles.has("unknown")) return "unknown";
+  if (roles.has("damaged") || roles.has("missing")) return "degraded";
+  return roles.has("lagging") ? "lagging" : "clean";
 }
 
 function isContext(nodes: MergeContext | readonly string[]): nodes is MergeContext {
@@ -321,24 +328,9 @@ function findOffsetsAhead(views: readonly (ReplicaView | null)[], names: readonl
   });
 }
 
-function replicaJson(
-  view: ReplicaView | null,
-  index: number,
-  context: MergeContext,
-  views: readonly (ReplicaView | null)[],
-  holdings: readonly Range[][],
-  held: readonly Range[],
-  head: bigint | null,
-  line: PartitionLine | null,
-  odd: boolean,
-): FleetReplica {
-  const names = context.names;
-  const base = {
-    node: names[index]!,
-    present: view !== null,
-    path: line?.path ?? null,
-    verdict: view?.verdict ?? null,
-    action: view?.action ?? null,
+/** A replica's ranges, cuts and refusals as the fleet report gives them (empty for a replica without a line). */
+function replicaLists(view: ReplicaView | null): Pick<FleetReplica, "proven" | "intact" | "cuts" | "unreadable" | "refusals"> {
+  return {
     proven: (view?.proven ?? []).map(rangeJson),
     intact: (view?.intact ?? []).map(rangeJson),
     cuts: (view?.cuts ?? []).map((cut) => ({
@@ -353,6 +345,30 @@ function replicaJson(
       segment: r.segment === null ? null : r.segment.toString(),
       message: r.message,
     })),
+  };
+}
+
+function replicaJson(
+  view: ReplicaView | null,
+  index: number,
+  context: MergeContext,
+  views: readonly (ReplicaView | null)[],
+  holdings: readonly Range[][],
+  held: readonly Range[],
+  head: bigint | null,
+  line: PartitionLine | null,
+  odd: boolean,
+): FleetReplica {
+  const names = context.names;
+  const node = names[index];
+  assert(node !== undefined, `replica ${index} is one of the ${names.length} nodes`);
+  const base = {
+    node,
+    present: view !== null,
+    path: line?.path ?? null,
+    verdict: view?.verdict ?? null,
+    action: view?.action ?? null,
+    ...replicaLists(view),
     error: view?.error ?? null,
     nextSteps: view?.nextSteps ?? [],
   };
