@@ -110,6 +110,8 @@ function laneLabel(partition: FleetPartition, replica: FleetPartition["replicas"
   return { text, title: text };
 }
 
+type Span = { from: bigint; to: bigint };
+
 function partitionHtml(partition: FleetPartition): string {
   const parts: string[] = [];
   parts.push(
@@ -121,40 +123,7 @@ function partitionHtml(partition: FleetPartition): string {
   }
   const span = { from: BigInt(partition.span.from), to: BigInt(partition.span.to) };
   parts.push(`<div class="lanes">`);
-  for (const replica of partition.replicas) {
-    const bars: string[] = [];
-    for (const r of replica.proven) bars.push(bar("proven", r.from, r.to, span, `${replica.node} proves ${range(r)}`));
-    for (const r of replica.intact) bars.push(bar("intact", r.from, r.to, span, `${replica.node} holds ${range(r)} past a damage`));
-    for (const r of replica.unreadable)
-      bars.push(
-        bar(
-          "unreadable",
-          r.from,
-          r.to,
-          span,
-          r.code === FORWARD_GAP
-            ? `${replica.node}: a forward gap skips ${range(r)}`
-            : `${replica.node}: ${r.code}, ${range(r)} unreadable`,
-        ),
-      );
-    for (const cut of replica.cuts) {
-      // The cut starts one past the proven end; what it removes is the claim when the torn header decodes, else a marker there.
-      const to = cut.claimed === null ? cut.fromOffset : cut.claimed.to;
-      bars.push(
-        bar(
-          "cut",
-          cut.fromOffset,
-          to,
-          span,
-          `${replica.node}: torn tail cut from ${offset(cut.fromOffset)}${cut.claimed === null ? "" : ` (claims ${range(cut.claimed)})`}`,
-        ),
-      );
-    }
-    const label = laneLabel(partition, replica);
-    parts.push(
-      `<div class="lane" data-node="${escapeHtml(replica.node)}" data-role="${replica.role}"><span class="name" title="${escapeHtml(label.title)}">${escapeHtml(label.text)}</span>${bars.join("")}</div>`,
-    );
-  }
+  for (const replica of partition.replicas) parts.push(laneHtml(partition, replica, span));
   for (const r of partition.lost.filter((lost) => lost.kind === "durable")) {
     const left = percent(BigInt(r.from), span);
     const right = percent(BigInt(r.to) + 1n, span);
@@ -169,6 +138,35 @@ function partitionHtml(partition: FleetPartition): string {
     );
   }
   parts.push(`</div><div class="axis"><span>${offset(partition.span.from)}</span><span>${offset(partition.span.to)}</span></div>`);
+  const notes = notesHtml(partition);
+  if (notes.length > 0) parts.push(`<ul class="notes">${notes.join("")}</ul>`);
+  parts.push(stepsHtml(partition.nextSteps));
+  parts.push(`</section>`);
+  return parts.join("");
+}
+
+/** One replica's lane: its proven, intact and unreadable ranges and its cuts as bars on the partition's offset scale. */
+function laneHtml(partition: FleetPartition, replica: FleetPartition["replicas"][number], span: Span): string {
+  const bars: string[] = [];
+  for (const r of replica.proven) bars.push(bar("proven", r.from, r.to, span, `${replica.node} proves ${range(r)}`));
+  for (const r of replica.intact) bars.push(bar("intact", r.from, r.to, span, `${replica.node} holds ${range(r)} past a damage`));
+  for (const r of replica.unreadable) {
+    const title =
+      r.code === FORWARD_GAP ? `${replica.node}: a forward gap skips ${range(r)}` : `${replica.node}: ${r.code}, ${range(r)} unreadable`;
+    bars.push(bar("unreadable", r.from, r.to, span, title));
+  }
+  for (const cut of replica.cuts) {
+    // The cut starts one past the proven end; what it removes is the claim when the torn header decodes, else a marker there.
+    const to = cut.claimed === null ? cut.fromOffset : cut.claimed.to;
+    const claims = cut.claimed === null ? "" : ` (claims ${range(cut.claimed)})`;
+    bars.push(bar("cut", cut.fromOffset, to, span, `${replica.node}: torn tail cut from ${offset(cut.fromOffset)}${claims}`));
+  }
+  const label = laneLabel(partition, replica);
+  return `<div class="lane" data-node="${escapeHtml(replica.node)}" data-role="${replica.role}"><span class="name" title="${escapeHtml(label.title)}">${escapeHtml(label.text)}</span>${bars.join("")}</div>`;
+}
+
+/** The notes under the lanes: what is lost or unclaimed, the replicas not judged or lagging, divergences, offsets ahead. */
+function notesHtml(partition: FleetPartition): string[] {
   const notes: string[] = [];
   for (const r of partition.lost) {
     if (r.kind === "durable")
@@ -187,16 +185,11 @@ function partitionHtml(partition: FleetPartition): string {
         `<li class="bad">${escapeHtml(replica.node)}: its scan failed (${escapeHtml(replica.error ?? "")}): what it holds is unknown</li>`,
       );
     else if (replica.role === "lagging" && replica.rebuildFrom !== null)
-      notes.push(
-        `<li>${escapeHtml(replica.node)} (${replica.role}): ${replica.role === "lagging" ? "catch up" : "rebuild"} from ${escapeHtml(replica.rebuildFrom)}</li>`,
-      );
+      notes.push(`<li>${escapeHtml(replica.node)} (${replica.role}): catch up from ${escapeHtml(replica.rebuildFrom)}</li>`);
   }
   for (const divergence of partition.divergence) notes.push(`<li class="bad">${escapeHtml(divergence.message)}</li>`);
   for (const ahead of partition.offsetsAhead) notes.push(`<li>${escapeHtml(ahead.message)}</li>`);
-  if (notes.length > 0) parts.push(`<ul class="notes">${notes.join("")}</ul>`);
-  parts.push(stepsHtml(partition.nextSteps));
-  parts.push(`</section>`);
-  return parts.join("");
+  return notes;
 }
 
 /** The banner's sentence: the verdict and what makes it. */

@@ -52,6 +52,45 @@ interface Head {
   line: PartitionLine;
 }
 
+/** One report's place in the merge: its next partition line (`head`, null at its end), and what it skipped. */
+class SourceCursor {
+  head: Head | null = null;
+  /** Lines that name no streams/<s>/topics/<t>/partitions/<p>: not merged. */
+  unidentified = 0;
+  /** Partitions other reports have that this report (not of a node root) may not cover. */
+  unknown = 0;
+  private lastKey: string | null = null;
+
+  constructor(readonly source: ReportSource) {}
+
+  /** The next line that names a partition; a key not after the last one means the report is not in path order. */
+  async advance(): Promise<void> {
+    for (;;) {
+      const next = await this.source.lines.next();
+      if (next.done) {
+        this.head = null;
+        return;
+      }
+      const identity = partitionIdentity(next.value.path);
+      if (identity === null) {
+        this.unidentified++;
+        continue;
+      }
+      const previous = this.lastKey;
+      if (previous !== null && identity.key <= previous) {
+        throw new ReportInputError(
+          this.source.file,
+          `${this.source.file}: partition ${identity.key} comes after ${previous}: ` +
+            (identity.key === previous ? "the report lists it twice" : "the report is not in path order (was it edited?)"),
+        );
+      }
+      this.lastKey = identity.key;
+      this.head = { identity, line: next.value };
+      return;
+    }
+  }
+}
+
 /**
  * Merges the sources' partitions, calling `onPartition` with each merged
  * partition in key order (awaited: output back-pressure bounds memory), and
@@ -71,63 +110,36 @@ export async function runFleet(
     roots: sources.map((source) => source.root),
     replicas: Math.max(names.length, ...recorded),
   };
-  const unidentified = sources.map(() => 0);
-  const unknown = sources.map(() => 0);
-  const lastKey: (string | null)[] = sources.map(() => null);
-  const heads: (Head | null)[] = sources.map(() => null);
-
-  const advance = async (index: number): Promise<void> => {
-    const source = sources[index]!;
-    for (;;) {
-      const next = await source.lines.next();
-      if (next.done) {
-        heads[index] = null;
-        return;
-      }
-      const identity = partitionIdentity(next.value.path);
-      if (identity === null) {
-        unidentified[index]!++;
-        continue;
-      }
-      const previous = lastKey[index] ?? null;
-      if (previous !== null && identity.key <= previous) {
-        throw new ReportInputError(
-          source.file,
-          `${source.file}: partition ${identity.key} comes after ${previous}: ` +
-            (identity.key === previous ? "the report lists it twice" : "the report is not in path order (was it edited?)"),
-        );
-      }
-      lastKey[index] = identity.key;
-      heads[index] = { identity, line: next.value };
-      return;
-    }
-  };
-
-  await Promise.all(sources.map((_, index) => advance(index)));
+  const cursors = sources.map((source) => new SourceCursor(source));
+  await Promise.all(cursors.map((cursor) => cursor.advance()));
   const summary = emptySummary(sources.length);
   for (;;) {
-    let key: string | null = null;
-    for (const head of heads) if (head !== null && (key === null || head.identity.key < key)) key = head.identity.key;
-    if (key === null) break;
-    const group = heads.map((head) => (head !== null && head.identity.key === key ? head : null));
-    const identity = group.find((head) => head !== null)!.identity;
+    let head: Head | null = null;
+    for (const cursor of cursors)
+      if (cursor.head !== null && (head === null || cursor.head.identity.key < head.identity.key)) head = cursor.head;
+    if (head === null) break;
+    const key = head.identity.key;
+    const group = cursors.filter((cursor) => cursor.head?.identity.key === key);
     const partition = mergePartition(
-      identity,
+      head.identity,
       context,
-      group.map((head) => head?.line ?? null),
+      cursors.map((cursor) => (cursor.head?.identity.key === key ? cursor.head.line : null)),
     );
-    for (const [index, replica] of partition.replicas.entries()) if (replica.role === "unknown") unknown[index]!++;
+    for (const [index, replica] of partition.replicas.entries()) {
+      const cursor = cursors[index];
+      if (replica.role === "unknown" && cursor !== undefined) cursor.unknown++;
+    }
     addToSummary(summary, partition);
     await onPartition(partition);
-    await Promise.all(group.map((head, index) => (head === null ? undefined : advance(index))));
+    await Promise.all(group.map((cursor) => cursor.advance()));
   }
   const metadata = mergeMetadata(sources.map((source) => ({ name: source.name, node: source.header.node })));
   finishSummary(
     summary,
     metadata,
-    unidentified.reduce((sum, count) => sum + count, 0),
+    cursors.reduce((sum, cursor) => sum + cursor.unidentified, 0),
   );
-  const nodes: FleetNode[] = sources.map((source, index) => ({
+  const nodes: FleetNode[] = cursors.map(({ source, unidentified }) => ({
     name: source.name,
     file: source.file,
     root: source.root,
@@ -135,13 +147,13 @@ export async function runFleet(
     engine: source.header.engine,
     verify: source.header.options.verify,
     partitions: source.header.summary.partitions,
-    unidentified: unidentified[index]!,
+    unidentified,
     replicas: source.header.options.replicaCount,
-    coversRoot: context.covers[index]!,
+    coversRoot: source.header.node !== undefined,
   }));
   const { steps, warnings } = clusterSteps(
     metadata,
-    nodes.map((node, index) => ({ ...node, unknown: unknown[index]! })),
+    nodes.map((node, index) => ({ ...node, unknown: cursors[index]?.unknown ?? 0 })),
     context.replicas,
     hexId,
   );

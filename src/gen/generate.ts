@@ -168,14 +168,12 @@ function batchMessageCount(rng: Prng, max: number): number {
 
 async function writePartition(layout: PartitionLayout, profile: SizeProfile, rng: Prng, startTimestamp: bigint): Promise<void> {
   await mkdir(layout.path, { recursive: true });
-  let nextOffset = 0n;
-  let timestamp = startTimestamp + BigInt(rng.int(0, 5_000_000));
+  let next: NextBatch = { offset: 0n, timestamp: startTimestamp + BigInt(rng.int(0, 5_000_000)) };
   for (let s = 0; s < profile.segmentsPerPartition; s++) {
-    const startOffset = nextOffset;
-    const stem = segmentStem(startOffset);
+    const stem = segmentStem(next.offset);
     const segment: SegmentLayout = {
-      startOffset,
-      endOffset: startOffset,
+      startOffset: next.offset,
+      endOffset: next.offset,
       stem,
       logPath: join(layout.path, stem + LOG_SUFFIX),
       indexPath: join(layout.path, stem + INDEX_SUFFIX),
@@ -185,74 +183,98 @@ async function writePartition(layout: PartitionLayout, profile: SizeProfile, rng
       chunkStarts: [],
       indexEntries: [],
     };
-    const log = await BufferedFile.create(segment.logPath);
-    let chunkBytes = 0;
-    let chunkBatches = 0;
-    let chunk = -1;
-    // The loop ends (see MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES): every batch adds bytes, so the size is reached
-    // within segmentBytes batches, and past it at most MAX_BATCHES_PAST_SEGMENT_BYTES batches follow.
-    let batchesPastSize = 0;
-    let flushesPastSize = 0;
-    for (;;) {
-      if (chunkBatches === 0) {
-        chunk++;
-        segment.chunkStarts.push(segment.batches.length);
-      }
-      const count = batchMessageCount(rng, profile.maxBatchMessages);
-      const baseTimestamp = timestamp;
-      const originTimestamp = baseTimestamp - BigInt(rng.int(0, 1500));
-      const messages: MessageInput[] = [];
-      let delta = 0;
-      for (let i = 0; i < count; i++) {
-        delta += rng.int(0, 250);
-        messages.push(makeMessage(rng, nextOffset + BigInt(i), i, originTimestamp + BigInt(delta), delta));
-      }
-      const batch = encodeBatch({
-        partitionId: BigInt(layout.partitionId),
-        baseOffset: nextOffset,
-        baseTimestamp,
-        originTimestamp,
-        messages,
-      });
-      if (chunkBatches === 0) {
-        segment.indexEntries.push({ offset: nextOffset, timestamp: baseTimestamp, position: BigInt(segment.size) });
-      }
-      segment.batches.push({
-        position: segment.size,
-        length: batch.length,
-        baseOffset: nextOffset,
-        messageCount: count,
-        baseTimestamp,
-        chunk,
-      });
-      assert(batch.length > 0, `a batch adds bytes to ${segment.logPath}`);
-      await log.write(batch);
-      segment.size += batch.length;
-      segment.messages += count;
-      segment.endOffset = nextOffset + BigInt(count) - 1n;
-      nextOffset += BigInt(count);
-      timestamp += BigInt(delta + rng.int(200, 20_000));
-      chunkBytes += batch.length;
-      chunkBatches++;
-      const full = segment.size >= profile.segmentBytes;
-      if (full) {
-        batchesPastSize++;
-        assert(
-          batchesPastSize <= MAX_BATCHES_PAST_SEGMENT_BYTES,
-          `${segment.logPath} closes within ${MAX_BATCHES_PAST_SEGMENT_BYTES} batches past ${profile.segmentBytes} bytes`,
-        );
-      }
-      if (full && chunkBatches >= LAST_CHUNK_MIN_BATCHES) break;
-      if (chunkBytes >= profile.flushBytes && !(full && flushesPastSize === MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES)) {
-        if (full) flushesPastSize++;
-        chunkBytes = 0;
-        chunkBatches = 0;
-      }
-    }
-    await log.close();
+    next = await writeSegment(segment, BigInt(layout.partitionId), profile, rng, next);
     await writeFile(segment.indexPath, encodeIndex(segment.indexEntries), { flag: "wx" });
     layout.segments.push(segment);
   }
+}
+
+/** Where the next batch starts: its base offset and timestamp. */
+interface NextBatch {
+  offset: bigint;
+  timestamp: bigint;
+}
+
+/** Writes batches to `segment`'s .log until it is full and its last chunk holds enough batches; returns where the next one starts. */
+async function writeSegment(
+  segment: SegmentLayout,
+  partitionId: bigint,
+  profile: SizeProfile,
+  rng: Prng,
+  start: NextBatch,
+): Promise<NextBatch> {
+  let { offset: nextOffset, timestamp } = start;
+  const log = await BufferedFile.create(segment.logPath);
+  let chunkBytes = 0;
+  let chunkBatches = 0;
+  let chunk = -1;
+  // The loop ends (see MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES): every batch adds bytes, so the size is reached
+  // within segmentBytes batches, and past it at most MAX_BATCHES_PAST_SEGMENT_BYTES batches follow.
+  let batchesPastSize = 0;
+  let flushesPastSize = 0;
+  for (;;) {
+    if (chunkBatches === 0) {
+      chunk++;
+      segment.chunkStarts.push(segment.batches.length);
+    }
+    const { batch, count, baseTimestamp, delta } = randomBatch(rng, profile, partitionId, nextOffset, timestamp);
+    if (chunkBatches === 0) {
+      segment.indexEntries.push({ offset: nextOffset, timestamp: baseTimestamp, position: BigInt(segment.size) });
+    }
+    segment.batches.push({
+      position: segment.size,
+      length: batch.length,
+      baseOffset: nextOffset,
+      messageCount: count,
+      baseTimestamp,
+      chunk,
+    });
+    assert(batch.length > 0, `a batch adds bytes to ${segment.logPath}`);
+    await log.write(batch);
+    segment.size += batch.length;
+    segment.messages += count;
+    segment.endOffset = nextOffset + BigInt(count) - 1n;
+    nextOffset += BigInt(count);
+    timestamp += BigInt(delta + rng.int(200, 20_000));
+    chunkBytes += batch.length;
+    chunkBatches++;
+    const full = segment.size >= profile.segmentBytes;
+    if (full) {
+      batchesPastSize++;
+      assert(
+        batchesPastSize <= MAX_BATCHES_PAST_SEGMENT_BYTES,
+        `${segment.logPath} closes within ${MAX_BATCHES_PAST_SEGMENT_BYTES} batches past ${profile.segmentBytes} bytes`,
+      );
+    }
+    if (full && chunkBatches >= LAST_CHUNK_MIN_BATCHES) break;
+    if (chunkBytes >= profile.flushBytes && !(full && flushesPastSize === MAX_CHUNKS_FLUSHED_PAST_SEGMENT_BYTES)) {
+      if (full) flushesPastSize++;
+      chunkBytes = 0;
+      chunkBatches = 0;
+    }
+  }
+  await log.close();
+  return { offset: nextOffset, timestamp };
+}
+
+/** One batch of random messages at `baseOffset` (the PRNG drawn in a fixed order: the same seed writes the same bytes). */
+function randomBatch(
+  rng: Prng,
+  profile: SizeProfile,
+  partitionId: bigint,
+  baseOffset: bigint,
+  baseTimestamp: bigint,
+): { batch: Uint8Array; count: number; baseTimestamp: bigint; delta: number } {
+  const count = batchMessageCount(rng, profile.maxBatchMessages);
+  const originTimestamp = baseTimestamp - BigInt(rng.int(0, 1500));
+  const messages: MessageInput[] = [];
+  let delta = 0;
+  for (let i = 0; i < count; i++) {
+    delta += rng.int(0, 250);
+    messages.push(makeMessage(rng, baseOffset + BigInt(i), i, originTimestamp + BigInt(delta), delta));
+  }
+  const batch = encodeBatch({ partitionId, baseOffset, baseTimestamp, originTimestamp, messages });
+  return { batch, count, baseTimestamp, delta };
 }
 
 function resolveProfile(options: GenerateOptions): SizeProfile {

@@ -698,14 +698,8 @@ export interface GeneratedNode {
   fault: NodeFault | null;
 }
 
-/** Writes `metadata/` under `root` for the given partitions, with at most one fault. */
-export async function writeNodeMetadata(
-  root: string,
-  partitions: readonly PartitionLayout[],
-  options: { seed?: number; fault?: string; identity?: NodeIdentity } = {},
-): Promise<GeneratedNode> {
-  const generator = new Prng(options.seed ?? 1, 0x4e4f4445);
-  const random = (): number => generator.u32() / 2 ** 32;
+/** The snapshot of the streams, topics and partitions written (docs/node.md). */
+function snapshotSpecOf(partitions: readonly PartitionLayout[]): SnapshotSpec {
   const snapshotSpec: SnapshotSpec = { sequenceNumber: SAMPLE_SNAPSHOT_OP, streams: [] };
   for (const partition of partitions) {
     let stream = snapshotSpec.streams.find((s) => s.id === partition.streamId);
@@ -726,6 +720,39 @@ export async function writeNodeMetadata(
       deletedUpToOffset: 0n,
     });
   }
+  return snapshotSpec;
+}
+
+/** The node's files as the fault left them: metadata/, extra files, and the files under the partitions. */
+async function writeParts(root: string, parts: NodeParts): Promise<void> {
+  const metadata = join(root, "metadata");
+  await mkdir(metadata, { recursive: true });
+  await writeFile(join(metadata, "journal.wal"), parts.walBytes ?? concat(parts.walEntries));
+  if (parts.snapshot !== null) await writeFile(join(metadata, "snapshot.bin"), parts.snapshot);
+  else await rm(join(metadata, "snapshot.bin"), { force: true });
+  if (parts.slotA !== null) await writeFile(join(metadata, "superblock.a"), parts.slotA);
+  if (parts.slotB !== null) await writeFile(join(metadata, "superblock.b"), parts.slotB);
+  for (const extra of parts.extras) await writeFile(join(root, extra.path), extra.bytes);
+  for (const [relative, content] of parts.partitionFiles) {
+    const path = join(root, relative);
+    if (content === "dir") {
+      await mkdir(path, { recursive: true });
+    } else {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, content);
+    }
+  }
+}
+
+/** Writes `metadata/` under `root` for the given partitions, with at most one fault. */
+export async function writeNodeMetadata(
+  root: string,
+  partitions: readonly PartitionLayout[],
+  options: { seed?: number; fault?: string; identity?: NodeIdentity } = {},
+): Promise<GeneratedNode> {
+  const generator = new Prng(options.seed ?? 1, 0x4e4f4445);
+  const random = (): number => generator.u32() / 2 ** 32;
+  const snapshotSpec = snapshotSpecOf(partitions);
   const wal = buildWal({
     firstOp: SAMPLE_SNAPSHOT_OP,
     count: SAMPLE_WAL_OPS,
@@ -758,23 +785,7 @@ export async function writeNodeMetadata(
   pairedSlots(parts, xxh3_64(payload));
   const fault = options.fault === undefined ? null : getNodeFault(options.fault);
   fault?.inject(parts);
-  const metadata = join(root, "metadata");
-  await mkdir(metadata, { recursive: true });
-  await writeFile(join(metadata, "journal.wal"), parts.walBytes ?? concat(parts.walEntries));
-  if (parts.snapshot !== null) await writeFile(join(metadata, "snapshot.bin"), parts.snapshot);
-  else await rm(join(metadata, "snapshot.bin"), { force: true });
-  if (parts.slotA !== null) await writeFile(join(metadata, "superblock.a"), parts.slotA);
-  if (parts.slotB !== null) await writeFile(join(metadata, "superblock.b"), parts.slotB);
-  for (const extra of parts.extras) await writeFile(join(root, extra.path), extra.bytes);
-  for (const [relative, content] of parts.partitionFiles) {
-    const path = join(root, relative);
-    if (content === "dir") {
-      await mkdir(path, { recursive: true });
-    } else {
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, content);
-    }
-  }
+  await writeParts(root, parts);
   for (const action of parts.actions) await action(root);
   return { root, snapshotOp: SAMPLE_SNAPSHOT_OP, walOps: { first: SAMPLE_SNAPSHOT_OP, last: lastOp() }, fault };
 }

@@ -550,6 +550,43 @@ function partitionCommands(report: HtmlReportInput): Record<string, string[]> {
   return commands;
 }
 
+/** The partitions' list, filled by the page's script, with its filters and pager. */
+const PARTITIONS_MAIN = `<main>
+<h2 id="partitions-heading" tabindex="-1">Partitions</h2>
+<p class="muted" id="prefix-note"></p>
+<div class="toolbar" role="search" aria-label="Filter partitions">
+<label><input type="checkbox" id="only-problems"> only partitions that are not clean</label>
+<label>search path <input type="search" id="search" placeholder="e.g. topics/3  (press /)" autocomplete="off"></label>
+<label>sort <select id="sort"><option value="worst">worst first</option><option value="path">by path</option></select></label>
+<label>scale <select id="scale"><option value="partition">per partition</option><option value="report">whole report</option><option value="fit">fit each bar</option></select></label>
+<label>rows <select id="page-size"></select></label>
+<span class="pager"><button type="button" id="prev" aria-label="previous page">&larr;</button><span id="page-label"></span><button type="button" id="next" aria-label="next page">&rarr;</button></span>
+</div>
+<p class="status" id="status" role="status" aria-live="polite">Loading the report&hellip;</p>
+<p class="print-note" id="print-note"></p>
+<noscript><p>The partition drawings need JavaScript; the verdict, the node findings and everything below the partitions are complete without it.</p></noscript>
+<ol class="partitions" id="partitions" aria-labelledby="partitions-heading"></ol>
+<p class="empty-list" id="empty" hidden>No partition matches the filters.</p>
+</main>`;
+
+/** "This scan": the version, engine, bytes, time and options the report was made with. */
+function factsList(report: HtmlReportInput): string {
+  const summary = report.summary;
+  const opts = report.options;
+  const facts = [
+    ["segscan", report.segscan],
+    ["engine", report.engine],
+    ["bytes scanned", `${formatCount(summary.bytesScanned)} (${formatBytes(summary.bytesScanned)})`],
+    ["elapsed", `${formatCount(Math.round(summary.elapsedMs))} ms`],
+    ["verify", opts.verify],
+    ["replicas", formatCount(opts.replicaCount)],
+    ["probe budget", `${formatCount(opts.probeBudgetUnits)} units`],
+    ["window", `${formatCount(opts.windowBytes)} bytes`],
+    ...(opts.maxBatchBytes === undefined ? [] : [["max batch (override)", `${formatCount(opts.maxBatchBytes)} bytes`]]),
+  ];
+  return facts.map(([name, value]) => `<li><b>${escapeHtml(name)}</b> ${escapeHtml(value)}</li>`).join("");
+}
+
 /** The complete HTML document for a JSON scan report. */
 export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOptions = {}): string {
   const json = scriptSafeJson(report);
@@ -566,21 +603,6 @@ export function renderHtmlReport(report: HtmlReportInput, options: HtmlRenderOpt
     severityOrder: SEVERITY_ORDER,
   });
   const title = options.title ?? "segscan report";
-  const summary = report.summary;
-  const opts = report.options;
-  const facts = [
-    ["segscan", report.segscan],
-    ["engine", report.engine],
-    ["bytes scanned", `${formatCount(summary.bytesScanned)} (${formatBytes(summary.bytesScanned)})`],
-    ["elapsed", `${formatCount(Math.round(summary.elapsedMs))} ms`],
-    ["verify", opts.verify],
-    ["replicas", formatCount(opts.replicaCount)],
-    ["probe budget", `${formatCount(opts.probeBudgetUnits)} units`],
-    ["window", `${formatCount(opts.windowBytes)} bytes`],
-    ...(opts.maxBatchBytes === undefined ? [] : [["max batch (override)", `${formatCount(opts.maxBatchBytes)} bytes`]]),
-  ]
-    .map(([name, value]) => `<li><b>${escapeHtml(name)}</b> ${escapeHtml(value)}</li>`)
-    .join("");
   // Problems first (docs/html-report.md): the verdict, the node's findings, the partitions worst first;
   // the boot forecast's table, the scan's facts and the glossary and legend after them.
   return `<!doctype html>
@@ -602,27 +624,11 @@ ${verdictBanner(report)}
 </header>
 ${nodeSections(report)}
 ${partitionFindingsSection(report)}
-<main>
-<h2 id="partitions-heading" tabindex="-1">Partitions</h2>
-<p class="muted" id="prefix-note"></p>
-<div class="toolbar" role="search" aria-label="Filter partitions">
-<label><input type="checkbox" id="only-problems"> only partitions that are not clean</label>
-<label>search path <input type="search" id="search" placeholder="e.g. topics/3  (press /)" autocomplete="off"></label>
-<label>sort <select id="sort"><option value="worst">worst first</option><option value="path">by path</option></select></label>
-<label>scale <select id="scale"><option value="partition">per partition</option><option value="report">whole report</option><option value="fit">fit each bar</option></select></label>
-<label>rows <select id="page-size"></select></label>
-<span class="pager"><button type="button" id="prev" aria-label="previous page">&larr;</button><span id="page-label"></span><button type="button" id="next" aria-label="next page">&rarr;</button></span>
-</div>
-<p class="status" id="status" role="status" aria-live="polite">Loading the report&hellip;</p>
-<p class="print-note" id="print-note"></p>
-<noscript><p>The partition drawings need JavaScript; the verdict, the node findings and everything below the partitions are complete without it.</p></noscript>
-<ol class="partitions" id="partitions" aria-labelledby="partitions-heading"></ol>
-<p class="empty-list" id="empty" hidden>No partition matches the filters.</p>
-</main>
+${PARTITIONS_MAIN}
 <div class="reference">
 ${bootForecasts(report)}
 <section id="scan-facts" aria-labelledby="scan-facts-heading"><h2 id="scan-facts-heading">This scan</h2>
-<ul class="facts">${facts}</ul>
+<ul class="facts">${factsList(report)}</ul>
 ${countsTable(report)}
 </section>
 <section id="glossary" aria-labelledby="glossary-heading">
