@@ -139,19 +139,7 @@ export function mergePartition(
     ...intersect(subtract(notHeld, durable), cutClaims).map((range) => ({ range, kind: "unacknowledged" as const })),
     ...subtract(subtract(notHeld, durable), cutClaims).map((range) => ({ range, kind: "unclaimed" as const })),
   ].sort((a, b) => (a.range.from < b.range.from ? -1 : 1));
-  const claimed = claimsByPiece(
-    pieces.map((piece) => piece.range),
-    everyClaim(views, names),
-  );
-  const lost: LostRange[] = pieces.map(({ range, kind }, i) => {
-    const claims = claimed[i] ?? [];
-    return {
-      ...rangeJson(range),
-      kind,
-      openEnded: claims.some((claim) => claim.openEnded && claim.range.to >= range.to),
-      claimedBy: claims.map((claim) => ({ node: claim.node, as: claim.as })),
-    };
-  });
+  const lost = lostRanges(pieces, everyClaim(views, names));
 
   const divergence = findDivergence(views, names);
   const oddOut = new Set(divergence.flatMap((entry) => entry.odd));
@@ -183,6 +171,23 @@ export function mergePartition(
     return view?.logPaths.get(BigInt(segment)) ?? null;
   });
   return partition;
+}
+
+/** The pieces of the span no replica holds, each with the replicas that claim it. */
+function lostRanges(pieces: readonly { range: Range; kind: LostRange["kind"] }[], claims: readonly Claim[]): LostRange[] {
+  const claimed = claimsByPiece(
+    pieces.map((piece) => piece.range),
+    claims,
+  );
+  return pieces.map(({ range, kind }, i) => {
+    const mine = claimed[i] ?? [];
+    return {
+      ...rangeJson(range),
+      kind,
+      openEnded: mine.some((claim) => claim.openEnded && claim.range.to >= range.to),
+      claimedBy: mine.map((claim) => ({ node: claim.node, as: claim.as })),
+    };
+  });
 }
 
 /** Every live replica's claim on offsets it does not hold: its unreadable ranges and the torn ranges its cuts claim. */
