@@ -184,7 +184,6 @@ export const DumpJsonSchema = Type.Union([SegmentDumpSchema, IndexDumpSchema, Wa
 export type JsonWalDump = Static<typeof WalDumpSchema>;
 export type JsonWalDumpEntry = Static<typeof WalEntrySchema>;
 export type JsonSnapshotDump = Static<typeof SnapshotDumpSchema>;
-export type JsonDump = Static<typeof DumpJsonSchema>;
 
 /** `docs/dump.schema.json`: the dump documents as JSON Schema (draft 2020-12) text. */
 export function dumpJsonSchemaText(): string {

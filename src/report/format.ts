@@ -72,31 +72,21 @@ function baseName(path: string): string {
   return at < 0 ? path : path.slice(at + 1);
 }
 
-function verdictText(verdict: PartitionReport["verdict"], c: Colors): string {
-  switch (verdict) {
-    case "clean":
-      return c.green("clean");
-    case "repairable":
-      return c.yellow("repairable");
-    case "refused":
-      return c.bold(c.red("REFUSED"));
-    case "failed":
-      return c.bold(c.magenta("FAILED"));
-  }
-}
-
-function outcomeText(outcome: SegmentReport["outcome"], c: Colors): string {
-  switch (outcome) {
-    case "clean":
-      return c.green("clean");
-    case "torn-tail":
-      return c.yellow("torn-tail");
-    case "empty":
-      return c.yellow("empty");
-    case "refused":
-      return c.red("refused");
-  }
-}
+/** How a verdict and a segment outcome are shown: refusals and failures loudest. */
+const VERDICT_TEXT: Record<PartitionReport["verdict"], (c: Colors) => string> = {
+  clean: (c) => c.green("clean"),
+  repairable: (c) => c.yellow("repairable"),
+  refused: (c) => c.bold(c.red("REFUSED")),
+  failed: (c) => c.bold(c.magenta("FAILED")),
+};
+const OUTCOME_TEXT: Record<SegmentReport["outcome"], (c: Colors) => string> = {
+  clean: (c) => c.green("clean"),
+  "torn-tail": (c) => c.yellow("torn-tail"),
+  empty: (c) => c.yellow("empty"),
+  refused: (c) => c.red("refused"),
+};
+const verdictText = (verdict: PartitionReport["verdict"], c: Colors): string => VERDICT_TEXT[verdict](c);
+const outcomeText = (outcome: SegmentReport["outcome"], c: Colors): string => OUTCOME_TEXT[outcome](c);
 
 function offsetRange(segment: SegmentReport): string {
   if (segment.endOffset === null) return `${segment.startOffset}.. (no messages)`;

@@ -48,7 +48,6 @@ export const REFUSAL_SCHEMAS = {
   Hole: refusal("Hole", { previousStart: U64, previousEnd: U64, nextStart: U64 }),
   Overlap: refusal("Overlap", { previousStart: U64, previousEnd: U64, nextStart: U64 }),
 };
-export type JsonRefusalCode = keyof typeof REFUSAL_SCHEMAS;
 
 export const RefusalSchema = Type.Union(
   [
@@ -278,8 +277,6 @@ export const NdjsonSummaryLineSchema = closed(
 );
 
 export type JsonScanReport = Static<typeof ScanReportSchema>;
-export type JsonNdjsonPartitionLine = Static<typeof NdjsonPartitionLineSchema>;
-export type JsonNdjsonSummaryLine = Static<typeof NdjsonSummaryLineSchema>;
 export type JsonScanOptions = Static<typeof ScanOptionsSchema>;
 export type JsonPartition = Static<typeof PartitionSchema>;
 export type JsonSegment = Static<typeof SegmentSchema>;
