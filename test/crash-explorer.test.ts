@@ -115,4 +115,20 @@ describe("exploreCrashes on a toy act that takes its lock through RepairFs", () 
     expect(report.failures.filter((failure) => / persistence=all /.test(failure))).toEqual([]);
     expect(report.failures.some((failure) => failure.startsWith("after the act returned"))).toBe(true);
   });
+
+  it("each recovery in `also` starts from every crash state and must reach its own reference; one that does not is named", async () => {
+    const report = await exploreCrashes({
+      ...toyExploration(),
+      also: [
+        // Repairs again, as the first recovery does: it converges from every crash state.
+        { name: "repair again", recover: (toy) => toyRepair(nodeRepairFs, toy) },
+        // Leaves the crash state as it is: its reference is the act's end state, which a crash mid-way does not reach.
+        { name: "leave it", recover: async () => {} },
+      ],
+      onFailure: "collect",
+    });
+    expect(report.failures.length).toBeGreaterThan(0);
+    expect(report.failures.filter((failure) => !failure.includes("(recovery 3: leave it)"))).toEqual([]);
+    expect(report.failures.every((failure) => failure.includes("recovery did not converge"))).toBe(true);
+  });
 });
