@@ -160,12 +160,29 @@ export interface CrashExploration<T extends CrashTree> extends Recovery<T> {
   /** Skip the power cut after the act returned (k = steps + 1). */
   skipAfterReturn?: boolean;
   /**
+   * Which crash points to explore (default: every one). A plan that combines
+   * step kinds is explored where it differs from its kinds' own explorations
+   * (helpers/crash-cases.ts `wherePlansDiffer`); the power cut after the act
+   * returned is always explored.
+   */
+  points?(tree: T, point: CrashPoint): boolean;
+  /**
    * "throw" (default): the first crash state that does not recover fails the
    * exploration, its label naming k, the step, the torn fraction, the
    * persistence choice and what persisted. "collect": every such failure is
    * listed in the report instead (for diagnosing a durability bug).
    */
   onFailure?: "throw" | "collect";
+}
+
+/** A mutating step of the uncrashed act, as `points` sees it. */
+export interface CrashPoint {
+  /** 1-based, as the faulty layer counts it. */
+  k: number;
+  /** The faulty layer's "op target" line (names only). */
+  op: string;
+  /** The full paths the step changes: the file or directory, or both sides of a rename or link. */
+  paths: readonly string[];
 }
 
 export interface ExplorationReport {
@@ -178,6 +195,8 @@ export interface ExplorationReport {
   states: number;
   /** Crash states skipped as already recovered from. */
   duplicates: number;
+  /** Crash points left out by `points`. */
+  skippedPoints: number;
   /** Stale locks cleared before a recovery (relative paths, with their label). */
   locksCleared: string[];
   /** With `onFailure: "collect"`: each crash state that did not recover, labelled, with what went wrong. */
@@ -261,6 +280,69 @@ function fileMtimes(root: string): Map<string, Date> {
   return out;
 }
 
+/**
+ * `inner` with every mutating call's full paths recorded, in the order the
+ * faulty layer above it counts them (it counts a step right before passing
+ * the call down).
+ */
+function recordingPaths(inner: RepairFs, paths: string[][]): RepairFs {
+  const recorded =
+    <A extends unknown[], R>(pathsOf: (...args: A) => string[], call: (...args: A) => R) =>
+    (...args: A): R => {
+      paths.push(pathsOf(...args));
+      return call(...args);
+    };
+  return {
+    ...inner,
+    async open(filePath, mode) {
+      if (mode !== "r") paths.push([filePath]);
+      const file = await inner.open(filePath, mode);
+      return {
+        ...file,
+        read: (...args) => file.read(...args),
+        stat: () => file.stat(),
+        close: () => file.close(),
+        write(...args) {
+          paths.push([filePath]);
+          return file.write(...args);
+        },
+        truncate(size) {
+          paths.push([filePath]);
+          return file.truncate(size);
+        },
+        sync() {
+          paths.push([filePath]);
+          return file.sync();
+        },
+      };
+    },
+    mkdir: recorded(
+      (dirPath) => [dirPath],
+      (dirPath: string) => inner.mkdir(dirPath),
+    ),
+    rename: recorded(
+      (from, to) => [from, to],
+      (from: string, to: string) => inner.rename(from, to),
+    ),
+    link: recorded(
+      (from, to) => [from, to],
+      (from: string, to: string) => inner.link(from, to),
+    ),
+    syncDir: recorded(
+      (dirPath) => [dirPath],
+      (dirPath: string) => inner.syncDir(dirPath),
+    ),
+    unlink: recorded(
+      (filePath) => [filePath],
+      (filePath: string) => inner.unlink(filePath),
+    ),
+    rmdir: recorded(
+      (dirPath) => [dirPath],
+      (dirPath: string) => inner.rmdir(dirPath),
+    ),
+  };
+}
+
 /** Crashes the act at every mutating step k in both crash models and checks recovery from every crash state (see the file comment). */
 export async function exploreCrashes<T extends CrashTree>(spec: CrashExploration<T>): Promise<ExplorationReport> {
   const tree = await spec.build();
@@ -277,7 +359,8 @@ export async function exploreCrashes<T extends CrashTree>(spec: CrashExploration
   const before = spec.observe(tree);
 
   // The uncrashed run: its steps, its end state, and the end state after each recovery.
-  const counting = createFaultyFs(reset());
+  const stepPaths: string[][] = [];
+  const counting = createFaultyFs(recordingPaths(reset(), stepPaths));
   await spec.act(counting, tree);
   const actEnd = spec.observe(tree);
   const actEndTree = spec.also === undefined ? null : readTree(root);
@@ -292,13 +375,27 @@ export async function exploreCrashes<T extends CrashTree>(spec: CrashExploration
     });
   }
   const { steps, log } = counting;
+  if (stepPaths.length !== steps) throw new Error(`recorded ${stepPaths.length} steps' paths, the faulty layer counted ${steps}`);
 
-  const report: ExplorationReport = { steps, log, runs: 0, states: 0, duplicates: 0, locksCleared: [], failures: [] };
+  const report: ExplorationReport = {
+    steps,
+    log,
+    runs: 0,
+    states: 0,
+    duplicates: 0,
+    skippedPoints: 0,
+    locksCleared: [],
+    failures: [],
+  };
   const seen = new Set<string>();
   const choicesAt = spec.choices ?? defaultChoices;
   const lastK = spec.skipAfterReturn ? steps : steps + 1;
   for (let k = 1; k <= lastK; k++) {
     const afterReturn = k > steps;
+    if (!afterReturn && spec.points !== undefined && !spec.points(tree, { k, op: log[k - 1]!, paths: stepPaths[k - 1]! })) {
+      report.skippedPoints += 1;
+      continue;
+    }
     const torns = !afterReturn && log[k - 1]!.startsWith("write") ? (spec.tornFractions ?? [0, 0.5]) : [0];
     for (const torn of torns) {
       const model = reset();
