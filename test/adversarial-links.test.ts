@@ -1,13 +1,16 @@
 /**
  * A link to a directory inside a node's streams/ (docs/interfaces.md §4): the
  * server follows it and serves its partition, discovery never follows a link,
- * so the scan must not pass for clean. Through the BUILT CLI and the library.
+ * so the scan must not pass for clean. Through the BUILT CLI and the library;
+ * scrub walks the same discovery and keeps the same rule.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtemp, rename, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scanPath } from "../src/index.js";
+import { passOutcome } from "../src/scrub/findings.js";
+import { scrub } from "../src/scrub/scrub.js";
 import { runCli } from "./helpers/cli.js";
 
 let root: string;
@@ -60,5 +63,22 @@ describe("a partition directory that is a link inside a node's streams/", () => 
     const direct = await runCli(["scan", "--no-progress", linked]);
     expect(direct.code).toBe(0);
     expect(direct.stdout).toMatch(/^verdict CLEAN/);
+  });
+
+  it("scrub reports it as scan does: an unread partition (failure, exit 8), never followed, never clean", async () => {
+    const events = [];
+    for await (const event of scrub(node, { rate: Number.POSITIVE_INFINITY, state: null, nodeSettleMs: 0, sealedSettleMs: 0 }))
+      events.push(event);
+    const findings = events.flatMap((event) => (event.type === "finding" ? [event.finding] : []));
+    const atLink = findings.filter((finding) => finding.path === linked && finding.item === undefined);
+    expect(atLink).toEqual([expect.objectContaining({ code: "UnreadableFile", message: expect.stringContaining("symbolic link") })]);
+    // Nothing under the link was read: no segment of it was verified or skipped.
+    expect(events.filter((event) => "path" in event && typeof event.path === "string" && event.path.startsWith(`${linked}/`))).toEqual([]);
+    const last = events.at(-1);
+    if (last?.type !== "pass-complete") throw new Error("a pass ends with pass-complete");
+    expect(passOutcome(last.summary).failures).toBeGreaterThan(0);
+    const cli = await runCli(["scrub", node, "--rate", "unlimited", "--state", join(root, "scrub.json")]);
+    expect(cli.code).toBe(8);
+    expect(cli.stdout + cli.stderr).toContain(linked);
   });
 });
