@@ -439,6 +439,21 @@ function partitionForecast(
       detail: `${proven.refusal.code}: the server moves every segment into a sibling <partition>.fenced.<n>/ dir and rebuilds the partition empty; the data goes offline`,
     });
   }
+  entries.push(...purgeForecast(partition, holdsMessages), ...offsetsForecast(partition));
+  if (proven !== undefined && proven.sweep.length > 0) {
+    entries.push({
+      effect: "sweep-scratch",
+      path: partition.path,
+      destructive: false,
+      detail: `the server unlinks ${proven.sweep.length} scratch file${proven.sweep.length === 1 ? "" : "s"} (${proven.sweep.map((s) => s.kind).join(", ")}): never a durable source`,
+    });
+  }
+  return entries;
+}
+
+/** docs/node.md N8: what the next boot does on the partition's `purge.gen`. */
+function purgeForecast(partition: NodePartitionReport, holdsMessages: boolean): BootForecastEntry[] {
+  const entries: BootForecastEntry[] = [];
   for (const finding of partition.purgeGeneration?.findings ?? []) {
     if (finding.code === "PurgeGenerationLost" || finding.code === "PurgePending") {
       entries.push({
@@ -456,6 +471,12 @@ function partitionForecast(
       });
     }
   }
+  return entries;
+}
+
+/** docs/node.md N8: what the next boot does on the partition's offsets dirs and files. */
+function offsetsForecast(partition: NodePartitionReport): BootForecastEntry[] {
+  const entries: BootForecastEntry[] = [];
   for (const finding of partition.findings) {
     if (finding.code === "OffsetsDirUnreadable")
       entries.push({
@@ -483,14 +504,6 @@ function partitionForecast(
         });
       }
     }
-  }
-  if (proven !== undefined && proven.sweep.length > 0) {
-    entries.push({
-      effect: "sweep-scratch",
-      path: partition.path,
-      destructive: false,
-      detail: `the server unlinks ${proven.sweep.length} scratch file${proven.sweep.length === 1 ? "" : "s"} (${proven.sweep.map((s) => s.kind).join(", ")}): never a durable source`,
-    });
   }
   return entries;
 }

@@ -130,10 +130,9 @@ export async function orderScanPaths(paths: readonly string[], scanFs: ScanFs): 
     }),
   );
   const inside = (inner: string, outer: string): boolean => inner !== outer && inner.startsWith(outer.endsWith(sep) ? outer : outer + sep);
-  const depth = real.map((path) => real.filter((other) => inside(path, other)).length);
   return paths
-    .map((path, index) => ({ path, index }))
-    .sort((a, b) => depth[a.index]! - depth[b.index]! || a.index - b.index)
+    .map((path, index) => ({ path, index, depth: real.filter((outer) => inside(real[index] ?? path, outer)).length }))
+    .sort((a, b) => a.depth - b.depth || a.index - b.index)
     .map((entry) => entry.path);
 }
 
@@ -168,10 +167,6 @@ class NodeRoots {
     /** Discovery's layout facts not handed to a node pass yet (src/recovery/targets.ts `NodeLayoutFact`). */
     private readonly layout: NodeLayoutFact[],
   ) {}
-
-  get count(): number {
-    return this.nodes.length;
-  }
 
   /** Given paths: each that is a node root is registered now (its metadata scanned); those that cannot be told come back as failed targets. */
   async checkGiven(paths: readonly string[]): Promise<ScanTarget[]> {
@@ -265,8 +260,8 @@ function fencedScanner(
 
 /** The node sections on a report or stream: `node` for one node root, `nodes` for several (docs/node.md N0). */
 function attachNodes(target: { node?: NodeReport; nodes?: NodeReport[] }, nodes: readonly NodeReport[]): void {
-  if (nodes.length === 1) target.node = nodes[0]!;
-  else if (nodes.length > 1) target.nodes = [...nodes];
+  if (nodes.length > 1) target.nodes = [...nodes];
+  else if (nodes[0] !== undefined) target.node = nodes[0];
 }
 
 /** The targets led by the given paths that could not be told, which replace discovery's own failures of them. */
@@ -290,7 +285,10 @@ function registeringFoundRoots(discovery: DiscoveredTargets, roots: NodeRoots): 
   if (found === undefined) return discovery;
   let registered = 0;
   const catchUp = async (): Promise<void> => {
-    while (registered < found.length) await roots.add(found[registered++]!);
+    for (let root = found[registered]; root !== undefined; root = found[registered]) {
+      registered++;
+      await roots.add(root);
+    }
   };
   const source = discovery.targets;
   const targets = (async function* () {

@@ -179,7 +179,7 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
  * Where a directory lies in a node's layout (docs/node.md N0): the node root it
  * belongs to (by real path, as in `nodeRoots`) and the names from it down.
  */
-interface NodePlace {
+export interface NodePlace {
   root: string;
   below: readonly string[];
 }
@@ -195,10 +195,8 @@ const NODE_LAYOUT: readonly (string | null)[] = [NODE_STREAMS_DIRECTORY, null, "
  * that was not followed (what lies under it is unknown). `below` names the
  * path from the node root down.
  */
-export type NodeLayoutFact =
-  | { kind: "partitions"; root: string; below: readonly string[]; dirs: readonly string[] }
-  | { kind: "unlisted"; root: string; below: readonly string[]; cause: unknown }
-  | { kind: "link"; root: string; below: readonly string[] };
+export type NodeLayoutFact = NodePlace &
+  ({ kind: "partitions"; dirs: readonly string[] } | { kind: "unlisted"; cause: unknown } | { kind: "link" });
 
 /** The place of `name` below `place`, when the layout goes on there (null: outside it, or below a partitions dir). */
 function childPlace(place: NodePlace | null, name: string): NodePlace | null {
