@@ -75,7 +75,7 @@ async function discoverStreamForCli(paths: readonly string[], signal: AbortSigna
     });
     checkRootsHoldPartitions(sink.roots);
   }
-  const sink: DiscoverySink & { nodeRoots: string[] } = { skipped: [], roots: [], nodeRoots: [] };
+  const sink: DiscoverySink & Pick<Discovery, "nodeRoots" | "nodeLayout"> = { skipped: [], roots: [], nodeRoots: [], nodeLayout: [] };
   async function* warned(): AsyncGenerator<ScanTarget> {
     let skippedWarned = 0;
     for await (const target of discoverStream(paths, nodeBlockingScanFs, sink, signal)) {
@@ -86,7 +86,7 @@ async function discoverStreamForCli(paths: readonly string[], signal: AbortSigna
     }
     warnSkipped(sink.skipped.slice(skippedWarned));
   }
-  return { targets: warned(), skipped: sink.skipped, nodeRoots: sink.nodeRoots };
+  return { targets: warned(), skipped: sink.skipped, nodeRoots: sink.nodeRoots, nodeLayout: sink.nodeLayout };
 }
 
 function checkRootsHoldPartitions(roots: Discovery["roots"]): void {

@@ -10,9 +10,14 @@ export type SmallFile =
   | { kind: "failed"; message: string }
   | { kind: "read"; bytes: Uint8Array };
 
+/** The errno code (`ENOENT`, `EACCES`, …) a failed call carries, if any. */
+export function errnoCode(cause: unknown): string | undefined {
+  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : undefined;
+}
+
 /** ENOENT, or ENOTDIR (a path component is no directory): the path is absent. Any other failure says nothing about it. */
 export function isNotFound(cause: unknown): boolean {
-  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const code = errnoCode(cause);
   return code === "ENOENT" || code === "ENOTDIR";
 }
 

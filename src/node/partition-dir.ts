@@ -21,6 +21,7 @@ import type { FileStat, ScanFs } from "../io/fs.js";
 import { formatCount } from "../domain/numbers.js";
 import type { PartitionReport, SegmentReport } from "../domain/scan.js";
 import { childPath } from "../io/paths.js";
+import { errnoCode, isNotFound } from "./files.js";
 import type { NodeFinding, OffsetReport, PartitionHead, PurgeGenerationReport, SnapshotPartition } from "../domain/node.js";
 
 const U32_MAX = 0xffff_ffff;
@@ -50,13 +51,13 @@ export function partitionHead(report: PartitionProof | undefined, offsetFrontier
   const known = report !== undefined && report.verdict !== "failed";
   const quarantined = report?.refusal !== null && report?.refusal !== undefined && QUARANTINE_REFUSALS.has(report.refusal.code);
   let lastProvenOffset: bigint | null = null;
-  if (known && !quarantined) {
-    for (const segment of report!.segments) {
+  if (report !== undefined && known && !quarantined) {
+    for (const segment of report.segments) {
       if (segment.endOffset !== null && segment.walkedSize > 0 && (lastProvenOffset === null || segment.endOffset > lastProvenOffset))
         lastProvenOffset = segment.endOffset;
     }
     if (lastProvenOffset === null) {
-      for (const segment of report!.segments) {
+      for (const segment of report.segments) {
         if (segment.startOffset > 0n && (lastProvenOffset === null || segment.startOffset - 1n > lastProvenOffset))
           lastProvenOffset = segment.startOffset - 1n;
       }
@@ -139,7 +140,7 @@ export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeF
       if (!info.isDirectory) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
       entries = await scanFs.list(directory);
     } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === "ENOENT") continue;
+      if (errnoCode(cause) === "ENOENT") continue;
       dirFindings.push({
         severity: "failed",
         code: "OffsetsDirUnreadable",
@@ -148,7 +149,7 @@ export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeF
       });
       continue;
     }
-    const pathsById = new Map<number, string[]>();
+    const pathsById = new Map<number, [string, ...string[]]>();
     for (const entry of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
       const path = join(directory, entry.name);
       if (entry.isDirectory) {
@@ -170,7 +171,9 @@ export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeF
         });
         continue;
       }
-      pathsById.set(id, [...(pathsById.get(id) ?? []), path]);
+      const named = pathsById.get(id);
+      if (named === undefined) pathsById.set(id, [path]);
+      else named.push(path);
       out.push(await scanOffsetFile(context, kind, id, path));
     }
     for (const [id, paths] of pathsById) if (paths.length > 1) dirFindings.push(duplicateNameFinding(kind, id, paths));
@@ -184,11 +187,11 @@ export async function scanOffsets(context: OffsetScanContext, dirFindings: NodeF
  * in the order `read_dir` lists them and keeps one cursor per id; that order is
  * the filesystem's, so which file wins is not knowable from the names.
  */
-function duplicateNameFinding(kind: "consumer" | "group", id: number, paths: readonly string[]): NodeFinding {
+function duplicateNameFinding(kind: "consumer" | "group", id: number, paths: readonly [string, ...string[]]): NodeFinding {
   return {
     severity: "warn",
     code: "OffsetDuplicateName",
-    path: paths[0]!,
+    path: paths[0],
     message: `${paths.join(" and ")} ${paths.length === 2 ? "both" : "all"} name ${kind} ${id} (the server parses each name as a u32, so leading zeros or a + name the same id): it loads one cursor per id, and which file it keeps depends on the order the filesystem lists the directory, so the server's choice is undefined; left alone`,
     consumerKind: kind,
     consumerId: id,
@@ -225,7 +228,7 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
   }
   const { size, bytes } = read;
   report.size = size;
-  const { offset, storedChecksum: stored } = readOffsetRecord(bytes);
+  const { offset, storedChecksum } = readOffsetRecord(bytes);
   if (offset === null) {
     findings.push({
       severity: "warn",
@@ -237,46 +240,61 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
     return report;
   }
   report.offset = offset;
+  const record = recordFindings(context.engine, path, who, bytes, size, offset, storedChecksum);
+  findings.push(...record.findings);
+  report.checksummed = record.verdict === "checksummed";
+  // A corrupt record's offset is no cursor: nothing to compare with the head.
+  if (record.verdict !== "corrupt" && head.known) findings.push(...cursorFindings(context, kind, id, path, offset));
+  return report;
+}
+
+/** docs/node.md N4: the record's checksum (absent on a legacy or torn record) and its size. */
+function recordFindings(
+  engine: Engine,
+  path: string,
+  who: string,
+  bytes: Uint8Array,
+  size: number,
+  offset: bigint,
+  stored: bigint | null,
+): { findings: NodeFinding[]; verdict: "unsealed" | "checksummed" | "corrupt" } {
   if (stored === null) {
-    const what =
-      size === LEGACY_OFFSET_RECORD_BYTES
-        ? {
-            severity: "info" as const,
-            code: "OffsetUnsealed",
-            text: "a legacy 8-byte record (no checksum): the server loads it unverified and the next write upgrades it",
-          }
-        : {
-            severity: "repairable" as const,
-            code: "OffsetChecksumTorn",
-            text: `a complete offset with a torn checksum (${formatCount(size)} of ${OFFSET_RECORD_BYTES} bytes): the server loads it unverified; repair rewrites the 16-byte record with the same offset`,
-          };
-    findings.push({
-      severity: what.severity,
-      code: what.code,
+    const legacy = size === LEGACY_OFFSET_RECORD_BYTES;
+    const text = legacy
+      ? "a legacy 8-byte record (no checksum): the server loads it unverified and the next write upgrades it"
+      : `a complete offset with a torn checksum (${formatCount(size)} of ${OFFSET_RECORD_BYTES} bytes): the server loads it unverified; repair rewrites the 16-byte record with the same offset`;
+    const finding: NodeFinding = {
+      severity: legacy ? "info" : "repairable",
+      code: legacy ? "OffsetUnsealed" : "OffsetChecksumTorn",
       path,
-      message: `${path} (${who}, offset ${offset}) is ${what.text}`,
+      message: `${path} (${who}, offset ${offset}) is ${text}`,
       offset,
       size,
-    });
-  } else {
-    const computed = context.engine.xxh3_64(bytes.subarray(0, 8));
-    if (stored !== computed) {
-      findings.push({
-        severity: "refused",
-        code: "OffsetCorrupt",
-        path,
-        message: `${path} (${who}) fails its checksum (offset bytes say ${offset}, stored checksum 0x${hex64(stored)}, computed 0x${hex64(computed)}): the server's next boot UNLINKS this file and the consumer restarts from 0; repair copies it into the preserve dir as evidence`,
-        offset,
-        expectedChecksum: `0x${hex64(computed)}`,
-        foundChecksum: `0x${hex64(stored)}`,
-      });
-      if (size > OFFSET_RECORD_BYTES) findings.push(oversized(path, who, size));
-      return report;
-    }
-    report.checksummed = true;
-    if (size > OFFSET_RECORD_BYTES) findings.push(oversized(path, who, size));
+    };
+    return { findings: [finding], verdict: "unsealed" };
   }
-  if (!head.known) return report;
+  const findings: NodeFinding[] = [];
+  const computed = engine.xxh3_64(bytes.subarray(0, 8));
+  if (stored !== computed) {
+    findings.push({
+      severity: "refused",
+      code: "OffsetCorrupt",
+      path,
+      message: `${path} (${who}) fails its checksum (offset bytes say ${offset}, stored checksum 0x${hex64(stored)}, computed 0x${hex64(computed)}): the server's next boot UNLINKS this file and the consumer restarts from 0; repair copies it into the preserve dir as evidence`,
+      offset,
+      expectedChecksum: `0x${hex64(computed)}`,
+      foundChecksum: `0x${hex64(stored)}`,
+    });
+  }
+  if (size > OFFSET_RECORD_BYTES) findings.push(oversized(path, who, size));
+  return { findings, verdict: stored === computed ? "checksummed" : "corrupt" };
+}
+
+/** docs/node.md N4: a readable cursor against the known head H, and a group the topic's metadata does not hold. */
+function cursorFindings(context: OffsetScanContext, kind: "consumer" | "group", id: number, path: string, offset: bigint): NodeFinding[] {
+  const { head } = context;
+  const who = `${kind} ${id}`;
+  const findings: NodeFinding[] = [];
   if (head.head === null) {
     findings.push({
       severity: "repairable",
@@ -310,7 +328,7 @@ async function scanOffsetFile(context: OffsetScanContext, kind: "consumer" | "gr
       message: `${path}: consumer group ${id} is not in the topic's metadata; the server reclaims its offset files at runtime`,
     });
   }
-  return report;
+  return findings;
 }
 
 function oversized(path: string, who: string, size: number): NodeFinding {
@@ -347,14 +365,7 @@ export async function scanPurgeGeneration(
     expectedRevision: expected?.createdRevision ?? null,
     findings,
   };
-  let read: Awaited<ReturnType<typeof readLeading>> | null = null;
-  if (!scanFs.knownAbsent?.(path))
-    try {
-      read = await readLeading(scanFs, path, PURGE_GENERATION_BYTES, await scanFs.stat(path));
-    } catch (cause) {
-      const code = (cause as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT" && code !== "ENOTDIR") read = { kind: "failed", message: `cannot stat ${path} (${describeCause(cause)})` };
-    }
+  const read = await readPurgeFile(scanFs, path);
   if (read === null && expected === null) return null;
   if (read !== null && read.kind !== "read") {
     report.present = true;
@@ -395,10 +406,29 @@ export async function scanPurgeGeneration(
       });
     return report;
   }
+  findings.push(...purgeFindings(report, expected, holdsMessages));
+  return report;
+}
+
+/** `purge.gen` read (null: absent); a failure comes back as a message, never as evidence. */
+async function readPurgeFile(scanFs: ScanFs, path: string): Promise<Awaited<ReturnType<typeof readLeading>> | null> {
+  if (scanFs.knownAbsent?.(path)) return null;
+  try {
+    return await readLeading(scanFs, path, PURGE_GENERATION_BYTES, await scanFs.stat(path));
+  } catch (cause) {
+    return isNotFound(cause) ? null : { kind: "failed", message: `cannot stat ${path} (${describeCause(cause)})` };
+  }
+}
+
+/** docs/node.md N5: what `purge.gen` as read makes the server do against the snapshot's generation G and revision R. */
+function purgeFindings(report: PurgeGenerationReport, expected: SnapshotPartition, holdsMessages: boolean): NodeFinding[] {
+  const { path } = report;
+  const findings: NodeFinding[] = [];
   const G = expected.purgeGeneration;
   const R = expected.createdRevision;
-  const matches = report.generation !== null && report.createdRevision === R;
-  const reads = matches ? report.generation! : 0n;
+  const generation = report.generation;
+  // The server reads generation 0 from a file of another incarnation, or a short one.
+  const reads = generation !== null && report.createdRevision === R ? generation : 0n;
   const why = !report.present
     ? "absent"
     : report.generation === null
@@ -443,5 +473,5 @@ export async function scanPurgeGeneration(
       message: `${path} is ${why}; the server reads generation 0, which equals the snapshot's ${G}: nothing to purge`,
     });
   }
-  return report;
+  return findings;
 }

@@ -5,19 +5,21 @@
  * proof, then the cross-check against the snapshot (N6), the boot forecast
  * (N8) and the verdict (N9).
  *
- * The pass takes the partitions' proofs one by one in path order (the order
- * a scan reports them), so a streamed scan need not keep them (docs/benchmarks.md): it
- * walks the partitions dirs in the same order beside them, lists each once,
- * and finishes a dir (its partition dirs that no scan target covered) as soon
- * as the proofs have moved past it. Read-only: nothing here writes.
+ * The pass walks nothing itself: discovery's walk (src/recovery/targets.ts)
+ * hands it the node's layout (`layout`) ahead of the partitions' proofs
+ * (`add`), both in discovery's order, so a streamed scan need not keep them
+ * (docs/benchmarks.md); a partitions dir is finished (its partition dirs that
+ * no scan target covered) as soon as the proofs have moved past it.
+ * Read-only: nothing here writes.
  */
 import { basename, dirname, join, sep } from "node:path";
+import { assert } from "../assert.js";
 import type { Engine } from "../engine/types.js";
 import { abortError, describeCause } from "../io/errors.js";
 import { type ScanFs, withListing } from "../io/fs.js";
 import type { ScanOptions } from "../recovery/options.js";
 import type { PartitionReport } from "../domain/scan.js";
-import { OWN_DIRECTORY_PATTERN } from "../recovery/targets.js";
+import { type NodeLayoutFact, OWN_DIRECTORY_PATTERN, discoverNodeLayout } from "../recovery/targets.js";
 import { type PartitionProof, parseU32Name, partitionHead, scanOffsets, scanPurgeGeneration } from "./partition-dir.js";
 import { isNotFound } from "./files.js";
 import { scanSuperblock } from "./superblock.js";
@@ -50,7 +52,6 @@ export type NodeEntries = "keep" | "per-partition";
 export interface NodePassOptions {
   scanFs: ScanFs;
   engine: Engine;
-  signal?: AbortSignal | undefined;
   /**
    * "keep": every entry in `report.partitions`, in dir order. "per-partition":
    * `add` returns a scanned partition's entry and only the dirs no scan
@@ -62,16 +63,12 @@ export interface NodePassOptions {
   scanFenced?: ((dir: string) => Promise<PartitionReport | null>) | undefined;
 }
 
-/** A `streams/<s>/topics/<t>/partitions` dir, in the order the pass walks them. */
+/** A `streams/<s>/topics/<t>/partitions` dir as discovery listed it, and the entries made so far (by name; null once handed out). */
 interface PartitionsDir {
   path: string;
   stream: string;
   topic: string;
-}
-
-/** The partitions dir the proofs are in: its listing, and the entries made so far (by name; null once handed out). */
-interface OpenDir {
-  dir: PartitionsDir;
+  /** Its partition dirs, by name, sorted. */
   names: string[];
   nameSet: ReadonlySet<string>;
   fenced: string[];
@@ -80,26 +77,29 @@ interface OpenDir {
   made: Map<string, NodePartitionReport | null>;
 }
 
-/** Names in the order their paths sort: `a/…` and `a-b/…` compare as `a/` and `a-b/` (see src/recovery/targets.ts). */
-const byPathKey = (a: string, b: string): number => {
-  const [x, y] = [`${a}/`, `${b}/`];
-  return x < y ? -1 : x > y ? 1 : 0;
-};
+/** A partitions dir from the names of the directories discovery listed in it. */
+function partitionsDir(path: string, below: readonly string[], dirs: readonly string[]): PartitionsDir {
+  const [stream, topic] = [below[1], below[3]];
+  assert(stream !== undefined && topic !== undefined, `${path} lies at streams/<s>/topics/<t>/partitions`);
+  const named = (pattern: RegExp): string[] => dirs.filter((name) => pattern.test(name)).sort();
+  const names = dirs.filter((name) => !OWN_DIRECTORY_PATTERN.test(name)).sort();
+  const fencedLike = named(FENCED_LIKE_DIR).filter((name) => !FENCED_DIR.test(name));
+  return { path, stream, topic, names, nameSet: new Set(names), fenced: named(FENCED_DIR), fencedLike, made: new Map() };
+}
 
 export class NodePartitionPass {
-  /** The partitions dirs not reached yet, in path order (one per topic, listed on first use). */
-  private dirs: PartitionsDir[] | null = null;
-  private open: OpenDir | null = null;
+  /** The partitions dirs discovery listed that no proof has reached yet, in discovery's (path) order. */
+  private readonly pending: PartitionsDir[] = [];
+  /** The partitions dir the proofs are in. */
+  private open: PartitionsDir | null = null;
   private readonly contents: NonNullable<NodeReport["metadata"]["snapshot"]>["contents"] | null;
   /** Partition dirs seen, for the snapshot's missing dirs (N6): kept only when a snapshot decoded. */
   private readonly seen: Set<string> | null;
   private readonly orphans: { path: string; stream: string }[] = [];
-  /** Dirs of the streams/ tree that exist but could not be listed: what lies under them is unknown, never missing. */
+  /** Dirs of the streams/ tree that exist but could not be listed, or are links not followed: what lies under them is unknown, never missing. */
   private readonly unlisted: string[] = [];
   private readonly partitionEffects: BootForecastEntry[] = [];
   private readonly severities = new Set<Severity>();
-  /** `<root>/streams/`: a partition dir of the layout lies under it. */
-  private readonly streamsPrefix: string;
 
   constructor(
     private readonly report: NodeReport,
@@ -109,8 +109,28 @@ export class NodePartitionPass {
     report.metadata.findings = report.metadata.findings.filter((f) => !CROSS_CHECK_CODES.has(f.code));
     report.partitions = [];
     this.contents = report.metadata.snapshot?.contents ?? null;
-    this.streamsPrefix = join(report.path, STREAMS_DIR) + sep;
     this.seen = this.contents === null ? null : new Set();
+  }
+
+  /**
+   * One fact of the node's layout as discovery walked it
+   * (src/recovery/targets.ts `NodeLayoutFact`), in path order and before the
+   * proofs under it: discovery's walk is the node pass's only walk of streams/.
+   */
+  layout(fact: NodeLayoutFact): void {
+    const path = join(this.report.path, ...fact.below);
+    if (fact.kind === "partitions") this.pending.push(partitionsDir(path, fact.below, fact.dirs));
+    else if (fact.kind === "link") this.unlisted.push(path);
+    // Absent: nothing under it. Any other failure is no evidence of absence (docs/recovery.md §3.6).
+    else if (!isNotFound(fact.cause)) {
+      this.unlisted.push(path);
+      this.report.metadata.findings.push({
+        severity: "failed",
+        code: "StreamsDirUnreadable",
+        path,
+        message: `cannot list ${path} (${describeCause(fact.cause)}): the partition dirs under it are unknown, so none of them is judged missing or orphaned; nothing was changed`,
+      });
+    }
   }
 
   /**
@@ -120,11 +140,9 @@ export class NodePartitionPass {
    */
   async add(proof: PartitionProof, directoryNames?: ReadonlySet<string>): Promise<NodePartitionReport | null> {
     this.severities.add(proof.verdict as Severity);
-    const parent = dirname(proof.path);
+    const open = await this.enter(dirname(proof.path));
     const name = basename(proof.path);
-    if (!(await this.enter(parent))) return null;
-    const open = this.open!;
-    if (!open.nameSet.has(name) || open.made.has(name)) return null;
+    if (open === null || !open.nameSet.has(name) || open.made.has(name)) return null;
     const entry = await this.makeEntry(open, name, proof, directoryNames);
     open.made.set(name, this.options.entries === "keep" ? entry : null);
     return this.options.entries === "keep" ? null : entry;
@@ -134,82 +152,27 @@ export class NodePartitionPass {
   async finish(): Promise<NodeReport> {
     if (this.open !== null) await this.close(this.open);
     this.open = null;
-    for (const dir of (await this.pendingDirs()).splice(0)) await this.close(await this.list(dir));
+    for (const dir of this.pending.splice(0)) await this.close(dir);
     crossCheck(this.report, this.contents, this.seen, this.orphans, this.unlisted);
     this.report.bootForecast = forecast(this.report, this.partitionEffects);
     this.report.verdict = worstSeverity([...nodeFindings(this.report).map((finding) => finding.severity), ...this.severities]);
     return this.report;
   }
 
-  /** Makes `parent` the open dir when it is one of the layout's partitions dirs, finishing every dir before it; false when it is none. */
-  private async enter(parent: string): Promise<boolean> {
-    if (this.open?.dir.path === parent) return true;
-    if (!parent.startsWith(this.streamsPrefix) || basename(parent) !== "partitions") return false;
-    const dirs = await this.pendingDirs();
-    while (dirs.length > 0 && dirs[0]!.path <= parent) {
-      const next = dirs.shift()!;
-      if (this.open !== null) await this.close(this.open);
-      this.open = null;
-      if (next.path === parent) {
-        this.open = await this.list(next);
-        return true;
-      }
-      await this.close(await this.list(next));
-    }
-    return false;
-  }
-
-  private async pendingDirs(): Promise<PartitionsDir[]> {
-    if (this.dirs === null) {
-      const dirs: PartitionsDir[] = [];
-      const streamsDir = join(this.report.path, STREAMS_DIR);
-      for (const stream of (await this.listNames(streamsDir)).dirs.sort(byPathKey)) {
-        for (const topic of (await this.listNames(join(streamsDir, stream, "topics"))).dirs.sort(byPathKey)) {
-          dirs.push({ path: join(streamsDir, stream, "topics", topic, "partitions"), stream, topic });
-        }
-      }
-      this.dirs = dirs;
-    }
-    return this.dirs;
-  }
-
-  private async listNames(directory: string): Promise<{ dirs: string[]; fenced: string[]; fencedLike: string[] }> {
-    if (this.options.signal?.aborted) throw abortError(this.options.signal);
-    try {
-      const entries = (await this.options.scanFs.list(directory)).filter((entry) => entry.isDirectory);
-      const named = (pattern: RegExp): string[] =>
-        entries
-          .filter((entry) => pattern.test(entry.name))
-          .map((entry) => entry.name)
-          .sort();
-      return {
-        dirs: entries.filter((entry) => !OWN_DIRECTORY_PATTERN.test(entry.name)).map((entry) => entry.name),
-        fenced: named(FENCED_DIR),
-        fencedLike: named(FENCED_LIKE_DIR).filter((name) => !FENCED_DIR.test(name)),
-      };
-    } catch (cause) {
-      // Absent: nothing under it. Any other failure is no evidence of absence (docs/recovery.md §3.6).
-      if (!isNotFound(cause)) {
-        this.unlisted.push(directory);
-        this.report.metadata.findings.push({
-          severity: "failed",
-          code: "StreamsDirUnreadable",
-          path: directory,
-          message: `cannot list ${directory} (${describeCause(cause)}): the partition dirs under it are unknown, so none of them is judged missing or orphaned; nothing was changed`,
-        });
-      }
-      return { dirs: [], fenced: [], fencedLike: [] };
-    }
-  }
-
-  private async list(dir: PartitionsDir): Promise<OpenDir> {
-    const listing = await this.listNames(dir.path);
-    const names = listing.dirs.sort();
-    return { dir, names, nameSet: new Set(names), fenced: listing.fenced, fencedLike: listing.fencedLike, made: new Map() };
+  /** Makes `parent` the open dir when it is one of the layout's partitions dirs, finishing every dir discovery listed before it; null when it is none. */
+  private async enter(parent: string): Promise<PartitionsDir | null> {
+    if (this.open?.path === parent) return this.open;
+    const at = this.pending.findIndex((dir) => dir.path === parent);
+    if (at < 0) return null;
+    if (this.open !== null) await this.close(this.open);
+    const passed = this.pending.splice(0, at + 1);
+    this.open = passed.pop() ?? null;
+    for (const dir of passed) await this.close(dir);
+    return this.open;
   }
 
   /** The dir's partition dirs no proof covered get their entries; kept entries go to the report in dir order. */
-  private async close(open: OpenDir): Promise<void> {
+  private async close(open: PartitionsDir): Promise<void> {
     for (const name of open.names) {
       if (open.made.has(name)) {
         const kept = open.made.get(name);
@@ -221,37 +184,26 @@ export class NodePartitionPass {
   }
 
   private async makeEntry(
-    open: OpenDir,
+    open: PartitionsDir,
     partition: string,
     proven: PartitionProof | undefined,
     /** The names the partition's load listed in its dir, when it did. */
     directoryNames?: ReadonlySet<string>,
   ): Promise<NodePartitionReport> {
     const { scanFs, engine } = this.options;
-    const { stream, topic, path: partitionsDir } = open.dir;
     const contents = this.contents;
     // The proof's own string when there is one: on a node of many partitions a second copy of every path adds up.
-    const path = proven?.path ?? childPath(partitionsDir, partition);
+    const path = proven?.path ?? childPath(open.path, partition);
     this.seen?.add(path);
     const partitionFs = directoryNames === undefined ? await listedPartitionFs(scanFs, path) : withListing(scanFs, path, directoryNames);
     const superblock = await scanSuperblock(path, partitionFs, engine, "partition");
-    const findings: NodeFinding[] = [];
     const frontier = superblock.state === "present" ? (superblock.vsr?.offsetFrontier ?? 0n) : 0n;
     const head = partitionHead(proven, frontier);
-    if (frontier > 0n && proven !== undefined && head.known && (head.lastProvenOffset === null || frontier - 1n > head.lastProvenOffset)) {
-      findings.push({
-        severity: "info",
-        code: "OffsetFrontierAhead",
-        path,
-        message: `the partition superblock's offset_frontier is ${frontier} but the segments prove offsets only up to ${head.lastProvenOffset ?? "none"}: the server resumes at ${frontier}, and offsets below it are never re-minted`,
-        offsetFrontier: frontier,
-        lastProvenOffset: head.lastProvenOffset,
-      });
-    }
-    const ids = [stream, topic, partition].map(parseU32Name);
+    const findings = proven === undefined ? [] : frontierFindings(path, frontier, head);
+    const ids = [open.stream, open.topic, partition].map(parseU32Name);
     const topicEntry = contents?.streams.find((s) => s.id === ids[0])?.topics.find((t) => t.id === ids[1]) ?? null;
     const expected = topicEntry?.partitions.find((p) => p.id === ids[2]) ?? null;
-    if (contents !== null && expected === null) this.orphans.push({ path, stream });
+    if (contents !== null && expected === null) this.orphans.push({ path, stream: open.stream });
     const holdsMessages = proven?.segments.some((s) => s.messagesSize > 0) ?? false;
     const purgeGeneration = await scanPurgeGeneration(partitionFs, path, expected, contents !== null, holdsMessages);
     const offsets = await scanOffsets(
@@ -265,24 +217,8 @@ export class NodePartitionPass {
       },
       findings,
     );
-    const fenced = open.fenced.filter((name) => FENCED_DIR.exec(name)?.[1] === partition).map((name) => join(partitionsDir, name));
-    for (const dir of fenced) {
-      findings.push({
-        severity: "info",
-        code: "FencedDir",
-        path: dir,
-        message: `${dir} holds segments the server quarantined (fenced) from ${path}: evidence, never read by the server and never merged back; left alone`,
-      });
-    }
-    for (const name of open.fencedLike.filter((name) => FENCED_LIKE_DIR.exec(name)?.[1] === partition)) {
-      const dir = join(partitionsDir, name);
-      findings.push({
-        severity: "warn",
-        code: "FencedDirNameInvalid",
-        path: dir,
-        message: `${dir} is named like a quarantine dir of ${path}, but its suffix is not a decimal number (<partition>.fenced.<n>): it is neither a fenced dir nor a partition, and the server never reads it; not scanned, left alone`,
-      });
-    }
+    const fenced = open.fenced.filter((name) => FENCED_DIR.exec(name)?.[1] === partition).map((name) => join(open.path, name));
+    findings.push(...fencedFindings(open, partition, path, fenced));
     const entry: NodePartitionReport = {
       path,
       superblock: superblock.state === "empty" && superblock.findings.length === 0 ? null : superblock,
@@ -299,10 +235,46 @@ export class NodePartitionPass {
   }
 }
 
+/** docs/node.md N3: a partition superblock's offset_frontier past the last offset its proven segments hold. */
+function frontierFindings(path: string, frontier: bigint, head: NodePartitionReport["head"]): NodeFinding[] {
+  if (frontier <= 0n || !head.known || (head.lastProvenOffset !== null && frontier - 1n <= head.lastProvenOffset)) return [];
+  return [
+    {
+      severity: "info",
+      code: "OffsetFrontierAhead",
+      path,
+      message: `the partition superblock's offset_frontier is ${frontier} but the segments prove offsets only up to ${head.lastProvenOffset ?? "none"}: the server resumes at ${frontier}, and offsets below it are never re-minted`,
+      offsetFrontier: frontier,
+      lastProvenOffset: head.lastProvenOffset,
+    },
+  ];
+}
+
+/** docs/node.md N6: the partition's fenced dirs (quarantine evidence), and the dirs only named like one. */
+function fencedFindings(open: PartitionsDir, partition: string, path: string, fenced: readonly string[]): NodeFinding[] {
+  const findings: NodeFinding[] = fenced.map((dir) => ({
+    severity: "info",
+    code: "FencedDir",
+    path: dir,
+    message: `${dir} holds segments the server quarantined (fenced) from ${path}: evidence, never read by the server and never merged back; left alone`,
+  }));
+  for (const name of open.fencedLike.filter((name) => FENCED_LIKE_DIR.exec(name)?.[1] === partition)) {
+    const dir = join(open.path, name);
+    findings.push({
+      severity: "warn",
+      code: "FencedDirNameInvalid",
+      path: dir,
+      message: `${dir} is named like a quarantine dir of ${path}, but its suffix is not a decimal number (<partition>.fenced.<n>): it is neither a fenced dir nor a partition, and the server never reads it; not scanned, left alone`,
+    });
+  }
+  return findings;
+}
+
 /**
  * Partition dirs' superblocks (docs/node.md N3), the forecast and the verdict,
  * given every scanned partition's proof (sorted into path order here), with
- * every entry kept in `report.partitions`.
+ * every entry kept in `report.partitions`; the layout is what a discovery of
+ * the node root sees of it.
  */
 export async function finishNode(
   report: NodeReport,
@@ -312,13 +284,12 @@ export async function finishNode(
   partitionReports: readonly PartitionProof[],
   /** Scans a `.fenced.<n>` dir's segments read-only (`--include-fenced`, docs/node.md N6). */
   scanFenced?: (dir: string) => Promise<PartitionReport | null>,
-  /** The names a partition's load listed in its dir, when the scan handed them on (src/recovery/scan.ts PartitionSink). */
-  directoryNamesOf?: (proof: PartitionProof) => ReadonlySet<string> | undefined,
 ): Promise<NodeReport> {
   if (options.signal?.aborted) throw abortError(options.signal);
-  const pass = new NodePartitionPass(report, { scanFs, engine, signal: options.signal, entries: "keep", scanFenced });
+  const pass = new NodePartitionPass(report, { scanFs, engine, entries: "keep", scanFenced });
+  for (const fact of await discoverNodeLayout(report.path, scanFs, options.signal)) pass.layout(fact);
   const inPathOrder = [...partitionReports].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  for (const proof of inPathOrder) await pass.add(proof, directoryNamesOf?.(proof));
+  for (const proof of inPathOrder) await pass.add(proof);
   return pass.finish();
 }
 
@@ -468,6 +439,21 @@ function partitionForecast(
       detail: `${proven.refusal.code}: the server moves every segment into a sibling <partition>.fenced.<n>/ dir and rebuilds the partition empty; the data goes offline`,
     });
   }
+  entries.push(...purgeForecast(partition, holdsMessages), ...offsetsForecast(partition));
+  if (proven !== undefined && proven.sweep.length > 0) {
+    entries.push({
+      effect: "sweep-scratch",
+      path: partition.path,
+      destructive: false,
+      detail: `the server unlinks ${proven.sweep.length} scratch file${proven.sweep.length === 1 ? "" : "s"} (${proven.sweep.map((s) => s.kind).join(", ")}): never a durable source`,
+    });
+  }
+  return entries;
+}
+
+/** docs/node.md N8: what the next boot does on the partition's `purge.gen`. */
+function purgeForecast(partition: NodePartitionReport, holdsMessages: boolean): BootForecastEntry[] {
+  const entries: BootForecastEntry[] = [];
   for (const finding of partition.purgeGeneration?.findings ?? []) {
     if (finding.code === "PurgeGenerationLost" || finding.code === "PurgePending") {
       entries.push({
@@ -485,6 +471,12 @@ function partitionForecast(
       });
     }
   }
+  return entries;
+}
+
+/** docs/node.md N8: what the next boot does on the partition's offsets dirs and files. */
+function offsetsForecast(partition: NodePartitionReport): BootForecastEntry[] {
+  const entries: BootForecastEntry[] = [];
   for (const finding of partition.findings) {
     if (finding.code === "OffsetsDirUnreadable")
       entries.push({
@@ -512,14 +504,6 @@ function partitionForecast(
         });
       }
     }
-  }
-  if (proven !== undefined && proven.sweep.length > 0) {
-    entries.push({
-      effect: "sweep-scratch",
-      path: partition.path,
-      destructive: false,
-      detail: `the server unlinks ${proven.sweep.length} scratch file${proven.sweep.length === 1 ? "" : "s"} (${proven.sweep.map((s) => s.kind).join(", ")}): never a durable source`,
-    });
   }
   return entries;
 }

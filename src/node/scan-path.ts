@@ -29,7 +29,14 @@ import {
   partitionTarget,
   scanPathList,
 } from "../recovery/scan.js";
-import { type DiscoverySink, type ScanTarget, discover, discoverStream, logBytesByTarget } from "../recovery/targets.js";
+import {
+  type DiscoverySink,
+  type NodeLayoutFact,
+  type ScanTarget,
+  discover,
+  discoverStream,
+  logBytesByTarget,
+} from "../recovery/targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
 import { loadThreads, placeScan } from "./placement.js";
 import { type NodeEntries, NodePartitionPass, isNodeRoot, scanNodeMetadata } from "./scan.js";
@@ -41,6 +48,8 @@ export interface DiscoveredTargets {
   skipped: readonly IgnoredEntry[];
   /** docs/node.md N0: the node roots discovery listed, by real path; a stream's fills as it is walked (see `DiscoverySink`). */
   nodeRoots?: readonly string[];
+  /** What discovery saw of each node root's layout, in path order: a queue the node passes empty as the scan goes (see `DiscoverySink`). */
+  nodeLayout: NodeLayoutFact[];
 }
 
 /** A streamed scan (`scanIter`, `scan --ndjson`): what its header says, then the partitions one by one. */
@@ -85,7 +94,7 @@ export async function scanPartition(directory: string, options: ScanOptions = {}
   if (place.where === "scan-thread")
     return reportOnScanThread({ kind: "partition", directory }, place.options, resolved.signal, resolved.onProgress);
   const fs = scanFs ?? defaultScanFs(resolved.io);
-  return scanDiscovered([], { targets: [await partitionTarget(directory, fs)], skipped: [] }, options, fs);
+  return scanDiscovered([], { targets: [await partitionTarget(directory, fs)], skipped: [], nodeLayout: [] }, options, fs);
 }
 
 /**
@@ -121,10 +130,9 @@ export async function orderScanPaths(paths: readonly string[], scanFs: ScanFs): 
     }),
   );
   const inside = (inner: string, outer: string): boolean => inner !== outer && inner.startsWith(outer.endsWith(sep) ? outer : outer + sep);
-  const depth = real.map((path) => real.filter((other) => inside(path, other)).length);
   return paths
-    .map((path, index) => ({ path, index }))
-    .sort((a, b) => depth[a.index]! - depth[b.index]! || a.index - b.index)
+    .map((path, index) => ({ path, index, depth: real.filter((outer) => inside(real[index] ?? path, outer)).length }))
+    .sort((a, b) => a.depth - b.depth || a.index - b.index)
     .map((entry) => entry.path);
 }
 
@@ -156,11 +164,9 @@ class NodeRoots {
     private readonly engine: Engine,
     private readonly options: ScanOptions & { engine: Engine },
     private readonly entries: NodeEntries,
+    /** Discovery's layout facts not handed to a node pass yet (src/recovery/targets.ts `NodeLayoutFact`). */
+    private readonly layout: NodeLayoutFact[],
   ) {}
-
-  get count(): number {
-    return this.nodes.length;
-  }
 
   /** Given paths: each that is a node root is registered now (its metadata scanned); those that cannot be told come back as failed targets. */
   async checkGiven(paths: readonly string[]): Promise<ScanTarget[]> {
@@ -192,7 +198,6 @@ class NodeRoots {
     const pass = new NodePartitionPass(report, {
       scanFs: this.fs,
       engine: this.engine,
-      signal: this.options.signal,
       entries: this.entries,
       scanFenced: fencedScanner(this.options, this.fs),
     });
@@ -207,8 +212,18 @@ class NodeRoots {
     return found;
   }
 
+  /**
+   * The layout facts discovery met so far, each to its node's pass (none for a
+   * root that is not registered): discovery walks ahead of the proofs, and every
+   * root it lists is registered before the next target (`registeringFoundRoots`).
+   */
+  private takeLayout(): void {
+    for (const fact of this.layout.splice(0)) this.nodes.find((node) => node.root === fact.root)?.pass.layout(fact);
+  }
+
   /** One scanned partition to its node's pass, in path order. */
   async addPartition({ report: partition, directoryNames }: ScannedPartition): Promise<void> {
+    this.takeLayout();
     const node = this.nodeOf(partition.path);
     this.last = null;
     if (node === undefined) return;
@@ -223,6 +238,7 @@ class NodeRoots {
 
   /** Every pass finished; the node sections in the order their roots were met. */
   async finish(): Promise<NodeReport[]> {
+    this.takeLayout();
     const reports: NodeReport[] = [];
     for (const node of this.nodes) reports.push(await node.pass.finish());
     return reports;
@@ -244,8 +260,8 @@ function fencedScanner(
 
 /** The node sections on a report or stream: `node` for one node root, `nodes` for several (docs/node.md N0). */
 function attachNodes(target: { node?: NodeReport; nodes?: NodeReport[] }, nodes: readonly NodeReport[]): void {
-  if (nodes.length === 1) target.node = nodes[0]!;
-  else if (nodes.length > 1) target.nodes = [...nodes];
+  if (nodes.length > 1) target.nodes = [...nodes];
+  else if (nodes[0] !== undefined) target.node = nodes[0];
 }
 
 /** The targets led by the given paths that could not be told, which replace discovery's own failures of them. */
@@ -269,7 +285,10 @@ function registeringFoundRoots(discovery: DiscoveredTargets, roots: NodeRoots): 
   if (found === undefined) return discovery;
   let registered = 0;
   const catchUp = async (): Promise<void> => {
-    while (registered < found.length) await roots.add(found[registered++]!);
+    for (let root = found[registered]; root !== undefined; root = found[registered]) {
+      registered++;
+      await roots.add(root);
+    }
   };
   const source = discovery.targets;
   const targets = (async function* () {
@@ -288,10 +307,11 @@ async function startRoots(
   options: ScanOptions,
   scanFs: ScanFs,
   entries: NodeEntries,
+  layout: NodeLayoutFact[],
 ): Promise<{ engine: Engine; options: ScanOptions & { engine: Engine }; roots: NodeRoots; failed: ScanTarget[] }> {
   const engine = await resolveEngineOption(options.engine);
   const withEngine = { ...options, engine };
-  const roots = new NodeRoots(scanFs, engine, withEngine, entries);
+  const roots = new NodeRoots(scanFs, engine, withEngine, entries, layout);
   const failed = await roots.checkGiven(paths);
   return { engine, options: withEngine, roots, failed };
 }
@@ -384,7 +404,7 @@ export async function streamDiscovered(
   nodeEntries: NodeEntries = "keep",
 ): Promise<ScanStream> {
   const resolved = resolveScanOptions(options);
-  const { engine, roots, failed } = await startRoots(paths, options, scanFs, nodeEntries);
+  const { engine, roots, failed } = await startRoots(paths, options, scanFs, nodeEntries, discovery.nodeLayout);
   const targets = registeringFoundRoots(withFailedRoots(discovery, failed), roots);
   const scanned = await partitionsInOrder(targets.targets, engine, resolved, scanFs);
   const stream: ScanStream = {
@@ -439,10 +459,15 @@ export async function* scanIter(
   // TypeError); the partitions under them are discovered as the scan goes.
   for (const path of list) await checkRoot(path, fs);
   const ordered = await orderScanPaths(list, fs);
-  const sink: DiscoverySink = { skipped: [], roots: [], nodeRoots: [] };
+  const sink: DiscoverySink & { nodeLayout: NodeLayoutFact[] } = { skipped: [], roots: [], nodeRoots: [], nodeLayout: [] };
   const stream = await streamDiscovered(
     ordered,
-    { targets: discoverStream(ordered, fs, sink, resolved.signal), skipped: sink.skipped, nodeRoots: sink.nodeRoots },
+    {
+      targets: discoverStream(ordered, fs, sink, resolved.signal),
+      skipped: sink.skipped,
+      nodeRoots: sink.nodeRoots,
+      nodeLayout: sink.nodeLayout,
+    },
     options,
     fs,
   );

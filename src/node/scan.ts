@@ -9,8 +9,8 @@ import { resolveEngineOption } from "../recovery/options.js";
 import type { Engine } from "../engine/types.js";
 import { ScanFailure, abortError, describeCause } from "../io/errors.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
-import { type ScanOptions, resolveScanOptions } from "../recovery/options.js";
-import { isNotFound, leftoverFindings } from "./files.js";
+import { type ResolvedScanOptions, type ScanOptions, resolveScanOptions } from "../recovery/options.js";
+import { errnoCode, isNotFound, leftoverFindings } from "./files.js";
 import { scanSnapshot } from "./snapshot.js";
 import { pairingFindings, scanSuperblock } from "./superblock.js";
 import type { NodeReport } from "../domain/node.js";
@@ -57,11 +57,7 @@ export async function scanNode(root: string, options: ScanOptions = {}, scanFs?:
 /** The metadata plane (docs/node.md N1–N3), scanned before the partitions (N0). */
 export async function scanNodeMetadata(root: string, options: ScanOptions, scanFs: ScanFs, engine: Engine): Promise<NodeReport> {
   const resolved = resolveScanOptions(options);
-  const signal = resolved.signal;
-  const checkAbort = (): void => {
-    if (signal?.aborted) throw abortError(signal);
-  };
-  checkAbort();
+  if (resolved.signal?.aborted) throw abortError(resolved.signal);
   const metadataDir = join(root, METADATA_DIR);
   const rootEntries = await scanFs.list(root);
   const report: NodeReport = {
@@ -79,46 +75,9 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
     crossCheck: { orphanDirs: [], missingDirs: [], inconclusiveStreams: [] },
     bootForecast: [],
   };
-  const metaFindings = report.metadata.findings;
-  if (report.metadata.present) {
-    const snapshot = await scanSnapshot(join(metadataDir, "snapshot.bin"), scanFs, engine);
-    report.metadata.snapshot = snapshot;
-    checkAbort();
-    const superblock = await scanSuperblock(metadataDir, scanFs, engine, "metadata");
-    superblock.findings.push(
-      ...pairingFindings(superblock, {
-        present: snapshot.present,
-        sequenceNumber: snapshot.sequenceNumber,
-        checksum: snapshot.checksum,
-        path: snapshot.path,
-        corrupt: snapshot.findings.some((finding) => finding.severity === "refused" || finding.severity === "failed"),
-      }),
-    );
-    report.metadata.superblock = superblock;
-    checkAbort();
-    const walPath = join(metadataDir, "journal.wal");
-    await scanWalItem(walPath, report, {
-      engine,
-      scanFs,
-      windowBytes: resolved.used.windowBytes,
-      probeBudgetUnits: resolved.used.probeBudgetUnits,
-      snapshotOp: snapshot.sequenceNumber ?? 0n,
-      snapshotOpKnown: !snapshot.present || snapshot.sequenceNumber !== null,
-      superblockCluster: superblock.vsr?.cluster ?? null,
-      committed: superblock.vsr === null ? null : { commitMax: superblock.vsr.commitMax, replicaCount: superblock.vsr.replicaCount },
-      signal,
-      onProgress: resolved.onProgress,
-    });
-    for (const [name, code, what] of [
-      ["journal.wal.tmp", "WalTmpPresent", "a WAL rewrite (drain or truncate_from) that died before its rename"],
-      ["snapshot.bin.tmp", "SnapshotTmpPresent", "a snapshot write that died before its rename"],
-    ] as const) {
-      const path = join(metadataDir, name);
-      const message = `${path} is left over from ${what}: inert, never read by the server; left alone`;
-      metaFindings.push(...(await leftoverFindings(scanFs, path, { code, message }, what)));
-    }
-  } else if (rootEntries.some((entry) => entry.isDirectory && entry.name === STREAMS_DIR)) {
-    metaFindings.push({
+  if (report.metadata.present) await scanMetadataDir(metadataDir, report, resolved, scanFs, engine);
+  else if (rootEntries.some((entry) => entry.isDirectory && entry.name === STREAMS_DIR)) {
+    report.metadata.findings.push({
       severity: "warn",
       code: "MetadataMissing",
       path: metadataDir,
@@ -126,6 +85,55 @@ export async function scanNodeMetadata(root: string, options: ScanOptions, scanF
     });
   }
   return report;
+}
+
+/** `metadata/`: the snapshot (N2), the superblock paired with it (N3), the WAL (N1) and the leftovers of writes that died. */
+async function scanMetadataDir(
+  metadataDir: string,
+  report: NodeReport,
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
+  engine: Engine,
+): Promise<void> {
+  const signal = resolved.signal;
+  const checkAbort = (): void => {
+    if (signal?.aborted) throw abortError(signal);
+  };
+  const snapshot = await scanSnapshot(join(metadataDir, "snapshot.bin"), scanFs, engine);
+  report.metadata.snapshot = snapshot;
+  checkAbort();
+  const superblock = await scanSuperblock(metadataDir, scanFs, engine, "metadata");
+  superblock.findings.push(
+    ...pairingFindings(superblock, {
+      present: snapshot.present,
+      sequenceNumber: snapshot.sequenceNumber,
+      checksum: snapshot.checksum,
+      path: snapshot.path,
+      corrupt: snapshot.findings.some((finding) => finding.severity === "refused" || finding.severity === "failed"),
+    }),
+  );
+  report.metadata.superblock = superblock;
+  checkAbort();
+  await scanWalItem(join(metadataDir, "journal.wal"), report, {
+    engine,
+    scanFs,
+    windowBytes: resolved.used.windowBytes,
+    probeBudgetUnits: resolved.used.probeBudgetUnits,
+    snapshotOp: snapshot.sequenceNumber ?? 0n,
+    snapshotOpKnown: !snapshot.present || snapshot.sequenceNumber !== null,
+    superblockCluster: superblock.vsr?.cluster ?? null,
+    committed: superblock.vsr === null ? null : { commitMax: superblock.vsr.commitMax, replicaCount: superblock.vsr.replicaCount },
+    signal,
+    onProgress: resolved.onProgress,
+  });
+  for (const [name, code, what] of [
+    ["journal.wal.tmp", "WalTmpPresent", "a WAL rewrite (drain or truncate_from) that died before its rename"],
+    ["snapshot.bin.tmp", "SnapshotTmpPresent", "a snapshot write that died before its rename"],
+  ] as const) {
+    const path = join(metadataDir, name);
+    const message = `${path} is left over from ${what}: inert, never read by the server; left alone`;
+    report.metadata.findings.push(...(await leftoverFindings(scanFs, path, { code, message }, what)));
+  }
 }
 
 export type { PartitionProof } from "./partition-dir.js";
@@ -141,41 +149,27 @@ async function scanWalItem(
     onProgress: ((event: { path: string; bytesDone: number; bytesTotal: number }) => void) | undefined;
   },
 ): Promise<void> {
+  const failed = (message: string): void => {
+    report.metadata.findings.push({ severity: "failed", code: "WalReadFailure", path: walPath, message });
+  };
   let size: number;
   try {
     const info = await options.scanFs.stat(walPath);
-    if (!info.isFile) {
-      report.metadata.findings.push({
-        severity: "failed",
-        code: "WalReadFailure",
-        path: walPath,
-        message: `${walPath} is not a regular file; it was not read`,
-      });
-      return;
-    }
+    if (!info.isFile) return failed(`${walPath} is not a regular file; it was not read`);
     size = info.size;
   } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") {
-      report.metadata.findings.push({
-        severity: "info",
-        code: "WalAbsent",
-        path: walPath,
-        message: `${walPath} does not exist: the server creates an empty WAL at boot (nothing to replay)`,
-      });
-      // docs/node.md N1.1: an absent WAL proves no op after the snapshot's.
-      const loss = committedOpsLoss(null, options);
-      if (loss !== null) {
-        report.metadata.findings.push(committedOpsLostFinding(walPath, loss, "journal.wal does not exist", false));
-        report.bootForecast.push(committedOpsForecast(walPath, loss));
-      }
-    } else {
-      report.metadata.findings.push({
-        severity: "failed",
-        code: "WalReadFailure",
-        path: walPath,
-        message: `cannot stat ${walPath} (${describeCause(cause)}); nothing was changed`,
-      });
+    if (errnoCode(cause) !== "ENOENT") return failed(`cannot stat ${walPath} (${describeCause(cause)}); nothing was changed`);
+    report.metadata.findings.push({
+      severity: "info",
+      code: "WalAbsent",
+      path: walPath,
+      message: `${walPath} does not exist: the server creates an empty WAL at boot (nothing to replay)`,
+    });
+    // docs/node.md N1.1: an absent WAL proves no op after the snapshot's.
+    const loss = committedOpsLoss(null, options);
+    if (loss !== null) {
+      report.metadata.findings.push(committedOpsLostFinding(walPath, loss, "journal.wal does not exist", false));
+      report.bootForecast.push(committedOpsForecast(walPath, loss));
     }
     return;
   }
@@ -195,6 +189,6 @@ async function scanWalItem(
     report.bootForecast.push(...scan.forecast);
   } catch (error) {
     if (!(error instanceof ScanFailure)) throw error;
-    report.metadata.findings.push({ severity: "failed", code: "WalReadFailure", path: walPath, message: error.message });
+    failed(error.message);
   }
 }

@@ -90,7 +90,9 @@ export interface Discovery {
   skipped: IgnoredEntry[];
   roots: DiscoveredRoot[];
   /** docs/node.md N0: every node root the walk listed (a given path or a directory below one), by real path, in the order met. */
-  nodeRoots?: string[];
+  nodeRoots: string[];
+  /** Each node root's layout as the walk saw it, in path order: a queue the scan's node pass empties (`NodeLayoutFact`). */
+  nodeLayout: NodeLayoutFact[];
 }
 
 export function directoryLinkEntry(path: string): IgnoredEntry {
@@ -154,6 +156,8 @@ export interface DiscoverySink {
   roots: DiscoveredRoot[];
   /** When present, every node root the walk lists (given or found below a given path) is added, by real path, before its partitions. */
   nodeRoots?: string[];
+  /** When present, what the walk sees of each node root's layout is added, in path order (`NodeLayoutFact`). */
+  nodeLayout?: NodeLayoutFact[];
 }
 
 /**
@@ -163,7 +167,7 @@ export interface DiscoverySink {
  * targets are kept for their loads.
  */
 export async function discover(paths: readonly string[], scanFs: ScanFs, signal?: AbortSignal): Promise<Discovery> {
-  const discovery: Discovery = { targets: [], skipped: [], roots: [], nodeRoots: [] };
+  const discovery: Discovery = { targets: [], skipped: [], roots: [], nodeRoots: [], nodeLayout: [] };
   for await (const target of discoverStream(paths, scanFs, discovery, signal)) {
     if (discovery.targets.length >= DISCOVERY_LISTINGS_KEPT) target.entries = undefined;
     discovery.targets.push(target);
@@ -171,9 +175,41 @@ export async function discover(paths: readonly string[], scanFs: ScanFs, signal?
   return discovery;
 }
 
+/**
+ * Where a directory lies in a node's layout (docs/node.md N0): the node root it
+ * belongs to (by real path, as in `nodeRoots`) and the names from it down.
+ */
+export interface NodePlace {
+  root: string;
+  below: readonly string[];
+}
+
+/** The names the layout expects at each level below a node root: `streams`, a stream id, `topics`, a topic id, `partitions` (null: any name). */
+const NODE_LAYOUT: readonly (string | null)[] = [NODE_STREAMS_DIRECTORY, null, "topics", null, "partitions"];
+
+/**
+ * What discovery saw of a node's layout (`streams/<s>/topics/<t>/partitions`,
+ * docs/node.md N0), for the node pass (src/node/pass.ts), in path order as
+ * discovery walks it: each partitions dir with the names of the directories in
+ * it; each dir of the layout that could not be listed; each link in the layout
+ * that was not followed (what lies under it is unknown). `below` names the
+ * path from the node root down.
+ */
+export type NodeLayoutFact = NodePlace &
+  ({ kind: "partitions"; dirs: readonly string[] } | { kind: "unlisted"; cause: unknown } | { kind: "link" });
+
+/** The place of `name` below `place`, when the layout goes on there (null: outside it, or below a partitions dir). */
+function childPlace(place: NodePlace | null, name: string): NodePlace | null {
+  if (place === null || place.below.length >= NODE_LAYOUT.length) return null;
+  const expected = NODE_LAYOUT[place.below.length];
+  return expected === null || expected === name ? { root: place.root, below: [...place.below, name] } : null;
+}
+
 /** A directory as discovery listed it: its own target (when it is a partition or unlistable) and the children to descend into. */
 interface ListedDirectory {
   target: ScanTarget | null;
+  /** Its "dev:ino" (or path): a target is taken once by it. */
+  key: string;
   children: string[];
   /** Children that are links to directories inside a node's `streams/`: failed targets, never listed. */
   links: ReadonlySet<string>;
@@ -181,6 +217,8 @@ interface ListedDirectory {
   underStreams: boolean;
   /** Children with a `<child>.segscan` entry beside them (docs/repair.md §6.6). */
   preserved: ReadonlySet<string>;
+  /** Its own place in a node's layout (a node root's: the root, nothing below), for its children's. */
+  place: NodePlace | null;
 }
 
 const NONE_PRESERVED: ReadonlySet<string> = new Set();
@@ -192,7 +230,8 @@ const SERVED_NAME = /^(?:\d+|streams|topics|partitions)$/;
  * A link to a directory inside a node's `streams/`: the server follows it and
  * serves what it holds, discovery never follows a link (they can loop or repeat
  * partitions), so its bytes are not judged and the scan must not pass for
- * clean (docs/interfaces.md §4).
+ * clean (docs/interfaces.md §4). This is the one rule for such links: `scan`
+ * reports the target failed, and `scrub`, walking the same discovery, reports it unread.
  */
 function linkNotFollowed(path: string): ScanError {
   return {
@@ -202,6 +241,191 @@ function linkNotFollowed(path: string): ScanError {
       `${path} is a symbolic link to a directory inside the node's streams/: the server follows it, segscan does not, ` +
       "so nothing under it was judged and nothing was changed; scan its target by its own path",
   };
+}
+
+/** What every root's walk of one `discoverStream` shares. */
+interface WalkContext {
+  scanFs: ScanFs;
+  sink: DiscoverySink;
+  signal: AbortSignal | undefined;
+  /** False for a target already taken through an earlier path. */
+  take: (key: string) => boolean;
+  /** Node roots whose layout one walk reported already: a later path through them reports targets only. */
+  layoutReported: Set<string>;
+}
+
+/**
+ * A directory of the walk with its children still to visit, in exact path
+ * order: a child's own path (`dir/a`) and its subtree (`dir/a/…`) are two keys,
+ * `a` and `a/`, sorted as strings, so `dir/a` comes before a sibling `dir/a-b`
+ * (whose subtree, `a-b/`, sorts before `a/`). A child is listed at its first key
+ * and its listing held until its second, usually the very next one.
+ */
+interface Level {
+  directory: string;
+  keys: string[];
+  next: number;
+  held: Map<string, ListedDirectory>;
+  depth: number;
+  listed: ListedDirectory;
+}
+
+function level(directory: string, listed: ListedDirectory, depth: number): Level {
+  const keys = listed.children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { directory, keys, next: 0, held: new Map(), depth, listed };
+}
+
+/**
+ * One given directory's walk: its targets one by one, in exact path order.
+ * One loop over a stack of directories, not a generator per level: each target
+ * passed up through every level's generator cost a few promises per level
+ * (docs/benchmarks.md).
+ */
+class DirectoryWalk {
+  /** Per root, so a root inside an earlier one still counts its partitions. */
+  private readonly visited = new VisitedDirectories();
+  private readonly stack: Level[] = [];
+
+  constructor(
+    private readonly context: WalkContext,
+    private readonly root: DiscoveredRoot,
+  ) {}
+
+  /** Lists the root; its own target, if it is one. */
+  async start(realPath: string): Promise<ScanTarget | null> {
+    // A root below a `streams/` (e.g. `scan node/streams/1`) is inside a node's streams tree: the links in it are served too.
+    const top = await this.list(realPath, 0, realPath.split(sep).includes(NODE_STREAMS_DIRECTORY), null);
+    this.stack.push(level(realPath, top, 0));
+    return this.found(top);
+  }
+
+  /** The next target (null: a directory that held none; undefined: the walk is done). */
+  async next(): Promise<ScanTarget | null | undefined> {
+    const current = this.stack.at(-1);
+    if (current === undefined) return undefined;
+    const key = current.keys[current.next++];
+    if (key === undefined) {
+      this.stack.pop();
+      return null;
+    }
+    const parent = current.listed;
+    if (parent.links.has(key)) {
+      // Its own key only (a link is never descended into): a failed target in path order.
+      const linkPath = childPath(current.directory, key);
+      this.layoutFact(childPlace(parent.place, key), (place) => ({ kind: "link", ...place }));
+      this.root.targets++;
+      return this.context.take(`link:${linkPath}`) ? { path: linkPath, singleLog: false, failure: linkNotFollowed(linkPath) } : null;
+    }
+    if (key.endsWith("/")) {
+      const name = key.slice(0, -1);
+      const listed = current.held.get(name);
+      if (listed !== undefined) {
+        current.held.delete(name);
+        this.stack.push(level(childPath(current.directory, name), listed, current.depth + 1));
+      }
+      return null;
+    }
+    const listed = await this.list(
+      childPath(current.directory, key),
+      current.depth + 1,
+      parent.underStreams,
+      childPlace(parent.place, key),
+    );
+    if (listed.children.length > 0) current.held.set(key, listed);
+    const target = this.found(listed);
+    // The parent's listing says whether a salvage record may sit beside it (docs/repair.md §6.6).
+    if (target !== null && target.failure === undefined) target.preserveDirListed = parent.preserved.has(key);
+    return target;
+  }
+
+  /** The target a listing found, counted and taken (null: none, or already taken through another path). */
+  private found(listed: ListedDirectory): ScanTarget | null {
+    if (listed.target === null) return null;
+    // Counted before de-duplication: a root inside an earlier one still holds its partitions.
+    this.root.targets++;
+    return this.context.take(listed.key) ? listed.target : null;
+  }
+
+  private layoutFact(place: NodePlace | null, fact: (place: NodePlace) => NodeLayoutFact): void {
+    if (place !== null) this.context.sink.nodeLayout?.push(fact(place));
+  }
+
+  private async list(directory: string, depth: number, underStreams: boolean, place: NodePlace | null): Promise<ListedDirectory> {
+    const { scanFs, signal } = this.context;
+    if (signal?.aborted) throw abortError(signal);
+    const nothing = { target: null, key: directory, children: [], links: NO_LINKS, underStreams, preserved: NONE_PRESERVED, place: null };
+    if (depth > MAX_DISCOVERY_DEPTH) return nothing;
+    let entries;
+    let key = directory;
+    try {
+      const fileId = (await scanFs.stat(directory)).fileId;
+      if (fileId !== undefined) key = fileId;
+      if (!this.visited.add(key)) return nothing;
+      entries = await scanFs.list(directory);
+    } catch (cause) {
+      this.layoutFact(place, (at) => ({ kind: "unlisted", ...at, cause }));
+      return { ...nothing, target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") } };
+    }
+    return this.classify(directory, depth, entries, key, underStreams, place);
+  }
+
+  /** A listed directory's target, children, links and place (docs/interfaces.md §9.2). */
+  private classify(
+    directory: string,
+    depth: number,
+    entries: readonly DirectoryEntry[],
+    key: string,
+    underStreams: boolean,
+    place: NodePlace | null,
+  ): ListedDirectory {
+    const { sink, layoutReported } = this.context;
+    const isNodeRoot = entries.some(
+      (entry) => entry.isDirectory && !entry.isSymbolicLink && (NODE_ROOT_MARKERS as readonly string[]).includes(entry.name),
+    );
+    if (depth === 0) this.root.nodeRoot = isNodeRoot;
+    let own = place;
+    if (isNodeRoot) {
+      sink.nodeRoots?.push(directory);
+      // A node root one path's walk reported: a later path through it adds targets only, never its layout again.
+      own = layoutReported.has(directory) ? null : { root: directory, below: [] };
+      layoutReported.add(directory);
+    }
+    if (own?.below.length === NODE_LAYOUT.length) {
+      const dirs = entries.filter((entry) => entry.isDirectory).map((entry) => entry.name);
+      this.layoutFact(own, (at) => ({ kind: "partitions", ...at, dirs }));
+    }
+    // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
+    // file is reported by the partition load instead of being passed over.
+    const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
+    const children: string[] = [];
+    const links = new Set<string>();
+    const preserved = new Set<string>();
+    for (const entry of entries) {
+      if (entry.name.endsWith(PRESERVE_DIR_SUFFIX)) preserved.add(entry.name.slice(0, -PRESERVE_DIR_SUFFIX.length));
+      if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;
+      if (isNodeRoot && entry.name !== NODE_STREAMS_DIRECTORY) continue;
+      if (entry.isSymbolicLink) {
+        // Inside a partition the partition's own listing reports it; one named like a stream, topic or partition id
+        // inside a node's streams/ (a path the server opens) is a failed target.
+        if (isPartition) continue;
+        if ((underStreams || isNodeRoot) && SERVED_NAME.test(entry.name)) links.add(entry.name);
+        else {
+          sink.skipped.push(directoryLinkEntry(join(directory, entry.name)));
+          continue;
+        }
+      }
+      children.push(entry.name);
+    }
+    return {
+      target: isPartition ? { path: directory, singleLog: false, entries } : null,
+      key,
+      children,
+      links: links.size === 0 ? NO_LINKS : links,
+      underStreams: underStreams || isNodeRoot,
+      preserved: preserved.size === 0 ? NONE_PRESERVED : preserved,
+      place: own,
+    };
+  }
 }
 
 /**
@@ -226,6 +450,7 @@ export async function* discoverStream(
     taken.add(key);
     return true;
   };
+  const context: WalkContext = { scanFs, sink, signal, take, layoutReported: new Set() };
   for (const given of paths) {
     if (signal?.aborted) throw abortError(signal);
     const path = resolve(given);
@@ -253,141 +478,10 @@ export async function* discoverStream(
       if (take(`log:${realPath}`)) yield { path: realPath, singleLog: true };
       continue;
     }
-    // Per root, so a root inside an earlier one still counts its partitions.
-    const visited = new VisitedDirectories();
-    const listDirectory = async (directory: string, depth: number, underStreams: boolean): Promise<ListedDirectory & { key: string }> => {
-      if (signal?.aborted) throw abortError(signal);
-      const nothing = { target: null, children: [], links: NO_LINKS, underStreams, preserved: NONE_PRESERVED, key: directory };
-      if (depth > MAX_DISCOVERY_DEPTH) return nothing;
-      let entries;
-      let key = directory;
-      try {
-        const fileId = (await scanFs.stat(directory)).fileId;
-        if (fileId !== undefined) key = fileId;
-        if (!visited.add(key)) return nothing;
-        entries = await scanFs.list(directory);
-      } catch (cause) {
-        return {
-          target: { path: directory, singleLog: false, failure: listFailure(directory, cause, "list") },
-          children: [],
-          links: NO_LINKS,
-          underStreams,
-          preserved: NONE_PRESERVED,
-          key: directory,
-        };
-      }
-      const isNodeRoot = entries.some(
-        (entry) => entry.isDirectory && !entry.isSymbolicLink && (NODE_ROOT_MARKERS as readonly string[]).includes(entry.name),
-      );
-      if (depth === 0) root.nodeRoot = isNodeRoot;
-      if (isNodeRoot) sink.nodeRoots?.push(directory);
-      // Any non-directory `.log` makes a partition, so a FIFO or an oddly named
-      // file is reported by the partition load instead of being passed over.
-      const isPartition = entries.some((entry) => !entry.isDirectory && entry.name.endsWith(LOG_SUFFIX));
-      const children: string[] = [];
-      const links = new Set<string>();
-      const preserved = new Set<string>();
-      for (const entry of entries) {
-        if (entry.name.endsWith(PRESERVE_DIR_SUFFIX)) preserved.add(entry.name.slice(0, -PRESERVE_DIR_SUFFIX.length));
-        if (!entry.isDirectory || OWN_DIRECTORY_PATTERN.test(entry.name)) continue;
-        if (isNodeRoot && entry.name !== NODE_STREAMS_DIRECTORY) continue;
-        if (entry.isSymbolicLink) {
-          // Inside a partition the partition's own listing reports it; one named like a stream, topic or partition id
-          // inside a node's streams/ (a path the server opens) is a failed target.
-          if (isPartition) continue;
-          if ((underStreams || isNodeRoot) && SERVED_NAME.test(entry.name)) {
-            links.add(entry.name);
-            children.push(entry.name);
-          } else sink.skipped.push(directoryLinkEntry(join(directory, entry.name)));
-          continue;
-        }
-        children.push(entry.name);
-      }
-      return {
-        target: isPartition ? { path: directory, singleLog: false, entries } : null,
-        children,
-        links: links.size === 0 ? NO_LINKS : links,
-        underStreams: underStreams || isNodeRoot,
-        preserved: preserved.size === 0 ? NONE_PRESERVED : preserved,
-        key,
-      };
-    };
-    /** The target a listing found, counted and taken (null: none, or already taken through another path). */
-    const found = (listed: ListedDirectory & { key: string }): ScanTarget | null => {
-      if (listed.target === null) return null;
-      // Counted before de-duplication: a root inside an earlier one still holds its partitions.
-      root.targets++;
-      return take(listed.key) ? listed.target : null;
-    };
-    /**
-     * The children of a directory in exact path order: a child's own path
-     * (`dir/a`) and its subtree (`dir/a/…`) are two keys, `a` and `a/`, sorted
-     * as strings, so `dir/a` comes before a sibling `dir/a-b` (whose subtree,
-     * `a-b/`, sorts before `a/`). A child is listed at its first key and its
-     * listing held until its second, usually the very next one. One loop over a
-     * stack of directories, not a generator per level: each target passed up
-     * through every level's generator cost a few promises per level (docs/benchmarks.md).
-     */
-    interface Level {
-      directory: string;
-      keys: string[];
-      next: number;
-      held: Map<string, ListedDirectory>;
-      depth: number;
-      preserved: ReadonlySet<string>;
-      links: ReadonlySet<string>;
-      underStreams: boolean;
-    }
-    const level = (
-      directory: string,
-      listed: Pick<ListedDirectory, "children" | "preserved" | "links" | "underStreams">,
-      depth: number,
-    ): Level => ({
-      directory,
-      keys: listed.children.flatMap((name) => [name, `${name}/`]).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
-      next: 0,
-      held: new Map(),
-      depth,
-      preserved: listed.preserved,
-      links: listed.links,
-      underStreams: listed.underStreams,
-    });
-    // A root below a `streams/` (e.g. `scan node/streams/1`) is inside a node's streams tree: the links in it are served too.
-    const top = await listDirectory(realPath, 0, realPath.split(sep).includes(NODE_STREAMS_DIRECTORY));
-    const topTarget = found(top);
-    if (topTarget !== null) yield topTarget;
-    const stack: Level[] = [level(realPath, top, 0)];
-    while (stack.length > 0) {
-      const current = stack.at(-1)!;
-      const key = current.keys[current.next++];
-      if (key === undefined) {
-        stack.pop();
-        continue;
-      }
-      if (current.links.has(key)) {
-        // Its own key only (a link is never descended into): a failed target in path order.
-        const linkPath = childPath(current.directory, key);
-        root.targets++;
-        if (take(`link:${linkPath}`)) yield { path: linkPath, singleLog: false, failure: linkNotFollowed(linkPath) };
-        continue;
-      }
-      if (!key.endsWith("/")) {
-        const listed = await listDirectory(childPath(current.directory, key), current.depth + 1, current.underStreams);
-        const target = found(listed);
-        if (target !== null) {
-          // The parent's listing says whether a salvage record may sit beside it (docs/repair.md §6.6).
-          if (target.failure === undefined) target.preserveDirListed = current.preserved.has(key);
-          yield target;
-        }
-        if (listed.children.length > 0) current.held.set(key, listed);
-        continue;
-      }
-      const name = key.slice(0, -1);
-      const listed = current.held.get(name);
-      if (listed === undefined) continue;
-      current.held.delete(name);
-      stack.push(level(childPath(current.directory, name), listed, current.depth + 1));
-    }
+    const walk = new DirectoryWalk(context, root);
+    const top = await walk.start(realPath);
+    if (top !== null) yield top;
+    for (let target = await walk.next(); target !== undefined; target = await walk.next()) if (target !== null) yield target;
   }
 }
 
@@ -428,4 +522,16 @@ export async function logBytesByTarget(targets: readonly ScanTarget[], scanFs: S
     totals.set(target.path, total);
   }
   return totals;
+}
+
+/**
+ * What a walk of the node root `root` sees of its layout (`NodeLayoutFact`),
+ * its targets passed over: the node pass's layout when no scan walked the
+ * node (`scanNode`, scrub's node check; docs/node.md N0). None when `root` is no node root.
+ */
+export async function discoverNodeLayout(root: string, scanFs: ScanFs, signal?: AbortSignal): Promise<NodeLayoutFact[]> {
+  const sink: Discovery = { targets: [], skipped: [], roots: [], nodeRoots: [], nodeLayout: [] };
+  for await (const target of discoverStream([root], scanFs, sink, signal)) target.entries = undefined;
+  const walked = sink.nodeRoots[0];
+  return sink.roots[0]?.nodeRoot === true ? sink.nodeLayout.filter((fact) => fact.root === walked) : [];
 }

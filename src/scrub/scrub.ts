@@ -363,13 +363,25 @@ class ScrubPass {
 
   /**
    * Every target's segments in order, one listing per partition (discovery's,
-   * when it kept one); a partition that cannot be listed, and a FIFO, socket
+   * when it kept one); a target discovery failed (unlistable, a link it does
+   * not follow), a partition that cannot be listed, and a FIFO, socket
    * or device named like a segment (never opened: a FIFO's open would block),
    * are reported as the scan reports them. Returns the segments to visit.
    */
   async *plannedSegments(targets: Awaited<ReturnType<typeof discoverTargets>>): AsyncGenerator<ScrubEvent, SegmentEntry[]> {
     const planned: SegmentEntry[] = [];
     for (const target of targets) {
+      if (target.failure !== undefined) {
+        // Discovery's own failures, as `scan` reports them: a dir it cannot list, a link inside a node's streams/ it does not follow (docs/interfaces.md §4).
+        yield this.report({
+          code: "UnreadableFile",
+          path: target.path,
+          position: null,
+          segmentPath: null,
+          message: target.failure.message,
+        });
+        continue;
+      }
       const directory = target.singleLog ? dirname(target.path) : target.path;
       let segments: SegmentEntry[];
       try {
