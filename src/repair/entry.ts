@@ -26,7 +26,7 @@ export {
   StalePlanError,
   TargetRefusedError,
 } from "./errors.js";
-export { HealRefusedError } from "./heal/errors.js";
+export { HealRefusedError } from "./errors.js";
 export { LockHeldError, WriterOpenError } from "./lock.js";
 
 // Each call hands on all its arguments: a parameter the module gains is never dropped here.

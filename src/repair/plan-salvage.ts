@@ -44,15 +44,14 @@ import { scanPath } from "../node/scan-path.js";
 import type { PartitionReport, RebuiltIndexEntry, ScanReport, SegmentReport, SegmentScopeRange } from "../domain/scan.js";
 import { type SegmentSalvage, decideSalvage } from "../policy/salvage.js";
 import { readIndexEntriesStreaming } from "../recovery/index-file.js";
-import { type ScanOptions, resolveEngineOption } from "../recovery/options.js";
+import type { ScanOptions } from "../recovery/options.js";
 import { walkBatches } from "../recovery/walk.js";
 import { PlanError } from "./errors.js";
 import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
 import { fingerprintOf, planSegment, sweepStepsIn } from "./plan-partition.js";
 import type { PlanTarget, RepairPlan } from "./schema.js";
 import type { PlanStep, ReplaceStep, SalvageRange, TruncateStep } from "./steps/index.js";
-import { PLAN_VERSION } from "./plan-types.js";
-import { observeFiles, refusedPartitionPlan } from "./plan.js";
+import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "./plan.js";
 import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
 import { type SalvageRefusal, SalvageRefusedError } from "./errors.js";
 
@@ -92,8 +91,7 @@ export async function planSalvage(source: ScanReport | string, options: PlanSalv
     );
   }
   const partition = report.partitions[0]!;
-  const engine =
-    options.engine !== undefined && typeof options.engine !== "string" ? options.engine : await resolveEngineOption(report.engine);
+  const engine = await planEngine(report, options);
   const target = await planSalvageTarget(partition, {
     engine,
     replicaCount: report.options.replicaCount,
@@ -102,19 +100,7 @@ export async function planSalvage(source: ScanReport | string, options: PlanSalv
     ...(report.options.maxBatchBytes !== undefined ? { maxBatchBytes: report.options.maxBatchBytes } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
-  const plan: RepairPlan = {
-    version: PLAN_VERSION,
-    segscan: report.segscan,
-    engine: report.engine,
-    options: { ...report.options, clampOffsets: false },
-    nodeRoot: null,
-    targets: [target],
-    skipped: [],
-    leftAlone: [],
-    forecast: null,
-  };
-  await observeFiles(plan, options.fs ?? nodeRepairFs);
-  return plan;
+  return partitionCommandPlan(report, report.options, [target], options.fs ?? nodeRepairFs);
 }
 
 /**

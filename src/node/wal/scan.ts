@@ -1,12 +1,3 @@
-/**
- * `metadata/journal.wal` (docs/node.md N1): walk, residue probe, op-order
- * checks, and beside segscan's verdict what Iggy's own boot would decide for
- * the same bytes (docs/node.md N8). Read-only; memory is one scan window.
- */
-import type { Engine } from "../../engine/types.js";
-import { ScanFailure, describeCause } from "../../io/errors.js";
-import type { ReadableFile, ScanFs } from "../../io/fs.js";
-import { FileWindow } from "../../engine/file-window.js";
 import { U64_MAX } from "../../format/constants.js";
 import { formatCount } from "../../domain/numbers.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../../domain/node.js";
@@ -16,12 +7,14 @@ import {
   type EntryFailure,
   type WalEntry,
   type WalWalk,
-  WalReader,
+  type WalReader,
   findStructuralEntry,
   hashEntry,
   probeWal,
   walResidueIsAllZero,
   walkWal,
+  type WalOpenOptions,
+  withWalReader,
 } from "./walk.js";
 
 /** The metadata superblock's account of committed ops (docs/node.md N1.1). */
@@ -35,10 +28,7 @@ export interface CommittedOps {
 /** docs/node.md N1.1: a node of at most this many replicas has no peer to re-supply a committed op. */
 const SOLO_REPLICA_COUNT = 1;
 
-export interface WalScanOptions {
-  engine: Engine;
-  scanFs: ScanFs;
-  windowBytes: number;
+export interface WalScanOptions extends WalOpenOptions {
   /** The WAL probe's own budget (docs/node.md N1). */
   probeBudgetUnits: number;
   /** The snapshot's `sequence_number` S (0 without a snapshot). */
@@ -57,8 +47,6 @@ export interface WalScanOptions {
    * committed-ops check is then not made.
    */
   committed?: CommittedOps | null;
-  signal?: AbortSignal | undefined;
-  onRead?: ((bytes: number) => void) | undefined;
 }
 
 export interface WalScan {
@@ -78,20 +66,7 @@ function finding(
 
 /** Scans the WAL at `path` of `size` bytes (the caller stat'ed it). Read errors throw ScanFailure. */
 export async function scanWal(path: string, size: number, options: WalScanOptions): Promise<WalScan> {
-  let file: ReadableFile;
-  try {
-    file = await options.scanFs.open(path);
-  } catch (cause) {
-    throw new ScanFailure("OpenFailure", path, `cannot open ${path} (${describeCause(cause)}); nothing was changed`, { cause });
-  }
-  const engineWindow = options.engine.openWindow(options.windowBytes);
-  try {
-    const window = new FileWindow(file, path, size, engineWindow, { signal: options.signal, onRead: options.onRead });
-    return await scanWalWindow(new WalReader(window, options.engine), path, options);
-  } finally {
-    engineWindow.close();
-    await file.close();
-  }
+  return withWalReader(path, size, options, (reader) => scanWalWindow(reader, path, options));
 }
 
 async function scanWalWindow(reader: WalReader, path: string, options: WalScanOptions): Promise<WalScan> {

@@ -5,7 +5,9 @@
  * comparison before anything is read, so a bit-flipped size allocates nothing.
  */
 import type { Engine, WalCandidateScanRequest } from "../../engine/types.js";
-import type { FileWindow } from "../../engine/file-window.js";
+import { FileWindow } from "../../engine/file-window.js";
+import { ScanFailure, describeCause } from "../../io/errors.js";
+import type { ReadableFile, ScanFs } from "../../io/fs.js";
 import { formatCount } from "../../domain/numbers.js";
 import { hex64, isAllZero, readU32 } from "../../format/bytes.js";
 import {
@@ -149,6 +151,43 @@ export class WalReader {
   }
 }
 
+/** How a WAL file is opened for reading: one engine window of `windowBytes`. */
+export interface WalOpenOptions {
+  engine: Engine;
+  scanFs: ScanFs;
+  windowBytes: number;
+  signal?: AbortSignal | undefined;
+  onRead?: ((bytes: number) => void) | undefined;
+}
+
+/**
+ * Opens the WAL at `path` (of `size` bytes, or as the file says) through one
+ * engine window and runs `body` with its reader; an open failure throws
+ * ScanFailure. The window and file are closed however `body` ends.
+ */
+export async function withWalReader<T>(
+  path: string,
+  size: number | null,
+  options: WalOpenOptions,
+  body: (reader: WalReader) => Promise<T>,
+): Promise<T> {
+  let file: ReadableFile;
+  try {
+    file = await options.scanFs.open(path);
+  } catch (cause) {
+    throw new ScanFailure("OpenFailure", path, `cannot open ${path} (${describeCause(cause)}); nothing was changed`, { cause });
+  }
+  const engineWindow = options.engine.openWindow(options.windowBytes);
+  try {
+    const bytes = size ?? file.size ?? (await options.scanFs.stat(path)).size;
+    const window = new FileWindow(file, path, bytes, engineWindow, { signal: options.signal, onRead: options.onRead });
+    return await body(new WalReader(window, options.engine));
+  } finally {
+    engineWindow.close();
+    await file.close();
+  }
+}
+
 /** XXH3-64 of the whole entry's bytes (to tell identical duplicates from different ones). */
 export async function hashEntry(reader: WalReader, position: number, size: number): Promise<bigint> {
   const hasher = reader.engine.createHasher();
@@ -175,7 +214,8 @@ function fail(failure: EntryFailure): EntryCheck {
   return { verified: false, failure };
 }
 
-function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatus): WalEntry {
+/** The entry a header describes (dump passes gate status 0: the chain rule reads only the seal fields). */
+export function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatus): WalEntry {
   return {
     position,
     size: header.size,

@@ -30,22 +30,20 @@ import type { PartitionReport, ScanReport, SegmentReport } from "../../domain/sc
 import { nodeScanFs } from "../../io/fs.js";
 import { scanPath } from "../../node/scan-path.js";
 import { readIndexEntriesStreaming } from "../../recovery/index-file.js";
-import { type ScanOptions, resolveEngineOption } from "../../recovery/options.js";
+import type { ScanOptions } from "../../recovery/options.js";
 import { scanPartition } from "../../node/scan-path.js";
 import { PlanError } from "../errors.js";
-import { type HealRefusal, HealRefusedError } from "./errors.js";
+import { type HealRefusal, HealRefusedError } from "../errors.js";
 
-export { type HealRefusal, HealRefusedError } from "./errors.js";
-import { digestRange } from "../files.js";
+export { type HealRefusal, HealRefusedError } from "../errors.js";
+import { digestRange, sourcedPieces, streamPieces } from "../files.js";
 import { type RepairFs, nodeRepairFs } from "../fs-layer.js";
 import { fingerprintOf, sweepStepsIn } from "../plan-partition.js";
 import type { HealPiece, HealRange, PlanTarget, RepairPlan } from "../schema.js";
 import type { PlanStep, ReplaceStep } from "../steps/index.js";
-import { PLAN_VERSION } from "../plan-types.js";
-import { observeFiles, refusedPartitionPlan } from "../plan.js";
+import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "../plan.js";
 import { indexPathOf, realPreserveDirOf } from "../preserve-dir.js";
 import { type LocalRange, NotHealableRange, localRanges, lossesOf } from "./ranges.js";
-import { digestPieces, sourcedPieces } from "./splice-io.js";
 import { type ExtentBatch, type HealWalkContext, walkExtents } from "./walk.js";
 
 export interface PlanHealOptions extends ScanOptions {
@@ -115,8 +113,7 @@ export async function planHeal(local: ScanReport | string, peer: string, options
       partition.path,
     );
   }
-  const engine =
-    options.engine !== undefined && typeof options.engine !== "string" ? options.engine : await resolveEngineOption(report.engine);
+  const engine = await planEngine(report, options);
   const peerReport = await scanPartition(realOf(peer), { ...scanOptions, engine });
   const peerPartition = peerReport.partitions[0];
   if (peerPartition === undefined) {
@@ -134,19 +131,7 @@ export async function planHeal(local: ScanReport | string, peer: string, options
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
     fs: options.fs ?? nodeRepairFs,
   });
-  const plan: RepairPlan = {
-    version: PLAN_VERSION,
-    segscan: report.segscan,
-    engine: report.engine,
-    options: { ...options_, clampOffsets: false },
-    nodeRoot: null,
-    targets: target === null ? [] : [target],
-    skipped: [],
-    leftAlone: [],
-    forecast: null,
-  };
-  await observeFiles(plan, options.fs ?? nodeRepairFs);
-  return plan;
+  return partitionCommandPlan(report, options_, target === null ? [] : [target], options.fs ?? nodeRepairFs);
 }
 
 /** A plan that does nothing, for a refusal: the partition in `leftAlone` with the refusal's code (`Heal<code>`) and message. */
@@ -235,7 +220,7 @@ export async function planHealTarget(
     const spliced = await walkSplice(segment, peerSegment!, pieces, context, refuse);
     const equalsPeer =
       spliced.bytes === peerSegment!.messagesSize &&
-      (await digestPieces(fs, context.engine, sourcedPieces(segment.logPath, peer.path, pieces), chunk)).xxh3 ===
+      (await streamPieces(fs, context.engine, sourcedPieces(segment.logPath, peer.path, pieces), chunk)).xxh3 ===
         (await digestRange(fs, context.engine, peerSegment!.logPath, 0, peerSegment!.messagesSize, chunk)).xxh3;
     const segmentId = segment.startOffset.toString();
     if (proven.length > 0) {
