@@ -242,6 +242,19 @@ export interface PreservedCopy {
 /** What `preserveRange` kept: a copy, or (with `zeroByLength`, bytes all zero) nothing but the length and hash. */
 export type PreservedRange = PreservedCopy | { file: null; bytes: number; xxh3: string };
 
+/** A range of `source` to preserve under `baseName` in `preserveDir`. */
+export interface PreserveRequest {
+  source: string;
+  from: number;
+  length: number;
+  preserveDir: string;
+  baseName: string;
+  chunkBytes: number;
+  signal: AbortSignal | undefined;
+  /** A range that turns out all zero is not kept as a file, but recorded by length and hash (`file: null`); restore re-extends the file with zeros. */
+  zeroByLength: boolean;
+}
+
 /**
  * Copies `[from, from + length)` of `source` into the preserve directory under
  * `baseName` and makes it durable: the bytes go to `<baseName>.tmp`, are
@@ -251,38 +264,8 @@ export type PreservedRange = PreservedCopy | { file: null; bytes: number; xxh3: 
  * replaced by the identical copy; a different file under that name is kept and
  * the copy takes the next free `<baseName>.<n>`.
  */
-export async function preserveRange(
-  fs: RepairFs,
-  engine: Engine,
-  source: string,
-  from: number,
-  length: number,
-  preserveDir: string,
-  baseName: string,
-  chunkBytes: number,
-  signal?: AbortSignal,
-): Promise<PreservedCopy> {
-  return (await preserveRangeOrZero(fs, engine, source, from, length, preserveDir, baseName, chunkBytes, signal, false)) as PreservedCopy;
-}
-
-/**
- * `preserveRange`, except that with `zeroByLength` a range that turns out all
- * zero is not kept as a file: its (sparse) temporary copy is removed and the
- * result records it by length and hash only (`file: null`); restore re-extends
- * the file with zeros.
- */
-export async function preserveRangeOrZero(
-  fs: RepairFs,
-  engine: Engine,
-  source: string,
-  from: number,
-  length: number,
-  preserveDir: string,
-  baseName: string,
-  chunkBytes: number,
-  signal: AbortSignal | undefined,
-  zeroByLength: boolean,
-): Promise<PreservedRange> {
+export async function preserveRange(fs: RepairFs, engine: Engine, request: PreserveRequest): Promise<PreservedRange> {
+  const { source, from, length, preserveDir, baseName, chunkBytes, signal, zeroByLength } = request;
   const tmp = path.join(preserveDir, `${baseName}.tmp`);
   let xxh3: string;
   try {

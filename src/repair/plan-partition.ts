@@ -48,6 +48,11 @@ export function planPartitionTarget(partition: PartitionReport): PlanTarget {
   const cuts: TruncateStep[] = [];
   const indexes: ReplaceStep[] = [];
   for (const segment of partition.segments) planSegment(segment, cuts, indexes);
+  return partitionTargetOf(partition, dir, [...sweeps, ...cuts, ...indexes]);
+}
+
+/** A partition's target: its steps, in the order they run, changing files of `dir`, and the segment state a re-scan must reproduce. */
+export function partitionTargetOf(partition: PartitionReport, dir: string, steps: PlanTarget["steps"]): PlanTarget {
   return {
     kind: "partition",
     path: partition.path,
@@ -56,7 +61,7 @@ export function planPartitionTarget(partition: PartitionReport): PlanTarget {
     preserveDir: realPreserveDirOf(dir),
     fingerprint: fingerprintOf(partition),
     wal: null,
-    steps: [...sweeps, ...cuts, ...indexes],
+    steps,
   };
 }
 

@@ -48,11 +48,11 @@ import type { ScanOptions } from "../recovery/options.js";
 import { walkBatches } from "../recovery/walk.js";
 import { PlanError } from "./errors.js";
 import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
-import { fingerprintOf, planSegment, sweepStepsIn } from "./plan-partition.js";
+import { partitionTargetOf, planSegment, sweepStepsIn } from "./plan-partition.js";
 import type { PlanTarget, RepairPlan } from "./schema.js";
 import type { PlanStep, ReplaceStep, SalvageRange, TruncateStep } from "./steps/index.js";
 import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "./plan.js";
-import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
+import { indexPathOf } from "./preserve-dir.js";
 import { type SalvageRefusal, SalvageRefusedError } from "./errors.js";
 
 export { SalvageRefusedError } from "./errors.js";
@@ -142,18 +142,8 @@ export async function planSalvageTarget(partition: PartitionReport, context: Sal
     kept.push(...salvaged.kept.map((range) => salvageRange(segment, range)));
     lost.push(...salvaged.lost.map((range) => salvageRange(segment, range)));
   }
-  return {
-    kind: "partition",
-    path: partition.path,
-    singleSegment: false,
-    dir,
-    preserveDir: realPreserveDirOf(dir),
-    fingerprint: fingerprintOf(partition),
-    wal: null,
-    // Sweeps first (a leftover `.staging` must not be taken for a step's own), then the other segments' cuts, the salvage, their index work.
-    steps: [...sweeps, ...cuts, ...salvageSteps, ...indexes],
-    salvage: { kept, lost },
-  };
+  // Sweeps first (a leftover `.staging` must not be taken for a step's own), then the other segments' cuts, the salvage, their index work.
+  return { ...partitionTargetOf(partition, dir, [...sweeps, ...cuts, ...salvageSteps, ...indexes]), salvage: { kept, lost } };
 }
 
 /** A scope range as the plan records it (u64 values as decimal strings). */

@@ -23,6 +23,7 @@
  */
 import * as path from "node:path";
 import { shellQuote } from "../domain/command.js";
+import { assert } from "../assert.js";
 import type { Engine } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES } from "../format/constants.js";
 import { nodeScanFs } from "../io/fs.js";
@@ -248,9 +249,7 @@ async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<
       engine: ctx.engine,
       replicaCount: ctx.scanOptions.replicaCount ?? 1,
       verify: ctx.scanOptions.verify ?? "tail",
-      windowBytes: ctx.scanOptions.windowBytes ?? DEFAULT_WINDOW_BYTES,
-      ...(ctx.scanOptions.maxBatchBytes !== undefined ? { maxBatchBytes: ctx.scanOptions.maxBatchBytes } : {}),
-      ...(ctx.scanOptions.signal !== undefined ? { signal: ctx.scanOptions.signal } : {}),
+      ...windowOf(ctx.scanOptions),
     });
   } catch (error) {
     if (!(error instanceof SalvageRefusedError)) throw error;
@@ -260,17 +259,7 @@ async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<
       `salvage ${error.code}`,
     );
   }
-  const diff =
-    firstDifference(target.fingerprint, replanned.fingerprint, ".fingerprint") ??
-    firstDifference(target.steps.map(withoutObserved), replanned.steps.map(withoutObserved), ".steps") ??
-    firstDifference(target.salvage, replanned.salvage, ".salvage");
-  if (diff !== null) {
-    throw new StalePlanError(
-      `refusing a stale salvage plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
-      { path: target.path },
-      diff,
-    );
-  }
+  expectReplanned(target, replanned, "salvage");
 }
 
 /**
@@ -279,7 +268,8 @@ async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<
  * it fills from the peer), or nothing is changed.
  */
 async function checkHeal(target: PlanTarget, ctx: PreflightContext): Promise<void> {
-  const heal = target.heal!;
+  const heal = target.heal;
+  assert(heal !== undefined, "checkHeal runs on heal targets");
   const fresh = await ctx.scan(target, ctx.scanOptions);
   const peer = (await scanPartition(heal.peer, ctx.scanOptions)).partitions[0];
   let replanned: PlanTarget | null;
@@ -287,9 +277,7 @@ async function checkHeal(target: PlanTarget, ctx: PreflightContext): Promise<voi
     if (peer === undefined) throw new StalePlanError(`the peer ${heal.peer} holds no partition now`, { path: heal.peer }, "peer missing");
     replanned = await planHealTarget(fresh, peer, {
       engine: ctx.engine,
-      windowBytes: ctx.scanOptions.windowBytes ?? DEFAULT_WINDOW_BYTES,
-      ...(ctx.scanOptions.maxBatchBytes !== undefined ? { maxBatchBytes: ctx.scanOptions.maxBatchBytes } : {}),
-      ...(ctx.scanOptions.signal !== undefined ? { signal: ctx.scanOptions.signal } : {}),
+      ...windowOf(ctx.scanOptions),
       fs: ctx.fs,
     });
   } catch (error) {
@@ -300,15 +288,29 @@ async function checkHeal(target: PlanTarget, ctx: PreflightContext): Promise<voi
       `heal ${error.code}`,
     );
   }
+  expectReplanned(target, replanned, "heal");
+}
+
+/** The scan's window, batch cap and signal, as the salvage and heal planners read them. */
+function windowOf(options: ScanOptions): { windowBytes: number; maxBatchBytes?: number; signal?: AbortSignal } {
+  return {
+    windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
+    ...(options.maxBatchBytes !== undefined ? { maxBatchBytes: options.maxBatchBytes } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  };
+}
+
+/** A salvage or heal target planned again from fresh scans must be the same target, or the plan is stale. */
+function expectReplanned(target: PlanTarget, replanned: PlanTarget | null, command: "salvage" | "heal"): void {
   const diff =
     replanned === null
       ? "there is nothing to heal any more"
       : (firstDifference(target.fingerprint, replanned.fingerprint, ".fingerprint") ??
         firstDifference(target.steps.map(withoutObserved), replanned.steps.map(withoutObserved), ".steps") ??
-        firstDifference(target.heal, replanned.heal, ".heal"));
+        firstDifference(target[command], replanned[command], `.${command}`));
   if (diff !== null) {
     throw new StalePlanError(
-      `refusing a stale heal plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
+      `refusing a stale ${command} plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
       { path: target.path },
       diff,
     );

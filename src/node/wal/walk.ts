@@ -100,37 +100,24 @@ export class WalReader {
       });
     }
     const entryEnd = position + header.size;
+    const seal = (check: "identity" | "chain" | "body", reason: string): EntryCheck =>
+      fail({ kind: "seal", reason, entryEnd, check, op: header.op });
     if (header.checksum !== 0n) {
       const identity = this.engine.xxh3_64(identityInput(kernels.view(), index, this.scratch));
       if (identity !== header.checksum) {
-        return fail({
-          kind: "seal",
-          reason: `identity checksum mismatch (stored 0x${hex64(header.checksum)}, computed 0x${hex64(identity)})`,
-          entryEnd,
-          check: "identity",
-          op: header.op,
-        });
+        return seal("identity", `identity checksum mismatch (stored 0x${hex64(header.checksum)}, computed 0x${hex64(identity)})`);
       }
     }
     if (prev !== null && prev.op + 1n === header.op && prev.checksum !== 0n && header.parent !== prev.checksum) {
-      return fail({
-        kind: "seal",
-        reason: `parent chain break: parent 0x${hex64(header.parent)} is not op ${prev.op}'s checksum 0x${hex64(prev.checksum)}`,
-        entryEnd,
-        check: "chain",
-        op: header.op,
-      });
+      return seal(
+        "chain",
+        `parent chain break: parent 0x${hex64(header.parent)} is not op ${prev.op}'s checksum 0x${hex64(prev.checksum)}`,
+      );
     }
     if (header.checksumBody !== 0n) {
       const body = await this.hashBody(position, header.size);
       if (body !== header.checksumBody) {
-        return fail({
-          kind: "seal",
-          reason: `body checksum mismatch (stored 0x${hex64(header.checksumBody)}, computed 0x${hex64(body)})`,
-          entryEnd,
-          check: "body",
-          op: header.op,
-        });
+        return seal("body", `body checksum mismatch (stored 0x${hex64(header.checksumBody)}, computed 0x${hex64(body)})`);
       }
     }
     return { verified: true, entry: toEntry(position, header, status) };

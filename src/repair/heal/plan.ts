@@ -38,11 +38,11 @@ import { type HealRefusal, HealRefusedError } from "../errors.js";
 export { type HealRefusal, HealRefusedError } from "../errors.js";
 import { digestRange, sourcedPieces, streamPieces } from "../files.js";
 import { type RepairFs, nodeRepairFs } from "../fs-layer.js";
-import { fingerprintOf, sweepStepsIn } from "../plan-partition.js";
+import { partitionTargetOf, sweepStepsIn } from "../plan-partition.js";
 import type { HealPiece, HealRange, PlanTarget, RepairPlan } from "../schema.js";
 import type { PlanStep, ReplaceStep } from "../steps/index.js";
 import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "../plan.js";
-import { indexPathOf, realPreserveDirOf } from "../preserve-dir.js";
+import { indexPathOf } from "../preserve-dir.js";
 import { type LocalRange, NotHealableRange, localRanges, lossesOf } from "./ranges.js";
 import { type ExtentBatch, type HealWalkContext, walkExtents } from "./walk.js";
 
@@ -276,16 +276,9 @@ export async function planHealTarget(
   // A `.staging` left by a heal that stopped part-way is swept even when nothing else is left to do (docs/heal.md).
   const sweeps = sweepStepsIn(partition, dir);
   if (logSteps.length === 0 && indexSteps.length === 0 && sweeps.length === 0) return null;
+  // Sweeps first (a leftover `.staging` must not be taken for a step's own); each log before its index (docs/heal.md).
   return {
-    kind: "partition",
-    path: partition.path,
-    singleSegment: false,
-    dir,
-    preserveDir: realPreserveDirOf(dir),
-    fingerprint: fingerprintOf(partition),
-    wal: null,
-    // Sweeps first (a leftover `.staging` must not be taken for a step's own); each log before its index (docs/heal.md).
-    steps: [...sweeps, ...logSteps, ...indexSteps],
+    ...partitionTargetOf(partition, dir, [...sweeps, ...logSteps, ...indexSteps]),
     heal: { peer: realOf(peer.path), ranges: healed },
   };
 }

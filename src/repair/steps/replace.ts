@@ -22,17 +22,7 @@ import { encodeIndex } from "../../format/encode.js";
 import { hex64 } from "../../format/bytes.js";
 import { encodeOffsetRecord } from "../../format/partition-files.js";
 import { StalePlanError } from "../errors.js";
-import {
-  type SourcedPiece,
-  digestRange,
-  moveAside,
-  piecesOf,
-  preserveRange,
-  sourcedPieces,
-  streamPieces,
-  withFile,
-  writeExactly,
-} from "../files.js";
+import { type SourcedPiece, digestRange, moveAside, piecesOf, sourcedPieces, streamPieces, withFile, writeExactly } from "../files.js";
 import {
   ConsumerSchema,
   CopySchema,
@@ -49,15 +39,18 @@ import {
   journalNameOf,
   matches,
   preserveBaseOf,
+  preserveCopy,
   segmentContext,
 } from "./step.js";
 
 /** docs/heal.md: one byte range of a healed log, from the local log or the peer's same-named one. */
 export const HealPieceSchema = closed({ source: literals(["local", "peer"] as const), from: Count, to: Count });
 
+const Role = literals(["index", "offset", "segment-log"] as const);
+
 export const ReplaceStepSchema = closed({
   kind: Type.Literal("replace"),
-  role: literals(["index", "offset", "segment-log"] as const),
+  role: Role,
   file: Text,
   segment: nullable(U64),
   /**
@@ -96,7 +89,7 @@ export type ReplaceStep = Static<typeof ReplaceStepSchema>;
 
 export const ReplaceOpSchema = closed({
   kind: Type.Literal("replace"),
-  role: literals(["index", "offset", "segment-log"] as const),
+  role: Role,
   /** Written as `<file>.staging`, then renamed over `file`. */
   file: DirName,
   segment: nullable(U64),
@@ -286,8 +279,7 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
     let old: ReplaceOp["old"] = null;
     if (!created && (await fs.stat(step.file)) !== null) {
       const base = `${preserveBaseOf(target, step.file)}.replaced`;
-      const copy = await preserveRange(fs, engine, step.file, 0, step.fromSize, target.preserveDir, base, chunkBytes, ctx.signal);
-      await ctx.record({ kind: "preserved", source: name, from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
+      const copy = await preserveCopy(ctx, step.file, 0, step.fromSize, base);
       old = { size: copy.bytes, xxh3: copy.xxh3, file: copy.file };
     }
     // docs/repair.md §6.2: an offset file must still store what the plan read, now, before anything is copied or written.
