@@ -176,8 +176,13 @@ export async function planHealTarget(
     refuse("NotHealable", `it is refused ${refusal.code} between segments (${refusal.message}): heal fills batches inside segments`);
   }
   const losses = lossesOf(partition);
-  const fs = context.fs ?? nodeRepairFs;
-  const chunk = context.chunkBytes ?? PLAN_CHUNK_BYTES;
+  const planning: SegmentPlanning = {
+    peer,
+    context,
+    fs: context.fs ?? nodeRepairFs,
+    chunk: context.chunkBytes ?? PLAN_CHUNK_BYTES,
+    refuse,
+  };
   const logSteps: PlanStep[] = [];
   const indexSteps: PlanStep[] = [];
   const healed: HealRange[] = [];
@@ -190,87 +195,10 @@ export async function planHealTarget(
       if (!(error instanceof NotHealableRange)) throw error;
       return refuse("NotHealable", error.message);
     }
-    const peerSegment = peer.segments.find((s) => s.startOffset === segment.startOffset) ?? null;
-    if (ranges.length === 0) {
-      // A segment whose log is the peer's byte for byte but whose index is not (a heal stopped between its two steps).
-      if (
-        peerSegment !== null &&
-        (await sameBytes(fs, context, segment.logPath, segment.messagesSize, peerSegment.logPath, peerSegment.messagesSize, chunk))
-      ) {
-        const step = await peerIndexStep(fs, context, segment, peerSegment, chunk, true);
-        if (step !== null) indexSteps.push(step);
-      }
-      continue;
-    }
-    if (peerSegment === null) {
-      const holder = [...peer.segments].reverse().find((s) => s.startOffset <= segment.startOffset);
-      refuse(
-        "SegmentBoundary",
-        `this replica's segment ${segment.startOffset} (${path.basename(segment.logPath)}) has no segment of the same start on the peer` +
-          (holder === undefined ? "" : `, whose segment ${holder.startOffset} (${path.basename(holder.logPath)}) holds those offsets`) +
-          ": the two replicas drew segment boundaries differently, and heal copies batches only within a segment both drew alike",
-      );
-    }
-    const proven: ProvenRange[] = [];
-    for (const range of ranges) {
-      if (range.kind === "held") continue;
-      proven.push(await proveRange(peer, segment, next, peerSegment!, range, context, refuse));
-    }
-    const pieces = splicePieces(segment, proven);
-    const spliced = await walkSplice(segment, peerSegment!, pieces, context, refuse);
-    const equalsPeer =
-      spliced.bytes === peerSegment!.messagesSize &&
-      (await streamPieces(fs, context.engine, sourcedPieces(segment.logPath, peer.path, pieces), chunk)).xxh3 ===
-        (await digestRange(fs, context.engine, peerSegment!.logPath, 0, peerSegment!.messagesSize, chunk)).xxh3;
-    const segmentId = segment.startOffset.toString();
-    if (proven.length > 0) {
-      logSteps.push({
-        kind: "replace",
-        role: "segment-log",
-        file: segment.logPath,
-        segment: segmentId,
-        reason: "heal",
-        fromSize: segment.messagesSize,
-        content: { type: "log-splice", pieces },
-        consumer: null,
-        observed: null,
-      });
-    } else if (!equalsPeer) {
-      refuse(
-        "NotProven",
-        `segment ${segmentId} holds offsets a salvage recorded as lost again, but its log is not the peer's byte for byte`,
-      );
-    }
-    const indexStep = equalsPeer ? await peerIndexStep(fs, context, segment, peerSegment!, chunk, false) : null;
-    indexSteps.push(indexStep ?? indexReplace(segment, spliced.rebuilt));
-    for (const range of ranges) {
-      if (range.kind === "held") {
-        healed.push({
-          segment: segmentId,
-          kind: "held",
-          firstOffset: range.held!.firstOffset.toString(),
-          lastOffset: range.held!.lastOffset.toString(),
-          localFrom: 0,
-          localTo: 0,
-          peerFrom: 0,
-          peerTo: 0,
-          batches: 0,
-        });
-      }
-    }
-    for (const range of proven) {
-      healed.push({
-        segment: segmentId,
-        kind: range.local.kind,
-        firstOffset: range.firstOffset.toString(),
-        lastOffset: range.lastOffset.toString(),
-        localFrom: range.local.localFrom,
-        localTo: range.local.localTo,
-        peerFrom: range.peerFrom,
-        peerTo: range.peerTo,
-        batches: range.batches,
-      });
-    }
+    const planned = await planHealSegment(planning, segment, next, ranges);
+    if (planned.log !== null) logSteps.push(planned.log);
+    if (planned.index !== null) indexSteps.push(planned.index);
+    healed.push(...planned.healed);
   }
   const dir = partition.path;
   // A `.staging` left by a heal that stopped part-way is swept even when nothing else is left to do (docs/heal.md).
@@ -281,6 +209,106 @@ export async function planHealTarget(
     ...partitionTargetOf(partition, dir, [...sweeps, ...logSteps, ...indexSteps]),
     heal: { peer: realOf(peer.path), ranges: healed },
   };
+}
+
+/** What planning one segment's heal reads with. */
+interface SegmentPlanning {
+  peer: PartitionReport;
+  context: HealPlanContext;
+  fs: RepairFs;
+  chunk: number;
+  refuse: (code: HealRefusal, why: string) => never;
+}
+
+/**
+ * One segment's heal: its log splice (when a range is filled from the peer),
+ * its index (the peer's when the healed log is the peer's byte for byte, else
+ * rebuilt over the splice), and the ranges the heal records.
+ */
+async function planHealSegment(
+  planning: SegmentPlanning,
+  segment: SegmentReport,
+  next: SegmentReport | null,
+  ranges: readonly LocalRange[],
+): Promise<{ log: ReplaceStep | null; index: ReplaceStep | null; healed: HealRange[] }> {
+  const { peer, context, fs, chunk, refuse } = planning;
+  const peerSegment = peer.segments.find((s) => s.startOffset === segment.startOffset) ?? null;
+  if (ranges.length === 0) {
+    // A segment whose log is the peer's byte for byte but whose index is not (a heal stopped between its two steps).
+    const same =
+      peerSegment !== null &&
+      (await sameBytes(fs, context, segment.logPath, segment.messagesSize, peerSegment.logPath, peerSegment.messagesSize, chunk));
+    return { log: null, index: same ? await peerIndexStep(fs, context, segment, peerSegment, chunk, true) : null, healed: [] };
+  }
+  if (peerSegment === null) {
+    const holder = [...peer.segments].reverse().find((s) => s.startOffset <= segment.startOffset);
+    return refuse(
+      "SegmentBoundary",
+      `this replica's segment ${segment.startOffset} (${path.basename(segment.logPath)}) has no segment of the same start on the peer` +
+        (holder === undefined ? "" : `, whose segment ${holder.startOffset} (${path.basename(holder.logPath)}) holds those offsets`) +
+        ": the two replicas drew segment boundaries differently, and heal copies batches only within a segment both drew alike",
+    );
+  }
+  const proven: ProvenRange[] = [];
+  for (const range of ranges) {
+    if (range.kind !== "held") proven.push(await proveRange(peer, segment, next, peerSegment, range, context, refuse));
+  }
+  const pieces = splicePieces(segment, proven);
+  const spliced = await walkSplice(segment, peerSegment, pieces, context, refuse);
+  const equalsPeer =
+    spliced.bytes === peerSegment.messagesSize &&
+    (await streamPieces(fs, context.engine, sourcedPieces(segment.logPath, peer.path, pieces), chunk)).xxh3 ===
+      (await digestRange(fs, context.engine, peerSegment.logPath, 0, peerSegment.messagesSize, chunk)).xxh3;
+  const segmentId = segment.startOffset.toString();
+  if (proven.length === 0 && !equalsPeer) {
+    refuse("NotProven", `segment ${segmentId} holds offsets a salvage recorded as lost again, but its log is not the peer's byte for byte`);
+  }
+  const log: ReplaceStep | null =
+    proven.length === 0
+      ? null
+      : {
+          kind: "replace",
+          role: "segment-log",
+          file: segment.logPath,
+          segment: segmentId,
+          reason: "heal",
+          fromSize: segment.messagesSize,
+          content: { type: "log-splice", pieces },
+          consumer: null,
+          observed: null,
+        };
+  const index =
+    (equalsPeer ? await peerIndexStep(fs, context, segment, peerSegment, chunk, false) : null) ?? indexReplace(segment, spliced.rebuilt);
+  return { log, index, healed: healedRanges(segmentId, ranges, proven) };
+}
+
+/** The ranges a heal records for one segment: those the log holds again (`held`), then those filled from the peer. */
+function healedRanges(segmentId: string, ranges: readonly LocalRange[], proven: readonly ProvenRange[]): HealRange[] {
+  const held = ranges.flatMap((range) => (range.held === null ? [] : [range.held]));
+  return [
+    ...held.map((range) => ({
+      segment: segmentId,
+      kind: "held" as const,
+      firstOffset: range.firstOffset.toString(),
+      lastOffset: range.lastOffset.toString(),
+      localFrom: 0,
+      localTo: 0,
+      peerFrom: 0,
+      peerTo: 0,
+      batches: 0,
+    })),
+    ...proven.map((range) => ({
+      segment: segmentId,
+      kind: range.local.kind,
+      firstOffset: range.firstOffset.toString(),
+      lastOffset: range.lastOffset.toString(),
+      localFrom: range.local.localFrom,
+      localTo: range.local.localTo,
+      peerFrom: range.peerFrom,
+      peerTo: range.peerTo,
+      batches: range.batches,
+    })),
+  ];
 }
 
 /** Whether two files hold the same bytes (same size, same XXH3-64). */
@@ -379,101 +407,15 @@ async function proveRange(
   context: HealPlanContext,
   refuse: (code: HealRefusal, why: string) => never,
 ): Promise<ProvenRange> {
-  const fs = context.fs ?? nodeRepairFs;
   const id = segment.startOffset;
-  let left: ExtentBatch | null = null;
-  const before = await walkExtents(
-    context,
-    segment.logPath,
-    segment.messagesSize,
-    range.keptFrom,
-    range.localFrom,
-    range.keptOffset,
-    (b) => {
-      left = b;
-    },
-  );
-  if (before.stopPosition !== range.localFrom || before.failure !== null || before.discontinuity !== null) {
-    throw new PlanError(
-      `segment ${id}: the verified bytes [${range.keptFrom}, ${range.localFrom}) before the range no longer verify (they stop at byte ${before.stopPosition}); scan and plan again`,
-      { path: segment.logPath, segment: id, position: before.stopPosition },
-    );
-  }
-  const firstOffset = before.expectedOffset;
-  let right: ExtentBatch | null = null;
-  if (range.rightInSegment) {
-    await walkExtents(context, segment.logPath, segment.messagesSize, range.localTo, segment.messagesSize, 0n, (b) => {
-      right ??= b;
-    });
-    if (right === null) {
-      throw new PlanError(`segment ${id}: no verified batch at byte ${range.localTo} after the range; scan and plan again`, {
-        path: segment.logPath,
-        segment: id,
-        position: range.localTo,
-      });
-    }
-  }
-  const r = right as ExtentBatch | null;
-  const l = left as ExtentBatch | null;
+  const { left: l, right: r, firstOffset } = await localNeighbours(segment, range, context);
   // The offset the filled range must end before: the right neighbour's, or (a damaged end of a segment that is not the last) the next segment's start.
   const bound = r !== null ? r.baseOffset : next !== null ? next.startOffset : null;
   const offsets = bound === null ? `${firstOffset}..` : `${firstOffset}..${bound - 1n}`;
-  // The peer's segment, walked from its start: where the neighbours' offsets lie in it.
-  let peerLeft: ExtentBatch | null = null;
-  let peerRight: ExtentBatch | null = null;
-  const peerWalk = await walkExtents(
-    context,
-    peerSegment.logPath,
-    peerSegment.messagesSize,
-    0,
-    peerSegment.messagesSize,
-    peerSegment.startOffset,
-    (b) => {
-      if (l !== null && b.baseOffset === l.baseOffset && b.messageCount === l.messageCount) peerLeft = b;
-      if (r !== null && peerRight === null && b.baseOffset === r.baseOffset) peerRight = b;
-    },
-  );
-  const pl = peerLeft as ExtentBatch | null;
-  const pr = peerRight as ExtentBatch | null;
+  const { peerLeft: pl, peerRight: pr, peerStop } = await peerNeighbours(peer, segment, peerSegment, l, r, offsets, context, refuse);
   const peerLog = peerSegment.logPath;
-  if (l !== null) {
-    if (pl === null) {
-      refuse(
-        "NotProven",
-        `segment ${id}: the peer's segment holds no verified batch at offset ${l.baseOffset}, this replica's last intact batch before offsets ${offsets}, so it cannot prove what follows it`,
-      );
-    }
-    if (!(await sameBatch(fs, context, segment.logPath, l, peerLog, pl!))) {
-      refuse(
-        "Divergence",
-        `segment ${id}: divergence: the peer's batch at offset ${l.baseOffset} (byte ${pl!.position}) is not this replica's intact batch there (byte ${l.position}) byte for byte, ` +
-          "so the replicas diverged before the damaged range and the peer's batches are not this replica's lost ones (`segscan fleet` compares the replicas)",
-      );
-    }
-  }
-  if (r !== null) {
-    if (pr === null) {
-      const holder = peer.segments.find((s) => s.startOffset > segment.startOffset && s.startOffset <= r.baseOffset);
-      if (holder !== undefined) {
-        refuse(
-          "SegmentBoundary",
-          `offsets ${offsets} lie inside this replica's segment ${id} (${path.basename(segment.logPath)}), but the peer's segment ${id} ends before offset ${r.baseOffset} and its segment ${holder.startOffset} (${path.basename(holder.logPath)}) starts there: the two replicas drew segment boundaries differently`,
-        );
-      }
-      refuse(
-        "NotProven",
-        `segment ${id}: the peer's segment holds no verified batch at offset ${r.baseOffset}, this replica's first intact batch after offsets ${offsets}`,
-      );
-    }
-    if (!(await sameBatch(fs, context, segment.logPath, r, peerLog, pr!))) {
-      refuse(
-        "Divergence",
-        `segment ${id}: divergence: the peer's batch at offset ${r.baseOffset} (byte ${pr!.position}) is not this replica's intact batch there (byte ${r.position}) byte for byte, so the replicas diverged around the damaged range`,
-      );
-    }
-  }
   const peerFrom = pl === null ? 0 : pl.end;
-  const peerTo = pr !== null ? pr.position : peerWalk.stopPosition;
+  const peerTo = pr !== null ? pr.position : peerStop;
   if (peerTo < peerFrom) refuse("NotProven", `segment ${id}: the peer's batches for offsets ${offsets} are out of order`);
   // The peer's batches between the neighbours: each verifies, and they continue the chain exactly, with no offset missing.
   let batches = 0;
@@ -486,8 +428,8 @@ async function proveRange(
       `segment ${id}: the peer's bytes [${peerFrom}, ${peerTo}) for offsets ${offsets} do not verify to their end (they stop at byte ${between.stopPosition})`,
     );
   }
-  if (between.gaps.length > 0) {
-    const gap = between.gaps[0]!;
+  const gap = between.gaps[0];
+  if (gap !== undefined) {
     refuse(
       "NotProven",
       `segment ${id}: the peer lacks offsets ${gap.expectedOffset}..${gap.foundOffset - 1n} too (a forward gap at its byte ${gap.position}), so it cannot prove offsets ${offsets}`,
@@ -512,6 +454,124 @@ async function proveRange(
     );
   }
   return { local: range, firstOffset, lastOffset: between.expectedOffset - 1n, peerFrom, peerTo, batches };
+}
+
+/**
+ * The range's neighbours in this log: the last verified batch before it (the
+ * bytes from its kept start must still verify up to it) and the first after
+ * it in this segment; `firstOffset` is the offset the range starts at.
+ */
+async function localNeighbours(
+  segment: SegmentReport,
+  range: LocalRange,
+  context: HealPlanContext,
+): Promise<{ left: ExtentBatch | null; right: ExtentBatch | null; firstOffset: bigint }> {
+  const id = segment.startOffset;
+  let left: ExtentBatch | null = null;
+  const before = await walkExtents(
+    context,
+    segment.logPath,
+    segment.messagesSize,
+    range.keptFrom,
+    range.localFrom,
+    range.keptOffset,
+    (b) => {
+      left = b;
+    },
+  );
+  if (before.stopPosition !== range.localFrom || before.failure !== null || before.discontinuity !== null) {
+    throw new PlanError(
+      `segment ${id}: the verified bytes [${range.keptFrom}, ${range.localFrom}) before the range no longer verify (they stop at byte ${before.stopPosition}); scan and plan again`,
+      { path: segment.logPath, segment: id, position: before.stopPosition },
+    );
+  }
+  let right: ExtentBatch | null = null;
+  if (range.rightInSegment) {
+    await walkExtents(context, segment.logPath, segment.messagesSize, range.localTo, segment.messagesSize, 0n, (b) => {
+      right ??= b;
+    });
+    if (right === null) {
+      throw new PlanError(`segment ${id}: no verified batch at byte ${range.localTo} after the range; scan and plan again`, {
+        path: segment.logPath,
+        segment: id,
+        position: range.localTo,
+      });
+    }
+  }
+  return { left, right, firstOffset: before.expectedOffset };
+}
+
+/**
+ * The peer's batches at the offsets of this log's neighbours (its segment
+ * walked from its start), each equal to the local one byte for byte, or the
+ * heal is refused (docs/heal.md); `peerStop` is where the peer's walk ended.
+ */
+async function peerNeighbours(
+  peer: PartitionReport,
+  segment: SegmentReport,
+  peerSegment: SegmentReport,
+  l: ExtentBatch | null,
+  r: ExtentBatch | null,
+  offsets: string,
+  context: HealPlanContext,
+  refuse: (code: HealRefusal, why: string) => never,
+): Promise<{ peerLeft: ExtentBatch | null; peerRight: ExtentBatch | null; peerStop: number }> {
+  const fs = context.fs ?? nodeRepairFs;
+  const id = segment.startOffset;
+  let peerLeft: ExtentBatch | null = null;
+  let peerRight: ExtentBatch | null = null;
+  const peerWalk = await walkExtents(
+    context,
+    peerSegment.logPath,
+    peerSegment.messagesSize,
+    0,
+    peerSegment.messagesSize,
+    peerSegment.startOffset,
+    (b) => {
+      if (l !== null && b.baseOffset === l.baseOffset && b.messageCount === l.messageCount) peerLeft = b;
+      if (r !== null && peerRight === null && b.baseOffset === r.baseOffset) peerRight = b;
+    },
+  );
+  const pl = peerLeft as ExtentBatch | null;
+  const pr = peerRight as ExtentBatch | null;
+  const peerLog = peerSegment.logPath;
+  if (l !== null) {
+    if (pl === null) {
+      return refuse(
+        "NotProven",
+        `segment ${id}: the peer's segment holds no verified batch at offset ${l.baseOffset}, this replica's last intact batch before offsets ${offsets}, so it cannot prove what follows it`,
+      );
+    }
+    if (!(await sameBatch(fs, context, segment.logPath, l, peerLog, pl))) {
+      refuse(
+        "Divergence",
+        `segment ${id}: divergence: the peer's batch at offset ${l.baseOffset} (byte ${pl.position}) is not this replica's intact batch there (byte ${l.position}) byte for byte, ` +
+          "so the replicas diverged before the damaged range and the peer's batches are not this replica's lost ones (`segscan fleet` compares the replicas)",
+      );
+    }
+  }
+  if (r !== null) {
+    if (pr === null) {
+      const holder = peer.segments.find((s) => s.startOffset > segment.startOffset && s.startOffset <= r.baseOffset);
+      if (holder !== undefined) {
+        refuse(
+          "SegmentBoundary",
+          `offsets ${offsets} lie inside this replica's segment ${id} (${path.basename(segment.logPath)}), but the peer's segment ${id} ends before offset ${r.baseOffset} and its segment ${holder.startOffset} (${path.basename(holder.logPath)}) starts there: the two replicas drew segment boundaries differently`,
+        );
+      }
+      return refuse(
+        "NotProven",
+        `segment ${id}: the peer's segment holds no verified batch at offset ${r.baseOffset}, this replica's first intact batch after offsets ${offsets}`,
+      );
+    }
+    if (!(await sameBatch(fs, context, segment.logPath, r, peerLog, pr))) {
+      refuse(
+        "Divergence",
+        `segment ${id}: divergence: the peer's batch at offset ${r.baseOffset} (byte ${pr.position}) is not this replica's intact batch there (byte ${r.position}) byte for byte, so the replicas diverged around the damaged range`,
+      );
+    }
+  }
+  return { peerLeft: pl, peerRight: pr, peerStop: peerWalk.stopPosition };
 }
 
 /** The new log: local prefix, the peer's batches, local bytes between, …, local suffix (empty pieces dropped). */
