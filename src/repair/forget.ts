@@ -175,7 +175,7 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
 
   /** Why each name must stay (the first reason found), and what may go. */
   const needed = new Map<string, KeptFile>();
-  const deletable = new Map<string, { bytes: number; why: ForgetFile["why"]; run: string | null; journal: string }>();
+  const deletable = new Map<string, JournaledCopy>();
   const keep = (name: string, why: KeptFile["why"], detail: string): void => {
     if (!needed.has(name)) needed.set(name, { name, why, detail });
   };
@@ -189,12 +189,7 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     const runs = runsOf(active);
     const lastEnded = runs.map((run) => run.ended).lastIndexOf(true);
     // Once a run stays open, every later one does too (runs close oldest first); `open` says why.
-    let open: { why: KeptFile["why"]; detail: string } | null = active.some(({ record }) => record.kind === "undone")
-      ? {
-          why: "restore-needs",
-          detail: `the journal records an interrupted restore, which must resume and reads every copy (\`${shellQuote(["segscan", "restore", dir])}\`)`,
-        }
-      : null;
+    let open = interruptedRestore(active, dir);
     for (const [i, run] of runs.entries()) {
       if (closed.has(run.run)) {
         for (const file of run.files) deletable.set(file.name, { bytes: file.bytes, why: "closed", run: run.run, journal: activePath });
@@ -233,9 +228,44 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     }
   }
 
+  await sortFiles(fs, target, names, { needed, deletable, cutoff, home });
+  target.bytes = target.deletes.reduce((sum, file) => sum + file.bytes, 0);
+  return target;
+}
+
+/** An interrupted restore must resume, and reads every copy: no run may close. */
+function interruptedRestore(active: readonly JournalEntry[], dir: string): { why: KeptFile["why"]; detail: string } | null {
+  if (!active.some(({ record }) => record.kind === "undone")) return null;
+  const restore = shellQuote(["segscan", "restore", dir]);
+  return {
+    why: "restore-needs",
+    detail: `the journal records an interrupted restore, which must resume and reads every copy (\`${restore}\`)`,
+  };
+}
+
+/** A copy a journal names, which forget may delete. */
+interface JournaledCopy {
+  bytes: number;
+  why: ForgetFile["why"];
+  run: string | null;
+  journal: string;
+}
+
+/**
+ * Sorts each file of the preserve dir into `target.deletes` or `target.kept`:
+ * a file a run still needs stays, as does anything not a regular file or not
+ * the copy a journal recorded; scratch files go once older than the cutoff.
+ */
+async function sortFiles(
+  fs: RepairFs,
+  target: ForgetTarget,
+  names: readonly string[],
+  known: { needed: ReadonlyMap<string, KeptFile>; deletable: ReadonlyMap<string, JournaledCopy>; cutoff: number; home: string | null },
+): Promise<void> {
+  const { needed, deletable, cutoff, home } = known;
   for (const name of names) {
     if (isJournalName(name) || name === LOCK_NAME || name === RECLAIM_NAME) continue;
-    const stat = await fs.stat(path.join(preserveDir, name));
+    const stat = await fs.stat(path.join(target.preserveDir, name));
     if (stat === null) continue;
     const listed = needed.get(name);
     if (listed !== undefined) {
@@ -269,8 +299,6 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     }
     target.kept.push({ name, why: "not-segscan", detail: "no journal names it: not segscan's, left alone" });
   }
-  target.bytes = target.deletes.reduce((sum, file) => sum + file.bytes, 0);
-  return target;
 }
 
 /**
