@@ -38,7 +38,7 @@ import { type HealRefusal, HealRefusedError } from "../errors.js";
 export { type HealRefusal, HealRefusedError } from "../errors.js";
 import { digestRange, sourcedPieces, streamPieces } from "../files.js";
 import { type RepairFs, nodeRepairFs } from "../fs-layer.js";
-import { partitionTargetOf, sweepStepsIn } from "../plan-partition.js";
+import { indexReplaceStep, partitionTargetOf, sweepStepsIn } from "../plan-partition.js";
 import type { HealPiece, HealRange, PlanTarget, RepairPlan } from "../schema.js";
 import type { PlanStep, ReplaceStep } from "../steps/index.js";
 import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "../plan.js";
@@ -351,34 +351,14 @@ async function peerIndexStep(
     entries.push({ offset: entry.offset.toString(), position: Number(entry.position), timestamp: entry.timestamp.toString() });
   }
   if (entries.length * INDEX_ENTRY_BYTES !== peerSegment.indexSize) return null;
-  return {
-    kind: "replace",
-    role: "index",
-    file: localIndex,
-    segment: segment.startOffset.toString(),
-    reason: "heal",
-    fromSize: segment.indexSize,
-    content: { type: "index-entries", entries },
-    consumer: null,
-    observed: null,
-  };
+  return indexReplaceStep(segment, "heal", { type: "index-entries", entries });
 }
 
 function indexReplace(segment: SegmentReport, entries: { offset: bigint; position: number; timestamp: bigint }[]): ReplaceStep {
-  return {
-    kind: "replace",
-    role: "index",
-    file: indexPathOf(segment.logPath),
-    segment: segment.startOffset.toString(),
-    reason: "heal",
-    fromSize: segment.indexSize,
-    content: {
-      type: "index-entries",
-      entries: entries.map((e) => ({ offset: e.offset.toString(), position: e.position, timestamp: e.timestamp.toString() })),
-    },
-    consumer: null,
-    observed: null,
-  };
+  return indexReplaceStep(segment, "heal", {
+    type: "index-entries",
+    entries: entries.map((e) => ({ offset: e.offset.toString(), position: e.position, timestamp: e.timestamp.toString() })),
+  });
 }
 
 /** Whether two batches (of the local log and the peer's) hold the same bytes. */
