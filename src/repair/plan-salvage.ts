@@ -48,7 +48,7 @@ import type { ScanOptions } from "../recovery/options.js";
 import { walkBatches } from "../recovery/walk.js";
 import { PlanError } from "./errors.js";
 import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
-import { partitionTargetOf, planSegment, sweepStepsIn } from "./plan-partition.js";
+import { indexReplaceStep, partitionTargetOf, planSegment, sweepStepsIn } from "./plan-partition.js";
 import type { PlanTarget, RepairPlan } from "./schema.js";
 import type { PlanStep, ReplaceStep, SalvageRange, TruncateStep } from "./steps/index.js";
 import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "./plan.js";
@@ -182,21 +182,15 @@ async function planSegmentSalvage(segment: SegmentReport, salvage: SegmentSalvag
   }
   const prefixEnd = segment.walkedSize;
   const ranges = salvage.kept.map((range) => ({ from: range.startPosition, to: range.endPosition }));
-  if (ranges.length === 0 || (ranges[0]!.from !== 0 && prefixEnd > 0)) {
+  const first = ranges[0];
+  if (first === undefined || (first.from !== 0 && prefixEnd > 0)) {
     throw new PlanError(`segment ${segmentId}: the kept ranges do not start with the proven prefix [0, ${prefixEnd})`, where);
   }
   const indexPath = indexPathOf(segment.logPath);
   const wholeEntries = Math.floor(segment.indexSize / INDEX_ENTRY_BYTES);
   const replaceIndex = (reason: ReplaceStep["reason"], fromSize: number, content: ReplaceStep["content"]): ReplaceStep => ({
-    kind: "replace",
-    role: "index",
-    file: indexPath,
-    segment: segmentId,
-    reason,
+    ...indexReplaceStep(segment, reason, content),
     fromSize,
-    content,
-    consumer: null,
-    observed: null,
   });
   const log: ReplaceStep = {
     kind: "replace",
@@ -210,18 +204,7 @@ async function planSegmentSalvage(segment: SegmentReport, salvage: SegmentSalvag
     observed: null,
   };
 
-  // The index's entries inside the proven prefix, when the scan trusts them: tail mode trusts every entry
-  // (all lie before the damage, which the walk from the last one found), deep mode those it matched.
-  let keep = 0;
-  if (segment.arm === "indexed" && segment.index.mismatches === 0) {
-    keep = await entriesBefore(context.scanFs ?? nodeScanFs, indexPath, segment.indexSize, prefixEnd);
-    if (context.verify === "tail" && keep !== wholeEntries) {
-      throw new PlanError(
-        `segment ${segmentId}: ${wholeEntries - keep} index entries lie at or past the damage at byte ${prefixEnd}, which a tail walk cannot have found`,
-        { path: indexPath, segment: segment.startOffset, position: prefixEnd },
-      );
-    }
-  }
+  const keep = await trustedEntries(segment, context, prefixEnd);
   if (keep > 0) {
     const trim = keep < wholeEntries || segment.indexSize % INDEX_ENTRY_BYTES !== 0;
     return [
@@ -251,6 +234,25 @@ async function planSegmentSalvage(segment: SegmentReport, salvage: SegmentSalvag
     replaceIndex("salvage-rebuilt", wholeEntries > 0 ? 0 : segment.indexSize, { type: "index-entries", entries: rebuilt.map(entryJson) }),
   );
   return steps;
+}
+
+/**
+ * The index's entries inside the proven prefix, when the scan trusts them:
+ * tail mode trusts every entry (all lie before the damage, which the walk from
+ * the last one found), deep mode those it matched; 0 otherwise.
+ */
+async function trustedEntries(segment: SegmentReport, context: SalvagePlanContext, prefixEnd: number): Promise<number> {
+  if (segment.arm !== "indexed" || segment.index.mismatches !== 0) return 0;
+  const indexPath = indexPathOf(segment.logPath);
+  const wholeEntries = Math.floor(segment.indexSize / INDEX_ENTRY_BYTES);
+  const keep = await entriesBefore(context.scanFs ?? nodeScanFs, indexPath, segment.indexSize, prefixEnd);
+  if (context.verify === "tail" && keep !== wholeEntries) {
+    throw new PlanError(
+      `segment ${segment.startOffset}: ${wholeEntries - keep} index entries lie at or past the damage at byte ${prefixEnd}, which a tail walk cannot have found`,
+      { path: indexPath, segment: segment.startOffset, position: prefixEnd },
+    );
+  }
+  return keep;
 }
 
 /** How many whole entries of the index sit at a position below `end` (entries ascend in position: validated by the scan). */

@@ -1,3 +1,4 @@
+import { assert } from "../../assert.js";
 import { U64_MAX } from "../../format/constants.js";
 import { formatCount } from "../../domain/numbers.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../../domain/node.js";
@@ -381,8 +382,16 @@ async function opOrderFindings(
   entries: readonly WalEntry[],
   options: WalScanOptions,
 ): Promise<NodeFinding[]> {
+  return [
+    ...(await duplicateFindings(reader, path, entries, options.snapshotOp)),
+    ...replayFindings(path, entries, options),
+    ...foreignFindings(path, entries, options.superblockCluster),
+  ];
+}
+
+/** Ops written twice: identical bytes are harmless; different ones above the snapshot op lose the earlier copy at boot. */
+async function duplicateFindings(reader: WalReader, path: string, entries: readonly WalEntry[], S: bigint): Promise<NodeFinding[]> {
   const findings: NodeFinding[] = [];
-  const S = options.snapshotOp;
   // Duplicates: the later copy in file order is the one boot keeps.
   const byOp = new Map<bigint, WalEntry>();
   for (const entry of entries) {
@@ -426,22 +435,31 @@ async function opOrderFindings(
     }
     byOp.set(entry.op, entry);
   }
+  return findings;
+}
+
+/** The replay order's hole above the snapshot op, and its first gap or chain break (boot truncates from there). */
+function replayFindings(path: string, entries: readonly WalEntry[], options: WalScanOptions): NodeFinding[] {
+  const findings: NodeFinding[] = [];
+  const S = options.snapshotOp;
   const replay = replayOrder(entries, S);
-  if (options.snapshotOpKnown !== false && replay.length > 0 && replay[0]!.op !== S + 1n) {
+  const lowest = replay[0];
+  if (options.snapshotOpKnown !== false && lowest !== undefined && lowest.op !== S + 1n) {
     findings.push(
       finding(
         "refused",
         "WalSnapshotHole",
         path,
-        `the lowest op after the snapshot (op ${S}) is ${replay[0]!.op}, not ${S + 1n}: ops ${S + 1n}..${replay[0]!.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
-        { snapshotOp: S, lowestOp: replay[0]!.op },
+        `the lowest op after the snapshot (op ${S}) is ${lowest.op}, not ${S + 1n}: ops ${S + 1n}..${lowest.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
+        { snapshotOp: S, lowestOp: lowest.op },
       ),
     );
   }
   const stop = firstReplayBreak(replay);
   if (stop !== null) {
-    const prev = replay[stop.index - 1]!;
-    const entry = replay[stop.index]!;
+    const prev = replay[stop.index - 1];
+    const entry = replay[stop.index];
+    assert(prev !== undefined && entry !== undefined, "a replay break lies between two replayed entries");
     const lost = replay.length - stop.index;
     if (stop.kind === "gap") {
       findings.push(
@@ -465,29 +483,36 @@ async function opOrderFindings(
       );
     }
   }
+  return findings;
+}
+
+/** Entries of another consensus group or cluster than the metadata plane's (Iggy does not check these). */
+function foreignFindings(path: string, entries: readonly WalEntry[], cluster: bigint | null): NodeFinding[] {
+  const findings: NodeFinding[] = [];
   const foreignGroup = entries.filter((entry) => entry.group !== WAL_METADATA_GROUP);
-  if (foreignGroup.length > 0) {
+  const firstGroup = foreignGroup[0];
+  if (firstGroup !== undefined) {
     findings.push(
       finding(
         "warn",
         "WalGroupMismatch",
         path,
-        `${formatCount(foreignGroup.length)} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${formatCount(foreignGroup[0]!.position)}); Iggy does not check this`,
-        { count: foreignGroup.length, firstPosition: foreignGroup[0]!.position },
+        `${formatCount(foreignGroup.length)} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${formatCount(firstGroup.position)}); Iggy does not check this`,
+        { count: foreignGroup.length, firstPosition: firstGroup.position },
       ),
     );
   }
-  const cluster = options.superblockCluster;
   if (cluster !== null) {
     const foreign = entries.filter((entry) => entry.cluster !== cluster);
-    if (foreign.length > 0) {
+    const first = foreign[0];
+    if (first !== undefined) {
       findings.push(
         finding(
           "warn",
           "WalClusterMismatch",
           path,
-          `${formatCount(foreign.length)} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${formatCount(foreign[0]!.position)}); Iggy does not check this`,
-          { count: foreign.length, firstPosition: foreign[0]!.position },
+          `${formatCount(foreign.length)} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${formatCount(first.position)}); Iggy does not check this`,
+          { count: foreign.length, firstPosition: first.position },
         ),
       );
     }
