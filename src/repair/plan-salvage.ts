@@ -83,14 +83,14 @@ export interface SalvagePlanContext {
 export async function planSalvage(source: ScanReport | string, options: PlanSalvageOptions = {}): Promise<RepairPlan> {
   const report = typeof source === "string" ? await scanPath(source, options) : source;
   const named = typeof source === "string" ? source : (report.partitions[0]?.path ?? "the scanned path");
-  if (report.partitions.length !== 1) {
+  const partition = report.partitions.length === 1 ? report.partitions[0] : undefined;
+  if (partition === undefined) {
     throw new SalvageRefusedError(
       `salvage takes one partition directory; ${named} holds ${report.partitions.length} partitions: name the refused one`,
       "NotOnePartition",
       named,
     );
   }
-  const partition = report.partitions[0]!;
   const engine = await planEngine(report, options);
   const target = await planSalvageTarget(partition, {
     engine,

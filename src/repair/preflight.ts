@@ -169,8 +169,8 @@ async function checkObserved(target: PlanTarget, step: PlanStep, fs: RepairFs): 
     if (stat !== null) stale("appeared");
     return;
   }
-  if (stat === null) stale("is gone");
-  if (stat!.isSymbolicLink === true) {
+  if (stat === null) return stale("is gone");
+  if (stat.isSymbolicLink === true) {
     // Not "became": a link the scan read through looks the same at plan time (adversarial pass); say what it is.
     throw new StalePlanError(
       `refusing to change ${target.path}: ${step.file} is a symbolic link, and repair and salvage change only regular files ` +
@@ -179,9 +179,9 @@ async function checkObserved(target: PlanTarget, step: PlanStep, fs: RepairFs): 
       "is a symbolic link",
     );
   }
-  if (!stat!.isFile) stale("is no longer a regular file");
-  if (stat!.size !== step.observed.size) stale(`changed size (${step.observed.size} → ${stat!.size} bytes)`);
-  if (stat!.mtimeMs !== undefined && Math.round(stat!.mtimeMs) !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
+  if (!stat.isFile) stale("is no longer a regular file");
+  if (stat.size !== step.observed.size) stale(`changed size (${step.observed.size} → ${stat.size} bytes)`);
+  if (stat.mtimeMs !== undefined && Math.round(stat.mtimeMs) !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
 }
 
 /**
@@ -332,7 +332,8 @@ async function checkMetadata(target: PlanTarget, ctx: PreflightContext): Promise
       ? "the re-scan does not prove that torn tail any more"
       : firstDifference(target.steps.map(withoutObserved), freshTarget.steps.map(withoutObserved), ".steps");
   if (diff !== null) {
-    const step = target.steps[0]!;
+    const step = target.steps[0];
+    assert(step !== undefined, "a metadata target that differs holds a step");
     throw new StalePlanError(
       `refusing a stale plan: ${step.file} changed since the scan (${diff}); the plan cut it from ${step.kind === "truncate" ? step.fromSize : "?"} to ${step.kind === "truncate" ? step.toSize : "?"} bytes; scan and plan again`,
       { path: step.file },

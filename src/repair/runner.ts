@@ -81,7 +81,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
   const locks: HeldLock[] = await acquireLocks(
     fs,
     plan.targets.map((t) => t.preserveDir),
-    (preserveDir) => `repair ${plan.targets.find((t) => t.preserveDir === preserveDir)!.dir}`,
+    (preserveDir) => `repair ${plan.targets.find((t) => t.preserveDir === preserveDir)?.dir ?? preserveDir}`,
     command,
   );
   let result: ApplyResult;

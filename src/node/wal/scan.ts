@@ -547,7 +547,9 @@ async function iggyDecision(reader: WalReader, walk: WalWalk, snapshotOp: bigint
   const stop = firstReplayBreak(replay);
   const replayed = stop === null ? replay.length : stop.index;
   if (stop !== null) {
-    decision.truncateFromOp = replay[stop.index]!.op;
+    const from = replay[stop.index];
+    assert(from !== undefined, "a replay break lies inside the replay");
+    decision.truncateFromOp = from.op;
     decision.opsLost = replay.length - stop.index;
   }
   const badReserved = replay.slice(0, replayed).find((entry) => entry.gateStatus === WalHeaderStatus.ReservedNonZero);
@@ -642,8 +644,9 @@ function replayOrder(entries: readonly WalEntry[], snapshotOp: bigint): WalEntry
  */
 function firstReplayBreak(replay: readonly WalEntry[]): { index: number; kind: "gap" | "chain" } | null {
   for (let index = 1; index < replay.length; index++) {
-    const prev = replay[index - 1]!;
-    const entry = replay[index]!;
+    const prev = replay[index - 1];
+    const entry = replay[index];
+    assert(prev !== undefined && entry !== undefined, "index - 1 and index lie inside the replay");
     if (entry.op !== prev.op + 1n) return { index, kind: "gap" };
     if (prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum) return { index, kind: "chain" };
   }

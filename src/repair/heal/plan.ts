@@ -98,14 +98,14 @@ export async function planHeal(local: ScanReport | string, peer: string, options
   if (typeof local === "string") refuseMetadataPlane(local, "partition", named);
   refuseMetadataPlane(peer, "peer", named);
   const report = typeof local === "string" ? await scanPath(local, scanOptions) : local;
-  if (report.partitions.length !== 1 || report.partitions[0]!.singleSegment || report.node !== undefined) {
+  const partition = report.partitions.length === 1 ? report.partitions[0] : undefined;
+  if (partition === undefined || partition.singleSegment || report.node !== undefined) {
     throw new HealRefusedError(
       `heal takes one partition directory; ${named} holds ${report.partitions.length === 1 ? "a .log given alone" : `${report.partitions.length} partitions`}: name the damaged partition's directory (heal is for partition segments only; the metadata plane is never copied)`,
       "NotOnePartition",
       named,
     );
   }
-  const partition = report.partitions[0]!;
   if (realOf(partition.path) === realOf(peer)) {
     throw new HealRefusedError(
       `refusing to heal ${partition.path} from ${peer}: they are the same directory (${realOf(peer)}); name the peer replica's copy of this partition; nothing was changed`,
