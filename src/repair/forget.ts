@@ -1,33 +1,14 @@
 /**
  * docs/repair.md §6.7: `segscan forget` — when the preserved copies may go.
- * Repair, salvage and restore never delete: every cut residue, replaced file,
- * moved file and evidence copy stays in `<dir>.segscan/` so restore can put
- * it back. Forget closes journal runs (restore no longer undoes them) and
- * deletes the copies no restore needs any more; it never deletes a journal,
- * so the salvage-loss record (docs/repair.md §6.6) stays, and clears that only
- * when asked (`--lost-offsets`, `clearLostOffsets`).
- *
- * A copy is **still needed by a restore** — and kept — when any run that names
- * it (in an intent, or a `preserved` record) is open and not closed now:
- * - the active journal records an interrupted restore (an `undone` line): the
- *   restore must resume, and every undo reads its copies;
- * - the run is not settled: neither it nor any later run of the journal
- *   reached `end` (a crash or cancel), so a restore (or a new repair) must
- *   still decide from the files what its unfinished step did;
- * - the run began after the `--older-than` cutoff;
- * - an earlier run of the journal stays open: runs close oldest first, since
- *   restore undoes newest first and must never skip a step it would have to
- *   undo before another.
- * What may go: the copies of the runs closed now or before, the copies of
- * restored journals (`journal.<n>.restored.jsonl`: every step there was
- * undone), and segscan's scratch (`*.tmp`, restore's `*.discarded`). Anything
- * else in the preserve dir is not segscan's and is left alone; so is a link,
- * or a copy whose size is not the one its journal recorded.
- *
- * Crash-safe: under the target's lock, the closing is journaled (a
- * `forgotten` line naming the runs and files, fsynced) before the first file
- * is deleted; a crash after it leaves closed runs whose remaining copies the
- * next forget deletes, and restore skips closed runs either way.
+ * Repair, salvage and restore never delete; forget closes journal runs
+ * (restore no longer undoes them) and deletes the copies no restore needs. It
+ * keeps a copy while any run naming it stays open (an interrupted restore, an
+ * unsettled run, a run after the `--older-than` cutoff, or an earlier open run:
+ * runs close oldest first), and anything not segscan's, a link, or a copy of
+ * another size than its journal recorded. It never deletes a journal, so the
+ * salvage-loss record (§6.6) stays until `--lost-offsets` clears it. The
+ * closing is journaled (`forgotten`, fsynced) under the target's lock before
+ * the first deletion, so a crash leaves closed runs the next forget finishes.
  */
 import { shellQuote } from "../domain/command.js";
 import * as path from "node:path";

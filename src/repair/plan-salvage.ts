@@ -1,39 +1,14 @@
 /**
  * docs/repair.md §6.5: `planSalvage`, the plan for the last copy of a refused
- * partition. It keeps every batch that verifies and extends the chain (each
- * refused segment's proven prefix and the intact ranges after its damaged
- * ones) and drops only the bytes nothing proves, recording their offsets as
- * lost. The result is an ordinary `RepairPlan` (one partition target whose
- * `salvage` field says what is kept and lost), so `applyRepair` carries it out
- * with the same preserve/journal/fsync protocol and `restore` undoes it.
- *
- * The on-disk shape is the one Iggy's boot walk accepts (checked against
- * `recover_partition` / `ensure_contiguous_chain`): each salvaged segment's
- * `.log` is rewritten in place as its kept ranges, so the survivors follow the
- * proven prefix with a forward offset gap inside the segment, and the segment
- * keeps its name, so the chain between segments is unbroken. Moving the
- * survivors into a segment of their own would leave a hole between segments,
- * which the boot refuses. The gap needs a whole index entry: without one the
- * boot walks the log from byte 0, requiring each base offset to continue the
- * last, and stops at the gap. So the `.index` is:
- *
- * - when the proven prefix holds an entry (the common case): the index's
- *   entries inside the proven prefix, unchanged (positions there do not move),
- *   or, for an index-less segment or one whose prefix entries disagree with a
- *   deep walk, entries rebuilt over the prefix (docs/recovery.md §3.3). It is
- *   written BEFORE the log, and is valid for the old log and the new one
- *   alike, so a crash between the two leaves a partition that scans to the
- *   same salvage plan. The boot walk starts at the last entry and reads
- *   headers to the file end; segscan's tail walk from the same entry verifies
- *   every kept byte after it and reports each gap;
- * - when the prefix holds no entry (the damage is at the segment's first
- *   batch): the index is moved aside before the log is rewritten, then written
- *   again as the entries segscan rebuilds for an index-less log
- *   (docs/recovery.md §3.3) over the new log. A crash between the steps leaves
- *   an index-less segment whose scan plans exactly that index (`repair`).
- *
- * Planning reads the report, the index (its whole entries) and, only where an
- * index is rebuilt, the bytes the rebuild walks; it writes nothing.
+ * partition: keep every batch that verifies and extends the chain, drop only
+ * the bytes nothing proves, and record their offsets as lost. It is an
+ * ordinary `RepairPlan` (one partition target with a `salvage` field), so
+ * `applyRepair` runs it and `restore` undoes it. Each salvaged `.log` is
+ * rewritten in place as its kept ranges, and its `.index` kept to (or rebuilt
+ * over) the proven prefix before the log, or moved aside and rebuilt after it
+ * when the prefix holds no entry: the shape Iggy's boot walk accepts, and one
+ * a crash between the steps leaves re-planning the same (§6.5 "The on-disk
+ * shape, and why Iggy accepts it"). Planning writes nothing.
  */
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES, LOG_SUFFIX } from "../format/constants.js";

@@ -1,25 +1,12 @@
 /**
- * docs/repair.md §6.2 step 0, "preflight, then change": before the first byte
- * of any target changes, every target of the plan is checked. Any failure
- * throws with nothing changed anywhere, naming the target and the reason:
- *
- * 1. every lock is taken (runner.ts, before this runs);
- * 2. no other process has a file the plan touches open for writing (Linux
- *    /proc): the segment files of each partition target, the WAL, each offset
- *    file;
- * 3. each target's journal, if any, parses whole and records no unfinished
- *    restore;
- * 4. each step's file is still what the plan saw: the same size and mtime (or
- *    still absent), a regular file, never a symbolic link;
- * 5. each partition target with a fingerprint is re-scanned with the plan's
- *    options and must reproduce the fingerprint and the same segment steps (a
- *    salvage target: still refused, and the same salvage planned from it); a
- *    lone `.log` is refused when its partition as a whole is refused or it is
- *    not the tail; the metadata target's WAL is re-scanned and must prove the
- *    same torn tail; each offset step's file must still hold the offset the
- *    plan read, and each step passes its kind's own check (./steps/: an offset
- *    rewrite's value proven again from the bytes);
- * 6. each partition's preserve dir is on the partition's filesystem.
+ * docs/repair.md §6.2 step 0, "Preflight, then change": before the first byte
+ * of any target changes, every target of the plan is checked — no writer has
+ * a touched file open, each journal parses and records no unfinished restore,
+ * each step's file is still what the plan saw, each target re-scans to the
+ * same fingerprint and steps (salvage and heal: planned again to the same
+ * target), each offset step's file still holds what the plan read and each
+ * kind's own check passes, and each preserve dir is on its partition's
+ * filesystem. Any failure throws with nothing changed anywhere.
  */
 import * as path from "node:path";
 import { shellQuote } from "../domain/command.js";

@@ -1,36 +1,15 @@
 /**
- * docs/repair.md §6.2: `restore` undoes applied repairs from the journal, newest step
- * first, and puts every original byte and file back:
- * - a cut log is re-extended: preserved residue bytes are appended after their
- *   XXH3-64 and length are checked against the journal (an all-zero residue is
- *   re-extended by its length), and the restored range is hashed again;
- * - a swept file is moved back from the preserve dir;
- * - a replaced index, offset file or (salvage, docs/repair.md §6.5) segment
- *   log gets its preserved copy back (via staging + rename), and an index
- *   repair created where there was none is moved into the preserve dir.
- *
- * One restore serves every target kind (docs/repair.md §6.2, docs/node.md N7):
- * a partition dir (segments, scratch files, offset files) or a node's
- * `metadata/` dir (the WAL cut). Before a cut file is re-extended, restore
- * proves it is the file that was cut: its size is between the cut point and
- * the old size, and the bytes just before the cut point hash to the journal's
- * `proof` (docs/repair.md §6.3), so a file replaced since (by a rename with
- * other bytes of the same length, say) is refused, never appended to.
- *
- * Each undo (its step kind's, ./steps/) looks at the files, not at the
- * journal's `done` lines, to decide what happened, so an intent whose step
- * never ran is left alone. Each finished undo appends an `undone` line (fsynced) naming its
- * intent: a restore re-run after a crash skips those and resumes at the step
- * it was in, whose undo is idempotent, so it converges. (Re-running an undo
- * that had finished would be wrong: once an earlier sweep is moved back, a
- * `.staging` file at the path of a later index step is the original file,
- * not the step's scratch.) When done, the
- * journal is renamed `journal.<n>.restored.jsonl`, so a second restore is a
- * no-op. Restore only ever moves files into the preserve dir, never unlinks.
- *
- * Restore is for undoing a repair before the partition was served again: a
- * log that has since grown past its cut point (new appends) is a conflict, and
- * restore stops there with a `RestoreConflictError` rather than guess.
+ * docs/repair.md §6.2 "Restore", §6.3: `restore` undoes applied repairs from
+ * the journal, newest step first, and puts every original byte and file back,
+ * for a partition dir or a node's `metadata/` dir alike. Each undo (its step
+ * kind's, ./steps/) decides from the files, not the `done` lines, what
+ * happened; a cut file must prove it is the one that was cut (§6.3). Each
+ * finished undo appends an `undone` line (fsynced), so a restore re-run after
+ * a crash resumes at the step it was in and never re-runs a finished one (a
+ * swept `.staging` moved back is the original then, not scratch). When done
+ * the journal becomes `journal.<n>.restored.jsonl`. Restore only moves files
+ * into the preserve dir, never unlinks; a log grown past its cut point since
+ * is a `RestoreConflictError`, not a guess.
  */
 import { shellQuote } from "../domain/command.js";
 import { promises as fsp } from "node:fs";

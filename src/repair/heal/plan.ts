@@ -1,27 +1,13 @@
 /**
  * docs/heal.md: `planHeal`, the plan that fills what a replica lacks or holds
- * damaged from a peer replica that proves it. Iggy's replicas hold
- * byte-identical segment files, so the batches a peer holds where this
- * replica is damaged are the ones it lost — once the peer proves it:
- *
- * - every peer batch copied verifies (its checksums) and the copied chain is
- *   continuous (no offset missing, none going backwards);
- * - the peer's batches on both sides of the range are byte for byte this
- *   replica's intact neighbours (same length, same XXH3-64): the two replicas
- *   agree where both are whole, so the range between is the same history;
- *   where they differ the replicas diverged, and nothing is copied;
- * - the range lies in a segment both replicas drew alike: the peer's segment
- *   of the same start offset holds it, and a range that runs to a segment's
- *   end ends where the peer's next segment starts.
- *
- * The result is an ordinary `RepairPlan`: per healed segment a `replace` of
- * its `.log` by local prefix + the peer's batches + local suffix (content
- * `log-splice`), then a `replace` of its `.index` (the peer's entries when the
- * new log is the peer's byte for byte, else entries rebuilt over the new log,
- * docs/recovery.md §3.3). `applyRepair` runs it with the one preserve/journal
- * protocol, so `restore` returns the original files. The metadata plane is
- * never copied: it is replica-specific (docs/node.md), and heal takes one
- * partition directory on each side.
+ * damaged from a peer replica that proves it: every copied peer batch
+ * verifies and continues the chain, the peer's batches on both sides of the
+ * range equal this replica's intact neighbours byte for byte (else the
+ * replicas diverged and nothing is copied), and the range lies in a segment
+ * both replicas drew alike. The result is an ordinary `RepairPlan`: per
+ * healed segment a `replace` of its `.log` (content `log-splice`), then of its
+ * `.index` (the peer's, or rebuilt, docs/recovery.md §3.3), run and restored
+ * with the one protocol. The metadata plane is never copied (docs/node.md).
  */
 import { existsSync, realpathSync } from "node:fs";
 import * as path from "node:path";
