@@ -62,7 +62,7 @@ export {
   StalePlanError,
   TargetRefusedError,
 } from "./repair/errors.js";
-export { HealRefusedError } from "./repair/heal/errors.js";
+export { HealRefusedError } from "./repair/errors.js";
 export { LockHeldError, WriterOpenError } from "./repair/lock.js";
 export type * from "./repair/index.js";
 export { scanNode, isNodeRoot } from "./node/scan.js";

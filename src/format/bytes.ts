@@ -16,6 +16,11 @@ export function readU64(bytes: Uint8Array, at: number): bigint {
   return high < 0x200000 ? BigInt(high * 0x100000000 + low) : (BigInt(high) << 32n) | BigInt(low);
 }
 
+/** A little-endian u128 (a WAL checksum, a message id). */
+export function readU128(bytes: Uint8Array, at: number): bigint {
+  return (readU64(bytes, at + 8) << 64n) | readU64(bytes, at);
+}
+
 /**
  * A u64 that is a byte count or position, as a number. Throws rather than
  * lose precision: callers use it only where docs/format.md §2.2 bounds the value far below 2^53.

@@ -24,7 +24,7 @@ import {
   INDEX_ENTRY_BYTES,
   MAX_BATCH_BYTES,
 } from "./constants.js";
-import { readU32, readU64, readU64Clamped } from "./bytes.js";
+import { readU128, readU32, readU64, readU64Clamped } from "./bytes.js";
 
 export interface BatchHeader {
   partitionId: bigint;
@@ -125,7 +125,7 @@ export function readFrameHeader(bytes: Uint8Array, at: number): FrameHeader {
   const payloadLength = readU32(bytes, at + FRAME_PAYLOAD_LENGTH_AT);
   return {
     checksum: readU64(bytes, at + FRAME_CHECKSUM_AT),
-    id: readU64(bytes, at + FRAME_ID_AT) | (readU64(bytes, at + FRAME_ID_AT + 8) << 64n),
+    id: readU128(bytes, at + FRAME_ID_AT),
     offsetDelta: readU32(bytes, at + FRAME_OFFSET_DELTA_AT),
     timestampDelta: readU32(bytes, at + FRAME_TIMESTAMP_DELTA_AT),
     userHeadersLength,

@@ -4,7 +4,7 @@
  * Every multi-byte field is little-endian. The gate and the candidate checks
  * here are the definition that both engines' kernels follow.
  */
-import { readU32, readU64 } from "./bytes.js";
+import { readU128, readU32, readU64 } from "./bytes.js";
 
 const MiB = 1024 * 1024;
 
@@ -167,10 +167,6 @@ export interface WalHeader {
   operation: number;
   group: bigint;
   userId: number;
-}
-
-function readU128(bytes: Uint8Array, at: number): bigint {
-  return (readU64(bytes, at + 8) << 64n) | readU64(bytes, at);
 }
 
 export function readWalHeader(bytes: Uint8Array, at: number): WalHeader {

@@ -323,6 +323,14 @@ export async function inspectSnapshot(path: string, scanFs: ScanFs, engine: Engi
     report.checksum = engine.xxh3_64(bytes);
   }
   inspection.payloadBytes = payload.length;
+  await decodeInto(inspection, payload, bytes.length);
+  return inspection;
+}
+
+/** Decodes the snapshot's payload into `inspection` (docs/node.md N2), or records why it was not judged or does not decode. */
+async function decodeInto(inspection: SnapshotInspection, payload: Uint8Array, fileBytes: number): Promise<void> {
+  const { report } = inspection;
+  const path = report.path;
   let trailingBytes = 0;
   // Loaded before the decode's try: a decoder that cannot load is an error of segscan's, never a finding about the file.
   await import("@msgpack/msgpack");
@@ -351,18 +359,17 @@ export async function inspectSnapshot(path: string, scanFs: ScanFs, engine: Engi
         code: "SnapshotTooLarge",
         path,
         message: `${path}: ${error.message}; it was not judged`,
-        size: bytes.length,
+        size: fileBytes,
         estimatedDecodedBytes: error.estimatedBytes,
         limitDecodedBytes: MAX_SNAPSHOT_DECODED_BYTES,
       });
-      return inspection;
+      return;
     }
     const detail = error instanceof Error ? error.message : String(error);
     report.findings.push(corrupt(path, `the payload does not decode as a format-${SNAPSHOT_FORMAT_VERSION} metadata snapshot (${detail})`));
-    return inspection;
+    return;
   }
-  if (!report.sealed) report.findings.push(unsealedFinding(path, bytes.length, trailingBytes));
-  return inspection;
+  if (!report.sealed) report.findings.push(unsealedFinding(path, fileBytes, trailingBytes));
 }
 
 /** docs/node.md N2: no trailer magic; Iggy decodes the first value of the whole file and boots on it. */

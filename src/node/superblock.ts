@@ -80,19 +80,7 @@ export async function scanSuperblock(
       report.findings.push({ severity: "failed", code: "SuperblockReadFailure", path, message: slot.reason });
     }
   }
-  for (const name of ["superblock.a.tmp", "superblock.b.tmp"]) {
-    const path = childPath(directory, name);
-    if (scanFs.knownAbsent?.(path)) continue; // no finding; skips building the message
-    const message = `${path} is left over from a superblock write that died before its rename: inert, never read; left alone`;
-    report.findings.push(
-      ...(await leftoverFindings(
-        scanFs,
-        path,
-        { code: "SuperblockTmpPresent", message },
-        "a superblock write that died before its rename",
-      )),
-    );
-  }
+  report.findings.push(...(await tmpFindings(directory, scanFs)));
   if (report.state === "failed") return report;
   if (a.kind === "corrupt" || b.kind === "corrupt") {
     report.state = "unreadable";
@@ -123,6 +111,19 @@ export async function scanSuperblock(
   report.state = "present";
   report.vsr = decoded.state;
   return report;
+}
+
+/** A `superblock.?.tmp` left by a write that died before its rename: inert, never read (docs/node.md N3). */
+async function tmpFindings(directory: string, scanFs: ScanFs): Promise<NodeFinding[]> {
+  const findings: NodeFinding[] = [];
+  for (const name of ["superblock.a.tmp", "superblock.b.tmp"]) {
+    const path = childPath(directory, name);
+    if (scanFs.knownAbsent?.(path)) continue; // no finding; skips building the message
+    const message = `${path} is left over from a superblock write that died before its rename: inert, never read; left alone`;
+    const what = "a superblock write that died before its rename";
+    findings.push(...(await leftoverFindings(scanFs, path, { code: "SuperblockTmpPresent", message }, what)));
+  }
+  return findings;
 }
 
 /** docs/node.md N3 pairing of the metadata superblock with the snapshot (S = its op, or 0 without one). */

@@ -220,7 +220,9 @@ function refusedStep(partition: NextStepInput, replicaCount: number): NextStep {
   // docs/repair.md §6.5: salvage is named only where it would act (the same decision `segscan salvage` plans from).
   const salvage = decideSalvage(partition, replicaCount);
   if (salvage.salvageable) {
-    const kept = [...(holdsOffsets(scope[0]!) ? [offsetsText(scope[0]!)] : []), ...intact];
+    const prefix = scope[0];
+    assert(prefix !== undefined, "a salvageable partition's scope starts with its proven prefix");
+    const kept = [...(holdsOffsets(prefix) ? [offsetsText(prefix)] : []), ...intact];
     const dropped = salvage.segments.flatMap((segment) => segment.lost);
     const droppedOffsets = dropped.filter(holdsOffsets).map((range) => offsetsText(range));
     const recorded =

@@ -174,8 +174,9 @@ function segmentsAfterSalvage(partition: SalvageInput): { salvaged: SegmentSalva
 /** Iggy's ensure_contiguous_chain on the segments as salvage leaves them (docs/recovery.md §4 step 3). */
 function chainRefusal(bounds: readonly Bounds[]): SalvageDecision | null {
   for (let i = 1; i < bounds.length; i++) {
-    const previous = bounds[i - 1]!;
-    const next = bounds[i]!;
+    const previous = bounds[i - 1];
+    const next = bounds[i];
+    assert(previous !== undefined && next !== undefined, "i - 1 and i lie inside the bounds");
     const broken = (what: string, refusedShape = "a hole between segments"): SalvageDecision =>
       refused(
         "ChainBrokenAfterSalvage",

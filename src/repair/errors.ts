@@ -120,19 +120,35 @@ export class TargetRefusedError extends RepairError {
 /** Why `planSalvage` made no plan: the decision's codes (policy/salvage.ts), and what the command was given. */
 export type SalvageRefusal = SalvageRefusalCode | "NotOnePartition" | "LoneSegment";
 
-/**
- * `planSalvage` refuses: there is nothing salvage may do for this partition
- * (the message says why and what to do instead). Nothing was written.
- */
-export class SalvageRefusedError extends RepairError {
-  override name = "SalvageRefusedError";
+/** A partition-level command refuses with a code: the message says why and what to do instead. Nothing was written. */
+abstract class CodedRefusal<Code extends string> extends RepairError {
   constructor(
     message: string,
-    readonly code: SalvageRefusal,
+    readonly code: Code,
     partitionPath: string,
   ) {
     super(message, { path: partitionPath });
   }
+}
+
+/** `planSalvage` refuses: there is nothing salvage may do for this partition (docs/repair.md §6.5). */
+export class SalvageRefusedError extends CodedRefusal<SalvageRefusal> {
+  override name = "SalvageRefusedError";
+}
+
+/** Why `planHeal` made no plan (docs/heal.md "When heal refuses"). */
+export type HealRefusal =
+  | "NotOnePartition"
+  | "MetadataPlane"
+  | "SamePartition"
+  | "NotHealable"
+  | "NotProven"
+  | "Divergence"
+  | "SegmentBoundary";
+
+/** `planHeal` refuses (docs/heal.md "When heal refuses"). */
+export class HealRefusedError extends CodedRefusal<HealRefusal> {
+  override name = "HealRefusedError";
 }
 
 /** docs/repair.md §6.7: a preserve dir `segscan forget` may not touch (a symbolic link, not a directory). Nothing was changed. */

@@ -8,6 +8,7 @@ import * as path from "node:path";
 import type { Engine } from "../engine/types.js";
 import { hex64, isAllZero } from "../format/bytes.js";
 import { type PositionalRead, forEachChunk as forEachChunkOf, readExactly as readExactlyAt } from "../io/read-exactly.js";
+import { assert } from "../assert.js";
 import { PreserveError, RepairError } from "./errors.js";
 import type { RepairFile, RepairFs } from "./fs-layer.js";
 import { OFFSET_RECORD_BYTES } from "../format/partition-files.js";
@@ -111,9 +112,93 @@ export async function forEachChunk(
   );
 }
 
-export interface RangeDigest {
+/** One byte range `[from, to)` of a named file: a piece of what a digest or copy streams, in order. */
+export interface SourcedPiece {
+  file: string;
+  from: number;
+  to: number;
+}
+
+/** What streaming pieces saw: the XXH3-64 of their concatenation, its length, and whether every byte was zero. */
+export interface StreamedBytes {
   xxh3: string;
+  bytes: number;
   allZero: boolean;
+}
+
+/** Where `streamPieces` writes: a new file (created or overwritten, fsynced); `sparse` skips all-zero chunks (the truncate extends the file). */
+export interface StreamDest {
+  path: string;
+  sparse: boolean;
+}
+
+/**
+ * Streams the concatenation of `pieces` through XXH3-64 and, with `dest`, into
+ * a new file. Each distinct source is opened once, in order of first use, then
+ * `dest`. A sparse copy writes no all-zero chunk, so a 2 GiB sparse file costs
+ * no 2 GiB of disk to preserve.
+ */
+export async function streamPieces(
+  fs: RepairFs,
+  engine: Engine,
+  pieces: readonly SourcedPiece[],
+  chunkBytes: number,
+  signal?: AbortSignal,
+  dest?: StreamDest,
+): Promise<StreamedBytes> {
+  const hasher = engine.createHasher();
+  let written = 0;
+  let allZero = true;
+  const stream = async (handles: Map<string, RepairFile>, output: RepairFile | null): Promise<void> => {
+    for (const piece of pieces) {
+      const input = handles.get(piece.file);
+      assert(input !== undefined, "every piece's file was opened");
+      assert(piece.from <= piece.to, "a piece is a range [from, to)");
+      const base = written;
+      await forEachChunk(
+        input,
+        piece.file,
+        piece.from,
+        piece.to - piece.from,
+        chunkBytes,
+        async (bytes, at) => {
+          hasher.update(bytes);
+          const zero = (allZero || dest?.sparse === true) && isAllZero(bytes);
+          if (!zero) allZero = false;
+          if (output !== null && dest !== undefined && !(dest.sparse && zero)) {
+            await writeExactly(output, bytes, bytes.length, base + at, dest.path);
+          }
+        },
+        signal,
+      );
+      written += piece.to - piece.from;
+    }
+    if (output !== null) {
+      await output.truncate(written);
+      await output.sync();
+    }
+  };
+  await withFiles(
+    fs,
+    pieces.map((piece) => piece.file),
+    (handles) => (dest === undefined ? stream(handles, null) : withFile(fs, dest.path, "w", (output) => stream(handles, output))),
+  );
+  return { xxh3: hex64(hasher.digest()), bytes: written, allZero };
+}
+
+/** Opens each distinct file once, read-only, in order of first use, and runs `body` with them all open. */
+async function withFiles<T>(fs: RepairFs, files: readonly string[], body: (handles: Map<string, RepairFile>) => Promise<T>): Promise<T> {
+  const distinct = [...new Set(files)];
+  const handles = new Map<string, RepairFile>();
+  const open = async (i: number): Promise<T> => {
+    const file = distinct[i];
+    if (file === undefined) return body(handles);
+    return withFile(fs, file, "r", async (handle) => {
+      handles.set(file, handle);
+      return open(i + 1);
+    });
+  };
+  return open(0);
 }
 
 /** XXH3-64 of `[from, from + length)` of a file, and whether every byte of it is zero. */
@@ -125,138 +210,26 @@ export async function digestRange(
   length: number,
   chunkBytes: number,
   signal?: AbortSignal,
-): Promise<RangeDigest> {
-  const hasher = engine.createHasher();
-  let allZero = true;
-  await withFile(fs, filePath, "r", (file) =>
-    forEachChunk(
-      file,
-      filePath,
-      from,
-      length,
-      chunkBytes,
-      (bytes) => {
-        hasher.update(bytes);
-        if (allZero && !isAllZero(bytes)) allZero = false;
-      },
-      signal,
-    ),
-  );
-  return { xxh3: hex64(hasher.digest()), allZero };
-}
-
-/** XXH3-64 of `length` zero bytes, streamed. */
-export function zeroDigest(engine: Engine, length: number, chunkBytes: number): string {
-  const hasher = engine.createHasher();
-  const zeros = new Uint8Array(Math.max(1, Math.min(chunkBytes, length)));
-  for (let at = 0; at < length; at += zeros.length) hasher.update(zeros.subarray(0, Math.min(zeros.length, length - at)));
-  return hex64(hasher.digest());
-}
-
-/**
- * Copies `[from, from + length)` of `source` into a new file `dest` (created or
- * overwritten), fsyncs it, and returns the XXH3-64 of the bytes copied and
- * whether they were all zero. The copy is sparse: an all-zero chunk is not
- * written, the file is extended to its length by a truncate, so a 2 GiB
- * sparse file costs no 2 GiB of disk to preserve.
- */
-export async function copyRangeToFile(
-  fs: RepairFs,
-  engine: Engine,
-  source: string,
-  from: number,
-  length: number,
-  dest: string,
-  chunkBytes: number,
-  signal?: AbortSignal,
-): Promise<RangeDigest> {
-  const hasher = engine.createHasher();
-  let allZero = true;
-  await withFile(fs, source, "r", (input) =>
-    withFile(fs, dest, "w", async (output) => {
-      await forEachChunk(
-        input,
-        source,
-        from,
-        length,
-        chunkBytes,
-        async (bytes, at) => {
-          hasher.update(bytes);
-          if (isAllZero(bytes)) return;
-          allZero = false;
-          await writeExactly(output, bytes, bytes.length, at, dest);
-        },
-        signal,
-      );
-      await output.truncate(length);
-      await output.sync();
-    }),
-  );
-  return { xxh3: hex64(hasher.digest()), allZero };
+): Promise<StreamedBytes> {
+  return streamPieces(fs, engine, [{ file: filePath, from, to: from + length }], chunkBytes, signal);
 }
 
 /** Byte ranges `[from, to)` of one file, in the order a salvaged log holds them (docs/repair.md §6.5). */
 export type ByteRanges = readonly { from: number; to: number }[];
 
-/** XXH3-64 of the concatenation of `ranges` of a file (what a salvaged log will hold), streamed. */
-export async function digestRanges(
-  fs: RepairFs,
-  engine: Engine,
-  filePath: string,
-  ranges: ByteRanges,
-  chunkBytes: number,
-  signal?: AbortSignal,
-): Promise<{ xxh3: string; bytes: number }> {
-  const hasher = engine.createHasher();
-  let bytes = 0;
-  await withFile(fs, filePath, "r", async (file) => {
-    for (const range of ranges) {
-      await forEachChunk(file, filePath, range.from, range.to - range.from, chunkBytes, (chunk) => hasher.update(chunk), signal);
-      bytes += range.to - range.from;
-    }
-  });
-  return { xxh3: hex64(hasher.digest()), bytes };
+/** docs/heal.md: the files a healed log's pieces are read from, the local log or the peer's `.log` of the same name (the peer is only read). */
+export function sourcedPieces(
+  localLog: string,
+  peerDir: string,
+  pieces: readonly { source: "local" | "peer"; from: number; to: number }[],
+): SourcedPiece[] {
+  const peerLog = path.join(peerDir, path.basename(localLog));
+  return pieces.map((piece) => ({ file: piece.source === "local" ? localLog : peerLog, from: piece.from, to: piece.to }));
 }
 
-/**
- * Writes the concatenation of `ranges` of `source` into a new file `dest`
- * (created or overwritten), fsyncs it, and returns the XXH3-64 of the bytes
- * written. Sparse like `copyRangeToFile`: an all-zero chunk is not written.
- */
-export async function copyRangesToFile(
-  fs: RepairFs,
-  engine: Engine,
-  source: string,
-  ranges: ByteRanges,
-  dest: string,
-  chunkBytes: number,
-  signal?: AbortSignal,
-): Promise<{ xxh3: string; bytes: number }> {
-  const hasher = engine.createHasher();
-  let written = 0;
-  await withFile(fs, source, "r", (input) =>
-    withFile(fs, dest, "w", async (output) => {
-      for (const range of ranges) {
-        const base = written;
-        await forEachChunk(
-          input,
-          source,
-          range.from,
-          range.to - range.from,
-          chunkBytes,
-          async (bytes, at) => {
-            hasher.update(bytes);
-            if (!isAllZero(bytes)) await writeExactly(output, bytes, bytes.length, base + at, dest);
-          },
-          signal,
-        );
-        written += range.to - range.from;
-      }
-      await output.truncate(written);
-      await output.sync();
-    }),
-  );
-  return { xxh3: hex64(hasher.digest()), bytes: written };
+/** The pieces of `filePath` that `ranges` name. */
+export function piecesOf(filePath: string, ranges: ByteRanges): SourcedPiece[] {
+  return ranges.map((range) => ({ file: filePath, from: range.from, to: range.to }));
 }
 
 export interface PreservedCopy {
@@ -269,6 +242,19 @@ export interface PreservedCopy {
 /** What `preserveRange` kept: a copy, or (with `zeroByLength`, bytes all zero) nothing but the length and hash. */
 export type PreservedRange = PreservedCopy | { file: null; bytes: number; xxh3: string };
 
+/** A range of `source` to preserve under `baseName` in `preserveDir`. */
+export interface PreserveRequest {
+  source: string;
+  from: number;
+  length: number;
+  preserveDir: string;
+  baseName: string;
+  chunkBytes: number;
+  signal: AbortSignal | undefined;
+  /** A range that turns out all zero is not kept as a file, but recorded by length and hash (`file: null`); restore re-extends the file with zeros. */
+  zeroByLength: boolean;
+}
+
 /**
  * Copies `[from, from + length)` of `source` into the preserve directory under
  * `baseName` and makes it durable: the bytes go to `<baseName>.tmp`, are
@@ -278,42 +264,15 @@ export type PreservedRange = PreservedCopy | { file: null; bytes: number; xxh3: 
  * replaced by the identical copy; a different file under that name is kept and
  * the copy takes the next free `<baseName>.<n>`.
  */
-export async function preserveRange(
-  fs: RepairFs,
-  engine: Engine,
-  source: string,
-  from: number,
-  length: number,
-  preserveDir: string,
-  baseName: string,
-  chunkBytes: number,
-  signal?: AbortSignal,
-): Promise<PreservedCopy> {
-  return (await preserveRangeOrZero(fs, engine, source, from, length, preserveDir, baseName, chunkBytes, signal, false)) as PreservedCopy;
-}
-
-/**
- * `preserveRange`, except that with `zeroByLength` a range that turns out all
- * zero is not kept as a file: its (sparse) temporary copy is removed and the
- * result records it by length and hash only (`file: null`); restore re-extends
- * the file with zeros.
- */
-export async function preserveRangeOrZero(
-  fs: RepairFs,
-  engine: Engine,
-  source: string,
-  from: number,
-  length: number,
-  preserveDir: string,
-  baseName: string,
-  chunkBytes: number,
-  signal: AbortSignal | undefined,
-  zeroByLength: boolean,
-): Promise<PreservedRange> {
+export async function preserveRange(fs: RepairFs, engine: Engine, request: PreserveRequest): Promise<PreservedRange> {
+  const { source, from, length, preserveDir, baseName, chunkBytes, signal, zeroByLength } = request;
   const tmp = path.join(preserveDir, `${baseName}.tmp`);
   let xxh3: string;
   try {
-    const copied = await copyRangeToFile(fs, engine, source, from, length, tmp, chunkBytes, signal);
+    const copied = await streamPieces(fs, engine, [{ file: source, from, to: from + length }], chunkBytes, signal, {
+      path: tmp,
+      sparse: true,
+    });
     xxh3 = copied.xxh3;
     if (zeroByLength && copied.allZero) {
       await fs.unlink(tmp);

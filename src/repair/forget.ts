@@ -1,33 +1,14 @@
 /**
  * docs/repair.md §6.7: `segscan forget` — when the preserved copies may go.
- * Repair, salvage and restore never delete: every cut residue, replaced file,
- * moved file and evidence copy stays in `<dir>.segscan/` so restore can put
- * it back. Forget closes journal runs (restore no longer undoes them) and
- * deletes the copies no restore needs any more; it never deletes a journal,
- * so the salvage-loss record (docs/repair.md §6.6) stays, and clears that only
- * when asked (`--lost-offsets`, `clearLostOffsets`).
- *
- * A copy is **still needed by a restore** — and kept — when any run that names
- * it (in an intent, or a `preserved` record) is open and not closed now:
- * - the active journal records an interrupted restore (an `undone` line): the
- *   restore must resume, and every undo reads its copies;
- * - the run is not settled: neither it nor any later run of the journal
- *   reached `end` (a crash or cancel), so a restore (or a new repair) must
- *   still decide from the files what its unfinished step did;
- * - the run began after the `--older-than` cutoff;
- * - an earlier run of the journal stays open: runs close oldest first, since
- *   restore undoes newest first and must never skip a step it would have to
- *   undo before another.
- * What may go: the copies of the runs closed now or before, the copies of
- * restored journals (`journal.<n>.restored.jsonl`: every step there was
- * undone), and segscan's scratch (`*.tmp`, restore's `*.discarded`). Anything
- * else in the preserve dir is not segscan's and is left alone; so is a link,
- * or a copy whose size is not the one its journal recorded.
- *
- * Crash-safe: under the target's lock, the closing is journaled (a
- * `forgotten` line naming the runs and files, fsynced) before the first file
- * is deleted; a crash after it leaves closed runs whose remaining copies the
- * next forget deletes, and restore skips closed runs either way.
+ * Repair, salvage and restore never delete; forget closes journal runs
+ * (restore no longer undoes them) and deletes the copies no restore needs. It
+ * keeps a copy while any run naming it stays open (an interrupted restore, an
+ * unsettled run, a run after the `--older-than` cutoff, or an earlier open run:
+ * runs close oldest first), and anything not segscan's, a link, or a copy of
+ * another size than its journal recorded. It never deletes a journal, so the
+ * salvage-loss record (§6.6) stays until `--lost-offsets` clears it. The
+ * closing is journaled (`forgotten`, fsynced) under the target's lock before
+ * the first deletion, so a crash leaves closed runs the next forget finishes.
  */
 import { shellQuote } from "../domain/command.js";
 import * as path from "node:path";
@@ -175,7 +156,7 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
 
   /** Why each name must stay (the first reason found), and what may go. */
   const needed = new Map<string, KeptFile>();
-  const deletable = new Map<string, { bytes: number; why: ForgetFile["why"]; run: string | null; journal: string }>();
+  const deletable = new Map<string, JournaledCopy>();
   const keep = (name: string, why: KeptFile["why"], detail: string): void => {
     if (!needed.has(name)) needed.set(name, { name, why, detail });
   };
@@ -189,12 +170,7 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     const runs = runsOf(active);
     const lastEnded = runs.map((run) => run.ended).lastIndexOf(true);
     // Once a run stays open, every later one does too (runs close oldest first); `open` says why.
-    let open: { why: KeptFile["why"]; detail: string } | null = active.some(({ record }) => record.kind === "undone")
-      ? {
-          why: "restore-needs",
-          detail: `the journal records an interrupted restore, which must resume and reads every copy (\`${shellQuote(["segscan", "restore", dir])}\`)`,
-        }
-      : null;
+    let open = interruptedRestore(active, dir);
     for (const [i, run] of runs.entries()) {
       if (closed.has(run.run)) {
         for (const file of run.files) deletable.set(file.name, { bytes: file.bytes, why: "closed", run: run.run, journal: activePath });
@@ -233,9 +209,44 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     }
   }
 
+  await sortFiles(fs, target, names, { needed, deletable, cutoff, home });
+  target.bytes = target.deletes.reduce((sum, file) => sum + file.bytes, 0);
+  return target;
+}
+
+/** An interrupted restore must resume, and reads every copy: no run may close. */
+function interruptedRestore(active: readonly JournalEntry[], dir: string): { why: KeptFile["why"]; detail: string } | null {
+  if (!active.some(({ record }) => record.kind === "undone")) return null;
+  const restore = shellQuote(["segscan", "restore", dir]);
+  return {
+    why: "restore-needs",
+    detail: `the journal records an interrupted restore, which must resume and reads every copy (\`${restore}\`)`,
+  };
+}
+
+/** A copy a journal names, which forget may delete. */
+interface JournaledCopy {
+  bytes: number;
+  why: ForgetFile["why"];
+  run: string | null;
+  journal: string;
+}
+
+/**
+ * Sorts each file of the preserve dir into `target.deletes` or `target.kept`:
+ * a file a run still needs stays, as does anything not a regular file or not
+ * the copy a journal recorded; scratch files go once older than the cutoff.
+ */
+async function sortFiles(
+  fs: RepairFs,
+  target: ForgetTarget,
+  names: readonly string[],
+  known: { needed: ReadonlyMap<string, KeptFile>; deletable: ReadonlyMap<string, JournaledCopy>; cutoff: number; home: string | null },
+): Promise<void> {
+  const { needed, deletable, cutoff, home } = known;
   for (const name of names) {
     if (isJournalName(name) || name === LOCK_NAME || name === RECLAIM_NAME) continue;
-    const stat = await fs.stat(path.join(preserveDir, name));
+    const stat = await fs.stat(path.join(target.preserveDir, name));
     if (stat === null) continue;
     const listed = needed.get(name);
     if (listed !== undefined) {
@@ -269,8 +280,6 @@ async function planIn(fs: RepairFs, dir: string, preserveDir: string, options: F
     }
     target.kept.push({ name, why: "not-segscan", detail: "no journal names it: not segscan's, left alone" });
   }
-  target.bytes = target.deletes.reduce((sum, file) => sum + file.bytes, 0);
-  return target;
 }
 
 /**

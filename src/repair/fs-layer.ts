@@ -182,78 +182,96 @@ export interface FaultyRepairFs extends RepairFs {
   readonly crashed: boolean;
 }
 
+/** A faulty layer's count of mutating steps, its log, and whether the injected fault fired. */
+class FaultCounter {
+  steps = 0;
+  crashed = false;
+  readonly log: string[] = [];
+  constructor(
+    private readonly failAt: number,
+    readonly tornFraction: number,
+  ) {}
+
+  /** Throws once the "process" crashed: it does nothing more. */
+  readonly alive = (operation: string, target: string): void => {
+    if (this.crashed) throw new InjectedFault(this.steps, `${operation} after crash`, target);
+  };
+
+  /** Counts a mutating step; returns true when this is the step to fail. */
+  readonly step = (operation: string, target: string): boolean => {
+    this.alive(operation, target);
+    this.steps += 1;
+    this.log.push(`${operation} ${target}`);
+    if (this.steps === this.failAt) this.crashed = true;
+    return this.crashed;
+  };
+
+  readonly fail = (operation: string, target: string): never => {
+    throw new InjectedFault(this.steps, operation, target);
+  };
+
+  /** A mutating call: counted, logged as `logged`, failed (naming `failed`) when it is the step to fail. */
+  readonly mutate = (operation: string, logged: string, failed: string = logged): void => {
+    if (this.step(operation, logged)) this.fail(operation, failed);
+  };
+}
+
+/** An open file of a faulty layer: a write that is the step to fail first writes `tornFraction` of its bytes. */
+function faultyFile(file: RepairFile, name: string, hooks: FaultCounter): RepairFile {
+  const { alive, step, mutate, fail, tornFraction } = hooks;
+  return {
+    async read(buffer, offset, length, position) {
+      alive("read", name);
+      return file.read(buffer, offset, length, position);
+    },
+    async write(buffer, offset, length, position) {
+      if (step("write", name)) {
+        const torn = Math.floor(length * tornFraction);
+        if (torn > 0) await file.write(buffer, offset, torn, position);
+        fail("write", name);
+      }
+      return file.write(buffer, offset, length, position);
+    },
+    async truncate(size) {
+      mutate("truncate", name);
+      return file.truncate(size);
+    },
+    async sync() {
+      mutate("sync", name);
+      return file.sync();
+    },
+    async stat() {
+      alive("fstat", name);
+      return file.stat();
+    },
+    close: () => file.close(),
+  };
+}
+
 /**
  * Wraps `inner` and fails mutating step `failAt`. After the fault every call
  * (reads included, except close) throws too: a crashed process does nothing
  * more, so no cleanup path can paper over the crash.
  */
 export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): FaultyRepairFs {
-  const failAt = options.failAt ?? Number.POSITIVE_INFINITY;
-  const tornFraction = options.tornWriteFraction ?? 0;
-  let steps = 0;
-  let crashed = false;
-  const log: string[] = [];
+  const hooks = new FaultCounter(options.failAt ?? Number.POSITIVE_INFINITY, options.tornWriteFraction ?? 0);
+  const { alive, mutate } = hooks;
+  const arrow = (from: string, to: string): string => `${path.basename(from)} -> ${path.basename(to)}`;
 
-  const alive = (operation: string, target: string): void => {
-    if (crashed) throw new InjectedFault(steps, `${operation} after crash`, target);
-  };
-  /** Counts a mutating step; returns true when this is the step to fail. */
-  const step = (operation: string, target: string): boolean => {
-    alive(operation, target);
-    steps += 1;
-    log.push(`${operation} ${target}`);
-    if (steps === failAt) {
-      crashed = true;
-      return true;
-    }
-    return false;
-  };
-  const fail = (operation: string, target: string): never => {
-    throw new InjectedFault(steps, operation, target);
-  };
-
-  const layer: FaultyRepairFs = {
+  return {
     get steps() {
-      return steps;
+      return hooks.steps;
     },
     get log() {
-      return log;
+      return hooks.log;
     },
     get crashed() {
-      return crashed;
+      return hooks.crashed;
     },
     async open(filePath, mode) {
       if (mode === "r") alive("open", filePath);
-      else if (step(`open(${mode})`, filePath)) fail(`open(${mode})`, filePath);
-      const file = await inner.open(filePath, mode);
-      const name = path.basename(filePath);
-      return {
-        async read(buffer, offset, length, position) {
-          alive("read", name);
-          return file.read(buffer, offset, length, position);
-        },
-        async write(buffer, offset, length, position) {
-          if (step("write", name)) {
-            const torn = Math.floor(length * tornFraction);
-            if (torn > 0) await file.write(buffer, offset, torn, position);
-            fail("write", name);
-          }
-          return file.write(buffer, offset, length, position);
-        },
-        async truncate(size) {
-          if (step("truncate", name)) fail("truncate", name);
-          return file.truncate(size);
-        },
-        async sync() {
-          if (step("sync", name)) fail("sync", name);
-          return file.sync();
-        },
-        async stat() {
-          alive("fstat", name);
-          return file.stat();
-        },
-        close: () => file.close(),
-      };
+      else mutate(`open(${mode})`, filePath);
+      return faultyFile(await inner.open(filePath, mode), path.basename(filePath), hooks);
     },
     async stat(filePath) {
       alive("stat", filePath);
@@ -264,31 +282,30 @@ export function createFaultyFs(inner: RepairFs, options: FaultOptions = {}): Fau
       return inner.readdir(dirPath);
     },
     async mkdir(dirPath) {
-      if (step("mkdir", dirPath)) fail("mkdir", dirPath);
+      mutate("mkdir", dirPath);
       return inner.mkdir(dirPath);
     },
     async rename(from, to) {
-      if (step("rename", `${path.basename(from)} -> ${path.basename(to)}`)) fail("rename", from);
+      mutate("rename", arrow(from, to), from);
       return inner.rename(from, to);
     },
     async link(from, to) {
-      if (step("link", `${path.basename(from)} -> ${path.basename(to)}`)) fail("link", from);
+      mutate("link", arrow(from, to), from);
       return inner.link(from, to);
     },
     async syncDir(dirPath) {
-      if (step("syncDir", dirPath)) fail("syncDir", dirPath);
+      mutate("syncDir", dirPath);
       return inner.syncDir(dirPath);
     },
     async unlink(filePath) {
-      if (step("unlink", path.basename(filePath))) fail("unlink", filePath);
+      mutate("unlink", path.basename(filePath), filePath);
       return inner.unlink(filePath);
     },
     async rmdir(dirPath) {
-      if (step("rmdir", dirPath)) fail("rmdir", dirPath);
+      mutate("rmdir", dirPath);
       return inner.rmdir(dirPath);
     },
   };
-  return layer;
 }
 
 /**

@@ -48,6 +48,11 @@ export function planPartitionTarget(partition: PartitionReport): PlanTarget {
   const cuts: TruncateStep[] = [];
   const indexes: ReplaceStep[] = [];
   for (const segment of partition.segments) planSegment(segment, cuts, indexes);
+  return partitionTargetOf(partition, dir, [...sweeps, ...cuts, ...indexes]);
+}
+
+/** A partition's target: its steps, in the order they run, changing files of `dir`, and the segment state a re-scan must reproduce. */
+export function partitionTargetOf(partition: PartitionReport, dir: string, steps: PlanTarget["steps"]): PlanTarget {
   return {
     kind: "partition",
     path: partition.path,
@@ -56,7 +61,7 @@ export function planPartitionTarget(partition: PartitionReport): PlanTarget {
     preserveDir: realPreserveDirOf(dir),
     fingerprint: fingerprintOf(partition),
     wal: null,
-    steps: [...sweeps, ...cuts, ...indexes],
+    steps,
   };
 }
 
@@ -91,49 +96,59 @@ export function planSegment(segment: SegmentReport, cuts: TruncateStep[], indexe
       position: segment.walkedSize,
     });
   }
-  const indexPath = indexPathOf(segment.logPath);
+  const cut = cutStep(segment, segmentId, context);
+  if (cut !== null) cuts.push(cut);
+  const index = indexStep(segment, segmentId);
+  if (index !== null) indexes.push(index);
+}
 
-  if (segment.walkedSize < segment.messagesSize) {
-    if (segment.outcome === "clean") {
-      throw new PlanError(`segment ${segmentId} is clean but proven only to ${segment.walkedSize} of ${segment.messagesSize} bytes`, {
-        ...context,
-        position: segment.walkedSize,
-      });
-    }
-    const bytes = segment.messagesSize - segment.walkedSize;
-    const residue = segment.residue;
-    // The report's residue starts at the cut point; anything else (an empty
-    // outcome cut below its residue) is copied whole rather than assumed zero.
-    const allZero = residue !== null && residue.damagePosition === segment.walkedSize && residue.bytes === bytes && residue.allZero;
-    cuts.push({
-      kind: "truncate",
-      role: "segment-log",
-      file: segment.logPath,
-      segment: segmentId,
-      reason: segment.outcome === "empty" ? "empty" : "torn-tail",
-      fromSize: segment.messagesSize,
-      toSize: segment.walkedSize,
-      residue: { bytes, allZero },
-      observed: null,
+/** The segment's log cut to its proven prefix, or null when the whole log is proven. */
+function cutStep(segment: SegmentReport, segmentId: string, context: { path: string; segment: bigint }): TruncateStep | null {
+  if (segment.walkedSize >= segment.messagesSize) return null;
+  if (segment.outcome === "clean") {
+    throw new PlanError(`segment ${segmentId} is clean but proven only to ${segment.walkedSize} of ${segment.messagesSize} bytes`, {
+      ...context,
+      position: segment.walkedSize,
     });
   }
-
-  const replace = (reason: ReplaceStep["reason"], content: ReplaceStep["content"]): void => {
-    indexes.push({
-      kind: "replace",
-      role: "index",
-      file: indexPath,
-      segment: segmentId,
-      reason,
-      fromSize: segment.indexSize,
-      content,
-      consumer: null,
-      observed: null,
-    });
+  const bytes = segment.messagesSize - segment.walkedSize;
+  const residue = segment.residue;
+  // The report's residue starts at the cut point; anything else (an empty
+  // outcome cut below its residue) is copied whole rather than assumed zero.
+  const allZero = residue !== null && residue.damagePosition === segment.walkedSize && residue.bytes === bytes && residue.allZero;
+  return {
+    kind: "truncate",
+    role: "segment-log",
+    file: segment.logPath,
+    segment: segmentId,
+    reason: segment.outcome === "empty" ? "empty" : "torn-tail",
+    fromSize: segment.messagesSize,
+    toSize: segment.walkedSize,
+    residue: { bytes, allZero },
+    observed: null,
   };
+}
+
+/** A replace of the segment's index (its `.index` beside the log) with `content`. */
+export function indexReplaceStep(segment: SegmentReport, reason: ReplaceStep["reason"], content: ReplaceStep["content"]): ReplaceStep {
+  return {
+    kind: "replace",
+    role: "index",
+    file: indexPathOf(segment.logPath),
+    segment: segment.startOffset.toString(),
+    reason,
+    fromSize: segment.indexSize,
+    content,
+    consumer: null,
+    observed: null,
+  };
+}
+
+/** The segment's index rewrite (rebuilt entries) or trim (a partial entry, an empty segment's index), or null. */
+function indexStep(segment: SegmentReport, segmentId: string): ReplaceStep | null {
+  const indexPath = indexPathOf(segment.logPath);
   if (segment.outcome === "empty") {
-    if (segment.indexSize > 0) replace("empty-segment", { type: "keep-prefix", bytes: 0 });
-    return;
+    return segment.indexSize > 0 ? indexReplaceStep(segment, "empty-segment", { type: "keep-prefix", bytes: 0 }) : null;
   }
   if (segment.index.rebuilt) {
     if (segment.rebuiltIndex === null) {
@@ -142,11 +157,12 @@ export function planSegment(segment: SegmentReport, cuts: TruncateStep[], indexe
         segment: segment.startOffset,
       });
     }
-    replace(segment.index.mismatches > 0 ? "mismatches" : "index-less", {
+    return indexReplaceStep(segment, segment.index.mismatches > 0 ? "mismatches" : "index-less", {
       type: "index-entries",
       entries: segment.rebuiltIndex.map((e) => ({ offset: e.offset.toString(), position: e.position, timestamp: e.timestamp.toString() })),
     });
-  } else if (segment.index.trailingBytes > 0) {
+  }
+  if (segment.index.trailingBytes > 0) {
     const keep = segment.indexSize - segment.index.trailingBytes;
     if (keep < 0 || keep % INDEX_ENTRY_BYTES !== 0) {
       throw new PlanError(
@@ -154,6 +170,7 @@ export function planSegment(segment: SegmentReport, cuts: TruncateStep[], indexe
         { path: indexPath, segment: segment.startOffset, position: keep },
       );
     }
-    replace("partial-entry", { type: "keep-prefix", bytes: keep });
+    return indexReplaceStep(segment, "partial-entry", { type: "keep-prefix", bytes: keep });
   }
+  return null;
 }

@@ -1,39 +1,14 @@
 /**
  * docs/repair.md §6.5: `planSalvage`, the plan for the last copy of a refused
- * partition. It keeps every batch that verifies and extends the chain (each
- * refused segment's proven prefix and the intact ranges after its damaged
- * ones) and drops only the bytes nothing proves, recording their offsets as
- * lost. The result is an ordinary `RepairPlan` (one partition target whose
- * `salvage` field says what is kept and lost), so `applyRepair` carries it out
- * with the same preserve/journal/fsync protocol and `restore` undoes it.
- *
- * The on-disk shape is the one Iggy's boot walk accepts (checked against
- * `recover_partition` / `ensure_contiguous_chain`): each salvaged segment's
- * `.log` is rewritten in place as its kept ranges, so the survivors follow the
- * proven prefix with a forward offset gap inside the segment, and the segment
- * keeps its name, so the chain between segments is unbroken. Moving the
- * survivors into a segment of their own would leave a hole between segments,
- * which the boot refuses. The gap needs a whole index entry: without one the
- * boot walks the log from byte 0, requiring each base offset to continue the
- * last, and stops at the gap. So the `.index` is:
- *
- * - when the proven prefix holds an entry (the common case): the index's
- *   entries inside the proven prefix, unchanged (positions there do not move),
- *   or, for an index-less segment or one whose prefix entries disagree with a
- *   deep walk, entries rebuilt over the prefix (docs/recovery.md §3.3). It is
- *   written BEFORE the log, and is valid for the old log and the new one
- *   alike, so a crash between the two leaves a partition that scans to the
- *   same salvage plan. The boot walk starts at the last entry and reads
- *   headers to the file end; segscan's tail walk from the same entry verifies
- *   every kept byte after it and reports each gap;
- * - when the prefix holds no entry (the damage is at the segment's first
- *   batch): the index is moved aside before the log is rewritten, then written
- *   again as the entries segscan rebuilds for an index-less log
- *   (docs/recovery.md §3.3) over the new log. A crash between the steps leaves
- *   an index-less segment whose scan plans exactly that index (`repair`).
- *
- * Planning reads the report, the index (its whole entries) and, only where an
- * index is rebuilt, the bytes the rebuild walks; it writes nothing.
+ * partition: keep every batch that verifies and extends the chain, drop only
+ * the bytes nothing proves, and record their offsets as lost. It is an
+ * ordinary `RepairPlan` (one partition target with a `salvage` field), so
+ * `applyRepair` runs it and `restore` undoes it. Each salvaged `.log` is
+ * rewritten in place as its kept ranges, and its `.index` kept to (or rebuilt
+ * over) the proven prefix before the log, or moved aside and rebuilt after it
+ * when the prefix holds no entry: the shape Iggy's boot walk accepts, and one
+ * a crash between the steps leaves re-planning the same (§6.5 "The on-disk
+ * shape, and why Iggy accepts it"). Planning writes nothing.
  */
 import * as path from "node:path";
 import { INDEX_ENTRY_BYTES, LOG_SUFFIX } from "../format/constants.js";
@@ -44,16 +19,15 @@ import { scanPath } from "../node/scan-path.js";
 import type { PartitionReport, RebuiltIndexEntry, ScanReport, SegmentReport, SegmentScopeRange } from "../domain/scan.js";
 import { type SegmentSalvage, decideSalvage } from "../policy/salvage.js";
 import { readIndexEntriesStreaming } from "../recovery/index-file.js";
-import { type ScanOptions, resolveEngineOption } from "../recovery/options.js";
+import type { ScanOptions } from "../recovery/options.js";
 import { walkBatches } from "../recovery/walk.js";
 import { PlanError } from "./errors.js";
 import { type RepairFs, nodeRepairFs } from "./fs-layer.js";
-import { fingerprintOf, planSegment, sweepStepsIn } from "./plan-partition.js";
+import { indexReplaceStep, partitionTargetOf, planSegment, sweepStepsIn } from "./plan-partition.js";
 import type { PlanTarget, RepairPlan } from "./schema.js";
 import type { PlanStep, ReplaceStep, SalvageRange, TruncateStep } from "./steps/index.js";
-import { PLAN_VERSION } from "./plan-types.js";
-import { observeFiles, refusedPartitionPlan } from "./plan.js";
-import { indexPathOf, realPreserveDirOf } from "./preserve-dir.js";
+import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "./plan.js";
+import { indexPathOf } from "./preserve-dir.js";
 import { type SalvageRefusal, SalvageRefusedError } from "./errors.js";
 
 export { SalvageRefusedError } from "./errors.js";
@@ -84,16 +58,15 @@ export interface SalvagePlanContext {
 export async function planSalvage(source: ScanReport | string, options: PlanSalvageOptions = {}): Promise<RepairPlan> {
   const report = typeof source === "string" ? await scanPath(source, options) : source;
   const named = typeof source === "string" ? source : (report.partitions[0]?.path ?? "the scanned path");
-  if (report.partitions.length !== 1) {
+  const partition = report.partitions.length === 1 ? report.partitions[0] : undefined;
+  if (partition === undefined) {
     throw new SalvageRefusedError(
       `salvage takes one partition directory; ${named} holds ${report.partitions.length} partitions: name the refused one`,
       "NotOnePartition",
       named,
     );
   }
-  const partition = report.partitions[0]!;
-  const engine =
-    options.engine !== undefined && typeof options.engine !== "string" ? options.engine : await resolveEngineOption(report.engine);
+  const engine = await planEngine(report, options);
   const target = await planSalvageTarget(partition, {
     engine,
     replicaCount: report.options.replicaCount,
@@ -102,19 +75,7 @@ export async function planSalvage(source: ScanReport | string, options: PlanSalv
     ...(report.options.maxBatchBytes !== undefined ? { maxBatchBytes: report.options.maxBatchBytes } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
-  const plan: RepairPlan = {
-    version: PLAN_VERSION,
-    segscan: report.segscan,
-    engine: report.engine,
-    options: { ...report.options, clampOffsets: false },
-    nodeRoot: null,
-    targets: [target],
-    skipped: [],
-    leftAlone: [],
-    forecast: null,
-  };
-  await observeFiles(plan, options.fs ?? nodeRepairFs);
-  return plan;
+  return partitionCommandPlan(report, report.options, [target], options.fs ?? nodeRepairFs);
 }
 
 /**
@@ -156,18 +117,8 @@ export async function planSalvageTarget(partition: PartitionReport, context: Sal
     kept.push(...salvaged.kept.map((range) => salvageRange(segment, range)));
     lost.push(...salvaged.lost.map((range) => salvageRange(segment, range)));
   }
-  return {
-    kind: "partition",
-    path: partition.path,
-    singleSegment: false,
-    dir,
-    preserveDir: realPreserveDirOf(dir),
-    fingerprint: fingerprintOf(partition),
-    wal: null,
-    // Sweeps first (a leftover `.staging` must not be taken for a step's own), then the other segments' cuts, the salvage, their index work.
-    steps: [...sweeps, ...cuts, ...salvageSteps, ...indexes],
-    salvage: { kept, lost },
-  };
+  // Sweeps first (a leftover `.staging` must not be taken for a step's own), then the other segments' cuts, the salvage, their index work.
+  return { ...partitionTargetOf(partition, dir, [...sweeps, ...cuts, ...salvageSteps, ...indexes]), salvage: { kept, lost } };
 }
 
 /** A scope range as the plan records it (u64 values as decimal strings). */
@@ -206,21 +157,15 @@ async function planSegmentSalvage(segment: SegmentReport, salvage: SegmentSalvag
   }
   const prefixEnd = segment.walkedSize;
   const ranges = salvage.kept.map((range) => ({ from: range.startPosition, to: range.endPosition }));
-  if (ranges.length === 0 || (ranges[0]!.from !== 0 && prefixEnd > 0)) {
+  const first = ranges[0];
+  if (first === undefined || (first.from !== 0 && prefixEnd > 0)) {
     throw new PlanError(`segment ${segmentId}: the kept ranges do not start with the proven prefix [0, ${prefixEnd})`, where);
   }
   const indexPath = indexPathOf(segment.logPath);
   const wholeEntries = Math.floor(segment.indexSize / INDEX_ENTRY_BYTES);
   const replaceIndex = (reason: ReplaceStep["reason"], fromSize: number, content: ReplaceStep["content"]): ReplaceStep => ({
-    kind: "replace",
-    role: "index",
-    file: indexPath,
-    segment: segmentId,
-    reason,
+    ...indexReplaceStep(segment, reason, content),
     fromSize,
-    content,
-    consumer: null,
-    observed: null,
   });
   const log: ReplaceStep = {
     kind: "replace",
@@ -234,18 +179,7 @@ async function planSegmentSalvage(segment: SegmentReport, salvage: SegmentSalvag
     observed: null,
   };
 
-  // The index's entries inside the proven prefix, when the scan trusts them: tail mode trusts every entry
-  // (all lie before the damage, which the walk from the last one found), deep mode those it matched.
-  let keep = 0;
-  if (segment.arm === "indexed" && segment.index.mismatches === 0) {
-    keep = await entriesBefore(context.scanFs ?? nodeScanFs, indexPath, segment.indexSize, prefixEnd);
-    if (context.verify === "tail" && keep !== wholeEntries) {
-      throw new PlanError(
-        `segment ${segmentId}: ${wholeEntries - keep} index entries lie at or past the damage at byte ${prefixEnd}, which a tail walk cannot have found`,
-        { path: indexPath, segment: segment.startOffset, position: prefixEnd },
-      );
-    }
-  }
+  const keep = await trustedEntries(segment, context, prefixEnd);
   if (keep > 0) {
     const trim = keep < wholeEntries || segment.indexSize % INDEX_ENTRY_BYTES !== 0;
     return [
@@ -275,6 +209,25 @@ async function planSegmentSalvage(segment: SegmentReport, salvage: SegmentSalvag
     replaceIndex("salvage-rebuilt", wholeEntries > 0 ? 0 : segment.indexSize, { type: "index-entries", entries: rebuilt.map(entryJson) }),
   );
   return steps;
+}
+
+/**
+ * The index's entries inside the proven prefix, when the scan trusts them:
+ * tail mode trusts every entry (all lie before the damage, which the walk from
+ * the last one found), deep mode those it matched; 0 otherwise.
+ */
+async function trustedEntries(segment: SegmentReport, context: SalvagePlanContext, prefixEnd: number): Promise<number> {
+  if (segment.arm !== "indexed" || segment.index.mismatches !== 0) return 0;
+  const indexPath = indexPathOf(segment.logPath);
+  const wholeEntries = Math.floor(segment.indexSize / INDEX_ENTRY_BYTES);
+  const keep = await entriesBefore(context.scanFs ?? nodeScanFs, indexPath, segment.indexSize, prefixEnd);
+  if (context.verify === "tail" && keep !== wholeEntries) {
+    throw new PlanError(
+      `segment ${segment.startOffset}: ${wholeEntries - keep} index entries lie at or past the damage at byte ${prefixEnd}, which a tail walk cannot have found`,
+      { path: indexPath, segment: segment.startOffset, position: prefixEnd },
+    );
+  }
+  return keep;
 }
 
 /** How many whole entries of the index sit at a position below `end` (entries ascend in position: validated by the scan). */

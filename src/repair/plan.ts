@@ -18,7 +18,8 @@
 import * as path from "node:path";
 import { firstSchemaProblem } from "../domain/schema-vocabulary.js";
 import { scanPath } from "../node/scan-path.js";
-import type { ScanOptions } from "../recovery/options.js";
+import { type ScanOptions, resolveEngineOption } from "../recovery/options.js";
+import type { Engine } from "../engine/types.js";
 import type { ScanReport } from "../domain/scan.js";
 import { PlanError } from "./errors.js";
 import type { RepairFs } from "./fs-layer.js";
@@ -94,22 +95,50 @@ async function planFromReport(report: ScanReport, options: { clampOffsets: boole
 }
 
 /**
+ * The plan of one partition-level command (salvage, heal): `targets` on the
+ * report's `options` with no offset clamp, each step file observed through `fs`.
+ */
+export async function partitionCommandPlan(
+  report: ScanReport,
+  options: ScanReport["options"],
+  targets: PlanTarget[],
+  fs: RepairFs,
+): Promise<RepairPlan> {
+  const plan = { ...planShell(report, options), targets };
+  await observeFiles(plan, fs);
+  return plan;
+}
+
+/**
  * A plan that does nothing, for a refusal of one partition-level command
  * (salvage, heal): the partition in `leftAlone` with the refusal's code and
  * message, so `--json` still prints the one repair shape (docs/interfaces.md §9.4).
  */
 export function refusedPartitionPlan(report: ScanReport, refusal: { path: string; code: string; message: string }): RepairPlan {
   return {
+    ...planShell(report, report.options),
+    skipped: report.partitions.map((p) => ({ path: p.path, verdict: p.verdict, action: p.action })),
+    leftAlone: [{ path: refusal.path, code: refusal.code, why: "not-repairable", message: refusal.message }],
+  };
+}
+
+function planShell(report: ScanReport, options: ScanReport["options"]): RepairPlan {
+  return {
     version: PLAN_VERSION,
     segscan: report.segscan,
     engine: report.engine,
-    options: { ...report.options, clampOffsets: false },
+    options: { ...options, clampOffsets: false },
     nodeRoot: null,
     targets: [],
-    skipped: report.partitions.map((p) => ({ path: p.path, verdict: p.verdict, action: p.action })),
-    leftAlone: [{ path: refusal.path, code: refusal.code, why: "not-repairable", message: refusal.message }],
+    skipped: [],
+    leftAlone: [],
     forecast: null,
   };
+}
+
+/** The engine a partition-level command plans with: the caller's instance, or the one the report names. */
+export async function planEngine(report: ScanReport, options: ScanOptions): Promise<Engine> {
+  return options.engine !== undefined && typeof options.engine !== "string" ? options.engine : await resolveEngineOption(report.engine);
 }
 
 /**

@@ -1,28 +1,16 @@
 /**
- * docs/repair.md §6.2 step 0, "preflight, then change": before the first byte
- * of any target changes, every target of the plan is checked. Any failure
- * throws with nothing changed anywhere, naming the target and the reason:
- *
- * 1. every lock is taken (runner.ts, before this runs);
- * 2. no other process has a file the plan touches open for writing (Linux
- *    /proc): the segment files of each partition target, the WAL, each offset
- *    file;
- * 3. each target's journal, if any, parses whole and records no unfinished
- *    restore;
- * 4. each step's file is still what the plan saw: the same size and mtime (or
- *    still absent), a regular file, never a symbolic link;
- * 5. each partition target with a fingerprint is re-scanned with the plan's
- *    options and must reproduce the fingerprint and the same segment steps (a
- *    salvage target: still refused, and the same salvage planned from it); a
- *    lone `.log` is refused when its partition as a whole is refused or it is
- *    not the tail; the metadata target's WAL is re-scanned and must prove the
- *    same torn tail; each offset step's file must still hold the offset the
- *    plan read, and each step passes its kind's own check (./steps/: an offset
- *    rewrite's value proven again from the bytes);
- * 6. each partition's preserve dir is on the partition's filesystem.
+ * docs/repair.md §6.2 step 0, "Preflight, then change": before the first byte
+ * of any target changes, every target of the plan is checked — no writer has
+ * a touched file open, each journal parses and records no unfinished restore,
+ * each step's file is still what the plan saw, each target re-scans to the
+ * same fingerprint and steps (salvage and heal: planned again to the same
+ * target), each offset step's file still holds what the plan read and each
+ * kind's own check passes, and each preserve dir is on its partition's
+ * filesystem. Any failure throws with nothing changed anywhere.
  */
 import * as path from "node:path";
 import { shellQuote } from "../domain/command.js";
+import { assert } from "../assert.js";
 import type { Engine } from "../engine/types.js";
 import { DEFAULT_WINDOW_BYTES } from "../format/constants.js";
 import { nodeScanFs } from "../io/fs.js";
@@ -168,8 +156,8 @@ async function checkObserved(target: PlanTarget, step: PlanStep, fs: RepairFs): 
     if (stat !== null) stale("appeared");
     return;
   }
-  if (stat === null) stale("is gone");
-  if (stat!.isSymbolicLink === true) {
+  if (stat === null) return stale("is gone");
+  if (stat.isSymbolicLink === true) {
     // Not "became": a link the scan read through looks the same at plan time (adversarial pass); say what it is.
     throw new StalePlanError(
       `refusing to change ${target.path}: ${step.file} is a symbolic link, and repair and salvage change only regular files ` +
@@ -178,9 +166,9 @@ async function checkObserved(target: PlanTarget, step: PlanStep, fs: RepairFs): 
       "is a symbolic link",
     );
   }
-  if (!stat!.isFile) stale("is no longer a regular file");
-  if (stat!.size !== step.observed.size) stale(`changed size (${step.observed.size} → ${stat!.size} bytes)`);
-  if (stat!.mtimeMs !== undefined && Math.round(stat!.mtimeMs) !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
+  if (!stat.isFile) stale("is no longer a regular file");
+  if (stat.size !== step.observed.size) stale(`changed size (${step.observed.size} → ${stat.size} bytes)`);
+  if (stat.mtimeMs !== undefined && Math.round(stat.mtimeMs) !== step.observed.mtimeMs) stale("was modified (its mtime changed)");
 }
 
 /**
@@ -248,9 +236,7 @@ async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<
       engine: ctx.engine,
       replicaCount: ctx.scanOptions.replicaCount ?? 1,
       verify: ctx.scanOptions.verify ?? "tail",
-      windowBytes: ctx.scanOptions.windowBytes ?? DEFAULT_WINDOW_BYTES,
-      ...(ctx.scanOptions.maxBatchBytes !== undefined ? { maxBatchBytes: ctx.scanOptions.maxBatchBytes } : {}),
-      ...(ctx.scanOptions.signal !== undefined ? { signal: ctx.scanOptions.signal } : {}),
+      ...windowOf(ctx.scanOptions),
     });
   } catch (error) {
     if (!(error instanceof SalvageRefusedError)) throw error;
@@ -260,17 +246,7 @@ async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<
       `salvage ${error.code}`,
     );
   }
-  const diff =
-    firstDifference(target.fingerprint, replanned.fingerprint, ".fingerprint") ??
-    firstDifference(target.steps.map(withoutObserved), replanned.steps.map(withoutObserved), ".steps") ??
-    firstDifference(target.salvage, replanned.salvage, ".salvage");
-  if (diff !== null) {
-    throw new StalePlanError(
-      `refusing a stale salvage plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
-      { path: target.path },
-      diff,
-    );
-  }
+  expectReplanned(target, replanned, "salvage");
 }
 
 /**
@@ -279,7 +255,8 @@ async function checkSalvage(target: PlanTarget, ctx: PreflightContext): Promise<
  * it fills from the peer), or nothing is changed.
  */
 async function checkHeal(target: PlanTarget, ctx: PreflightContext): Promise<void> {
-  const heal = target.heal!;
+  const heal = target.heal;
+  assert(heal !== undefined, "checkHeal runs on heal targets");
   const fresh = await ctx.scan(target, ctx.scanOptions);
   const peer = (await scanPartition(heal.peer, ctx.scanOptions)).partitions[0];
   let replanned: PlanTarget | null;
@@ -287,9 +264,7 @@ async function checkHeal(target: PlanTarget, ctx: PreflightContext): Promise<voi
     if (peer === undefined) throw new StalePlanError(`the peer ${heal.peer} holds no partition now`, { path: heal.peer }, "peer missing");
     replanned = await planHealTarget(fresh, peer, {
       engine: ctx.engine,
-      windowBytes: ctx.scanOptions.windowBytes ?? DEFAULT_WINDOW_BYTES,
-      ...(ctx.scanOptions.maxBatchBytes !== undefined ? { maxBatchBytes: ctx.scanOptions.maxBatchBytes } : {}),
-      ...(ctx.scanOptions.signal !== undefined ? { signal: ctx.scanOptions.signal } : {}),
+      ...windowOf(ctx.scanOptions),
       fs: ctx.fs,
     });
   } catch (error) {
@@ -300,15 +275,29 @@ async function checkHeal(target: PlanTarget, ctx: PreflightContext): Promise<voi
       `heal ${error.code}`,
     );
   }
+  expectReplanned(target, replanned, "heal");
+}
+
+/** The scan's window, batch cap and signal, as the salvage and heal planners read them. */
+function windowOf(options: ScanOptions): { windowBytes: number; maxBatchBytes?: number; signal?: AbortSignal } {
+  return {
+    windowBytes: options.windowBytes ?? DEFAULT_WINDOW_BYTES,
+    ...(options.maxBatchBytes !== undefined ? { maxBatchBytes: options.maxBatchBytes } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  };
+}
+
+/** A salvage or heal target planned again from fresh scans must be the same target, or the plan is stale. */
+function expectReplanned(target: PlanTarget, replanned: PlanTarget | null, command: "salvage" | "heal"): void {
   const diff =
     replanned === null
       ? "there is nothing to heal any more"
       : (firstDifference(target.fingerprint, replanned.fingerprint, ".fingerprint") ??
         firstDifference(target.steps.map(withoutObserved), replanned.steps.map(withoutObserved), ".steps") ??
-        firstDifference(target.heal, replanned.heal, ".heal"));
+        firstDifference(target[command], replanned[command], `.${command}`));
   if (diff !== null) {
     throw new StalePlanError(
-      `refusing a stale heal plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
+      `refusing a stale ${command} plan for ${target.path}: the files changed since it was made (${diff}); scan and plan again`,
       { path: target.path },
       diff,
     );
@@ -330,7 +319,8 @@ async function checkMetadata(target: PlanTarget, ctx: PreflightContext): Promise
       ? "the re-scan does not prove that torn tail any more"
       : firstDifference(target.steps.map(withoutObserved), freshTarget.steps.map(withoutObserved), ".steps");
   if (diff !== null) {
-    const step = target.steps[0]!;
+    const step = target.steps[0];
+    assert(step !== undefined, "a metadata target that differs holds a step");
     throw new StalePlanError(
       `refusing a stale plan: ${step.file} changed since the scan (${diff}); the plan cut it from ${step.kind === "truncate" ? step.fromSize : "?"} to ${step.kind === "truncate" ? step.toSize : "?"} bytes; scan and plan again`,
       { path: step.file },

@@ -1,48 +1,27 @@
 /**
- * docs/repair.md §6.2: `restore` undoes applied repairs from the journal, newest step
- * first, and puts every original byte and file back:
- * - a cut log is re-extended: preserved residue bytes are appended after their
- *   XXH3-64 and length are checked against the journal (an all-zero residue is
- *   re-extended by its length), and the restored range is hashed again;
- * - a swept file is moved back from the preserve dir;
- * - a replaced index, offset file or (salvage, docs/repair.md §6.5) segment
- *   log gets its preserved copy back (via staging + rename), and an index
- *   repair created where there was none is moved into the preserve dir.
- *
- * One restore serves every target kind (docs/repair.md §6.2, docs/node.md N7):
- * a partition dir (segments, scratch files, offset files) or a node's
- * `metadata/` dir (the WAL cut). Before a cut file is re-extended, restore
- * proves it is the file that was cut: its size is between the cut point and
- * the old size, and the bytes just before the cut point hash to the journal's
- * `proof` (docs/repair.md §6.3), so a file replaced since (by a rename with
- * other bytes of the same length, say) is refused, never appended to.
- *
- * Each undo (its step kind's, ./steps/) looks at the files, not at the
- * journal's `done` lines, to decide what happened, so an intent whose step
- * never ran is left alone. Each finished undo appends an `undone` line (fsynced) naming its
- * intent: a restore re-run after a crash skips those and resumes at the step
- * it was in, whose undo is idempotent, so it converges. (Re-running an undo
- * that had finished would be wrong: once an earlier sweep is moved back, a
- * `.staging` file at the path of a later index step is the original file,
- * not the step's scratch.) When done, the
- * journal is renamed `journal.<n>.restored.jsonl`, so a second restore is a
- * no-op. Restore only ever moves files into the preserve dir, never unlinks.
- *
- * Restore is for undoing a repair before the partition was served again: a
- * log that has since grown past its cut point (new appends) is a conflict, and
- * restore stops there with a `RestoreConflictError` rather than guess.
+ * docs/repair.md §6.2 "Restore", §6.3: `restore` undoes applied repairs from
+ * the journal, newest step first, and puts every original byte and file back,
+ * for a partition dir or a node's `metadata/` dir alike. Each undo (its step
+ * kind's, ./steps/) decides from the files, not the `done` lines, what
+ * happened; a cut file must prove it is the one that was cut (§6.3). Each
+ * finished undo appends an `undone` line (fsynced), so a restore re-run after
+ * a crash resumes at the step it was in and never re-runs a finished one (a
+ * swept `.staging` moved back is the original then, not scratch). When done
+ * the journal becomes `journal.<n>.restored.jsonl`. Restore only moves files
+ * into the preserve dir, never unlinks; a log grown past its cut point since
+ * is a `RestoreConflictError`, not a guess.
  */
 import { shellQuote } from "../domain/command.js";
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
 import { createEngine } from "../engine/index.js";
 import type { Engine } from "../engine/types.js";
-import { closedRuns } from "../format/journal.js";
+import { RESTORED_JOURNAL_PATTERN, closedRuns } from "../format/journal.js";
 import { RepairError } from "./errors.js";
 import { DEFAULT_CHUNK_BYTES } from "./files.js";
 import { RepairIoError, describedFs, nodeRepairFs } from "./fs-layer.js";
 import type { RepairFs } from "./fs-layer.js";
-import { JOURNAL_NAME, JournalWriter, readJournalEntries } from "./journal.js";
+import { JOURNAL_NAME, type JournalEntry, type JournalRecord, JournalWriter, readJournalEntries } from "./journal.js";
 import { RESTORE_SEARCH_DEPTH } from "./limits.js";
 import { acquireLock, appendLockLeft, refuseWriters, releaseLocks } from "./lock.js";
 import { PRESERVE_DIR_SUFFIX, realPreserveDirOf } from "./preserve-dir.js";
@@ -118,18 +97,10 @@ async function restoreLocked(
     if (error instanceof RepairIoError) error.message += "; nothing was changed";
     throw error;
   });
-  const key = (run: string, seq: number): string => `${run}#${seq}`;
-  const alreadyUndone = new Set(entries.flatMap(({ record: r }) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
   // docs/repair.md §6.7: runs `segscan forget` closed are never undone (their copies may be gone); they are the oldest.
   const closed = closedRuns(entries);
   result.closedRuns = [...closed];
-  const intents = entries
-    .flatMap((entry) =>
-      entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq)) && !closed.has(entry.record.run)
-        ? [{ ...entry, record: entry.record }]
-        : [],
-    )
-    .reverse();
+  const intents = pendingIntents(entries, closed);
   // Every run left is closed: there is nothing restore may undo, and the journal stays where it is (it holds the record).
   if (intents.length === 0 && closed.size > 0) return result;
   // No process may write what restore changes: the dir's segment files, and every file an intent names (the WAL, offset files).
@@ -155,13 +126,34 @@ async function restoreLocked(
       throw error;
     });
   }
+  await undoIntents(ctx, intents, result, options.signal);
+  await fs.syncDir(dir);
+
+  const restoredJournal = await retireJournal(fs, preserveDir, journalPath);
+  return { ...result, restored: true, restoredJournal };
+}
+
+/** An intent of the journal not undone yet. */
+type PendingIntent = JournalEntry & { record: Extract<JournalRecord, { kind: "intent" }> };
+
+/**
+ * Undoes the intents newest first, marking each `undone` in a restore run of
+ * the journal, so a restore stopped part-way resumes where it stopped.
+ */
+async function undoIntents(
+  ctx: UndoContext,
+  intents: readonly PendingIntent[],
+  result: RestoreResult,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const { dir, journalPath } = ctx;
   let finished = 0;
   let inProgress: number | null = null;
   try {
-    const journal = await JournalWriter.open(fs, preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
+    const journal = await JournalWriter.open(ctx.fs, ctx.preserveDir, `restore-${new Date().toISOString().replace(/[:.]/g, "")}`);
     try {
       for (const { record: intent, line } of intents) {
-        options.signal?.throwIfAborted();
+        signal?.throwIfAborted();
         inProgress = line;
         const done = await opKindOf(intent.op).undo(intent.op, { ...ctx, line });
         if (done !== null) result.undone.push(done);
@@ -186,11 +178,26 @@ async function restoreLocked(
     }
     throw error;
   }
-  await fs.syncDir(dir);
+}
 
+/** The intents still to undo, newest first: not undone yet, and not of a run `segscan forget` closed. */
+function pendingIntents(entries: readonly JournalEntry[], closed: ReadonlySet<string>): PendingIntent[] {
+  const key = (run: string, seq: number): string => `${run}#${seq}`;
+  const alreadyUndone = new Set(entries.flatMap(({ record: r }) => (r.kind === "undone" ? [key(r.of.run, r.of.seq)] : [])));
+  return entries
+    .flatMap((entry) =>
+      entry.record.kind === "intent" && !alreadyUndone.has(key(entry.record.run, entry.record.seq)) && !closed.has(entry.record.run)
+        ? [{ ...entry, record: entry.record }]
+        : [],
+    )
+    .reverse();
+}
+
+/** A journal whose every step was undone is renamed `journal.<n>.restored.jsonl` (the first free n), so a second restore is a no-op. */
+async function retireJournal(fs: RepairFs, preserveDir: string, journalPath: string): Promise<string> {
   const taken = new Set(
     (await fs.readdir(preserveDir))
-      .map((name) => /^journal\.(\d+)\.restored\.jsonl$/.exec(name)?.[1])
+      .map((name) => RESTORED_JOURNAL_PATTERN.exec(name)?.[1])
       .filter((n) => n !== undefined)
       .map(Number),
   );
@@ -199,7 +206,7 @@ async function restoreLocked(
   const restoredJournal = path.join(preserveDir, `journal.${n}.restored.jsonl`);
   await fs.rename(journalPath, restoredJournal);
   await fs.syncDir(preserveDir);
-  return { ...result, restored: true, restoredJournal };
+  return restoredJournal;
 }
 
 /**

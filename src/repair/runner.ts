@@ -1,30 +1,15 @@
 /**
- * docs/repair.md §6.2: the one journaled step runner. `applyRepair` carries out
- * a whole plan — segment cuts, index replacements, sweeps, the WAL cut, offset
- * evidence copies, rewrites and moves, a salvage's log rewrite — with one
- * protocol, each step through its kind in the table (./steps/index.ts):
- *
- * 0. **Preflight** (preflight.ts), after every lock is taken: nothing changes
- *    anywhere unless every target passes.
- * 1. Per target, in plan order: the preserve dir is created (its parent
- *    fsynced), the journal opened (a torn last line cut off) and `begin`
- *    appended; every step is **prepared** (its old bytes copied into the
- *    preserve dir, read back, fsynced) before any step **changes** anything.
- * 2. Each change: its `intent` is appended and fsynced BEFORE the change, the
- *    change is made durable (file fsync, or rename + directory fsyncs), then
- *    `done` is appended. `end` closes the run.
- *
- * The intent carries everything restore needs to undo the step from any
- * intermediate state, and restore decides from the files, not from the `done`
- * lines, whether a step happened (restore.ts). So a crash at any point
- * converges: scan + plan + apply again reaches the uncrashed end state, and
- * restore returns every byte. An aborted `signal` stops between steps, which
- * is the same as a crash.
- *
- * When a step fails after changes began, the error says exactly which targets
- * were repaired in full, which steps of the failing target were done and which
- * were not, which targets were not started, and which `segscan restore`
- * commands undo what was done; "nothing was changed" only when that is true.
+ * docs/repair.md §6.2 "Preflight, then change": the one journaled step
+ * runner. `applyRepair` carries out a whole plan, each step through its kind
+ * in the table (./steps/index.ts): every lock, then the preflight
+ * (preflight.ts); per target the journal's `begin`, every step prepared (old
+ * bytes preserved) before any changes, then per change an `intent` fsynced
+ * BEFORE it, the change made durable, and `done`; `end` closes the run. Restore
+ * decides from the files whether a step happened, so a crash (or an aborted
+ * `signal`, between steps) at any point converges (§6.2 "Crash
+ * convergence"). A failure after changes began names what was done, what was
+ * not, and the `segscan restore` commands that undo it; "nothing was changed"
+ * only when that is true.
  */
 import * as path from "node:path";
 import { shellQuote } from "../domain/command.js";
@@ -81,7 +66,7 @@ export async function applyRepair(plan: RepairPlan, options: ApplyOptions = {}):
   const locks: HeldLock[] = await acquireLocks(
     fs,
     plan.targets.map((t) => t.preserveDir),
-    (preserveDir) => `repair ${plan.targets.find((t) => t.preserveDir === preserveDir)!.dir}`,
+    (preserveDir) => `repair ${plan.targets.find((t) => t.preserveDir === preserveDir)?.dir ?? preserveDir}`,
     command,
   );
   let result: ApplyResult;

@@ -11,14 +11,10 @@
  * listing stops there and says what the bytes are. Whether those bytes are a
  * torn tail is `segscan scan`'s question (it probes them); dump only lists.
  */
-import { ScanFailure, describeCause } from "../../io/errors.js";
-import type { ReadableFile, ScanFs } from "../../io/fs.js";
-import type { Engine } from "../../engine/types.js";
-import { FileWindow } from "../../engine/file-window.js";
 import { WAL_HEADER_BYTES, type WalHeader, readWalHeader } from "../../format/wal.js";
 import type { WalTornEvidence } from "../../policy/torn-evidence.js";
 import { tornEvidence } from "./scan.js";
-import { type EntryFailure, type WalEntry, WalReader, rangeIsZero } from "./walk.js";
+import { type EntryFailure, type WalEntry, type WalOpenOptions, type WalReader, rangeIsZero, toEntry, withWalReader } from "./walk.js";
 
 /**
  * What the scan's reader concludes of one entry: `ok` (sealed and verified),
@@ -59,11 +55,7 @@ export interface WalDumpResult {
   stopped: WalDumpStop | null;
 }
 
-export interface WalDumpOptions {
-  engine: Engine;
-  scanFs: ScanFs;
-  windowBytes: number;
-  signal?: AbortSignal | undefined;
+export interface WalDumpOptions extends WalOpenOptions {
   /** Called with each entry in file order (the caller prints it: a long WAL is never held whole). */
   onEntry: (entry: WalDumpEntry) => Promise<void>;
 }
@@ -74,39 +66,9 @@ const SEAL_VERIFY: Record<Extract<EntryFailure, { kind: "seal" }>["check"], WalE
   body: "body-checksum",
 };
 
-/** The entry the chain rule compares the next one with: this one, whether or not it verified. */
-function asPrevious(position: number, header: WalHeader): WalEntry {
-  return {
-    position,
-    size: header.size,
-    op: header.op,
-    operation: header.operation,
-    checksum: header.checksum,
-    checksumBody: header.checksumBody,
-    parent: header.parent,
-    cluster: header.cluster,
-    group: header.group,
-    gateStatus: 0,
-  };
-}
-
 /** Lists the WAL at `path` entry by entry; read errors throw ScanFailure. */
 export async function dumpWal(path: string, options: WalDumpOptions): Promise<WalDumpResult> {
-  let file: ReadableFile;
-  try {
-    file = await options.scanFs.open(path);
-  } catch (cause) {
-    throw new ScanFailure("OpenFailure", path, `cannot open ${path} (${describeCause(cause)}); nothing was changed`, { cause });
-  }
-  const engineWindow = options.engine.openWindow(options.windowBytes);
-  try {
-    const size = file.size ?? (await options.scanFs.stat(path)).size;
-    const reader = new WalReader(new FileWindow(file, path, size, engineWindow, { signal: options.signal }), options.engine);
-    return await listEntries(reader, options);
-  } finally {
-    engineWindow.close();
-    await file.close();
-  }
+  return withWalReader(path, null, options, (reader) => listEntries(reader, options));
 }
 
 async function listEntries(reader: WalReader, options: WalDumpOptions): Promise<WalDumpResult> {
@@ -140,7 +102,7 @@ async function listEntries(reader: WalReader, options: WalDumpOptions): Promise<
     }
     result.entries++;
     await options.onEntry({ position, header, verify, problem });
-    previous = asPrevious(position, header);
+    previous = toEntry(position, header, 0);
     position += header.size;
   }
   return result;

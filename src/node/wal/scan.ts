@@ -1,12 +1,4 @@
-/**
- * `metadata/journal.wal` (docs/node.md N1): walk, residue probe, op-order
- * checks, and beside segscan's verdict what Iggy's own boot would decide for
- * the same bytes (docs/node.md N8). Read-only; memory is one scan window.
- */
-import type { Engine } from "../../engine/types.js";
-import { ScanFailure, describeCause } from "../../io/errors.js";
-import type { ReadableFile, ScanFs } from "../../io/fs.js";
-import { FileWindow } from "../../engine/file-window.js";
+import { assert } from "../../assert.js";
 import { U64_MAX } from "../../format/constants.js";
 import { formatCount } from "../../domain/numbers.js";
 import type { BootForecastEntry, IggyWalDecision, NodeFinding, WalReport, WalResidue } from "../../domain/node.js";
@@ -16,12 +8,14 @@ import {
   type EntryFailure,
   type WalEntry,
   type WalWalk,
-  WalReader,
+  type WalReader,
   findStructuralEntry,
   hashEntry,
   probeWal,
   walResidueIsAllZero,
   walkWal,
+  type WalOpenOptions,
+  withWalReader,
 } from "./walk.js";
 
 /** The metadata superblock's account of committed ops (docs/node.md N1.1). */
@@ -35,10 +29,7 @@ export interface CommittedOps {
 /** docs/node.md N1.1: a node of at most this many replicas has no peer to re-supply a committed op. */
 const SOLO_REPLICA_COUNT = 1;
 
-export interface WalScanOptions {
-  engine: Engine;
-  scanFs: ScanFs;
-  windowBytes: number;
+export interface WalScanOptions extends WalOpenOptions {
   /** The WAL probe's own budget (docs/node.md N1). */
   probeBudgetUnits: number;
   /** The snapshot's `sequence_number` S (0 without a snapshot). */
@@ -57,8 +48,6 @@ export interface WalScanOptions {
    * committed-ops check is then not made.
    */
   committed?: CommittedOps | null;
-  signal?: AbortSignal | undefined;
-  onRead?: ((bytes: number) => void) | undefined;
 }
 
 export interface WalScan {
@@ -78,20 +67,7 @@ function finding(
 
 /** Scans the WAL at `path` of `size` bytes (the caller stat'ed it). Read errors throw ScanFailure. */
 export async function scanWal(path: string, size: number, options: WalScanOptions): Promise<WalScan> {
-  let file: ReadableFile;
-  try {
-    file = await options.scanFs.open(path);
-  } catch (cause) {
-    throw new ScanFailure("OpenFailure", path, `cannot open ${path} (${describeCause(cause)}); nothing was changed`, { cause });
-  }
-  const engineWindow = options.engine.openWindow(options.windowBytes);
-  try {
-    const window = new FileWindow(file, path, size, engineWindow, { signal: options.signal, onRead: options.onRead });
-    return await scanWalWindow(new WalReader(window, options.engine), path, options);
-  } finally {
-    engineWindow.close();
-    await file.close();
-  }
+  return withWalReader(path, size, options, (reader) => scanWalWindow(reader, path, options));
 }
 
 async function scanWalWindow(reader: WalReader, path: string, options: WalScanOptions): Promise<WalScan> {
@@ -406,8 +382,16 @@ async function opOrderFindings(
   entries: readonly WalEntry[],
   options: WalScanOptions,
 ): Promise<NodeFinding[]> {
+  return [
+    ...(await duplicateFindings(reader, path, entries, options.snapshotOp)),
+    ...replayFindings(path, entries, options),
+    ...foreignFindings(path, entries, options.superblockCluster),
+  ];
+}
+
+/** Ops written twice: identical bytes are harmless; different ones above the snapshot op lose the earlier copy at boot. */
+async function duplicateFindings(reader: WalReader, path: string, entries: readonly WalEntry[], S: bigint): Promise<NodeFinding[]> {
   const findings: NodeFinding[] = [];
-  const S = options.snapshotOp;
   // Duplicates: the later copy in file order is the one boot keeps.
   const byOp = new Map<bigint, WalEntry>();
   for (const entry of entries) {
@@ -451,22 +435,31 @@ async function opOrderFindings(
     }
     byOp.set(entry.op, entry);
   }
+  return findings;
+}
+
+/** The replay order's hole above the snapshot op, and its first gap or chain break (boot truncates from there). */
+function replayFindings(path: string, entries: readonly WalEntry[], options: WalScanOptions): NodeFinding[] {
+  const findings: NodeFinding[] = [];
+  const S = options.snapshotOp;
   const replay = replayOrder(entries, S);
-  if (options.snapshotOpKnown !== false && replay.length > 0 && replay[0]!.op !== S + 1n) {
+  const lowest = replay[0];
+  if (options.snapshotOpKnown !== false && lowest !== undefined && lowest.op !== S + 1n) {
     findings.push(
       finding(
         "refused",
         "WalSnapshotHole",
         path,
-        `the lowest op after the snapshot (op ${S}) is ${replay[0]!.op}, not ${S + 1n}: ops ${S + 1n}..${replay[0]!.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
-        { snapshotOp: S, lowestOp: replay[0]!.op },
+        `the lowest op after the snapshot (op ${S}) is ${lowest.op}, not ${S + 1n}: ops ${S + 1n}..${lowest.op - 1n} are in neither the snapshot nor the WAL, and boot would replay over the hole`,
+        { snapshotOp: S, lowestOp: lowest.op },
       ),
     );
   }
   const stop = firstReplayBreak(replay);
   if (stop !== null) {
-    const prev = replay[stop.index - 1]!;
-    const entry = replay[stop.index]!;
+    const prev = replay[stop.index - 1];
+    const entry = replay[stop.index];
+    assert(prev !== undefined && entry !== undefined, "a replay break lies between two replayed entries");
     const lost = replay.length - stop.index;
     if (stop.kind === "gap") {
       findings.push(
@@ -490,29 +483,36 @@ async function opOrderFindings(
       );
     }
   }
+  return findings;
+}
+
+/** Entries of another consensus group or cluster than the metadata plane's (Iggy does not check these). */
+function foreignFindings(path: string, entries: readonly WalEntry[], cluster: bigint | null): NodeFinding[] {
+  const findings: NodeFinding[] = [];
   const foreignGroup = entries.filter((entry) => entry.group !== WAL_METADATA_GROUP);
-  if (foreignGroup.length > 0) {
+  const firstGroup = foreignGroup[0];
+  if (firstGroup !== undefined) {
     findings.push(
       finding(
         "warn",
         "WalGroupMismatch",
         path,
-        `${formatCount(foreignGroup.length)} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${formatCount(foreignGroup[0]!.position)}); Iggy does not check this`,
-        { count: foreignGroup.length, firstPosition: foreignGroup[0]!.position },
+        `${formatCount(foreignGroup.length)} entr${foreignGroup.length === 1 ? "y carries" : "ies carry"} a consensus group other than the metadata group 1<<63 (first at byte ${formatCount(firstGroup.position)}); Iggy does not check this`,
+        { count: foreignGroup.length, firstPosition: firstGroup.position },
       ),
     );
   }
-  const cluster = options.superblockCluster;
   if (cluster !== null) {
     const foreign = entries.filter((entry) => entry.cluster !== cluster);
-    if (foreign.length > 0) {
+    const first = foreign[0];
+    if (first !== undefined) {
       findings.push(
         finding(
           "warn",
           "WalClusterMismatch",
           path,
-          `${formatCount(foreign.length)} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${formatCount(foreign[0]!.position)}); Iggy does not check this`,
-          { count: foreign.length, firstPosition: foreign[0]!.position },
+          `${formatCount(foreign.length)} entr${foreign.length === 1 ? "y names" : "ies name"} a cluster other than the superblock's (first at byte ${formatCount(first.position)}); Iggy does not check this`,
+          { count: foreign.length, firstPosition: first.position },
         ),
       );
     }
@@ -547,7 +547,9 @@ async function iggyDecision(reader: WalReader, walk: WalWalk, snapshotOp: bigint
   const stop = firstReplayBreak(replay);
   const replayed = stop === null ? replay.length : stop.index;
   if (stop !== null) {
-    decision.truncateFromOp = replay[stop.index]!.op;
+    const from = replay[stop.index];
+    assert(from !== undefined, "a replay break lies inside the replay");
+    decision.truncateFromOp = from.op;
     decision.opsLost = replay.length - stop.index;
   }
   const badReserved = replay.slice(0, replayed).find((entry) => entry.gateStatus === WalHeaderStatus.ReservedNonZero);
@@ -642,8 +644,9 @@ function replayOrder(entries: readonly WalEntry[], snapshotOp: bigint): WalEntry
  */
 function firstReplayBreak(replay: readonly WalEntry[]): { index: number; kind: "gap" | "chain" } | null {
   for (let index = 1; index < replay.length; index++) {
-    const prev = replay[index - 1]!;
-    const entry = replay[index]!;
+    const prev = replay[index - 1];
+    const entry = replay[index];
+    assert(prev !== undefined && entry !== undefined, "index - 1 and index lie inside the replay");
     if (entry.op !== prev.op + 1n) return { index, kind: "gap" };
     if (prev.checksum !== 0n && entry.checksum !== 0n && entry.parent !== prev.checksum) return { index, kind: "chain" };
   }

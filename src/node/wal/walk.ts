@@ -5,7 +5,9 @@
  * comparison before anything is read, so a bit-flipped size allocates nothing.
  */
 import type { Engine, WalCandidateScanRequest } from "../../engine/types.js";
-import type { FileWindow } from "../../engine/file-window.js";
+import { FileWindow } from "../../engine/file-window.js";
+import { ScanFailure, describeCause } from "../../io/errors.js";
+import type { ReadableFile, ScanFs } from "../../io/fs.js";
 import { formatCount } from "../../domain/numbers.js";
 import { hex64, isAllZero, readU32 } from "../../format/bytes.js";
 import {
@@ -98,37 +100,24 @@ export class WalReader {
       });
     }
     const entryEnd = position + header.size;
+    const seal = (check: "identity" | "chain" | "body", reason: string): EntryCheck =>
+      fail({ kind: "seal", reason, entryEnd, check, op: header.op });
     if (header.checksum !== 0n) {
       const identity = this.engine.xxh3_64(identityInput(kernels.view(), index, this.scratch));
       if (identity !== header.checksum) {
-        return fail({
-          kind: "seal",
-          reason: `identity checksum mismatch (stored 0x${hex64(header.checksum)}, computed 0x${hex64(identity)})`,
-          entryEnd,
-          check: "identity",
-          op: header.op,
-        });
+        return seal("identity", `identity checksum mismatch (stored 0x${hex64(header.checksum)}, computed 0x${hex64(identity)})`);
       }
     }
     if (prev !== null && prev.op + 1n === header.op && prev.checksum !== 0n && header.parent !== prev.checksum) {
-      return fail({
-        kind: "seal",
-        reason: `parent chain break: parent 0x${hex64(header.parent)} is not op ${prev.op}'s checksum 0x${hex64(prev.checksum)}`,
-        entryEnd,
-        check: "chain",
-        op: header.op,
-      });
+      return seal(
+        "chain",
+        `parent chain break: parent 0x${hex64(header.parent)} is not op ${prev.op}'s checksum 0x${hex64(prev.checksum)}`,
+      );
     }
     if (header.checksumBody !== 0n) {
       const body = await this.hashBody(position, header.size);
       if (body !== header.checksumBody) {
-        return fail({
-          kind: "seal",
-          reason: `body checksum mismatch (stored 0x${hex64(header.checksumBody)}, computed 0x${hex64(body)})`,
-          entryEnd,
-          check: "body",
-          op: header.op,
-        });
+        return seal("body", `body checksum mismatch (stored 0x${hex64(header.checksumBody)}, computed 0x${hex64(body)})`);
       }
     }
     return { verified: true, entry: toEntry(position, header, status) };
@@ -146,6 +135,43 @@ export class WalReader {
     const hasher = this.engine.createHasher();
     await window.forEachChunk(bodyStart, bodyBytes, (chunk) => hasher.update(chunk));
     return hasher.digest();
+  }
+}
+
+/** How a WAL file is opened for reading: one engine window of `windowBytes`. */
+export interface WalOpenOptions {
+  engine: Engine;
+  scanFs: ScanFs;
+  windowBytes: number;
+  signal?: AbortSignal | undefined;
+  onRead?: ((bytes: number) => void) | undefined;
+}
+
+/**
+ * Opens the WAL at `path` (of `size` bytes, or as the file says) through one
+ * engine window and runs `body` with its reader; an open failure throws
+ * ScanFailure. The window and file are closed however `body` ends.
+ */
+export async function withWalReader<T>(
+  path: string,
+  size: number | null,
+  options: WalOpenOptions,
+  body: (reader: WalReader) => Promise<T>,
+): Promise<T> {
+  let file: ReadableFile;
+  try {
+    file = await options.scanFs.open(path);
+  } catch (cause) {
+    throw new ScanFailure("OpenFailure", path, `cannot open ${path} (${describeCause(cause)}); nothing was changed`, { cause });
+  }
+  const engineWindow = options.engine.openWindow(options.windowBytes);
+  try {
+    const bytes = size ?? file.size ?? (await options.scanFs.stat(path)).size;
+    const window = new FileWindow(file, path, bytes, engineWindow, { signal: options.signal, onRead: options.onRead });
+    return await body(new WalReader(window, options.engine));
+  } finally {
+    engineWindow.close();
+    await file.close();
   }
 }
 
@@ -175,7 +201,8 @@ function fail(failure: EntryFailure): EntryCheck {
   return { verified: false, failure };
 }
 
-function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatus): WalEntry {
+/** The entry a header describes (dump passes gate status 0: the chain rule reads only the seal fields). */
+export function toEntry(position: number, header: WalHeader, gateStatus: WalHeaderStatus): WalEntry {
   return {
     position,
     size: header.size,

@@ -1,27 +1,13 @@
 /**
  * docs/heal.md: `planHeal`, the plan that fills what a replica lacks or holds
- * damaged from a peer replica that proves it. Iggy's replicas hold
- * byte-identical segment files, so the batches a peer holds where this
- * replica is damaged are the ones it lost — once the peer proves it:
- *
- * - every peer batch copied verifies (its checksums) and the copied chain is
- *   continuous (no offset missing, none going backwards);
- * - the peer's batches on both sides of the range are byte for byte this
- *   replica's intact neighbours (same length, same XXH3-64): the two replicas
- *   agree where both are whole, so the range between is the same history;
- *   where they differ the replicas diverged, and nothing is copied;
- * - the range lies in a segment both replicas drew alike: the peer's segment
- *   of the same start offset holds it, and a range that runs to a segment's
- *   end ends where the peer's next segment starts.
- *
- * The result is an ordinary `RepairPlan`: per healed segment a `replace` of
- * its `.log` by local prefix + the peer's batches + local suffix (content
- * `log-splice`), then a `replace` of its `.index` (the peer's entries when the
- * new log is the peer's byte for byte, else entries rebuilt over the new log,
- * docs/recovery.md §3.3). `applyRepair` runs it with the one preserve/journal
- * protocol, so `restore` returns the original files. The metadata plane is
- * never copied: it is replica-specific (docs/node.md), and heal takes one
- * partition directory on each side.
+ * damaged from a peer replica that proves it: every copied peer batch
+ * verifies and continues the chain, the peer's batches on both sides of the
+ * range equal this replica's intact neighbours byte for byte (else the
+ * replicas diverged and nothing is copied), and the range lies in a segment
+ * both replicas drew alike. The result is an ordinary `RepairPlan`: per
+ * healed segment a `replace` of its `.log` (content `log-splice`), then of its
+ * `.index` (the peer's, or rebuilt, docs/recovery.md §3.3), run and restored
+ * with the one protocol. The metadata plane is never copied (docs/node.md).
  */
 import { existsSync, realpathSync } from "node:fs";
 import * as path from "node:path";
@@ -30,22 +16,20 @@ import type { PartitionReport, ScanReport, SegmentReport } from "../../domain/sc
 import { nodeScanFs } from "../../io/fs.js";
 import { scanPath } from "../../node/scan-path.js";
 import { readIndexEntriesStreaming } from "../../recovery/index-file.js";
-import { type ScanOptions, resolveEngineOption } from "../../recovery/options.js";
+import type { ScanOptions } from "../../recovery/options.js";
 import { scanPartition } from "../../node/scan-path.js";
 import { PlanError } from "../errors.js";
-import { type HealRefusal, HealRefusedError } from "./errors.js";
+import { type HealRefusal, HealRefusedError } from "../errors.js";
 
-export { type HealRefusal, HealRefusedError } from "./errors.js";
-import { digestRange } from "../files.js";
+export { type HealRefusal, HealRefusedError } from "../errors.js";
+import { digestRange, sourcedPieces, streamPieces } from "../files.js";
 import { type RepairFs, nodeRepairFs } from "../fs-layer.js";
-import { fingerprintOf, sweepStepsIn } from "../plan-partition.js";
+import { indexReplaceStep, partitionTargetOf, sweepStepsIn } from "../plan-partition.js";
 import type { HealPiece, HealRange, PlanTarget, RepairPlan } from "../schema.js";
 import type { PlanStep, ReplaceStep } from "../steps/index.js";
-import { PLAN_VERSION } from "../plan-types.js";
-import { observeFiles, refusedPartitionPlan } from "../plan.js";
-import { indexPathOf, realPreserveDirOf } from "../preserve-dir.js";
+import { partitionCommandPlan, planEngine, refusedPartitionPlan } from "../plan.js";
+import { indexPathOf } from "../preserve-dir.js";
 import { type LocalRange, NotHealableRange, localRanges, lossesOf } from "./ranges.js";
-import { digestPieces, sourcedPieces } from "./splice-io.js";
 import { type ExtentBatch, type HealWalkContext, walkExtents } from "./walk.js";
 
 export interface PlanHealOptions extends ScanOptions {
@@ -100,14 +84,14 @@ export async function planHeal(local: ScanReport | string, peer: string, options
   if (typeof local === "string") refuseMetadataPlane(local, "partition", named);
   refuseMetadataPlane(peer, "peer", named);
   const report = typeof local === "string" ? await scanPath(local, scanOptions) : local;
-  if (report.partitions.length !== 1 || report.partitions[0]!.singleSegment || report.node !== undefined) {
+  const partition = report.partitions.length === 1 ? report.partitions[0] : undefined;
+  if (partition === undefined || partition.singleSegment || report.node !== undefined) {
     throw new HealRefusedError(
       `heal takes one partition directory; ${named} holds ${report.partitions.length === 1 ? "a .log given alone" : `${report.partitions.length} partitions`}: name the damaged partition's directory (heal is for partition segments only; the metadata plane is never copied)`,
       "NotOnePartition",
       named,
     );
   }
-  const partition = report.partitions[0]!;
   if (realOf(partition.path) === realOf(peer)) {
     throw new HealRefusedError(
       `refusing to heal ${partition.path} from ${peer}: they are the same directory (${realOf(peer)}); name the peer replica's copy of this partition; nothing was changed`,
@@ -115,8 +99,7 @@ export async function planHeal(local: ScanReport | string, peer: string, options
       partition.path,
     );
   }
-  const engine =
-    options.engine !== undefined && typeof options.engine !== "string" ? options.engine : await resolveEngineOption(report.engine);
+  const engine = await planEngine(report, options);
   const peerReport = await scanPartition(realOf(peer), { ...scanOptions, engine });
   const peerPartition = peerReport.partitions[0];
   if (peerPartition === undefined) {
@@ -134,19 +117,7 @@ export async function planHeal(local: ScanReport | string, peer: string, options
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
     fs: options.fs ?? nodeRepairFs,
   });
-  const plan: RepairPlan = {
-    version: PLAN_VERSION,
-    segscan: report.segscan,
-    engine: report.engine,
-    options: { ...options_, clampOffsets: false },
-    nodeRoot: null,
-    targets: target === null ? [] : [target],
-    skipped: [],
-    leftAlone: [],
-    forecast: null,
-  };
-  await observeFiles(plan, options.fs ?? nodeRepairFs);
-  return plan;
+  return partitionCommandPlan(report, options_, target === null ? [] : [target], options.fs ?? nodeRepairFs);
 }
 
 /** A plan that does nothing, for a refusal: the partition in `leftAlone` with the refusal's code (`Heal<code>`) and message. */
@@ -191,8 +162,13 @@ export async function planHealTarget(
     refuse("NotHealable", `it is refused ${refusal.code} between segments (${refusal.message}): heal fills batches inside segments`);
   }
   const losses = lossesOf(partition);
-  const fs = context.fs ?? nodeRepairFs;
-  const chunk = context.chunkBytes ?? PLAN_CHUNK_BYTES;
+  const planning: SegmentPlanning = {
+    peer,
+    context,
+    fs: context.fs ?? nodeRepairFs,
+    chunk: context.chunkBytes ?? PLAN_CHUNK_BYTES,
+    refuse,
+  };
   const logSteps: PlanStep[] = [];
   const indexSteps: PlanStep[] = [];
   const healed: HealRange[] = [];
@@ -205,104 +181,120 @@ export async function planHealTarget(
       if (!(error instanceof NotHealableRange)) throw error;
       return refuse("NotHealable", error.message);
     }
-    const peerSegment = peer.segments.find((s) => s.startOffset === segment.startOffset) ?? null;
-    if (ranges.length === 0) {
-      // A segment whose log is the peer's byte for byte but whose index is not (a heal stopped between its two steps).
-      if (
-        peerSegment !== null &&
-        (await sameBytes(fs, context, segment.logPath, segment.messagesSize, peerSegment.logPath, peerSegment.messagesSize, chunk))
-      ) {
-        const step = await peerIndexStep(fs, context, segment, peerSegment, chunk, true);
-        if (step !== null) indexSteps.push(step);
-      }
-      continue;
-    }
-    if (peerSegment === null) {
-      const holder = [...peer.segments].reverse().find((s) => s.startOffset <= segment.startOffset);
-      refuse(
-        "SegmentBoundary",
-        `this replica's segment ${segment.startOffset} (${path.basename(segment.logPath)}) has no segment of the same start on the peer` +
-          (holder === undefined ? "" : `, whose segment ${holder.startOffset} (${path.basename(holder.logPath)}) holds those offsets`) +
-          ": the two replicas drew segment boundaries differently, and heal copies batches only within a segment both drew alike",
-      );
-    }
-    const proven: ProvenRange[] = [];
-    for (const range of ranges) {
-      if (range.kind === "held") continue;
-      proven.push(await proveRange(peer, segment, next, peerSegment!, range, context, refuse));
-    }
-    const pieces = splicePieces(segment, proven);
-    const spliced = await walkSplice(segment, peerSegment!, pieces, context, refuse);
-    const equalsPeer =
-      spliced.bytes === peerSegment!.messagesSize &&
-      (await digestPieces(fs, context.engine, sourcedPieces(segment.logPath, peer.path, pieces), chunk)).xxh3 ===
-        (await digestRange(fs, context.engine, peerSegment!.logPath, 0, peerSegment!.messagesSize, chunk)).xxh3;
-    const segmentId = segment.startOffset.toString();
-    if (proven.length > 0) {
-      logSteps.push({
-        kind: "replace",
-        role: "segment-log",
-        file: segment.logPath,
-        segment: segmentId,
-        reason: "heal",
-        fromSize: segment.messagesSize,
-        content: { type: "log-splice", pieces },
-        consumer: null,
-        observed: null,
-      });
-    } else if (!equalsPeer) {
-      refuse(
-        "NotProven",
-        `segment ${segmentId} holds offsets a salvage recorded as lost again, but its log is not the peer's byte for byte`,
-      );
-    }
-    const indexStep = equalsPeer ? await peerIndexStep(fs, context, segment, peerSegment!, chunk, false) : null;
-    indexSteps.push(indexStep ?? indexReplace(segment, spliced.rebuilt));
-    for (const range of ranges) {
-      if (range.kind === "held") {
-        healed.push({
-          segment: segmentId,
-          kind: "held",
-          firstOffset: range.held!.firstOffset.toString(),
-          lastOffset: range.held!.lastOffset.toString(),
-          localFrom: 0,
-          localTo: 0,
-          peerFrom: 0,
-          peerTo: 0,
-          batches: 0,
-        });
-      }
-    }
-    for (const range of proven) {
-      healed.push({
-        segment: segmentId,
-        kind: range.local.kind,
-        firstOffset: range.firstOffset.toString(),
-        lastOffset: range.lastOffset.toString(),
-        localFrom: range.local.localFrom,
-        localTo: range.local.localTo,
-        peerFrom: range.peerFrom,
-        peerTo: range.peerTo,
-        batches: range.batches,
-      });
-    }
+    const planned = await planHealSegment(planning, segment, next, ranges);
+    if (planned.log !== null) logSteps.push(planned.log);
+    if (planned.index !== null) indexSteps.push(planned.index);
+    healed.push(...planned.healed);
   }
   const dir = partition.path;
   // A `.staging` left by a heal that stopped part-way is swept even when nothing else is left to do (docs/heal.md).
   const sweeps = sweepStepsIn(partition, dir);
   if (logSteps.length === 0 && indexSteps.length === 0 && sweeps.length === 0) return null;
+  // Sweeps first (a leftover `.staging` must not be taken for a step's own); each log before its index (docs/heal.md).
   return {
-    kind: "partition",
-    path: partition.path,
-    singleSegment: false,
-    dir,
-    preserveDir: realPreserveDirOf(dir),
-    fingerprint: fingerprintOf(partition),
-    wal: null,
-    // Sweeps first (a leftover `.staging` must not be taken for a step's own); each log before its index (docs/heal.md).
-    steps: [...sweeps, ...logSteps, ...indexSteps],
+    ...partitionTargetOf(partition, dir, [...sweeps, ...logSteps, ...indexSteps]),
     heal: { peer: realOf(peer.path), ranges: healed },
   };
+}
+
+/** What planning one segment's heal reads with. */
+interface SegmentPlanning {
+  peer: PartitionReport;
+  context: HealPlanContext;
+  fs: RepairFs;
+  chunk: number;
+  refuse: (code: HealRefusal, why: string) => never;
+}
+
+/**
+ * One segment's heal: its log splice (when a range is filled from the peer),
+ * its index (the peer's when the healed log is the peer's byte for byte, else
+ * rebuilt over the splice), and the ranges the heal records.
+ */
+async function planHealSegment(
+  planning: SegmentPlanning,
+  segment: SegmentReport,
+  next: SegmentReport | null,
+  ranges: readonly LocalRange[],
+): Promise<{ log: ReplaceStep | null; index: ReplaceStep | null; healed: HealRange[] }> {
+  const { peer, context, fs, chunk, refuse } = planning;
+  const peerSegment = peer.segments.find((s) => s.startOffset === segment.startOffset) ?? null;
+  if (ranges.length === 0) {
+    // A segment whose log is the peer's byte for byte but whose index is not (a heal stopped between its two steps).
+    const same =
+      peerSegment !== null &&
+      (await sameBytes(fs, context, segment.logPath, segment.messagesSize, peerSegment.logPath, peerSegment.messagesSize, chunk));
+    return { log: null, index: same ? await peerIndexStep(fs, context, segment, peerSegment, chunk, true) : null, healed: [] };
+  }
+  if (peerSegment === null) {
+    const holder = [...peer.segments].reverse().find((s) => s.startOffset <= segment.startOffset);
+    return refuse(
+      "SegmentBoundary",
+      `this replica's segment ${segment.startOffset} (${path.basename(segment.logPath)}) has no segment of the same start on the peer` +
+        (holder === undefined ? "" : `, whose segment ${holder.startOffset} (${path.basename(holder.logPath)}) holds those offsets`) +
+        ": the two replicas drew segment boundaries differently, and heal copies batches only within a segment both drew alike",
+    );
+  }
+  const proven: ProvenRange[] = [];
+  for (const range of ranges) {
+    if (range.kind !== "held") proven.push(await proveRange(peer, segment, next, peerSegment, range, context, refuse));
+  }
+  const pieces = splicePieces(segment, proven);
+  const spliced = await walkSplice(segment, peerSegment, pieces, context, refuse);
+  const equalsPeer =
+    spliced.bytes === peerSegment.messagesSize &&
+    (await streamPieces(fs, context.engine, sourcedPieces(segment.logPath, peer.path, pieces), chunk)).xxh3 ===
+      (await digestRange(fs, context.engine, peerSegment.logPath, 0, peerSegment.messagesSize, chunk)).xxh3;
+  const segmentId = segment.startOffset.toString();
+  if (proven.length === 0 && !equalsPeer) {
+    refuse("NotProven", `segment ${segmentId} holds offsets a salvage recorded as lost again, but its log is not the peer's byte for byte`);
+  }
+  const log: ReplaceStep | null =
+    proven.length === 0
+      ? null
+      : {
+          kind: "replace",
+          role: "segment-log",
+          file: segment.logPath,
+          segment: segmentId,
+          reason: "heal",
+          fromSize: segment.messagesSize,
+          content: { type: "log-splice", pieces },
+          consumer: null,
+          observed: null,
+        };
+  const index =
+    (equalsPeer ? await peerIndexStep(fs, context, segment, peerSegment, chunk, false) : null) ?? indexReplace(segment, spliced.rebuilt);
+  return { log, index, healed: healedRanges(segmentId, ranges, proven) };
+}
+
+/** The ranges a heal records for one segment: those the log holds again (`held`), then those filled from the peer. */
+function healedRanges(segmentId: string, ranges: readonly LocalRange[], proven: readonly ProvenRange[]): HealRange[] {
+  const held = ranges.flatMap((range) => (range.held === null ? [] : [range.held]));
+  return [
+    ...held.map((range) => ({
+      segment: segmentId,
+      kind: "held" as const,
+      firstOffset: range.firstOffset.toString(),
+      lastOffset: range.lastOffset.toString(),
+      localFrom: 0,
+      localTo: 0,
+      peerFrom: 0,
+      peerTo: 0,
+      batches: 0,
+    })),
+    ...proven.map((range) => ({
+      segment: segmentId,
+      kind: range.local.kind,
+      firstOffset: range.firstOffset.toString(),
+      lastOffset: range.lastOffset.toString(),
+      localFrom: range.local.localFrom,
+      localTo: range.local.localTo,
+      peerFrom: range.peerFrom,
+      peerTo: range.peerTo,
+      batches: range.batches,
+    })),
+  ];
 }
 
 /** Whether two files hold the same bytes (same size, same XXH3-64). */
@@ -345,34 +337,14 @@ async function peerIndexStep(
     entries.push({ offset: entry.offset.toString(), position: Number(entry.position), timestamp: entry.timestamp.toString() });
   }
   if (entries.length * INDEX_ENTRY_BYTES !== peerSegment.indexSize) return null;
-  return {
-    kind: "replace",
-    role: "index",
-    file: localIndex,
-    segment: segment.startOffset.toString(),
-    reason: "heal",
-    fromSize: segment.indexSize,
-    content: { type: "index-entries", entries },
-    consumer: null,
-    observed: null,
-  };
+  return indexReplaceStep(segment, "heal", { type: "index-entries", entries });
 }
 
 function indexReplace(segment: SegmentReport, entries: { offset: bigint; position: number; timestamp: bigint }[]): ReplaceStep {
-  return {
-    kind: "replace",
-    role: "index",
-    file: indexPathOf(segment.logPath),
-    segment: segment.startOffset.toString(),
-    reason: "heal",
-    fromSize: segment.indexSize,
-    content: {
-      type: "index-entries",
-      entries: entries.map((e) => ({ offset: e.offset.toString(), position: e.position, timestamp: e.timestamp.toString() })),
-    },
-    consumer: null,
-    observed: null,
-  };
+  return indexReplaceStep(segment, "heal", {
+    type: "index-entries",
+    entries: entries.map((e) => ({ offset: e.offset.toString(), position: e.position, timestamp: e.timestamp.toString() })),
+  });
 }
 
 /** Whether two batches (of the local log and the peer's) hold the same bytes. */
@@ -401,101 +373,15 @@ async function proveRange(
   context: HealPlanContext,
   refuse: (code: HealRefusal, why: string) => never,
 ): Promise<ProvenRange> {
-  const fs = context.fs ?? nodeRepairFs;
   const id = segment.startOffset;
-  let left: ExtentBatch | null = null;
-  const before = await walkExtents(
-    context,
-    segment.logPath,
-    segment.messagesSize,
-    range.keptFrom,
-    range.localFrom,
-    range.keptOffset,
-    (b) => {
-      left = b;
-    },
-  );
-  if (before.stopPosition !== range.localFrom || before.failure !== null || before.discontinuity !== null) {
-    throw new PlanError(
-      `segment ${id}: the verified bytes [${range.keptFrom}, ${range.localFrom}) before the range no longer verify (they stop at byte ${before.stopPosition}); scan and plan again`,
-      { path: segment.logPath, segment: id, position: before.stopPosition },
-    );
-  }
-  const firstOffset = before.expectedOffset;
-  let right: ExtentBatch | null = null;
-  if (range.rightInSegment) {
-    await walkExtents(context, segment.logPath, segment.messagesSize, range.localTo, segment.messagesSize, 0n, (b) => {
-      right ??= b;
-    });
-    if (right === null) {
-      throw new PlanError(`segment ${id}: no verified batch at byte ${range.localTo} after the range; scan and plan again`, {
-        path: segment.logPath,
-        segment: id,
-        position: range.localTo,
-      });
-    }
-  }
-  const r = right as ExtentBatch | null;
-  const l = left as ExtentBatch | null;
+  const { left: l, right: r, firstOffset } = await localNeighbours(segment, range, context);
   // The offset the filled range must end before: the right neighbour's, or (a damaged end of a segment that is not the last) the next segment's start.
   const bound = r !== null ? r.baseOffset : next !== null ? next.startOffset : null;
   const offsets = bound === null ? `${firstOffset}..` : `${firstOffset}..${bound - 1n}`;
-  // The peer's segment, walked from its start: where the neighbours' offsets lie in it.
-  let peerLeft: ExtentBatch | null = null;
-  let peerRight: ExtentBatch | null = null;
-  const peerWalk = await walkExtents(
-    context,
-    peerSegment.logPath,
-    peerSegment.messagesSize,
-    0,
-    peerSegment.messagesSize,
-    peerSegment.startOffset,
-    (b) => {
-      if (l !== null && b.baseOffset === l.baseOffset && b.messageCount === l.messageCount) peerLeft = b;
-      if (r !== null && peerRight === null && b.baseOffset === r.baseOffset) peerRight = b;
-    },
-  );
-  const pl = peerLeft as ExtentBatch | null;
-  const pr = peerRight as ExtentBatch | null;
+  const { peerLeft: pl, peerRight: pr, peerStop } = await peerNeighbours(peer, segment, peerSegment, l, r, offsets, context, refuse);
   const peerLog = peerSegment.logPath;
-  if (l !== null) {
-    if (pl === null) {
-      refuse(
-        "NotProven",
-        `segment ${id}: the peer's segment holds no verified batch at offset ${l.baseOffset}, this replica's last intact batch before offsets ${offsets}, so it cannot prove what follows it`,
-      );
-    }
-    if (!(await sameBatch(fs, context, segment.logPath, l, peerLog, pl!))) {
-      refuse(
-        "Divergence",
-        `segment ${id}: divergence: the peer's batch at offset ${l.baseOffset} (byte ${pl!.position}) is not this replica's intact batch there (byte ${l.position}) byte for byte, ` +
-          "so the replicas diverged before the damaged range and the peer's batches are not this replica's lost ones (`segscan fleet` compares the replicas)",
-      );
-    }
-  }
-  if (r !== null) {
-    if (pr === null) {
-      const holder = peer.segments.find((s) => s.startOffset > segment.startOffset && s.startOffset <= r.baseOffset);
-      if (holder !== undefined) {
-        refuse(
-          "SegmentBoundary",
-          `offsets ${offsets} lie inside this replica's segment ${id} (${path.basename(segment.logPath)}), but the peer's segment ${id} ends before offset ${r.baseOffset} and its segment ${holder.startOffset} (${path.basename(holder.logPath)}) starts there: the two replicas drew segment boundaries differently`,
-        );
-      }
-      refuse(
-        "NotProven",
-        `segment ${id}: the peer's segment holds no verified batch at offset ${r.baseOffset}, this replica's first intact batch after offsets ${offsets}`,
-      );
-    }
-    if (!(await sameBatch(fs, context, segment.logPath, r, peerLog, pr!))) {
-      refuse(
-        "Divergence",
-        `segment ${id}: divergence: the peer's batch at offset ${r.baseOffset} (byte ${pr!.position}) is not this replica's intact batch there (byte ${r.position}) byte for byte, so the replicas diverged around the damaged range`,
-      );
-    }
-  }
   const peerFrom = pl === null ? 0 : pl.end;
-  const peerTo = pr !== null ? pr.position : peerWalk.stopPosition;
+  const peerTo = pr !== null ? pr.position : peerStop;
   if (peerTo < peerFrom) refuse("NotProven", `segment ${id}: the peer's batches for offsets ${offsets} are out of order`);
   // The peer's batches between the neighbours: each verifies, and they continue the chain exactly, with no offset missing.
   let batches = 0;
@@ -508,8 +394,8 @@ async function proveRange(
       `segment ${id}: the peer's bytes [${peerFrom}, ${peerTo}) for offsets ${offsets} do not verify to their end (they stop at byte ${between.stopPosition})`,
     );
   }
-  if (between.gaps.length > 0) {
-    const gap = between.gaps[0]!;
+  const gap = between.gaps[0];
+  if (gap !== undefined) {
     refuse(
       "NotProven",
       `segment ${id}: the peer lacks offsets ${gap.expectedOffset}..${gap.foundOffset - 1n} too (a forward gap at its byte ${gap.position}), so it cannot prove offsets ${offsets}`,
@@ -534,6 +420,124 @@ async function proveRange(
     );
   }
   return { local: range, firstOffset, lastOffset: between.expectedOffset - 1n, peerFrom, peerTo, batches };
+}
+
+/**
+ * The range's neighbours in this log: the last verified batch before it (the
+ * bytes from its kept start must still verify up to it) and the first after
+ * it in this segment; `firstOffset` is the offset the range starts at.
+ */
+async function localNeighbours(
+  segment: SegmentReport,
+  range: LocalRange,
+  context: HealPlanContext,
+): Promise<{ left: ExtentBatch | null; right: ExtentBatch | null; firstOffset: bigint }> {
+  const id = segment.startOffset;
+  let left: ExtentBatch | null = null;
+  const before = await walkExtents(
+    context,
+    segment.logPath,
+    segment.messagesSize,
+    range.keptFrom,
+    range.localFrom,
+    range.keptOffset,
+    (b) => {
+      left = b;
+    },
+  );
+  if (before.stopPosition !== range.localFrom || before.failure !== null || before.discontinuity !== null) {
+    throw new PlanError(
+      `segment ${id}: the verified bytes [${range.keptFrom}, ${range.localFrom}) before the range no longer verify (they stop at byte ${before.stopPosition}); scan and plan again`,
+      { path: segment.logPath, segment: id, position: before.stopPosition },
+    );
+  }
+  let right: ExtentBatch | null = null;
+  if (range.rightInSegment) {
+    await walkExtents(context, segment.logPath, segment.messagesSize, range.localTo, segment.messagesSize, 0n, (b) => {
+      right ??= b;
+    });
+    if (right === null) {
+      throw new PlanError(`segment ${id}: no verified batch at byte ${range.localTo} after the range; scan and plan again`, {
+        path: segment.logPath,
+        segment: id,
+        position: range.localTo,
+      });
+    }
+  }
+  return { left, right, firstOffset: before.expectedOffset };
+}
+
+/**
+ * The peer's batches at the offsets of this log's neighbours (its segment
+ * walked from its start), each equal to the local one byte for byte, or the
+ * heal is refused (docs/heal.md); `peerStop` is where the peer's walk ended.
+ */
+async function peerNeighbours(
+  peer: PartitionReport,
+  segment: SegmentReport,
+  peerSegment: SegmentReport,
+  l: ExtentBatch | null,
+  r: ExtentBatch | null,
+  offsets: string,
+  context: HealPlanContext,
+  refuse: (code: HealRefusal, why: string) => never,
+): Promise<{ peerLeft: ExtentBatch | null; peerRight: ExtentBatch | null; peerStop: number }> {
+  const fs = context.fs ?? nodeRepairFs;
+  const id = segment.startOffset;
+  let peerLeft: ExtentBatch | null = null;
+  let peerRight: ExtentBatch | null = null;
+  const peerWalk = await walkExtents(
+    context,
+    peerSegment.logPath,
+    peerSegment.messagesSize,
+    0,
+    peerSegment.messagesSize,
+    peerSegment.startOffset,
+    (b) => {
+      if (l !== null && b.baseOffset === l.baseOffset && b.messageCount === l.messageCount) peerLeft = b;
+      if (r !== null && peerRight === null && b.baseOffset === r.baseOffset) peerRight = b;
+    },
+  );
+  const pl = peerLeft as ExtentBatch | null;
+  const pr = peerRight as ExtentBatch | null;
+  const peerLog = peerSegment.logPath;
+  if (l !== null) {
+    if (pl === null) {
+      return refuse(
+        "NotProven",
+        `segment ${id}: the peer's segment holds no verified batch at offset ${l.baseOffset}, this replica's last intact batch before offsets ${offsets}, so it cannot prove what follows it`,
+      );
+    }
+    if (!(await sameBatch(fs, context, segment.logPath, l, peerLog, pl))) {
+      refuse(
+        "Divergence",
+        `segment ${id}: divergence: the peer's batch at offset ${l.baseOffset} (byte ${pl.position}) is not this replica's intact batch there (byte ${l.position}) byte for byte, ` +
+          "so the replicas diverged before the damaged range and the peer's batches are not this replica's lost ones (`segscan fleet` compares the replicas)",
+      );
+    }
+  }
+  if (r !== null) {
+    if (pr === null) {
+      const holder = peer.segments.find((s) => s.startOffset > segment.startOffset && s.startOffset <= r.baseOffset);
+      if (holder !== undefined) {
+        refuse(
+          "SegmentBoundary",
+          `offsets ${offsets} lie inside this replica's segment ${id} (${path.basename(segment.logPath)}), but the peer's segment ${id} ends before offset ${r.baseOffset} and its segment ${holder.startOffset} (${path.basename(holder.logPath)}) starts there: the two replicas drew segment boundaries differently`,
+        );
+      }
+      return refuse(
+        "NotProven",
+        `segment ${id}: the peer's segment holds no verified batch at offset ${r.baseOffset}, this replica's first intact batch after offsets ${offsets}`,
+      );
+    }
+    if (!(await sameBatch(fs, context, segment.logPath, r, peerLog, pr))) {
+      refuse(
+        "Divergence",
+        `segment ${id}: divergence: the peer's batch at offset ${r.baseOffset} (byte ${pr.position}) is not this replica's intact batch there (byte ${r.position}) byte for byte, so the replicas diverged around the damaged range`,
+      );
+    }
+  }
+  return { peerLeft: pl, peerRight: pr, peerStop: peerWalk.stopPosition };
 }
 
 /** The new log: local prefix, the peer's batches, local bytes between, …, local suffix (empty pieces dropped). */

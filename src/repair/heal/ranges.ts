@@ -5,7 +5,7 @@
  * a salvage recorded as lost (docs/repair.md §6.6: a forward gap where they
  * were). Pure: a function of the report.
  */
-import type { PartitionFinding, PartitionReport, SegmentReport } from "../../domain/scan.js";
+import type { PartitionFinding, PartitionReport, SegmentReport, SegmentScopeRange } from "../../domain/scan.js";
 
 export type LossFinding = Extract<PartitionFinding, { code: "SalvageLostOffsets" }>;
 
@@ -57,14 +57,20 @@ export function localRanges(segment: SegmentReport, losses: readonly LossFinding
         : `it is refused ${segment.refusal.code} (${segment.refusal.message}), which is not damaged bytes a peer's batches replace`;
     throw new NotHealableRange(`segment ${id}: ${why}`);
   }
+  const ranges = damagedRanges(segment);
+  for (const loss of losses) {
+    if (loss.segment === id) ranges.push(lossRange(segment, loss, isTail));
+  }
+  return ranges.sort((a, b) => a.localFrom - b.localFrom);
+}
+
+/** The unreadable and torn ranges of the segment's scope, each with the kept range before it (docs/recovery.md §3.7). */
+function damagedRanges(segment: SegmentReport): LocalRange[] {
   const ranges: LocalRange[] = [];
   let kept: { from: number; offset: bigint } = { from: 0, offset: segment.startOffset };
   for (const [i, range] of segment.scope.entries()) {
     if (range.kind === "proven" || range.kind === "intact") {
-      kept = {
-        from: range.startPosition,
-        offset: range.kind === "proven" ? segment.startOffset : (range.firstOffset ?? segment.startOffset),
-      };
+      kept = { from: range.startPosition, offset: keptOffsetOf(segment, range) };
       continue;
     }
     if (range.bytes === 0) continue;
@@ -82,68 +88,73 @@ export function localRanges(segment: SegmentReport, losses: readonly LossFinding
       held: null,
     });
   }
-  for (const loss of losses) {
-    if (loss.segment !== id) continue;
-    const gap = segment.gaps.find((g) => loss.firstOffset !== null && g.expectedOffset === loss.firstOffset);
-    if (gap !== undefined) {
-      const keptRange = [...segment.scope]
-        .reverse()
-        .find((r) => (r.kind === "proven" || r.kind === "intact") && r.startPosition <= gap.position);
-      ranges.push({
-        kind: "salvage-gap",
-        localFrom: gap.position,
-        localTo: gap.position,
-        keptFrom: keptRange?.startPosition ?? 0,
-        keptOffset:
-          keptRange === undefined || keptRange.kind === "proven" ? segment.startOffset : (keptRange.firstOffset ?? segment.startOffset),
-        rightInSegment: true,
-        held: null,
-      });
-      continue;
-    }
-    const first = loss.firstOffset;
-    const last = loss.lastOffset;
-    const holds =
-      first !== null &&
-      last !== null &&
-      segment.outcome === "clean" &&
-      segment.refusal === null &&
-      segment.endOffset !== null &&
-      segment.startOffset <= first &&
-      segment.endOffset >= last &&
-      !segment.gaps.some((g) => g.expectedOffset <= last && g.foundOffset > first);
-    if (holds) {
-      ranges.push({
-        kind: "held",
-        localFrom: 0,
-        localTo: 0,
-        keptFrom: 0,
-        keptOffset: segment.startOffset,
-        rightInSegment: false,
-        held: { firstOffset: first, lastOffset: last },
-      });
-      continue;
-    }
-    // A torn loss at the end of the tail segment: the segment ends where the salvage cut it; the peer's batches extend it.
-    const endsBefore = first !== null && (segment.endOffset === null ? segment.startOffset === first : segment.endOffset + 1n === first);
-    if (loss.kind === "torn" && isTail && endsBefore && segment.outcome === "clean") {
-      const keptRange = [...segment.scope].reverse().find((r) => r.kind === "proven" || r.kind === "intact");
-      ranges.push({
-        kind: "salvage-gap",
-        localFrom: segment.messagesSize,
-        localTo: segment.messagesSize,
-        keptFrom: keptRange?.startPosition ?? 0,
-        keptOffset:
-          keptRange === undefined || keptRange.kind === "proven" ? segment.startOffset : (keptRange.firstOffset ?? segment.startOffset),
-        rightInSegment: false,
-        held: null,
-      });
-      continue;
-    }
-    const offsets = first === null ? "offsets of unknown range" : `offsets ${first}..${last ?? "unknown"}`;
-    throw new NotHealableRange(
-      `segment ${id}: the salvage record ${loss.path} (line ${loss.line}) names ${offsets} as lost, and this segment neither shows them as a forward gap nor holds them`,
-    );
+  return ranges;
+}
+
+/** The offset a kept range's chain starts at: the segment's start for the proven prefix, else its first offset. */
+function keptOffsetOf(segment: SegmentReport, kept: SegmentScopeRange | undefined): bigint {
+  return kept === undefined || kept.kind === "proven" ? segment.startOffset : (kept.firstOffset ?? segment.startOffset);
+}
+
+/**
+ * The range a recorded loss of this segment asks to fill: a forward gap where
+ * the salvage dropped it, offsets the log holds again (`held`), or a torn loss
+ * past the end of the tail segment; else `NotHealableRange`.
+ */
+function lossRange(segment: SegmentReport, loss: LossFinding, isTail: boolean): LocalRange {
+  const gap = segment.gaps.find((g) => loss.firstOffset !== null && g.expectedOffset === loss.firstOffset);
+  if (gap !== undefined) {
+    const keptRange = [...segment.scope]
+      .reverse()
+      .find((r) => (r.kind === "proven" || r.kind === "intact") && r.startPosition <= gap.position);
+    return {
+      kind: "salvage-gap",
+      localFrom: gap.position,
+      localTo: gap.position,
+      keptFrom: keptRange?.startPosition ?? 0,
+      keptOffset: keptOffsetOf(segment, keptRange),
+      rightInSegment: true,
+      held: null,
+    };
   }
-  return ranges.sort((a, b) => a.localFrom - b.localFrom);
+  const first = loss.firstOffset;
+  const last = loss.lastOffset;
+  const holds =
+    first !== null &&
+    last !== null &&
+    segment.outcome === "clean" &&
+    segment.refusal === null &&
+    segment.endOffset !== null &&
+    segment.startOffset <= first &&
+    segment.endOffset >= last &&
+    !segment.gaps.some((g) => g.expectedOffset <= last && g.foundOffset > first);
+  if (holds) {
+    return {
+      kind: "held",
+      localFrom: 0,
+      localTo: 0,
+      keptFrom: 0,
+      keptOffset: segment.startOffset,
+      rightInSegment: false,
+      held: { firstOffset: first, lastOffset: last },
+    };
+  }
+  // A torn loss at the end of the tail segment: the segment ends where the salvage cut it; the peer's batches extend it.
+  const endsBefore = first !== null && (segment.endOffset === null ? segment.startOffset === first : segment.endOffset + 1n === first);
+  if (loss.kind === "torn" && isTail && endsBefore && segment.outcome === "clean") {
+    const keptRange = [...segment.scope].reverse().find((r) => r.kind === "proven" || r.kind === "intact");
+    return {
+      kind: "salvage-gap",
+      localFrom: segment.messagesSize,
+      localTo: segment.messagesSize,
+      keptFrom: keptRange?.startPosition ?? 0,
+      keptOffset: keptOffsetOf(segment, keptRange),
+      rightInSegment: false,
+      held: null,
+    };
+  }
+  const offsets = first === null ? "offsets of unknown range" : `offsets ${first}..${last ?? "unknown"}`;
+  throw new NotHealableRange(
+    `segment ${segment.startOffset}: the salvage record ${loss.path} (line ${loss.line}) names ${offsets} as lost, and this segment neither shows them as a forward gap nor holds them`,
+  );
 }

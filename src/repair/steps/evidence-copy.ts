@@ -9,8 +9,7 @@
 import { formatCount } from "../../domain/numbers.js";
 import { type Static, Type } from "@sinclair/typebox";
 import { Count, Text, closed } from "../../domain/schema-vocabulary.js";
-import { preserveRange } from "../files.js";
-import { ConsumerSchema, ObservedSchema, type StepKind, consumerName, expectFile, journalNameOf, preserveBaseOf } from "./step.js";
+import { ConsumerSchema, ObservedSchema, type StepKind, consumerName, expectFile, preserveBaseOf, preserveCopy } from "./step.js";
 
 export const EvidenceCopyStepSchema = closed({
   kind: Type.Literal("evidence-copy"),
@@ -31,20 +30,7 @@ export const evidenceCopy: StepKind<EvidenceCopyStep> = {
   async prepare(step, ctx) {
     const { target } = ctx;
     await expectFile(ctx, step.file, step.size, null, "copy");
-    const base = `${preserveBaseOf(target, step.file)}.evidence`;
-    const copy = await preserveRange(
-      ctx.fs,
-      ctx.engine,
-      step.file,
-      0,
-      step.copyBytes,
-      target.preserveDir,
-      base,
-      ctx.chunkBytes,
-      ctx.signal,
-    );
-    const source = journalNameOf(target, step.file);
-    await ctx.record({ kind: "preserved", source, from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
+    const copy = await preserveCopy(ctx, step.file, 0, step.copyBytes, `${preserveBaseOf(target, step.file)}.evidence`);
     const partial = step.copyBytes < step.size ? ` (its first ${formatCount(step.copyBytes)} of ${formatCount(step.size)} bytes)` : "";
     const summary = `copied ${step.file}${partial} into the preserve dir as ${copy.file} (evidence; the file is left in place)`;
     return { execute: async () => ({ summary, preserved: copy.file, op: null }) };

@@ -27,11 +27,14 @@ import {
   rangesEqual,
 } from "./step.js";
 
+const Role = literals(["sweep", "offset", "index"] as const);
+const Reason = literals(["staging", "orphan-index", "offset-on-empty-partition", "salvage"] as const);
+
 export const MoveAsideStepSchema = closed({
   kind: Type.Literal("move-aside"),
-  role: literals(["sweep", "offset", "index"] as const),
+  role: Role,
   file: Text,
-  reason: literals(["staging", "orphan-index", "offset-on-empty-partition", "salvage"] as const),
+  reason: Reason,
   /** What it moves (a sweep's: as the plan observed it). */
   size: Count,
   consumer: ConsumerSchema,
@@ -41,8 +44,8 @@ export type MoveAsideStep = Static<typeof MoveAsideStepSchema>;
 
 export const MoveAsideOpSchema = closed({
   kind: Type.Literal("move-aside"),
-  role: literals(["sweep", "offset", "index"] as const),
-  reason: literals(["staging", "orphan-index", "offset-on-empty-partition", "salvage"] as const),
+  role: Role,
+  reason: Reason,
   /** From the target dir … */
   file: DirName,
   /** … to the preserve dir. */

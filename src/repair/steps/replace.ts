@@ -22,18 +22,7 @@ import { encodeIndex } from "../../format/encode.js";
 import { hex64 } from "../../format/bytes.js";
 import { encodeOffsetRecord } from "../../format/partition-files.js";
 import { StalePlanError } from "../errors.js";
-import { type SourcedPiece, copyPiecesToFile, digestPieces, sourcedPieces } from "../heal/splice-io.js";
-import {
-  type ByteRanges,
-  copyRangeToFile,
-  copyRangesToFile,
-  digestRange,
-  digestRanges,
-  moveAside,
-  preserveRange,
-  withFile,
-  writeExactly,
-} from "../files.js";
+import { type SourcedPiece, digestRange, moveAside, piecesOf, sourcedPieces, streamPieces, withFile, writeExactly } from "../files.js";
 import {
   ConsumerSchema,
   CopySchema,
@@ -50,15 +39,18 @@ import {
   journalNameOf,
   matches,
   preserveBaseOf,
+  preserveCopy,
   segmentContext,
 } from "./step.js";
 
 /** docs/heal.md: one byte range of a healed log, from the local log or the peer's same-named one. */
 export const HealPieceSchema = closed({ source: literals(["local", "peer"] as const), from: Count, to: Count });
 
+const Role = literals(["index", "offset", "segment-log"] as const);
+
 export const ReplaceStepSchema = closed({
   kind: Type.Literal("replace"),
-  role: literals(["index", "offset", "segment-log"] as const),
+  role: Role,
   file: Text,
   segment: nullable(U64),
   /**
@@ -97,7 +89,7 @@ export type ReplaceStep = Static<typeof ReplaceStepSchema>;
 
 export const ReplaceOpSchema = closed({
   kind: Type.Literal("replace"),
-  role: literals(["index", "offset", "segment-log"] as const),
+  role: Role,
   /** Written as `<file>.staging`, then renamed over `file`. */
   file: DirName,
   segment: nullable(U64),
@@ -109,23 +101,26 @@ export type ReplaceOp = Static<typeof ReplaceOpSchema>;
 
 const WHAT: Record<ReplaceStep["role"], string> = { index: "index", offset: "offset file", "segment-log": "log" };
 
-/** The bytes a replace writes, or (keep-prefix) how many leading bytes of the old file it keeps, or (log-ranges, salvage) which byte ranges of it. */
-function newContent(
-  step: ReplaceStep,
-  ctx: StepContext,
-): { bytes: Uint8Array } | { keep: number } | { ranges: ByteRanges } | { pieces: SourcedPiece[] } {
+/**
+ * What a replace writes: these bytes, or the concatenation of file pieces —
+ * a kept prefix, a salvage's kept ranges (`salvage`), a heal's local and peer
+ * pieces (`heal`) — streamed, sparse except for a heal.
+ */
+type NewContent = { bytes: Uint8Array } | { pieces: SourcedPiece[]; sparse: boolean; checked: "salvage" | "heal" | null };
+
+function newContent(step: ReplaceStep, ctx: StepContext): NewContent {
   switch (step.content.type) {
     case "log-splice": {
       // docs/heal.md: pieces of this log and of the peer's same-named log; the peer is only read.
       const peer = ctx.target.heal?.peer;
       if (peer === undefined)
         throw new StalePlanError(`refusing to heal ${step.file}: the plan names no peer to copy from`, { path: step.file }, "no peer");
-      return { pieces: sourcedPieces(step.file, peer, step.content.pieces) };
+      return { pieces: sourcedPieces(step.file, peer, step.content.pieces), sparse: false, checked: "heal" };
     }
     case "log-ranges":
-      return { ranges: step.content.ranges };
+      return { pieces: piecesOf(step.file, step.content.ranges), sparse: true, checked: "salvage" };
     case "keep-prefix":
-      return { keep: step.content.bytes };
+      return { pieces: [{ file: step.file, from: 0, to: step.content.bytes }], sparse: true, checked: null };
     case "index-entries":
       return {
         bytes: encodeIndex(
@@ -144,31 +139,28 @@ function newContent(
   }
 }
 
-/** The image a healed log will have (docs/heal.md): the XXH3-64 of its pieces; each local piece inside the log, in order. */
-async function piecesImage(ctx: StepContext, step: ReplaceStep, pieces: readonly SourcedPiece[]): Promise<{ size: number; xxh3: string }> {
+/**
+ * The image a streamed replace will have: the XXH3-64 of its pieces. A
+ * salvage's kept ranges and a heal's local pieces must lie inside the log, in
+ * order, without overlap (docs/repair.md §6.5, docs/heal.md).
+ */
+async function piecesImage(
+  ctx: StepContext,
+  step: ReplaceStep,
+  content: Extract<NewContent, { pieces: unknown }>,
+): Promise<{ size: number; xxh3: string }> {
   let end = 0;
-  for (const piece of pieces) {
+  for (const piece of content.checked === null ? [] : content.pieces) {
     if (!(piece.to > piece.from && (piece.file !== step.file || (piece.from >= end && piece.to <= step.fromSize)))) {
-      const why = `refusing to heal ${step.file}: its piece [${piece.from}, ${piece.to}) of ${piece.file} is not a range after the previous one`;
+      const why =
+        content.checked === "salvage"
+          ? `refusing to salvage ${step.file}: its kept range [${piece.from}, ${piece.to}) is not inside the ${step.fromSize}-byte log after the previous one`
+          : `refusing to heal ${step.file}: its piece [${piece.from}, ${piece.to}) of ${piece.file} is not a range after the previous one`;
       throw new StalePlanError(why, { path: step.file, position: piece.from }, "bad range");
     }
     if (piece.file === step.file) end = piece.to;
   }
-  const digest = await digestPieces(ctx.fs, ctx.engine, pieces, ctx.chunkBytes, ctx.signal);
-  return { size: digest.bytes, xxh3: digest.xxh3 };
-}
-
-/** The image a salvaged log will have: the XXH3-64 of its kept ranges, which must lie inside the file, in order, without overlap. */
-async function rangesImage(ctx: StepContext, step: ReplaceStep, ranges: ByteRanges): Promise<{ size: number; xxh3: string }> {
-  let end = 0;
-  for (const range of ranges) {
-    if (!(range.from >= end && range.to > range.from && range.to <= step.fromSize)) {
-      const why = `refusing to salvage ${step.file}: its kept range [${range.from}, ${range.to}) is not inside the ${step.fromSize}-byte log after the previous one`;
-      throw new StalePlanError(why, { path: step.file, position: range.from }, "bad range");
-    }
-    end = range.to;
-  }
-  const digest = await digestRanges(ctx.fs, ctx.engine, step.file, ranges, ctx.chunkBytes, ctx.signal);
+  const digest = await streamPieces(ctx.fs, ctx.engine, content.pieces, ctx.chunkBytes, content.checked === null ? undefined : ctx.signal);
   return { size: digest.bytes, xxh3: digest.xxh3 };
 }
 
@@ -234,7 +226,7 @@ export async function undoReplace(op: ReplaceOp, what: string, ctx: UndoContext)
     const why = `the preserved ${what} ${old} is not the ${op.old.size} bytes with XXH3 ${op.old.xxh3} the journal recorded`;
     throw conflict(ctx, why, old, op.segment);
   }
-  await copyRangeToFile(fs, ctx.engine, old, 0, op.old.size, staging, ctx.chunkBytes);
+  await streamPieces(fs, ctx.engine, [{ file: old, from: 0, to: op.old.size }], ctx.chunkBytes, undefined, { path: staging, sparse: true });
   await fs.rename(staging, target);
   await fs.syncDir(path.dirname(target)); // the partition dir, or its offsets dir (docs/node.md N7)
   return `${op.file}: original ${formatCount(op.old.size)}-byte ${what} put back`;
@@ -287,8 +279,7 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
     let old: ReplaceOp["old"] = null;
     if (!created && (await fs.stat(step.file)) !== null) {
       const base = `${preserveBaseOf(target, step.file)}.replaced`;
-      const copy = await preserveRange(fs, engine, step.file, 0, step.fromSize, target.preserveDir, base, chunkBytes, ctx.signal);
-      await ctx.record({ kind: "preserved", source: name, from: 0, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
+      const copy = await preserveCopy(ctx, step.file, 0, step.fromSize, base);
       old = { size: copy.bytes, xxh3: copy.xxh3, file: copy.file };
     }
     // docs/repair.md §6.2: an offset file must still store what the plan read, now, before anything is copied or written.
@@ -297,11 +288,7 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
     const image =
       "bytes" in content
         ? { size: content.bytes.length, xxh3: hex64(engine.xxh3_64(content.bytes)) }
-        : "ranges" in content
-          ? await rangesImage(ctx, step, content.ranges)
-          : "pieces" in content
-            ? await piecesImage(ctx, step, content.pieces)
-            : { size: content.keep, xxh3: (await digestRange(fs, engine, step.file, 0, content.keep, chunkBytes)).xxh3 };
+        : await piecesImage(ctx, step, content);
     if (step.role !== "index" && old === null) {
       throw new StalePlanError(`refusing to rewrite ${step.file}: it is gone`, { path: step.file }, `${step.role} file missing`);
     }
@@ -328,14 +315,10 @@ export const replace: StepKind<ReplaceStep, ReplaceOp> = {
             await file.sync();
           });
         } else {
-          const written =
-            "pieces" in content
-              ? await copyPiecesToFile(fs, engine, content.pieces, staging, chunkBytes, ctx.signal)
-              : "ranges" in content
-                ? await copyRangesToFile(fs, engine, step.file, content.ranges, staging, chunkBytes, ctx.signal)
-                : { ...(await copyRangeToFile(fs, engine, step.file, 0, content.keep, staging, chunkBytes)), bytes: content.keep };
+          const signal = content.checked === null ? undefined : ctx.signal;
+          const written = await streamPieces(fs, engine, content.pieces, chunkBytes, signal, { path: staging, sparse: content.sparse });
           if (written.xxh3 !== image.xxh3 || written.bytes !== image.size) {
-            const why = `refusing to replace ${step.file}: the bytes it keeps changed while ${"ranges" in content ? "salvaging" : "repairing"}`;
+            const why = `refusing to replace ${step.file}: the bytes it keeps changed while ${content.checked === "salvage" ? "salvaging" : "repairing"}`;
             throw new StalePlanError(why, { path: step.file, ...segmentContext(step.segment) }, `${WHAT[step.role]} changed`);
           }
         }

@@ -27,7 +27,8 @@ import { Count, Text, TornEvidenceSchema, U64, closed, literals, nullable } from
 import type { Engine } from "../../engine/types.js";
 import type { JournalRecordBody } from "../../format/journal.js";
 import { RestoreConflictError, StalePlanError } from "../errors.js";
-import { digestRange, forEachChunk, readExactly, storedOffsetNow, withFile } from "../files.js";
+import { assert } from "../../assert.js";
+import { type PreservedCopy, digestRange, forEachChunk, preserveRange, readExactly, storedOffsetNow, withFile } from "../files.js";
 import type { RepairFs } from "../fs-layer.js";
 
 // ---------------------------------------------------------------------------
@@ -192,6 +193,20 @@ export function journalNameOf(target: StepTarget, file: string): string {
 /** A preserve-dir base name for a file named by its path under the target dir (`offsets/consumers/7` → `offsets-consumers-7`). */
 export function preserveBaseOf(target: StepTarget, file: string): string {
   return journalNameOf(target, file).replaceAll("/", "-");
+}
+
+/**
+ * Copies `[from, from + length)` of a step's file into the target's preserve
+ * dir as `baseName` (files.ts `preserveRange`) and journals the copy as a
+ * `preserved` record, before the step changes anything.
+ */
+export async function preserveCopy(ctx: StepContext, file: string, from: number, length: number, baseName: string): Promise<PreservedCopy> {
+  const { fs, engine, chunkBytes, signal, target } = ctx;
+  const request = { source: file, from, length, preserveDir: target.preserveDir, baseName, chunkBytes, signal, zeroByLength: false };
+  const copy = await preserveRange(fs, engine, request);
+  assert(copy.file !== null, "a range preserved without zeroByLength is kept as a file");
+  await ctx.record({ kind: "preserved", source: journalNameOf(target, file), from, bytes: copy.bytes, xxh3: copy.xxh3, file: copy.file });
+  return copy;
 }
 
 /** A segment id as an error's context (none for the WAL or an offset file). */

@@ -13,7 +13,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Count, Text, U64, closed, literals, nullable } from "../../domain/schema-vocabulary.js";
 import { formatCount, formatPlural } from "../../domain/numbers.js";
 import { PreserveError, StalePlanError } from "../errors.js";
-import { digestRange, forEachChunk, preserveRangeOrZero, withFile, writeExactly } from "../files.js";
+import { digestRange, forEachChunk, preserveRange, withFile, writeExactly } from "../files.js";
 import { CUT_PROOF_BYTES } from "../limits.js";
 import {
   CopyName,
@@ -30,9 +30,11 @@ import {
   segmentContext,
 } from "./step.js";
 
+const Role = literals(["segment-log", "wal"] as const);
+
 export const TruncateStepSchema = closed({
   kind: Type.Literal("truncate"),
-  role: literals(["segment-log", "wal"] as const),
+  role: Role,
   /** The file, as an absolute path inside the target's dir. */
   file: Text,
   /** The segment's start offset, or null for the WAL. */
@@ -50,7 +52,7 @@ export type TruncateStep = Static<typeof TruncateStepSchema>;
 
 export const TruncateOpSchema = closed({
   kind: Type.Literal("truncate"),
-  role: literals(["segment-log", "wal"] as const),
+  role: Role,
   file: DirName,
   segment: nullable(U64),
   fromSize: Count,
@@ -71,18 +73,16 @@ export const truncate: StepKind<TruncateStep, TruncateOp> = {
     const name = journalNameOf(target, step.file);
     const bytes = step.fromSize - step.toSize;
     const baseName = `${preserveBaseOf(target, step.file)}.${step.toSize}.residue`;
-    const kept = await preserveRangeOrZero(
-      fs,
-      engine,
-      step.file,
-      step.toSize,
-      bytes,
-      target.preserveDir,
+    const kept = await preserveRange(fs, engine, {
+      source: step.file,
+      from: step.toSize,
+      length: bytes,
+      preserveDir: target.preserveDir,
       baseName,
       chunkBytes,
-      ctx.signal,
-      true,
-    );
+      signal: ctx.signal,
+      zeroByLength: true,
+    });
     if (step.residue.allZero && kept.file !== null) {
       throw new PreserveError(`refusing to cut ${step.file} at ${step.toSize}: the residue the plan calls all zero holds a nonzero byte`, {
         path: step.file,
