@@ -75,16 +75,15 @@ export function readExactlyBlocking(
   position: number,
   context: ReadContext,
 ): void {
-  const failures = scanReadFailures(context);
   for (let filled = 0; filled < target.length; ) {
     const at = position + filled;
     let count: number;
     try {
       count = file.readBlocking(filled === 0 ? target : target.subarray(filled), at);
     } catch (cause) {
-      throw failures.readFailed(cause, at);
+      throw scanReadFailures(context).readFailed(cause, at);
     }
-    if (count <= 0) throw failures.endedAt(at);
+    if (count <= 0) throw scanReadFailures(context).endedAt(at);
     filled += count;
   }
 }

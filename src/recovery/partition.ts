@@ -154,15 +154,18 @@ export interface PartitionListing {
  * opened here.
  */
 export function listSegments(directory: string, entries: readonly DirectoryEntry[]): PartitionListing {
-  const names = new Set(entries.map((entry) => entry.name));
+  // One pass, no intermediate arrays: a scan lists thousands of partitions of a few entries each (docs/benchmarks.md "Breakdown").
+  const names = new Set<string>();
   const listing: PartitionListing = { names, segments: [], sweep: [], ignored: [] };
   // Every non-directory name counts for pairing, so a `.log` that is not a
   // regular file never turns its live `.index` into a sweepable orphan.
-  const files = new Map(entries.filter((entry) => !entry.isDirectory).map((entry) => [entry.name, entry]));
+  const files = new Map<string, DirectoryEntry>();
   for (const entry of entries) {
-    if (entry.isDirectory && entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
+    names.add(entry.name);
+    if (!entry.isDirectory) files.set(entry.name, entry);
+    else if (entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
   }
-  for (const name of [...files.keys()].sort()) {
+  for (const name of Array.from(files.keys()).sort()) {
     const path = childPath(directory, name);
     const regular = files.get(name)!.isFile;
     if (name.endsWith(STAGING_SUFFIX) || (name.endsWith(INDEX_SUFFIX) && !files.has(name.slice(0, -INDEX_SUFFIX.length) + LOG_SUFFIX))) {
@@ -187,8 +190,9 @@ export function listSegments(directory: string, entries: readonly DirectoryEntry
       listing.segments.push({ startOffset, logPath: path, indexPath, regular, indexListed: names.has(stem + INDEX_SUFFIX) });
     }
   }
-  listing.segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
-  listing.ignored.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (listing.segments.length > 1)
+    listing.segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
+  if (listing.ignored.length > 1) listing.ignored.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return listing;
 }
 
