@@ -31,13 +31,14 @@ import { loadavg } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEngine } from "../src/engine/index.js";
+import { MIN_FLUSH_BYTES } from "../src/gen/generate.js";
 import { generateDataDir } from "../src/gen/index.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { cacheRoot } from "./data.js";
 import { machineLine } from "./run.js";
 
 /** Bump when the bytes written change: trees are cached by this name. */
-const SCALE_DATA_VERSION = "scale-v1";
+const SCALE_DATA_VERSION = "scale-v2";
 const KiB = 1024;
 const DEFAULT_SIZES = [1000, 10_000];
 /**
@@ -90,7 +91,7 @@ export async function ensureScaleTree(count: number, segmentBytes: number, progr
     partitionsPerTopic: 1,
     segmentsPerPartition: 1,
     segmentBytes,
-    flushBytes: Math.max(4 * KiB, Math.floor(segmentBytes / 4)),
+    flushBytes: Math.max(MIN_FLUSH_BYTES, Math.floor(segmentBytes / 4)),
     maxBatchMessages: 8,
     force: true,
   });
