@@ -128,6 +128,20 @@ describe("the resident load declines, and the promise path reports", () => {
   });
 });
 
+describe("a layer spread from the blocking one", () => {
+  it("with an open of its own: the resident load declines, so that open is the one used", async () => {
+    const dir = cleanPartition();
+    const engine = engines[0]!;
+    const denied = (): Promise<never> => Promise.reject(Object.assign(new Error("EACCES: permission denied, open"), { code: "EACCES" }));
+    const scanFs: ScanFs = { ...nodeBlockingScanFs, open: denied };
+    const context = { engine, scanFs, options: resolveScanOptions({ engine, io: "blocking" }) };
+    const entries = await nodeBlockingScanFs.list(dir);
+    expect(loadPartitionResident(dir, context, entries, false)).toBeNull();
+    const { report } = await loadListedPartition(dir, context, false, entries, false);
+    expect(report.error?.code).toBe("OpenFailure");
+  });
+});
+
 describe("a scan of a data dir", () => {
   it("gives the same report with blocking io (resident loads) and async io", async () => {
     const dataDir = tempDataDir();

@@ -309,6 +309,19 @@ class BlockingDescriptor implements BlockingFile {
 }
 
 /**
+ * The blocking open a load may use in place of `scanFs.open`, when it opens
+ * what `open` opens: a layer spread from `nodeBlockingScanFs` with an `open`
+ * of its own (a test's injected failure, a caller's filter) still carries the
+ * node's `openBlocking`, which would bypass it, so it gets none.
+ */
+export function blockingOpenOf(scanFs: ScanFs): ((path: string) => BlockingFile) | undefined {
+  const openBlocking = scanFs.openBlocking;
+  if (openBlocking === undefined) return undefined;
+  if (openBlocking === nodeBlockingScanFs.openBlocking && scanFs.open !== nodeBlockingScanFs.open) return undefined;
+  return (path) => openBlocking.call(scanFs, path);
+}
+
+/**
  * `scanFs`, with files already open: the first `open` of one of their paths
  * returns that handle (and forgets it), every other call goes to `scanFs`.
  * The caller closes whatever is still in `opened` when it is done.

@@ -7,7 +7,15 @@ import { basename, dirname, join } from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_NAME_DIGITS, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import { type BlockingFile, type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
+import {
+  type BlockingFile,
+  type DirectoryEntry,
+  NotRegularFileError,
+  type ReadableFile,
+  type ScanFs,
+  blockingOpenOf,
+  withOpenFiles,
+} from "../io/fs.js";
 import { partitionNext } from "../policy/next-step.js";
 import { decideAction } from "../policy/policy.js";
 import {
@@ -482,7 +490,7 @@ export function loadPartitionResident(
   entries: readonly DirectoryEntry[] | undefined,
   preserveDirListed: boolean | undefined,
 ): ListedPartition | null {
-  const openBlocking = context.scanFs.openBlocking;
+  const openBlocking = blockingOpenOf(context.scanFs);
   // A salvage record may sit beside it only when discovery did not see its parent say otherwise (docs/repair.md §6.6).
   if (openBlocking === undefined || entries === undefined || preserveDirListed !== false) return null;
   if (context.options.signal?.aborted) return null;
