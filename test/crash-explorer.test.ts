@@ -115,4 +115,38 @@ describe("exploreCrashes on a toy act that takes its lock through RepairFs", () 
     expect(report.failures.filter((failure) => / persistence=all /.test(failure))).toEqual([]);
     expect(report.failures.some((failure) => failure.startsWith("after the act returned"))).toBe(true);
   });
+
+  it("each recovery in `also` starts from every crash state and must reach its own reference; one that does not is named", async () => {
+    const report = await exploreCrashes({
+      ...toyExploration(),
+      also: [
+        // Repairs again, as the first recovery does: it converges from every crash state.
+        { name: "repair again", recover: (toy) => toyRepair(nodeRepairFs, toy) },
+        // Leaves the crash state as it is: its reference is the act's end state, which a crash mid-way does not reach.
+        { name: "leave it", recover: async () => {} },
+      ],
+      onFailure: "collect",
+    });
+    expect(report.failures.length).toBeGreaterThan(0);
+    expect(report.failures.filter((failure) => !failure.includes("(recovery 3: leave it)"))).toEqual([]);
+    expect(report.failures.every((failure) => failure.includes("recovery did not converge"))).toBe(true);
+  });
+
+  it("`points` picks the crash points explored by the full paths each step changes; the power cut after the act returned is always explored", async () => {
+    const seen: string[][] = [];
+    const report = await exploreCrashes({
+      ...toyExploration(),
+      points(toy, point) {
+        seen.push([...point.paths]);
+        return point.paths.some((p) => p === toy.dir || p.startsWith(`${toy.dir}/`));
+      },
+    });
+    // Every step was offered, with its full paths (a rename names both sides).
+    expect(seen).toHaveLength(report.steps);
+    expect(seen.some((paths) => paths.length === 2 && paths.every((p) => p.includes("/p/")))).toBe(true);
+    // The staging file's open, write, fsync and rename, and the syncDir of p/, are kept; the lock and journal steps are left out.
+    expect(report.skippedPoints).toBe(report.steps - 5);
+    // One run per kept point (the write torn and whole) and the power cut after the act returned.
+    expect(report.runs).toBe(5 + 1 + 1);
+  });
 });

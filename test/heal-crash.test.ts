@@ -5,14 +5,15 @@
  * - a crash at every step of the heal, then the heal again: the uncrashed end
  *   state (the peer's bytes), clean, with no salvage loss left reported;
  *   restore then returns every byte;
- * - a crash at every step of the heal, then restore right away: every byte;
+ * - the same crash states, then restore right away: every byte; a heal after
+ *   it still converges;
  * - a crash at every step of restoring a heal, then restore again: every byte.
  */
 import { describe, expect, it } from "vitest";
 import { forget } from "../src/repair/index.js";
 import { scanPartition } from "../src/node/scan-path.js";
 import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.js";
-import type { PersistenceChoice } from "./helpers/repair-durability.js";
+import { COMBINATION } from "./helpers/crash-cases.js";
 import {
   type HealFault,
   type HealPair,
@@ -35,14 +36,15 @@ interface Shape {
 }
 
 /**
- * CI time: a recovery from a heal's crash state plans the heal again (both
- * replicas scanned deep, the peer's proof walked), about ten times a repair's
- * re-plan, so each crash point gets the process crash, the power cut with
- * nothing unsynced persisted (the exhaustive combinations and seeded mixes
- * are explored for the same step kinds by the repair and salvage crash
- * tests).
+ * A heal combines two replaces (the log spliced from the peer's pieces, the
+ * index rebuilt), each explored with every persistence choice by its case in
+ * the step table (test/step-kinds-crash.test.ts); a heal is explored where it
+ * differs from them (`COMBINATION`, helpers/crash-cases.ts: every crash point
+ * that writes the journal or changes the replica, with the process crash and
+ * the power cut), and a recovery here plans the heal again (both replicas
+ * scanned deep, the peer's proof walked), about ten times a repair's re-plan.
  */
-const choices = (): PersistenceChoice[] => ["all", "none"];
+const reach = COMBINATION;
 /** CI time: an exploration recovers from a few hundred crash states. */
 const EXPLORATION_TIMEOUT_MS = 600_000;
 
@@ -71,6 +73,11 @@ async function expectHealed(pair: HealPair, label: string): Promise<void> {
   expect(partition.findings, label).toEqual([]);
 }
 
+/**
+ * The heal crashed at every step. From each crash state: the heal again (the
+ * peer's bytes, clean), restore then returns every byte; and restore right
+ * away (every byte), after which the heal still converges.
+ */
 function crashedHeal(shape: Shape): CrashExploration<PlannedPair> {
   return {
     build: () => planned(shape),
@@ -79,23 +86,19 @@ function crashedHeal(shape: Shape): CrashExploration<PlannedPair> {
     recover: (tree) => healNoSync(tree),
     verify: (tree, { label }) => expectHealed(tree, label),
     restore: (tree) => restoreHeal(tree.dir),
+    also: [
+      {
+        name: "restore right away",
+        recover: (tree) => restoreHeal(tree.dir),
+        async verify(tree, { label, actEnd, before, reference }) {
+          expect(reference, `${label}: the restored state`).toEqual(before);
+          await healNoSync(tree);
+          expect(snapshot(tree.dir), `${label}: heal after the restore`).toEqual(actEnd);
+        },
+      },
+    ],
     renames: "independent",
-    choices,
-  };
-}
-
-function restoreAfterCrashedHeal(shape: Shape): CrashExploration<PlannedPair> {
-  return {
-    build: () => planned(shape),
-    observe: (tree) => snapshot(tree.dir),
-    act: (fs, tree) => applyHeal(tree.plan, fs),
-    recover: (tree) => restoreHeal(tree.dir),
-    async verify(tree, { label, actEnd }) {
-      await healNoSync(tree);
-      expect(snapshot(tree.dir), `${label}: heal after the restore`).toEqual(actEnd);
-    },
-    renames: "independent",
-    choices,
+    ...reach,
   };
 }
 
@@ -113,24 +116,16 @@ function crashedRestore(shape: Shape): CrashExploration<HealPair> {
       expect((await restoreHeal(tree.dir)).restored, label).toBe(false);
     },
     renames: "independent",
-    choices,
+    ...reach,
   };
 }
 
 describe.each(SHAPES)("heal and crashes: $name", (shape) => {
   it(
-    "a crash at every step k of the heal (process crash; power cuts), then heal again: the peer's bytes, clean, no loss reported; restore returns every byte",
+    "a crash at every step k of the heal (process crash; power cuts), then heal again: the peer's bytes, clean, no loss reported, restore returns every byte; or restore right away: every byte, and a heal after it converges",
     async () => {
       const report = await exploreCrashes(crashedHeal(shape));
       expect(report.steps).toBeGreaterThan(5);
-    },
-    EXPLORATION_TIMEOUT_MS,
-  );
-
-  it(
-    "a crash at every step k of the heal, then restore right away: every byte; a heal after it still converges",
-    async () => {
-      await exploreCrashes(restoreAfterCrashedHeal(shape));
     },
     EXPLORATION_TIMEOUT_MS,
   );

@@ -1,81 +1,45 @@
 /**
- * docs/repair.md §6.2 crash safety: a crash at any mutating step of apply, followed by
- * scan + plan + apply again, converges to the same end state as an uncrashed
- * apply, nothing is lost, and restore still returns the original bytes.
- * Every crash point is explored by helpers/crash-explorer.ts in both crash
- * models: the process crash (every write reached the file, a failing write
- * possibly torn) and the power cut of the durability model
- * (helpers/repair-durability.ts), where any prefix of each file's and each
- * directory's unsynced operations may have persisted, so a missing or
- * misplaced fsync fails it.
- * (Crashes during restore, and restore right after a crash: repair-crash-restore.test.ts.)
+ * docs/repair.md §6.2 crash safety of the repair plans that combine steps or
+ * shapes beyond the step table's cases (test/step-kinds-crash.test.ts), on
+ * every other repairable scenario (helpers/repair-scenarios.ts). Every crash
+ * point of apply and of restore is explored by helpers/crash-explorer.ts with
+ * the process crash (every write reached the file, a failing write possibly
+ * torn) and the power cut keeping only what was fsynced; the partial
+ * persistence of each step kind's unsynced ops is explored by its case in the
+ * step table (helpers/crash-cases.ts says why that suffices):
+ * - a crash at every step of apply, then scan + plan + apply again: the
+ *   uncrashed end state, which scans clean, nothing lost; restore then
+ *   returns every byte;
+ * - the same crash states, then restore right away: the original bytes; then
+ *   repair still converges;
+ * - a crash at every step of restore, then restore again: the original
+ *   bytes; one more restore is a no-op;
+ * - any sequence of crashed applies (process crashes, power cuts with any
+ *   persistence mix), then a whole apply, converges, and restore undoes
+ *   every run.
  */
 import { dirname } from "node:path";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InjectedFault, createFaultyFs } from "../src/repair/index.js";
 import type { RepairFs } from "../src/repair/index.js";
-import { type CrashExploration, crashOnce, exploreCrashes } from "./helpers/crash-explorer.js";
-import type { RenameHalves } from "./helpers/repair-durability.js";
-import {
-  type PlannedTree,
-  REPAIRABLE,
-  type Scenario,
-  buildScenario,
-  crashReference,
-  applyPlan,
-  noSyncFs,
-  plannedPartitionTree,
-  repairNoSync,
-  restoreNoSync,
-  scan,
-  snapshot,
-} from "./helpers/repair-scenarios.js";
+import { COMBINATION, crashedRepair, crashedRepairRestore, inStepKindTable } from "./helpers/crash-cases.js";
+import { crashOnce, exploreCrashes } from "./helpers/crash-explorer.js";
+import { REPAIRABLE, buildScenario, crashReference, noSyncFs, repairNoSync, restoreNoSync, snapshot } from "./helpers/repair-scenarios.js";
 
-/** Apply crashed at every step; recovery: scan + plan + apply again; then the scan is clean and restore returns every byte. */
-function crashedApply(scenario: Scenario, renames: RenameHalves): CrashExploration<PlannedTree> {
-  return {
-    build: () => plannedPartitionTree(scenario),
-    observe: (tree) => snapshot(tree.dir),
-    act: (fs, tree) => applyPlan(tree.plan, fs),
-    recover: (tree) => repairNoSync(tree.dir, scenario),
-    async verify(tree, { label }) {
-      expect((await scan(tree.dir, scenario)).partitions[0]!.verdict, label).toBe("clean");
-    },
-    restore: (tree) => restoreNoSync(tree.dir),
-    renames,
-  };
-}
-
-describe.each(REPAIRABLE)("crash during apply: $name", (scenario) => {
-  // Moves between directories link, fsync, unlink, fsync (repair/files.ts moveBetweenDirs): explored with independent halves.
-  const renames: RenameHalves = "independent";
-
-  it(`a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops, rename halves ${renames}), then scan + plan + apply again: the uncrashed end state; restore returns every byte`, async () => {
-    const report = await exploreCrashes(crashedApply(scenario, renames));
+describe.each(REPAIRABLE.filter((scenario) => !inStepKindTable(scenario)))("crashes: $name", (scenario) => {
+  it("a crash at every step k of apply (process crash; power cut), then scan + plan + apply again: the uncrashed end state, restore returns every byte; or restore right away: the original bytes, and repair after it converges", async () => {
+    const report = await exploreCrashes(crashedRepair(scenario, COMBINATION));
     expect(report.steps).toBeGreaterThan(5);
-    // More crash states than crash points: the partial persistence choices reach states "none" and "all" do not.
+    // More crash states than crash points: the power cut reaches states the process crash does not.
     expect(report.states).toBeGreaterThan(report.runs);
   });
-});
 
-/**
- * A sweep moves a file between two directories. A single rename persists its
- * two halves with two directories, and a power cut before the target's fsync
- * could keep only the removal (the file under neither name): found by this
- * model with independent rename halves. The runner moves by link → fsync the
- * target → unlink → fsync the source instead, so the worst a crash leaves is
- * the file under both names; these explorations run with independent halves
- * for every scenario, and this one pins the scenario that found it.
- */
-describe.each(REPAIRABLE.filter((scenario) => scenario.movesAcrossDirectories))(
-  "moves across directories, crash during apply: $name",
-  (scenario) => {
-    it("with independent rename halves no swept file is ever lost", async () => {
-      await exploreCrashes(crashedApply(scenario, "independent"));
-    });
-  },
-);
+  it("a crash at every step k of restore (process crash; power cut), then restore again: the original bytes; one more restore is a no-op", async () => {
+    const report = await exploreCrashes(crashedRepairRestore(scenario, COMBINATION));
+    expect(report.steps).toBeGreaterThan(3);
+  });
+});
 
 describe("repeated crashes", () => {
   const scenario = REPAIRABLE.find((s) => s.name.startsWith("three segments"))!;

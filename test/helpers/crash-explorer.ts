@@ -30,6 +30,10 @@
  * apply again, or restore again) on the real filesystem, the observed state
  * must equal the reference (the uncrashed act followed by `recover`), `verify`
  * runs, and `restore` (when given) must bring back the state before the act.
+ * Each further recovery in `also` (say, restore right away instead of
+ * repairing) then starts from the same crash state, written over the tree
+ * again, and is checked the same way against its own reference: one sweep of
+ * the act serves every way out of a crash.
  * Crash states are deduplicated by content across the whole exploration:
  * recovery is a function of the bytes on disk, so a state already recovered
  * from is not recovered from again (most k's "none" leaves what the previous
@@ -119,19 +123,31 @@ export interface VerifyContext {
   reference: Snapshot;
 }
 
-export interface CrashExploration<T extends CrashTree> {
-  /** Builds the tree on disk, once (it is written back from memory before every run). */
-  build(): T | Promise<T>;
-  /** The state compared (e.g. the partition's files; not the journal, whose lines carry times and run ids). */
-  observe(tree: T): Snapshot;
-  /** The act under test, every filesystem call through `fs` (e.g. `(fs) => applyPlan(plan, { fs })`). */
-  act(fs: RepairFs, tree: T): Promise<unknown>;
+/** One way out of a crash state, and what it must reach. */
+export interface Recovery<T extends CrashTree> {
+  /** Names it in a failing state's label (a recovery in `also`). */
+  name?: string;
   /** What runs after a crash, on the real filesystem: re-scan + re-plan + apply again, or restore again. */
   recover(tree: T): Promise<unknown>;
   /** More checks after `recover` (the scan is clean, one more restore is a no-op, …). */
   verify?(tree: T, context: VerifyContext): Promise<void> | void;
   /** After `recover` (and `verify`): undo everything; the observed state must then equal the state before the act. */
   restore?(tree: T): Promise<unknown>;
+}
+
+export interface CrashExploration<T extends CrashTree> extends Recovery<T> {
+  /** Builds the tree on disk, once (it is written back from memory before every run). */
+  build(): T | Promise<T>;
+  /** The state compared (e.g. the partition's files; not the journal, whose lines carry times and run ids). */
+  observe(tree: T): Snapshot;
+  /** The act under test, every filesystem call through `fs` (e.g. `(fs) => applyPlan(plan, { fs })`). */
+  act(fs: RepairFs, tree: T): Promise<unknown>;
+  /**
+   * Further recoveries, each run from every crash state too (the state
+   * written back before each), each against its own reference (the uncrashed
+   * act followed by it): e.g. repair again, and restore right away.
+   */
+  also?: readonly Recovery<T>[];
   /** Persistence choices at crash point k, given what is pending there (default `defaultChoices`). */
   choices?(k: number, torn: number, pending: readonly PendingTarget[]): PersistenceChoice[];
   /** Torn fractions tried when step k is a write (default [0, 0.5]). */
@@ -144,6 +160,13 @@ export interface CrashExploration<T extends CrashTree> {
   /** Skip the power cut after the act returned (k = steps + 1). */
   skipAfterReturn?: boolean;
   /**
+   * Which crash points to explore (default: every one). A plan that combines
+   * step kinds is explored where it differs from its kinds' own explorations
+   * (helpers/crash-cases.ts `wherePlansDiffer`); the power cut after the act
+   * returned is always explored.
+   */
+  points?(tree: T, point: CrashPoint): boolean;
+  /**
    * "throw" (default): the first crash state that does not recover fails the
    * exploration, its label naming k, the step, the torn fraction, the
    * persistence choice and what persisted. "collect": every such failure is
@@ -152,16 +175,28 @@ export interface CrashExploration<T extends CrashTree> {
   onFailure?: "throw" | "collect";
 }
 
+/** A mutating step of the uncrashed act, as `points` sees it. */
+export interface CrashPoint {
+  /** 1-based, as the faulty layer counts it. */
+  k: number;
+  /** The faulty layer's "op target" line (names only). */
+  op: string;
+  /** The full paths the step changes: the file or directory, or both sides of a rename or link. */
+  paths: readonly string[];
+}
+
 export interface ExplorationReport {
   /** Mutating steps of the uncrashed act, and their "op target" log. */
   steps: number;
   log: readonly string[];
   /** (k, torn) runs of the act. */
   runs: number;
-  /** Crash states recovered from (distinct by content). */
+  /** Crash states recovered from (distinct by content); each by `recover` and by every recovery in `also`. */
   states: number;
   /** Crash states skipped as already recovered from. */
   duplicates: number;
+  /** Crash points left out by `points`. */
+  skippedPoints: number;
   /** Stale locks cleared before a recovery (relative paths, with their label). */
   locksCleared: string[];
   /** With `onFailure: "collect"`: each crash state that did not recover, labelled, with what went wrong. */
@@ -245,6 +280,69 @@ function fileMtimes(root: string): Map<string, Date> {
   return out;
 }
 
+/**
+ * `inner` with every mutating call's full paths recorded, in the order the
+ * faulty layer above it counts them (it counts a step right before passing
+ * the call down).
+ */
+function recordingPaths(inner: RepairFs, paths: string[][]): RepairFs {
+  const recorded =
+    <A extends unknown[], R>(pathsOf: (...args: A) => string[], call: (...args: A) => R) =>
+    (...args: A): R => {
+      paths.push(pathsOf(...args));
+      return call(...args);
+    };
+  return {
+    ...inner,
+    async open(filePath, mode) {
+      if (mode !== "r") paths.push([filePath]);
+      const file = await inner.open(filePath, mode);
+      return {
+        ...file,
+        read: (...args) => file.read(...args),
+        stat: () => file.stat(),
+        close: () => file.close(),
+        write(...args) {
+          paths.push([filePath]);
+          return file.write(...args);
+        },
+        truncate(size) {
+          paths.push([filePath]);
+          return file.truncate(size);
+        },
+        sync() {
+          paths.push([filePath]);
+          return file.sync();
+        },
+      };
+    },
+    mkdir: recorded(
+      (dirPath) => [dirPath],
+      (dirPath: string) => inner.mkdir(dirPath),
+    ),
+    rename: recorded(
+      (from, to) => [from, to],
+      (from: string, to: string) => inner.rename(from, to),
+    ),
+    link: recorded(
+      (from, to) => [from, to],
+      (from: string, to: string) => inner.link(from, to),
+    ),
+    syncDir: recorded(
+      (dirPath) => [dirPath],
+      (dirPath: string) => inner.syncDir(dirPath),
+    ),
+    unlink: recorded(
+      (filePath) => [filePath],
+      (filePath: string) => inner.unlink(filePath),
+    ),
+    rmdir: recorded(
+      (dirPath) => [dirPath],
+      (dirPath: string) => inner.rmdir(dirPath),
+    ),
+  };
+}
+
 /** Crashes the act at every mutating step k in both crash models and checks recovery from every crash state (see the file comment). */
 export async function exploreCrashes<T extends CrashTree>(spec: CrashExploration<T>): Promise<ExplorationReport> {
   const tree = await spec.build();
@@ -260,20 +358,44 @@ export async function exploreCrashes<T extends CrashTree>(spec: CrashExploration
   };
   const before = spec.observe(tree);
 
-  // The uncrashed run: its steps, its end state, and the end state after recovery.
-  const counting = createFaultyFs(reset());
+  // The uncrashed run: its steps, its end state, and the end state after each recovery.
+  const stepPaths: string[][] = [];
+  const counting = createFaultyFs(recordingPaths(reset(), stepPaths));
   await spec.act(counting, tree);
   const actEnd = spec.observe(tree);
-  await spec.recover(tree);
-  const reference = spec.observe(tree);
+  const actEndTree = spec.also === undefined ? null : readTree(root);
+  const recoveries: { recovery: Recovery<T>; reference: Snapshot; named: string }[] = [];
+  for (const [i, recovery] of [spec, ...(spec.also ?? [])].entries()) {
+    if (i > 0) writeTree(root, actEndTree!);
+    await recovery.recover(tree);
+    recoveries.push({
+      recovery,
+      reference: spec.observe(tree),
+      named: i === 0 ? "" : ` (recovery ${i + 1}${recovery.name ? `: ${recovery.name}` : ""})`,
+    });
+  }
   const { steps, log } = counting;
+  if (stepPaths.length !== steps) throw new Error(`recorded ${stepPaths.length} steps' paths, the faulty layer counted ${steps}`);
 
-  const report: ExplorationReport = { steps, log, runs: 0, states: 0, duplicates: 0, locksCleared: [], failures: [] };
+  const report: ExplorationReport = {
+    steps,
+    log,
+    runs: 0,
+    states: 0,
+    duplicates: 0,
+    skippedPoints: 0,
+    locksCleared: [],
+    failures: [],
+  };
   const seen = new Set<string>();
   const choicesAt = spec.choices ?? defaultChoices;
   const lastK = spec.skipAfterReturn ? steps : steps + 1;
   for (let k = 1; k <= lastK; k++) {
     const afterReturn = k > steps;
+    if (!afterReturn && spec.points !== undefined && !spec.points(tree, { k, op: log[k - 1]!, paths: stepPaths[k - 1]! })) {
+      report.skippedPoints += 1;
+      continue;
+    }
     const torns = !afterReturn && log[k - 1]!.startsWith("write") ? (spec.tornFractions ?? [0, 0.5]) : [0];
     for (const torn of torns) {
       const model = reset();
@@ -297,27 +419,29 @@ export async function exploreCrashes<T extends CrashTree>(spec: CrashExploration
         }
         seen.add(fingerprint);
         report.states += 1;
-        writeTree(root, state.tree);
-        let label = `${at} persistence=${describeChoice(choice)} [${state.persisted.join("; ")}]`;
-        try {
-          // Whatever the act returned having done must have been durable when it returned.
-          if (afterReturn) expect(spec.observe(tree), `${label}: not durable when the act returned`).toEqual(actEnd);
-          const locks = clearStaleLocks(root);
-          if (locks.length > 0) {
-            label += ` stale locks cleared: ${locks.join(", ")}`;
-            report.locksCleared.push(...locks.map((lock) => `${lock} (${at} ${describeChoice(choice)})`));
+        for (const [i, { recovery, reference, named }] of recoveries.entries()) {
+          writeTree(root, state.tree);
+          let label = `${at} persistence=${describeChoice(choice)} [${state.persisted.join("; ")}]${named}`;
+          try {
+            // Whatever the act returned having done must have been durable when it returned.
+            if (afterReturn && i === 0) expect(spec.observe(tree), `${label}: not durable when the act returned`).toEqual(actEnd);
+            const locks = clearStaleLocks(root);
+            if (locks.length > 0) {
+              label += ` stale locks cleared: ${locks.join(", ")}`;
+              report.locksCleared.push(...locks.map((lock) => `${lock} (${at} ${describeChoice(choice)})${named}`));
+            }
+            await stage(label, "recovery", () => recovery.recover(tree));
+            expect(spec.observe(tree), `${label}: recovery did not converge`).toEqual(reference);
+            await stage(label, "verify", async () => recovery.verify?.(tree, { label, before, actEnd, reference }));
+            if (recovery.restore !== undefined) {
+              await stage(label, "restore", () => recovery.restore!(tree));
+              expect(spec.observe(tree), `${label}: restore did not return every byte`).toEqual(before);
+            }
+          } catch (error) {
+            if (spec.onFailure !== "collect") throw error;
+            const message = (error as Error).message.split("\n")[0]!;
+            report.failures.push(message.startsWith(label) ? message : `${label}: ${message}`);
           }
-          await stage(label, "recovery", () => spec.recover(tree));
-          expect(spec.observe(tree), `${label}: recovery did not converge`).toEqual(reference);
-          await stage(label, "verify", async () => spec.verify?.(tree, { label, before, actEnd, reference }));
-          if (spec.restore !== undefined) {
-            await stage(label, "restore", () => spec.restore!(tree));
-            expect(spec.observe(tree), `${label}: restore did not return every byte`).toEqual(before);
-          }
-        } catch (error) {
-          if (spec.onFailure !== "collect") throw error;
-          const message = (error as Error).message.split("\n")[0]!;
-          report.failures.push(message.startsWith(label) ? message : `${label}: ${message}`);
         }
       }
     }

@@ -23,7 +23,7 @@ export interface Scenario {
   /**
    * Apply moves a file from the partition dir into its preserve dir (a
    * sweep), and restore moves it back: a rename between two directories
-   * (see the known bug in repair-crash.test.ts).
+   * (the sweep case of step-kinds-crash.test.ts pins the rename-halves finding).
    */
   movesAcrossDirectories?: boolean;
 }
