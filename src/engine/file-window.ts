@@ -8,8 +8,8 @@
 import { setImmediate as yieldMacrotask } from "node:timers/promises";
 import type { EngineWindow } from "./types.js";
 import { abortError } from "../io/errors.js";
-import type { ReadableFile } from "../io/fs.js";
-import { forEachChunk, readExactly } from "../io/read-exactly.js";
+import type { BlockingFile, ReadableFile } from "../io/fs.js";
+import { forEachChunk, readExactly, readExactlyBlocking } from "../io/read-exactly.js";
 
 /** The longest a scan runs on a thread between two macrotask turns (docs/engines.md §7.1), given a refill in that time. */
 export const YIELD_INTERVAL_MS = 2;
@@ -89,35 +89,76 @@ export class FileWindow {
     );
   }
 
-  /**
-   * Reads as much as fits from `position` on. Bytes from `position` that are
-   * already resident (the head of a batch split by the window end) move to the
-   * front instead of being read again.
-   */
+  /** Reads as much as fits from `position` on (see `carry`). */
   private async refill(position: number): Promise<void> {
-    const wanted = Math.min(this.capacityBytes, this.fileSize - position);
-    const view = this.engineWindow.view();
-    let carried = 0;
-    if (position >= this.startPosition && position < this.end) {
-      carried = Math.min(this.end - position, wanted);
-      view.copyWithin(0, position - this.startPosition, position - this.startPosition + carried);
-    }
+    const { wanted, carried } = this.carry(position);
     try {
-      await readExactly(this.file, view.subarray(carried, wanted), position + carried, { path: this.path, sizeAtStart: this.fileSize });
+      await readExactly(this.file, this.engineWindow.view().subarray(carried, wanted), position + carried, {
+        path: this.path,
+        sizeAtStart: this.fileSize,
+      });
     } catch (error) {
       this.heldBytes = 0;
       throw error;
     }
-    this.startPosition = position;
-    this.heldBytes = wanted;
-    this.hooks.onRead?.(wanted - carried);
+    this.held(position, wanted, carried);
     // A macrotask turn, not a resolved promise: timers and I/O callbacks get to run (docs/engines.md §7.1), at
     // least every YIELD_INTERVAL_MS of scanning on this thread. A turn after every refill cost a twentieth of a
     // scan of many small partitions, each one window (docs/benchmarks.md).
-    if (performance.now() - lastYieldAt >= YIELD_INTERVAL_MS) {
-      await yieldMacrotask();
-      lastYieldAt = performance.now();
-    }
+    if (yieldDue()) await yieldTurn();
     if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);
   }
+
+  /**
+   * `refill` with the file's blocking reads, for a load that runs without a
+   * promise (src/recovery/resident.ts): as much as fits from `position` on
+   * becomes resident. No macrotask turn here: the caller takes it between
+   * partitions when `yieldDue()` says so.
+   */
+  loadBlocking(file: Pick<BlockingFile, "readBlocking">, position: number): void {
+    const { wanted, carried } = this.carry(position);
+    try {
+      readExactlyBlocking(file, this.engineWindow.view().subarray(carried, wanted), position + carried, {
+        path: this.path,
+        sizeAtStart: this.fileSize,
+      });
+    } catch (error) {
+      this.heldBytes = 0;
+      throw error;
+    }
+    this.held(position, wanted, carried);
+    if (this.hooks.signal?.aborted) throw abortError(this.hooks.signal);
+  }
+
+  /**
+   * How much a refill at `position` reads: as much as fits, less the bytes from
+   * `position` that are already resident (the head of a batch split by the
+   * window end), which move to the front instead of being read again.
+   */
+  private carry(position: number): { wanted: number; carried: number } {
+    const wanted = Math.min(this.capacityBytes, this.fileSize - position);
+    let carried = 0;
+    if (position >= this.startPosition && position < this.end) {
+      carried = Math.min(this.end - position, wanted);
+      this.engineWindow.view().copyWithin(0, position - this.startPosition, position - this.startPosition + carried);
+    }
+    return { wanted, carried };
+  }
+
+  private held(position: number, wanted: number, carried: number): void {
+    this.startPosition = position;
+    this.heldBytes = wanted;
+    this.hooks.onRead?.(wanted - carried);
+  }
+}
+
+/** Whether this thread has scanned YIELD_INTERVAL_MS since its last macrotask turn (docs/engines.md §7.1). */
+export function yieldDue(): boolean {
+  return performance.now() - lastYieldAt >= YIELD_INTERVAL_MS;
+}
+
+/** A macrotask turn, noted as this thread's last. */
+export async function yieldTurn(): Promise<void> {
+  await yieldMacrotask();
+  lastYieldAt = performance.now();
 }

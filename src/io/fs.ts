@@ -42,6 +42,19 @@ export interface ReadableFile {
   close(): Promise<void>;
 }
 
+/**
+ * A file opened by a layer with blocking calls (`ScanFs.openBlocking`): its
+ * size from the `fstat` that checked it is a regular file, and reads that
+ * return their count, so a partition load that needs nothing else runs
+ * without a promise (docs/benchmarks.md "Breakdown").
+ */
+export interface BlockingFile extends ReadableFile {
+  readonly size: number;
+  /** Reads up to `target.length` bytes at `position`; the count read (0 at end of file). */
+  readBlocking(target: Uint8Array, position: number): number;
+  closeBlocking(): void;
+}
+
 export interface FileStat {
   size: number;
   /** A regular file: only these are ever opened. */
@@ -84,6 +97,12 @@ export interface ScanFs {
    * "unknown": stat it.
    */
   knownAbsent?(path: string): boolean;
+  /**
+   * `open`, blocking: the same checks and the same errors, with no promise.
+   * Only a layer whose calls block anyway has it (`nodeBlockingScanFs`); a
+   * scan through a layer without it takes the promise path for every file.
+   */
+  openBlocking?(path: string): BlockingFile;
 }
 
 /**
@@ -113,6 +132,10 @@ function overlay(scanFs: ScanFs, replaced: Partial<ScanFs>): ScanFs {
     open: (path) => scanFs.open(path),
     ...(scanFs.realpath === undefined ? {} : { realpath: (path: string) => scanFs.realpath!(path) }),
     ...(scanFs.knownAbsent === undefined ? {} : { knownAbsent: (path: string) => scanFs.knownAbsent!(path) }),
+    // A replaced `open` replaces its blocking twin too: the layer's own would bypass it.
+    ...(scanFs.openBlocking === undefined || replaced.open !== undefined
+      ? {}
+      : { openBlocking: (path: string) => scanFs.openBlocking!(path) }),
     ...replaced,
   };
 }
@@ -239,29 +262,64 @@ export const nodeBlockingScanFs: ScanFs = {
     return realpathSync(path);
   },
   async open(path) {
-    const fd = openSync(path, OPEN_FLAGS);
-    let info: { isFile(): boolean; size: number };
-    try {
-      info = fstatSync(fd);
-    } catch (error) {
-      closeSync(fd);
-      throw error;
-    }
-    if (!info.isFile()) {
-      closeSync(fd);
-      throw new NotRegularFileError(path);
-    }
-    return {
-      size: info.size,
-      async read(target, position) {
-        return readSync(fd, target, 0, target.length, position);
-      },
-      async close() {
-        closeSync(fd);
-      },
-    };
+    return openBlocking(path);
   },
+  openBlocking,
 };
+
+/** `nodeBlockingScanFs.open` without its promise: open, then refuse anything that is not a regular file (a path can change kind after its listing). */
+function openBlocking(path: string): BlockingFile {
+  const fd = openSync(path, OPEN_FLAGS);
+  let info: { isFile(): boolean; size: number };
+  try {
+    info = fstatSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  if (!info.isFile()) {
+    closeSync(fd);
+    throw new NotRegularFileError(path);
+  }
+  return new BlockingDescriptor(fd, info.size);
+}
+
+/** One descriptor with both faces: the promise one every caller can use, and the blocking one. */
+class BlockingDescriptor implements BlockingFile {
+  constructor(
+    private readonly fd: number,
+    readonly size: number,
+  ) {}
+
+  readBlocking(target: Uint8Array, position: number): number {
+    return readSync(this.fd, target, 0, target.length, position);
+  }
+
+  closeBlocking(): void {
+    closeSync(this.fd);
+  }
+
+  async read(target: Uint8Array, position: number): Promise<number> {
+    return this.readBlocking(target, position);
+  }
+
+  async close(): Promise<void> {
+    this.closeBlocking();
+  }
+}
+
+/**
+ * The blocking open a load may use in place of `scanFs.open`, when it opens
+ * what `open` opens: a layer spread from `nodeBlockingScanFs` with an `open`
+ * of its own (a test's injected failure, a caller's filter) still carries the
+ * node's `openBlocking`, which would bypass it, so it gets none.
+ */
+export function blockingOpenOf(scanFs: ScanFs): ((path: string) => BlockingFile) | undefined {
+  const openBlocking = scanFs.openBlocking;
+  if (openBlocking === undefined) return undefined;
+  if (openBlocking === nodeBlockingScanFs.openBlocking && scanFs.open !== nodeBlockingScanFs.open) return undefined;
+  return (path) => openBlocking.call(scanFs, path);
+}
 
 /**
  * `scanFs`, with files already open: the first `open` of one of their paths

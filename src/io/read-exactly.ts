@@ -8,7 +8,7 @@
  * their own failures (src/repair/files.ts) through the same loops.
  */
 import { ScanFailure, describeCause } from "./errors.js";
-import type { ReadableFile } from "./fs.js";
+import type { BlockingFile, ReadableFile } from "./fs.js";
 
 /** What a positional read needs: `ReadableFile.read` (0 at end of file). */
 export type PositionalRead = Pick<ReadableFile, "read">;
@@ -64,6 +64,26 @@ export async function readExactly(
       throw failures.readFailed(cause, at);
     }
     if (count <= 0) throw failures.endedAt(at);
+    filled += count;
+  }
+}
+
+/** `readExactly` through a file's blocking reads: the same loop, the same failures, no promise. */
+export function readExactlyBlocking(
+  file: Pick<BlockingFile, "readBlocking">,
+  target: Uint8Array,
+  position: number,
+  context: ReadContext,
+): void {
+  for (let filled = 0; filled < target.length; ) {
+    const at = position + filled;
+    let count: number;
+    try {
+      count = file.readBlocking(filled === 0 ? target : target.subarray(filled), at);
+    } catch (cause) {
+      throw scanReadFailures(context).readFailed(cause, at);
+    }
+    if (count <= 0) throw scanReadFailures(context).endedAt(at);
     filled += count;
   }
 }

@@ -6,8 +6,8 @@
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
 import { type IndexEntry, readIndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import type { ScanFs } from "../io/fs.js";
-import { readExactly } from "../io/read-exactly.js";
+import type { BlockingFile, ScanFs } from "../io/fs.js";
+import { readExactly, readExactlyBlocking } from "../io/read-exactly.js";
 
 /** Entries read per index read: 64 KiB keeps syscalls few and memory constant. */
 export const INDEX_CHUNK_ENTRIES = 2730;
@@ -71,6 +71,19 @@ export async function readIndexEntries(scanFs: ScanFs, indexPath: string, indexS
   return [];
 }
 
+/** `readIndexEntries` through an open file's blocking reads: one read of an index of at most INDEX_CHUNK_ENTRIES entries. */
+export function readIndexEntriesBlocking(file: Pick<BlockingFile, "readBlocking">, indexPath: string, indexSize: number): IndexEntry[] {
+  const wholeEntries = Math.floor(indexSize / INDEX_ENTRY_BYTES);
+  if (wholeEntries > INDEX_CHUNK_ENTRIES) {
+    throw new RangeError(`readIndexEntriesBlocking: ${indexPath} holds more than ${INDEX_CHUNK_ENTRIES} entries; stream it`);
+  }
+  const chunk = new Uint8Array(wholeEntries * INDEX_ENTRY_BYTES);
+  readExactlyBlocking(file, chunk, 0, { path: indexPath, sizeAtStart: indexSize });
+  const entries: IndexEntry[] = new Array(wholeEntries);
+  for (let i = 0; i < wholeEntries; i++) entries[i] = readIndexEntry(chunk, i * INDEX_ENTRY_BYTES);
+  return entries;
+}
+
 /**
  * docs/recovery.md §3.2 step 1: the first entry must not precede the segment start; offsets
  * and positions must strictly ascend. Timestamps are not checked: clocks rewind.
@@ -79,12 +92,19 @@ export async function validateIndex(
   entries: AsyncIterable<IndexEntry> | readonly IndexEntry[],
   startOffset: bigint,
 ): Promise<{ validation: IndexValidation; summary: Omit<IndexSummary, "wholeEntries" | "trailingBytes"> }> {
+  if (isEntryList(entries)) return validateIndexEntries(entries, startOffset);
   const check = new IndexCheck(startOffset);
-  if (isEntryList(entries)) {
-    for (const entry of entries) if (!check.add(entry)) break;
-  } else {
-    for await (const entry of entries) if (!check.add(entry)) break;
-  }
+  for await (const entry of entries) if (!check.add(entry)) break;
+  return check.result();
+}
+
+/** `validateIndex` over entries read whole: no promise. */
+export function validateIndexEntries(
+  entries: readonly IndexEntry[],
+  startOffset: bigint,
+): { validation: IndexValidation; summary: Omit<IndexSummary, "wholeEntries" | "trailingBytes"> } {
+  const check = new IndexCheck(startOffset);
+  for (const entry of entries) if (!check.add(entry)) break;
   return check.result();
 }
 

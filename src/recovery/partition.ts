@@ -7,7 +7,15 @@ import { basename, dirname, join } from "node:path";
 import { INDEX_SUFFIX, LOG_SUFFIX, SEGMENT_NAME_DIGITS, STAGING_SUFFIX, U64_MAX } from "../format/constants.js";
 import type { Engine, EngineWindow } from "../engine/types.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import { type DirectoryEntry, NotRegularFileError, type ReadableFile, type ScanFs, withOpenFiles } from "../io/fs.js";
+import {
+  type BlockingFile,
+  type DirectoryEntry,
+  NotRegularFileError,
+  type ReadableFile,
+  type ScanFs,
+  blockingOpenOf,
+  withOpenFiles,
+} from "../io/fs.js";
 import { partitionNext } from "../policy/next-step.js";
 import { decideAction } from "../policy/policy.js";
 import {
@@ -25,7 +33,7 @@ import type { ProbeBudget } from "./probe.js";
 import { type DamagedEnd, refuse } from "./refusals.js";
 import { partitionScope } from "./scope.js";
 import { settleSealedTails } from "./sealed-tail.js";
-import { type SegmentFiles, recoverSegment } from "./segment.js";
+import { type SegmentFiles, recoverSegment, recoverSegmentResident } from "./segment.js";
 import { childPath } from "../io/paths.js";
 import { directoryLinkEntry } from "./targets.js";
 import { partitionFindings } from "./salvage-record.js";
@@ -154,15 +162,18 @@ export interface PartitionListing {
  * opened here.
  */
 export function listSegments(directory: string, entries: readonly DirectoryEntry[]): PartitionListing {
-  const names = new Set(entries.map((entry) => entry.name));
+  // One pass, no intermediate arrays: a scan lists thousands of partitions of a few entries each (docs/benchmarks.md "Breakdown").
+  const names = new Set<string>();
   const listing: PartitionListing = { names, segments: [], sweep: [], ignored: [] };
   // Every non-directory name counts for pairing, so a `.log` that is not a
   // regular file never turns its live `.index` into a sweepable orphan.
-  const files = new Map(entries.filter((entry) => !entry.isDirectory).map((entry) => [entry.name, entry]));
+  const files = new Map<string, DirectoryEntry>();
   for (const entry of entries) {
-    if (entry.isDirectory && entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
+    names.add(entry.name);
+    if (!entry.isDirectory) files.set(entry.name, entry);
+    else if (entry.isSymbolicLink) listing.ignored.push(directoryLinkEntry(join(directory, entry.name)));
   }
-  for (const name of [...files.keys()].sort()) {
+  for (const name of Array.from(files.keys()).sort()) {
     const path = childPath(directory, name);
     const regular = files.get(name)!.isFile;
     if (name.endsWith(STAGING_SUFFIX) || (name.endsWith(INDEX_SUFFIX) && !files.has(name.slice(0, -INDEX_SUFFIX.length) + LOG_SUFFIX))) {
@@ -187,8 +198,9 @@ export function listSegments(directory: string, entries: readonly DirectoryEntry
       listing.segments.push({ startOffset, logPath: path, indexPath, regular, indexListed: names.has(stem + INDEX_SUFFIX) });
     }
   }
-  listing.segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
-  listing.ignored.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (listing.segments.length > 1)
+    listing.segments.sort((a, b) => (a.startOffset < b.startOffset ? -1 : a.startOffset > b.startOffset ? 1 : 0));
+  if (listing.ignored.length > 1) listing.ignored.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return listing;
 }
 
@@ -353,26 +365,24 @@ export async function loadListedPartition(
   entries?: readonly DirectoryEntry[],
   preserveDirListed?: boolean,
 ): Promise<ListedPartition> {
+  return (
+    (singleLog ? null : loadPartitionResident(path, context, entries, preserveDirListed)) ??
+    loadListedPartitionAsync(path, context, singleLog, entries, preserveDirListed)
+  );
+}
+
+/** `loadListedPartition` through the layer's promise calls, whatever the partition holds. */
+export async function loadListedPartitionAsync(
+  path: string,
+  context: LoadContext,
+  singleLog = false,
+  entries?: readonly DirectoryEntry[],
+  preserveDirListed?: boolean,
+): Promise<ListedPartition> {
   const { used } = context.options;
   let directoryNames: ReadonlySet<string> | undefined;
   const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
-  const report: PartitionReport = {
-    path,
-    verdict: "clean",
-    action: "serve",
-    refusal: null,
-    error: null,
-    budget: { limitUnits: budget.limitUnits, spentUnits: 0 },
-    sweep: [],
-    segments: [],
-    ignored: [],
-    bytesScanned: 0,
-    singleSegment: singleLog,
-    scope: [],
-    nextStep: "",
-    findings: [],
-    nextCommand: null,
-  };
+  const report = blankPartitionReport(path, singleLog, budget);
   const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
   // Files opened while listing, each handed to the first open of its path (withOpenFiles); the rest closed below.
   const opened = new Map<string, ReadableFile>();
@@ -401,10 +411,7 @@ export async function loadListedPartition(
         }),
       );
     }
-    // The damaged end of a segment that is not the last, in words that say its bytes are there (docs/recovery.md §4 step 3).
-    if (!singleLog) settleSealedTails(report.segments);
-    report.refusal = report.segments.find((segment) => segment.refusal !== null)?.refusal ?? null;
-    if (report.refusal === null && !singleLog) report.refusal = checkContiguity(report.segments);
+    settleSegments(report, singleLog);
   } catch (error) {
     const cause = error instanceof ScanFailure ? error.cause : error;
     if (cause instanceof NotRegularFileError) {
@@ -421,14 +428,140 @@ export async function loadListedPartition(
   report.budget.spentUnits = budget.spentUnits;
   // docs/repair.md §6.6: what a salvage recorded as lost stays said after the bytes scan clean. A lone `.log`'s record is its directory's.
   report.findings = await partitionFindings(context.scanFs, singleLog ? dirname(path) : path, path, preserveDirListed);
+  judgePartition(report, used);
+  context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
+  return { report, directoryNames };
+}
+
+/** A partition's report before anything is read. */
+function blankPartitionReport(path: string, singleLog: boolean, budget: ProbeBudget): PartitionReport {
+  return {
+    path,
+    verdict: "clean",
+    action: "serve",
+    refusal: null,
+    error: null,
+    budget: { limitUnits: budget.limitUnits, spentUnits: 0 },
+    sweep: [],
+    segments: [],
+    ignored: [],
+    bytesScanned: 0,
+    singleSegment: singleLog,
+    scope: [],
+    nextStep: "",
+    findings: [],
+    nextCommand: null,
+  };
+}
+
+/** docs/recovery.md §4 steps 2–3 once every segment is recovered: sealed tails, the first refusal, contiguity. */
+function settleSegments(report: PartitionReport, singleLog: boolean): void {
+  // The damaged end of a segment that is not the last, in words that say its bytes are there (docs/recovery.md §4 step 3).
+  if (!singleLog) settleSealedTails(report.segments);
+  report.refusal = report.segments.find((segment) => segment.refusal !== null)?.refusal ?? null;
+  if (report.refusal === null && !singleLog) report.refusal = checkContiguity(report.segments);
+}
+
+/** The verdict, action, scope and next step of a partition whose segments and findings are in. */
+function judgePartition(report: PartitionReport, used: ResolvedScanOptions["used"]): void {
   report.verdict = classify(report);
   report.action = decideAction(report.verdict, report.refusal, used.replicaCount).action;
   report.scope = partitionScope(report.segments, report.verdict === "failed");
   const next = partitionNext(report, used.replicaCount);
   report.nextStep = next.text;
   report.nextCommand = next.command;
-  context.options.onProgress?.({ path, bytesDone: bytesTotal, bytesTotal });
-  return { report, directoryNames };
+}
+
+/**
+ * `loadListedPartition` without a promise (docs/benchmarks.md "Breakdown"),
+ * for the partition a node holds by the thousand: listed by discovery, no
+ * salvage record beside it, at most PREOPEN_MAX_SEGMENTS segments whose files
+ * list as regular files, read through a layer with blocking calls, and every
+ * segment one `recoverSegmentResident` answers. Null for anything else, and
+ * for any failure (an open, a read, an abort): the caller then runs
+ * `loadListedPartition`, which does it all again and reports what fails.
+ * Nothing is kept from an attempt, and the progress it would have reported is
+ * reported only when it answers, so both give the same report and the same
+ * progress for every partition this answers.
+ */
+export function loadPartitionResident(
+  path: string,
+  context: LoadContext,
+  entries: readonly DirectoryEntry[] | undefined,
+  preserveDirListed: boolean | undefined,
+): ListedPartition | null {
+  const openBlocking = blockingOpenOf(context.scanFs);
+  // A salvage record may sit beside it only when discovery did not see its parent say otherwise (docs/repair.md §6.6).
+  if (openBlocking === undefined || entries === undefined || preserveDirListed !== false) return null;
+  if (context.options.signal?.aborted) return null;
+  const listing = listSegments(path, entries);
+  if (listing.segments.length === 0 || listing.segments.length > PREOPEN_MAX_SEGMENTS) return null;
+  for (const entry of entries) {
+    if (!entry.isFile && (entry.name.endsWith(LOG_SUFFIX) || entry.name.endsWith(INDEX_SUFFIX))) return null;
+  }
+  const { used } = context.options;
+  const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
+  const report = blankPartitionReport(path, false, budget);
+  report.sweep = listing.sweep;
+  report.ignored = listing.ignored;
+  const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
+  const opened: BlockingFile[] = [];
+  const reads: number[] = [];
+  let bytesTotal = 0;
+  try {
+    const segments: { files: SegmentFiles; log: BlockingFile; index: BlockingFile | null }[] = [];
+    for (const { startOffset, logPath, indexPath, indexListed } of listing.segments) {
+      const log = openBlocking(logPath);
+      opened.push(log);
+      const index = indexListed ? openBlocking(indexPath) : null;
+      if (index !== null) opened.push(index);
+      segments.push({ files: { startOffset, logPath, indexPath, logSize: log.size, indexSize: index?.size ?? 0 }, log, index });
+      bytesTotal += log.size;
+    }
+    const segmentContext = {
+      scanFs: context.scanFs,
+      engineWindow,
+      budget,
+      verify: used.verify,
+      signal: context.options.signal,
+      onRead: (bytesRead: number): void => {
+        report.bytesScanned += bytesRead;
+        reads.push(bytesRead);
+      },
+    };
+    for (const { files, log, index } of segments) {
+      const segment = recoverSegmentResident(files, segmentContext, log, index);
+      if (segment === null) return null;
+      report.segments.push(segment);
+    }
+  } catch {
+    return null;
+  } finally {
+    if (engineWindow !== context.engineWindow) engineWindow.close();
+    for (const file of opened) closeQuietly(file);
+  }
+  settleSegments(report, false);
+  report.budget.spentUnits = budget.spentUnits;
+  judgePartition(report, used);
+  const onProgress = context.options.onProgress;
+  if (onProgress !== undefined) {
+    let bytesDone = 0;
+    for (const bytesRead of reads) {
+      bytesDone += bytesRead;
+      onProgress({ path, bytesDone: Math.min(bytesDone, bytesTotal), bytesTotal });
+    }
+    onProgress({ path, bytesDone: bytesTotal, bytesTotal });
+  }
+  return { report, directoryNames: listing.names };
+}
+
+/** Closes a file the load is done with; a failing close changes nothing it proved (the promise path ignores it too). */
+function closeQuietly(file: BlockingFile): void {
+  try {
+    file.closeBlocking();
+  } catch {
+    // nothing was written through it
+  }
 }
 
 /** The window a partition load scans in, as the options ask. */

@@ -9,10 +9,11 @@ import { resolve } from "node:path";
 import type { Engine, EngineKind, EngineWindow } from "../engine/types.js";
 import { LOG_SUFFIX } from "../format/constants.js";
 import { abortError } from "../io/errors.js";
+import { yieldDue, yieldTurn } from "../engine/file-window.js";
 import { type ScanFs, nodeBlockingScanFs, nodeScanFs } from "../io/fs.js";
 import { type PartitionReport, type ScanReport, countFindings } from "../domain/scan.js";
 import type { ResolvedScanOptions } from "./options.js";
-import { failedTarget, loadListedPartition, openScanWindow } from "./partition.js";
+import { failedTarget, loadListedPartition, loadListedPartitionAsync, loadPartitionResident, openScanWindow } from "./partition.js";
 import type { ScanTarget } from "./targets.js";
 import { SEGSCAN_VERSION } from "../version.js";
 
@@ -122,6 +123,10 @@ export async function* loadInOrder(
   keepDirectoryNames = false,
 ): AsyncGenerator<ScannedPartition, void, undefined> {
   const limit = partitionsInFlight(resolved);
+  if (limit === 1) {
+    yield* loadOneAtATime(source, engine, resolved, scanFs, keepDirectoryNames);
+    return;
+  }
   const idleWindows: EngineWindow[] = [];
   const pending: Promise<ScannedPartition>[] = [];
   const start = (target: ScanTarget): Promise<ScannedPartition> => {
@@ -164,6 +169,57 @@ export async function* loadInOrder(
     await Promise.allSettled(pending);
     for (const engineWindow of idleWindows) engineWindow.close();
     if (!exhausted) await targets.return?.();
+  }
+}
+
+/**
+ * `loadInOrder` with one load at a time (blocking io: nothing to overlap), as
+ * a short loop with no promise per partition of its own: a partition
+ * `loadPartitionResident` answers costs no promise at all, any other goes
+ * the promise path. The macrotask turn a refill would take (docs/engines.md
+ * §7.1) is taken between partitions, when due.
+ */
+async function* loadOneAtATime(
+  source: TargetSource,
+  engine: Engine,
+  resolved: ResolvedScanOptions,
+  scanFs: ScanFs,
+  keepDirectoryNames: boolean,
+): AsyncGenerator<ScannedPartition, void, undefined> {
+  const list = isTargetList(source) ? source : null;
+  const stream = isTargetList(source) ? null : source[Symbol.asyncIterator]();
+  const engineWindow = openScanWindow(engine, resolved.used);
+  const context = { engine, scanFs, options: resolved, engineWindow };
+  let exhausted = false;
+  try {
+    for (let i = 0; ; i++) {
+      if (resolved.signal?.aborted) throw abortError(resolved.signal);
+      let target: ScanTarget;
+      if (stream === null) {
+        if (list === null || i >= list.length) break;
+        target = list[i]!;
+      } else {
+        const next = await stream.next();
+        if (next.done) break;
+        target = next.value;
+      }
+      if (target.failure !== undefined) {
+        yield { report: failedTarget(target.path, target.failure, { options: resolved }) };
+        continue;
+      }
+      // The listing is used once: a target scanned again is listed afresh.
+      const entries = target.entries;
+      target.entries = undefined;
+      const loaded =
+        (target.singleLog ? null : loadPartitionResident(target.path, context, entries, target.preserveDirListed)) ??
+        (await loadListedPartitionAsync(target.path, context, target.singleLog, entries, target.preserveDirListed));
+      yield { report: loaded.report, directoryNames: keepDirectoryNames ? loaded.directoryNames : undefined };
+      if (yieldDue()) await yieldTurn();
+    }
+    exhausted = true;
+  } finally {
+    engineWindow.close();
+    if (!exhausted) await stream?.return?.();
   }
 }
 

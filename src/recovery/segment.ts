@@ -3,20 +3,36 @@
  * and say what is proven. Pure over its inputs apart from reads through the
  * window; it never writes.
  */
-import { INDEX_ENTRY_BYTES, U64_MAX } from "../format/constants.js";
+import { BATCH_HEADER_BYTES, INDEX_ENTRY_BYTES, U64_MAX } from "../format/constants.js";
 import type { IndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import type { ScanFs } from "../io/fs.js";
+import type { BlockingFile, ScanFs } from "../io/fs.js";
 import { FileWindow } from "../engine/file-window.js";
 import type { EngineWindow } from "../engine/types.js";
 import { formatCount } from "../domain/numbers.js";
 import type { Refusal, Residue, SegmentReport, SegmentScopeRange, VerifyMode } from "../domain/scan.js";
-import { INDEX_CHUNK_ENTRIES, readIndexEntries, readIndexEntriesStreaming, validateIndex } from "./index-file.js";
+import {
+  INDEX_CHUNK_ENTRIES,
+  readIndexEntries,
+  readIndexEntriesBlocking,
+  readIndexEntriesStreaming,
+  validateIndex,
+  validateIndexEntries,
+} from "./index-file.js";
 import { type ProbeBudget, probeResidue, residueIsAllZero } from "./probe.js";
 import { refuse } from "./refusals.js";
 import { assertScopeTiles, provenRange, survivorScope, tornEvidenceOf, tornRange, unknownRestScope, unwalkedScope } from "./scope.js";
-import { verifyBatchAt } from "./verify.js";
-import { BatchChecksumDigest, IndexEntryMatcher, type ProvenBatch, type WalkResult, lastOffsetOf, walkBatches } from "./walk.js";
+import { verifyBatchAt, verifyResidentBatch } from "./verify.js";
+import {
+  BatchChecksumDigest,
+  IndexEntryMatcher,
+  type ProvenBatch,
+  type WalkOptions,
+  type WalkResult,
+  lastOffsetOf,
+  walkBatches,
+  walkResidentBatches,
+} from "./walk.js";
 
 export interface SegmentFiles {
   startOffset: bigint;
@@ -66,6 +82,129 @@ export async function recoverSegment(files: SegmentFiles, context: SegmentContex
     await file.close();
   }
   return report;
+}
+
+/**
+ * `recoverSegment` without a promise, for the common segment
+ * (docs/benchmarks.md "Breakdown"): the index read whole in one blocking read
+ * (at most INDEX_CHUNK_ENTRIES entries), one blocking read of as much of the
+ * log as the window holds from where the walk starts, and a walk that needs
+ * no other read and ends at the file end or on a discontinuity. Null for
+ * anything else (a residue to probe, a batch past the window, a tail-mode walk
+ * that proves no message), and the caller then runs `recoverSegment`, which
+ * does all of it again: nothing here is kept. Both give the same report,
+ * the same bytes read, for every segment this answers (a test compares them).
+ * Read failures throw, as `recoverSegment`'s do.
+ */
+export function recoverSegmentResident(
+  files: SegmentFiles,
+  context: SegmentContext,
+  log: BlockingFile,
+  index: BlockingFile | null,
+): SegmentReport | null {
+  const wholeEntries = Math.floor(files.indexSize / INDEX_ENTRY_BYTES);
+  const report = blankReport(files, wholeEntries);
+  if (wholeEntries === 0 && files.logSize === 0) {
+    report.scope = unwalkedScope(report);
+    return report; // docs/recovery.md §3.1: an empty segment, P = 0 = size.
+  }
+  report.arm = wholeEntries > 0 ? "indexed" : "index-less";
+  const window = new FileWindow(log, files.logPath, files.logSize, context.engineWindow, {
+    signal: context.signal,
+    onRead: context.onRead,
+  });
+  let settled: boolean;
+  if (wholeEntries === 0) settled = recoverIndexLessResident(files, context, window, log, report);
+  else if (index === null || wholeEntries > INDEX_CHUNK_ENTRIES) return null;
+  else
+    settled = recoverIndexedResident(
+      files,
+      context,
+      window,
+      log,
+      readIndexEntriesBlocking(index, files.indexPath, files.indexSize),
+      report,
+    );
+  if (!settled) return null;
+  if (report.scope.length === 0) report.scope = unwalkedScope(report);
+  assertScopeTiles(report);
+  return report;
+}
+
+/**
+ * The one read a resident recovery makes before walking from `position`: what
+ * the promise path's first refill reads there. Null when that path reads
+ * nothing there (fewer than a header's bytes remain: the batch fails unread).
+ */
+function loadResident(window: FileWindow, log: BlockingFile, position: number): boolean {
+  if (window.fileSize - position < BATCH_HEADER_BYTES) return false;
+  window.loadBlocking(log, position);
+  return true;
+}
+
+/** recoverIndexed without a promise (see recoverSegmentResident): false when it needs what only the promise path does. */
+function recoverIndexedResident(
+  files: SegmentFiles,
+  context: SegmentContext,
+  window: FileWindow,
+  log: BlockingFile,
+  entries: readonly IndexEntry[],
+  report: SegmentReport,
+): boolean {
+  const bounds = indexBounds(files, report, validateIndexEntries(entries, files.startOffset));
+  if (bounds === null) return true;
+  const { lastPosition } = bounds;
+  let walk: WalkResult | null;
+  let deep: DeepIndexCheck | null = null;
+  if (context.verify === "full") {
+    deep = new DeepIndexCheck(entries, lastPosition);
+    if (!loadResident(window, log, 0)) return false;
+    walk = walkResidentBatches(window, deep.walkOptions(files.startOffset));
+    if (walk === null) return false;
+    deep.walked(walk.stopPosition);
+    const mismatches = deep.matcher.finishListed();
+    if (!deep.lastEntryProven) {
+      const check = verifyResidentBatch(window, lastPosition);
+      if (check === null) return false;
+      if (!check.verified) {
+        markRefused(report, bounds.divergence());
+        return true;
+      }
+    }
+    deep.settle(report, walk, mismatches);
+  } else {
+    if (!loadResident(window, log, lastPosition)) return false;
+    walk = walkResidentBatches(window, { fromPosition: lastPosition, expectedOffset: bounds.last.offset, rebuildIndex: false });
+    if (walk === null) return false;
+    if (walk.batchesVerified === 0 && walk.discontinuity === null) {
+      markRefused(report, bounds.divergence());
+      return true;
+    }
+    // A tail of empty batches only: the end bound comes from a walk of the bytes before (a read).
+    if (walk.lastWithMessages === null && lastPosition > 0) return false;
+  }
+  applyIndexedWalk(report, bounds, walk, walk.lastWithMessages, context.verify, deep?.checksums);
+  if (!settleWalkEnd(files, context.engineWindow.limits.maxBatchBytes, report, walk)) return false;
+  if (report.outcome === "refused" && deep !== null) keepPrefixMismatches(report, deep.mismatchesInPrefix);
+  return true;
+}
+
+/** recoverIndexLess without a promise (see recoverSegmentResident): false when it needs what only the promise path does. */
+function recoverIndexLessResident(
+  files: SegmentFiles,
+  context: SegmentContext,
+  window: FileWindow,
+  log: BlockingFile,
+  report: SegmentReport,
+): boolean {
+  const checksums = context.verify === "full" ? new BatchChecksumDigest() : undefined;
+  if (!loadResident(window, log, 0)) return false;
+  const walk = walkResidentBatches(window, indexLessWalk(files, checksums));
+  if (walk === null) return false;
+  applyIndexLessWalk(report, walk, checksums);
+  if (!settleWalkEnd(files, context.engineWindow.limits.maxBatchBytes, report, walk)) return false;
+  finishIndexLess(report, walk);
+  return true;
 }
 
 function blankReport(files: SegmentFiles, wholeEntries: number): SegmentReport {
@@ -133,11 +272,26 @@ async function indexPasses(
   return () => entries;
 }
 
-/** docs/recovery.md §3.2: the indexed arm, in tail mode or deep mode. */
-async function recoverIndexed(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
+/** What the indexed arm takes from a valid index (docs/recovery.md §3.2 step 1). */
+interface IndexBounds {
+  first: IndexEntry;
+  last: IndexEntry;
+  /** The last entry's position, inside the log. */
+  lastPosition: number;
+  /** The refusal when the last entry's batch does not verify there. */
+  divergence: () => Refusal;
+}
+
+/**
+ * docs/recovery.md §3.2 step 1 on a validated index: its bounds, or null when
+ * the segment is refused on it (marked in `report`).
+ */
+function indexBounds(
+  files: SegmentFiles,
+  report: SegmentReport,
+  { validation, summary }: Awaited<ReturnType<typeof validateIndex>>,
+): IndexBounds | null {
   const segment = files.startOffset;
-  const passes = await indexPasses(files, context, report.index.entries);
-  const { validation, summary } = await validateIndex(passes(), files.startOffset);
   if (!validation.valid) {
     markRefused(
       report,
@@ -145,11 +299,10 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
         ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
         : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }),
     );
-    return;
+    return null;
   }
   const first = summary.first!;
   const last = summary.last!;
-  const lastPosition = last.position < BigInt(files.logSize) ? Number(last.position) : null;
   const divergence = (): Refusal =>
     refuse.sizeDivergence(
       {
@@ -160,47 +313,105 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
       },
       last.position,
     );
-  if (lastPosition === null) return markRefused(report, divergence());
+  if (last.position >= BigInt(files.logSize)) {
+    markRefused(report, divergence());
+    return null;
+  }
+  return { first, last, lastPosition: Number(last.position), divergence };
+}
 
-  let walk: WalkResult;
-  let checksums: BatchChecksumDigest | undefined;
-  let deepIndexMismatchesInPrefix: number | null = null;
-  if (context.verify === "full") {
-    // Entries past the proven prefix of a segment that ends refused are the damage's doing, not the index's (docs/recovery.md §3.2).
-    let prefixEnd: bigint | null = null;
-    let mismatchesInPrefix = 0;
-    const matcher = new IndexEntryMatcher(passes(), (entry, batch) => {
-      if (batch !== null || (prefixEnd !== null && entry.position < prefixEnd)) mismatchesInPrefix++;
+/**
+ * Deep mode's index check (docs/recovery.md §3.2): every entry must sit on a
+ * verified batch start; the walk is told of the entries' positions and of the
+ * last entry's. Entries past the proven prefix of a segment that ends refused
+ * are the damage's doing, not the index's.
+ */
+class DeepIndexCheck {
+  readonly matcher: IndexEntryMatcher;
+  readonly checksums = new BatchChecksumDigest();
+  lastEntryProven = false;
+  private prefixEnd: bigint | null = null;
+  mismatchesInPrefix = 0;
+
+  constructor(
+    entries: AsyncIterator<IndexEntry> | readonly IndexEntry[],
+    private readonly lastPosition: number,
+  ) {
+    this.matcher = new IndexEntryMatcher(entries, (entry, batch) => {
+      if (batch !== null || (this.prefixEnd !== null && entry.position < this.prefixEnd)) this.mismatchesInPrefix++;
     });
-    let lastEntryProven = false;
-    checksums = new BatchChecksumDigest();
-    walk = await walkBatches(window, {
+  }
+
+  walkOptions(startOffset: bigint): WalkOptions {
+    const lastPosition = this.lastPosition;
+    return {
       fromPosition: 0,
-      expectedOffset: files.startOffset,
+      expectedOffset: startOffset,
       rebuildIndex: true,
-      checksums,
+      checksums: this.checksums,
       onVerifiedBatch: (batch) => {
-        if (batch.position === lastPosition) lastEntryProven = true;
-        return matcher.onBatch(batch);
+        if (batch.position === lastPosition) this.lastEntryProven = true;
+        return this.matcher.onBatch(batch);
       },
       // Bulk-walked batches skip onVerifiedBatch: stop at the next entry and at the last entry's batch.
       nextStopPosition: (position) =>
-        Math.min(matcher.nextStopPosition(), !lastEntryProven && lastPosition >= position ? lastPosition : Number.POSITIVE_INFINITY),
-    });
-    prefixEnd = BigInt(walk.stopPosition);
-    const mismatches = await matcher.finish();
+        Math.min(
+          this.matcher.nextStopPosition(),
+          !this.lastEntryProven && lastPosition >= position ? lastPosition : Number.POSITIVE_INFINITY,
+        ),
+    };
+  }
+
+  /** The walk ended at `stopPosition`: entries left from here on are counted against the prefix only before it. */
+  walked(stopPosition: number): void {
+    this.prefixEnd = BigInt(stopPosition);
+  }
+
+  /** The matcher's count, once every entry was matched or counted. */
+  settle(report: SegmentReport, walk: WalkResult, mismatches: number): void {
+    report.index.mismatches = mismatches;
+    if (mismatches > 0 && walk.rebuiltIndex) setRebuiltIndex(report, walk);
+  }
+}
+
+/** docs/recovery.md §3.2: what the walk from the index proves, into the report (timestamps, end bound, count, last batch). */
+function applyIndexedWalk(
+  report: SegmentReport,
+  bounds: IndexBounds,
+  walk: WalkResult,
+  lastWithMessages: ProvenBatch | null,
+  verify: VerifyMode,
+  checksums: BatchChecksumDigest | undefined,
+): void {
+  report.startTimestamp = bounds.first.timestamp;
+  report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : bounds.last.offset;
+  report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : bounds.last.timestamp;
+  report.messageCount = verify === "full" || bounds.lastPosition === 0 ? walk.messageCount : null;
+  recordBatches(report, lastWithMessages, checksums);
+}
+
+/** docs/recovery.md §3.2: the indexed arm, in tail mode or deep mode. */
+async function recoverIndexed(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
+  const passes = await indexPasses(files, context, report.index.entries);
+  const bounds = indexBounds(files, report, await validateIndex(passes(), files.startOffset));
+  if (bounds === null) return;
+  const { lastPosition } = bounds;
+  let walk: WalkResult;
+  let deep: DeepIndexCheck | null = null;
+  if (context.verify === "full") {
+    deep = new DeepIndexCheck(passes(), lastPosition);
+    walk = await walkBatches(window, deep.walkOptions(files.startOffset));
+    deep.walked(walk.stopPosition);
+    const mismatches = await deep.matcher.finish();
     // Tail-mode refusals first, so both modes refuse the same indexes (docs/recovery.md §3.2
     // deep mode). The walk has usually proven the last entry's batch already;
     // only when it stopped short is that batch read and verified on its own.
-    if (!lastEntryProven && !(await verifyBatchAt(window, lastPosition)).verified) return markRefused(report, divergence());
-    report.index.mismatches = mismatches;
-    if (mismatches > 0 && walk.rebuiltIndex) setRebuiltIndex(report, walk);
-    deepIndexMismatchesInPrefix = mismatchesInPrefix;
+    if (!deep.lastEntryProven && !(await verifyBatchAt(window, lastPosition)).verified) return markRefused(report, bounds.divergence());
+    deep.settle(report, walk, mismatches);
   } else {
-    walk = await walkBatches(window, { fromPosition: lastPosition, expectedOffset: last.offset, rebuildIndex: false });
-    if (walk.batchesVerified === 0 && walk.discontinuity === null) return markRefused(report, divergence());
+    walk = await walkBatches(window, { fromPosition: lastPosition, expectedOffset: bounds.last.offset, rebuildIndex: false });
+    if (walk.batchesVerified === 0 && walk.discontinuity === null) return markRefused(report, bounds.divergence());
   }
-  report.startTimestamp = first.timestamp;
   // Deep mode already walked from byte 0: a walk that found no message proves none came before.
   let lastWithMessages = walk.lastWithMessages;
   if (lastWithMessages === null && context.verify === "tail") {
@@ -208,13 +419,10 @@ async function recoverIndexed(files: SegmentFiles, context: SegmentContext, wind
     lastWithMessages = before.lastWithMessages;
     addOversizedWarnings(report, before, context.engineWindow.limits.maxBatchBytes);
   }
-  report.endOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) : last.offset;
-  report.endTimestamp = lastWithMessages ? lastWithMessages.baseTimestamp : last.timestamp;
-  report.messageCount = context.verify === "full" || lastPosition === 0 ? walk.messageCount : null;
-  recordBatches(report, lastWithMessages, checksums);
+  applyIndexedWalk(report, bounds, walk, lastWithMessages, context.verify, deep?.checksums);
   // The probe's floor is the same chain end the report prints, so tail and deep mode agree.
   await settleWalk(files, context, window, report, walk, lastWithMessages);
-  if (report.outcome === "refused" && deepIndexMismatchesInPrefix !== null) keepPrefixMismatches(report, deepIndexMismatchesInPrefix);
+  if (report.outcome === "refused" && deep !== null) keepPrefixMismatches(report, deep.mismatchesInPrefix);
 }
 
 /**
@@ -270,12 +478,18 @@ function addOversizedWarnings(report: SegmentReport, walk: Pick<WalkResult, "ove
 /** docs/recovery.md §3.3: no whole index entry; walk from byte 0 anchored on the file name, rebuilding the index. */
 async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, window: FileWindow, report: SegmentReport): Promise<void> {
   const checksums = context.verify === "full" ? new BatchChecksumDigest() : undefined;
-  const walk = await walkBatches(window, {
-    fromPosition: 0,
-    expectedOffset: files.startOffset,
-    rebuildIndex: true,
-    ...(checksums === undefined ? {} : { checksums }),
-  });
+  const walk = await walkBatches(window, indexLessWalk(files, checksums));
+  applyIndexLessWalk(report, walk, checksums);
+  await settleWalk(files, context, window, report, walk);
+  finishIndexLess(report, walk);
+}
+
+function indexLessWalk(files: SegmentFiles, checksums: BatchChecksumDigest | undefined): WalkOptions {
+  return { fromPosition: 0, expectedOffset: files.startOffset, rebuildIndex: true, ...(checksums === undefined ? {} : { checksums }) };
+}
+
+/** What the index-less walk proves, into the report (before settling its end). */
+function applyIndexLessWalk(report: SegmentReport, walk: WalkResult, checksums: BatchChecksumDigest | undefined): void {
   recordBatches(report, walk.lastWithMessages, checksums);
   if (walk.firstWithMessages && walk.lastWithMessages) {
     report.startTimestamp = walk.firstWithMessages.baseTimestamp;
@@ -283,7 +497,10 @@ async function recoverIndexLess(files: SegmentFiles, context: SegmentContext, wi
     report.endTimestamp = walk.lastWithMessages.baseTimestamp;
   }
   report.messageCount = walk.messageCount;
-  await settleWalk(files, context, window, report, walk);
+}
+
+/** The index-less arm once its end is settled: an `empty` segment, or its rebuilt index. */
+function finishIndexLess(report: SegmentReport, walk: WalkResult): void {
   if (report.outcome === "refused") return;
   if (walk.lastWithMessages === null) {
     // Not one batch with messages, and nothing durable past the stop: unusable bytes (docs/recovery.md §3.3).
@@ -324,6 +541,28 @@ function setRebuiltIndex(report: SegmentReport, walk: WalkResult): void {
 }
 
 /**
+ * settleWalk's part that reads nothing: gaps, warnings, the walked size, and
+ * a walk that ended in a discontinuity or at the file end. True when that
+ * settled the segment; false when a residue remains to be probed.
+ */
+function settleWalkEnd(files: SegmentFiles, maxBatchBytes: number, report: SegmentReport, walk: WalkResult): boolean {
+  const prefixMessages = report.messageCount;
+  report.gaps = walk.gaps;
+  addOversizedWarnings(report, walk, maxBatchBytes);
+  report.walkedSize = walk.stopPosition;
+  if (walk.discontinuity) {
+    markRefused(report, refuse.offsetDiscontinuity({ segment: files.startOffset, ...walk.discontinuity }));
+    report.scope = unknownRestScope(provenRange(report, prefixMessages), report, chainOffset(walk.discontinuity.expectedOffset));
+    return true;
+  }
+  if (walk.stopPosition >= files.logSize) {
+    report.scope = [provenRange(report, prefixMessages)]; // outcome stays clean
+    return true;
+  }
+  return false;
+}
+
+/**
  * Continuity refusal, then the residue and its probe (docs/recovery.md §3.4–3.5), then
  * the scope of loss (§3.7). `prefixMessages`: the proven prefix's message count
  * when the walk counted it from byte 0, else null.
@@ -338,18 +577,7 @@ async function settleWalk(
 ): Promise<void> {
   const segment = files.startOffset;
   const prefixMessages = report.messageCount;
-  report.gaps = walk.gaps;
-  addOversizedWarnings(report, walk, context.engineWindow.limits.maxBatchBytes);
-  report.walkedSize = walk.stopPosition;
-  if (walk.discontinuity) {
-    markRefused(report, refuse.offsetDiscontinuity({ segment, ...walk.discontinuity }));
-    report.scope = unknownRestScope(provenRange(report, prefixMessages), report, chainOffset(walk.discontinuity.expectedOffset));
-    return;
-  }
-  if (walk.stopPosition >= files.logSize) {
-    report.scope = [provenRange(report, prefixMessages)]; // outcome stays clean
-    return;
-  }
+  if (settleWalkEnd(files, context.engineWindow.limits.maxBatchBytes, report, walk)) return;
   const damagePosition = walk.stopPosition;
   const minBaseOffset = lastWithMessages ? lastOffsetOf(lastWithMessages) + 1n : files.startOffset;
   const probe = await probeResidue(window, damagePosition, minBaseOffset, context.budget);

@@ -117,43 +117,111 @@ export interface WalkOptions {
 }
 
 export async function walkBatches(window: FileWindow, options: WalkOptions): Promise<WalkResult> {
-  const result: WalkResult = {
-    stopPosition: options.fromPosition,
-    batchesVerified: 0,
-    messageCount: 0,
-    firstWithMessages: null,
-    lastWithMessages: null,
-    expectedOffset: options.expectedOffset,
-    gaps: [],
-    oversizedBatches: [],
-    discontinuity: null,
-    failure: null,
-    rebuiltIndex: options.rebuildIndex ? [] : null,
-  };
-  const batches = new BatchIterator(window, options.fromPosition, options.untilPosition);
-  const rebuild = result.rebuiltIndex === null ? null : new IndexRebuild(result.rebuiltIndex, options.rebuildFrom);
-  const addChecksum = options.checksums?.headerVisitor();
-  while (!batches.done) {
-    const run = batches.walkResident(bulkStopPosition(options, batches, rebuild), result.expectedOffset, addChecksum);
-    if (run !== null) addRun(result, run, rebuild);
-    if (batches.done) break;
-    // The batch the bulk walk left: a read, a gap, a discontinuity, an oversized or
-    // failing batch, or a position the caller must be told of.
-    const batch = batches.nextResident() ?? (await batches.next());
+  const walk = new BatchWalk(window, options);
+  for (;;) {
+    const state = walk.advanceResident();
+    if (state === WALK_DONE) return walk.result;
+    if (state === WALK_NEEDS_READ) await walk.stepWithRead();
+    else await state;
+  }
+}
+
+/**
+ * `walkBatches` over the bytes the window holds, with no promise: the walk's
+ * result, or null when a batch needs a read (the window, and nothing else,
+ * was changed; the caller starts over with `walkBatches`). `onVerifiedBatch`
+ * must answer synchronously here (an index matcher over an array does).
+ */
+export function walkResidentBatches(window: FileWindow, options: WalkOptions): WalkResult | null {
+  const walk = new BatchWalk(window, options);
+  const state = walk.advanceResident();
+  assert(typeof state !== "object", "a resident walk's visitor answers without a promise");
+  return state === WALK_DONE ? walk.result : null;
+}
+
+const WALK_DONE = 1;
+const WALK_NEEDS_READ = 2;
+
+/**
+ * One walk's state and its per-batch rules, driven by `walkBatches` (with
+ * reads) or `walkResidentBatches` (without): both run exactly this loop, so
+ * they cannot disagree about a batch.
+ */
+class BatchWalk {
+  readonly result: WalkResult;
+  private readonly batches: BatchIterator;
+  private readonly rebuild: IndexRebuild | null;
+  private readonly addChecksum: WalkedHeaderVisitor | undefined;
+  /** The walk stopped on a batch that did not prove (the iterator may go on; the walk does not). */
+  private stopped = false;
+
+  constructor(
+    window: FileWindow,
+    private readonly options: WalkOptions,
+  ) {
+    this.result = {
+      stopPosition: options.fromPosition,
+      batchesVerified: 0,
+      messageCount: 0,
+      firstWithMessages: null,
+      lastWithMessages: null,
+      expectedOffset: options.expectedOffset,
+      gaps: [],
+      oversizedBatches: [],
+      discontinuity: null,
+      failure: null,
+      rebuiltIndex: options.rebuildIndex ? [] : null,
+    };
+    this.batches = new BatchIterator(window, options.fromPosition, options.untilPosition);
+    this.rebuild = this.result.rebuiltIndex === null ? null : new IndexRebuild(this.result.rebuiltIndex, options.rebuildFrom);
+    this.addChecksum = options.checksums?.headerVisitor();
+  }
+
+  /**
+   * Walks on while no read is needed: WALK_DONE once the result is final,
+   * WALK_NEEDS_READ when the next batch needs a read (`stepWithRead`), or the
+   * caller's pending `onVerifiedBatch` (await it, then call again).
+   */
+  advanceResident(): typeof WALK_DONE | typeof WALK_NEEDS_READ | Promise<void> {
+    if (this.stopped) return WALK_DONE;
+    const { batches, result } = this;
+    while (!batches.done) {
+      const run = batches.walkResident(bulkStopPosition(this.options, batches, this.rebuild), result.expectedOffset, this.addChecksum);
+      if (run !== null) addRun(result, run, this.rebuild);
+      if (batches.done) break;
+      // The batch the bulk walk left: a read, a gap, a discontinuity, an oversized or
+      // failing batch, or a position the caller must be told of.
+      const batch = batches.nextResident();
+      if (batch === undefined) return WALK_NEEDS_READ;
+      assert(batch !== null, "an iterator that is not done yields a batch");
+      const taken = this.take(batch);
+      if (taken !== undefined) return taken;
+    }
+    result.stopPosition = batches.position;
+    return WALK_DONE;
+  }
+
+  /** The next batch, read; then `advanceResident` again. */
+  async stepWithRead(): Promise<void> {
+    const batch = await this.batches.next();
     assert(batch !== null, "an iterator that is not done yields a batch");
-    const proven = provenBatch(result, batch);
+    const taken = this.take(batch);
+    if (typeof taken === "object") await taken;
+  }
+
+  /** One batch folded in: WALK_DONE when the walk stops on it, the caller's pending visit, or undefined to go on. */
+  private take(batch: IteratedBatch): typeof WALK_DONE | Promise<void> | undefined {
+    const proven = provenBatch(this.result, batch);
     if (proven === null) {
       // The proven prefix ends where this batch starts (the iterator may already have stepped past it).
-      result.stopPosition = batch.position;
-      return result;
+      this.result.stopPosition = batch.position;
+      this.stopped = true;
+      return WALK_DONE;
     }
-    options.checksums?.add(proven.checksum);
-    rebuild?.offer(proven);
-    const pending = options.onVerifiedBatch?.(proven);
-    if (pending) await pending;
+    this.options.checksums?.add(proven.checksum);
+    this.rebuild?.offer(proven);
+    return this.options.onVerifiedBatch?.(proven) || undefined;
   }
-  result.stopPosition = batches.position;
-  return result;
 }
 
 /**
@@ -340,15 +408,20 @@ export class IndexEntryMatcher {
     }
   }
 
+  /** `finish` of a matcher given an array: no promise. */
+  finishListed(): number {
+    const list = this.list;
+    assert(list !== null, "finishListed needs the entries as an array");
+    for (; this.listNext < list.length; this.listNext++) {
+      this.mismatches++;
+      this.onMismatch?.(list[this.listNext]!, null);
+    }
+    return this.mismatches;
+  }
+
   /** Entries past the last verified batch start sit on no proven batch. */
   async finish(): Promise<number> {
-    if (this.list !== null) {
-      for (; this.listNext < this.list.length; this.listNext++) {
-        this.mismatches++;
-        this.onMismatch?.(this.list[this.listNext]!, null);
-      }
-      return this.mismatches;
-    }
+    if (this.list !== null) return this.finishListed();
     for (let entry = await this.peek(); entry !== null; entry = await this.peek()) {
       this.mismatches++;
       this.onMismatch?.(entry, null);
