@@ -69,6 +69,18 @@ describe("scrub as a service: start line, summary, metrics", () => {
     expect(once.stdout).toContain(`\n  state saved to ${state}\n`);
   });
 
+  it("--watch stops, saying so, and exits 8 once its stdout cannot be written (the reader went away): it never scrubs on unheard", async () => {
+    const { root } = partition();
+    const state = join(trackedTempDir("segscan-scrub-epipe-"), "state.json");
+    const { child, done } = await startCli(["scrub", root, "--state", state, "--rate", "unlimited", "--watch", "--interval", "1s"]);
+    // The reader takes the start line, then goes away (as `| head -1` does); the next pass's output meets a closed pipe.
+    child.stdout!.once("data", () => child.stdout!.destroy());
+    const run = await done;
+    expect(run.code).toBe(8);
+    expect(run.stderr).toMatch(/scrub --watch: cannot write to stdout \(EPIPE\); stopping after the current window/);
+    expect(JSON.parse(readFileSync(state, "utf8"))).toBeTypeOf("object");
+  });
+
   it("metrics: a header line, segscan_build_info, and the last success, kept while a pass cannot read a file", async () => {
     const { root, dir: partitionDir } = partition();
     const dir = trackedTempDir("segscan-scrub-metrics-");

@@ -250,8 +250,21 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
     error.name = "AbortError";
     controller.abort(error);
   };
+  // A watcher whose stdout can no longer be written (its reader went away, a full disk) would scrub on unheard for
+  // ever: it stops as SIGTERM stops it, and exits 8 (docs/scrub.md §4). A single pass runs to its verdict instead.
+  let stdoutLost: string | null = null;
+  const onStdoutError = (error: NodeJS.ErrnoException): void => {
+    if (!flags.watch || stdoutLost !== null) return;
+    stdoutLost = error.code ?? error.message;
+    warn(`scrub --watch: cannot write to stdout (${stdoutLost}); stopping after the current window (the state file holds the last save)`);
+    const stop = new Error(`stdout failed (${stdoutLost})`);
+    stop.name = "AbortError";
+    if (!controller.signal.aborted) controller.abort(stop);
+  };
+  const stoppedCode = (): number => (stdoutLost !== null ? EXIT.OPERATIONAL : EXIT.CLEAN);
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  process.stdout.on("error", onStdoutError);
   try {
     if (flags.watch) await out(watchStartLine(root, outputs, flags));
     for (;;) {
@@ -268,15 +281,16 @@ export async function scrubCommand(path: string, flags: ScrubFlags, command: Com
         }
         if (!flags.json) await out(`${terminalSafe(`  metrics written to ${outputs.metricsPath}`)}\n`);
       }
-      if (!summary.complete) return flags.watch ? EXIT.CLEAN : EXIT.CANCELLED;
+      if (!summary.complete) return flags.watch ? stoppedCode() : EXIT.CANCELLED;
       if (!flags.watch) return passExitCode(summary);
       const waitMs = Math.max(0, flags.interval - (performance.now() - passStartedMs));
       await sleep(waitMs, undefined, { signal: controller.signal }).catch(() => undefined);
-      if (controller.signal.aborted) return EXIT.CLEAN;
+      if (controller.signal.aborted) return stoppedCode();
     }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    process.stdout.off("error", onStdoutError);
   }
 }
 
