@@ -52,14 +52,21 @@ export interface SegmentContext {
   onRead: (bytesRead: number) => void;
 }
 
-export async function recoverSegment(files: SegmentFiles, context: SegmentContext): Promise<SegmentReport> {
+/**
+ * The report a segment's recovery fills, with its arm; an empty segment's is
+ * complete already (docs/recovery.md §3.1: P = 0 = size).
+ */
+function startReport(files: SegmentFiles): { report: SegmentReport; wholeEntries: number } {
   const wholeEntries = Math.floor(files.indexSize / INDEX_ENTRY_BYTES);
   const report = blankReport(files, wholeEntries);
-  if (wholeEntries === 0 && files.logSize === 0) {
-    report.scope = unwalkedScope(report);
-    return report; // docs/recovery.md §3.1: an empty segment, P = 0 = size.
-  }
-  report.arm = wholeEntries > 0 ? "indexed" : "index-less";
+  if (wholeEntries === 0 && files.logSize === 0) report.scope = unwalkedScope(report);
+  else report.arm = wholeEntries > 0 ? "indexed" : "index-less";
+  return { report, wholeEntries };
+}
+
+export async function recoverSegment(files: SegmentFiles, context: SegmentContext): Promise<SegmentReport> {
+  const { report, wholeEntries } = startReport(files);
+  if (report.arm === "empty-file") return report;
   let file;
   try {
     file = await context.scanFs.open(files.logPath);
@@ -102,13 +109,8 @@ export function recoverSegmentResident(
   log: BlockingFile,
   index: BlockingFile | null,
 ): SegmentReport | null {
-  const wholeEntries = Math.floor(files.indexSize / INDEX_ENTRY_BYTES);
-  const report = blankReport(files, wholeEntries);
-  if (wholeEntries === 0 && files.logSize === 0) {
-    report.scope = unwalkedScope(report);
-    return report; // docs/recovery.md §3.1: an empty segment, P = 0 = size.
-  }
-  report.arm = wholeEntries > 0 ? "indexed" : "index-less";
+  const { report, wholeEntries } = startReport(files);
+  if (report.arm === "empty-file") return report;
   const window = new FileWindow(log, files.logPath, files.logSize, context.engineWindow, {
     signal: context.signal,
     onRead: context.onRead,
