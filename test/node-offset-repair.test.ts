@@ -8,7 +8,7 @@
  * the snapshot are never changed. The "done when" of the issue end to end
  * through the CLI.
  */
-import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createTsEngine } from "../src/engine/ts/engine.js";
@@ -23,6 +23,7 @@ import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.
 import type { RenameHalves } from "./helpers/repair-durability.js";
 import { noSyncFs } from "./helpers/repair-scenarios.js";
 import { runCli } from "./helpers/cli.js";
+import { nodeFiles as files } from "./helpers/crash-cases.js";
 import { tempDir } from "./helpers/node-wal.js";
 import { tinyNode } from "./helpers/metadata-node.js";
 
@@ -31,21 +32,6 @@ const P1 = "streams/1/topics/1/partitions/1";
 const P2 = "streams/1/topics/1/partitions/2";
 
 const node = (fault: string): Promise<string> => tinyNode({ seed: 7, fault });
-
-/** Every file under `root` outside the preserve dirs, by path, as hex. */
-function files(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      if (name.endsWith(".segscan")) continue;
-      if (statSync(path).isDirectory()) walk(path);
-      else out[path.slice(root.length + 1)] = readFileSync(path).toString("hex");
-    }
-  };
-  walk(root);
-  return out;
-}
 
 /** The node's one plan (docs/repair.md §6.2), with its offset steps and left-alone findings picked out. */
 async function planFor(root: string, clampOffsets = true) {

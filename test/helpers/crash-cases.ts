@@ -210,7 +210,7 @@ export function crashedSalvageRestore(scenario: SalvageScenario, reach: Reach<Pa
 const CORRUPT_OFFSET_PARTITION = "streams/1/topics/1/partitions/1";
 
 /** Every file under `root` outside the preserve dirs, by path, as hex. */
-function nodeFiles(root: string): Record<string, string> {
+export function nodeFiles(root: string): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir).sort()) {
