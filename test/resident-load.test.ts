@@ -7,9 +7,9 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../src/engine/types.js";
-import { type BlockingFile, type ScanFs, nodeBlockingScanFs } from "../src/io/fs.js";
+import { type BlockingFile, type ReadableFile, type ScanFs, nodeBlockingScanFs, nodeScanFs, withListing } from "../src/io/fs.js";
 import { resolveScanOptions } from "../src/recovery/options.js";
-import { loadListedPartition, loadPartitionResident } from "../src/recovery/partition.js";
+import { loadListedPartition, loadPartitionPreloaded, loadPartitionResident } from "../src/recovery/partition.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { allEngines } from "./helpers/engines.js";
 import { buildChain, concat, indexAt, tempDataDir, tempPartition, writeSegment } from "./helpers/fixtures.js";
@@ -139,6 +139,50 @@ describe("a layer spread from the blocking one", () => {
     expect(loadPartitionResident(dir, context, entries, false)).toBeNull();
     const { report } = await loadListedPartition(dir, context, false, entries, false);
     expect(report.error?.code).toBe("OpenFailure");
+  });
+});
+
+describe("a layer spread from the async one", () => {
+  it("with an open of its own: the preloaded load declines, so that open is the one used", async () => {
+    const dir = cleanPartition();
+    const engine = engines[0]!;
+    const denied = (): Promise<never> => Promise.reject(Object.assign(new Error("EACCES: permission denied, open"), { code: "EACCES" }));
+    const scanFs: ScanFs = { ...nodeScanFs, open: denied };
+    const context = { engine, scanFs, options: resolveScanOptions({ engine, io: "async" }) };
+    const entries = await nodeScanFs.list(dir);
+    expect(await loadPartitionPreloaded(dir, context, entries, false)).toBeNull();
+    const { report } = await loadListedPartition(dir, context, false, entries, false);
+    expect(report.error?.code).toBe("OpenFailure");
+  });
+
+  it("unchanged: the preloaded load answers (a wrapping layer keeps it)", async () => {
+    const dir = cleanPartition();
+    const engine = engines[0]!;
+    const context = { engine, scanFs: withListing(nodeScanFs, dir, new Set()), options: resolveScanOptions({ engine, io: "async" }) };
+    const entries = await nodeScanFs.list(dir);
+    expect(await loadPartitionPreloaded(dir, context, entries, false)).not.toBeNull();
+  });
+
+  it("a read that fails declines, and the promise path reports ReadFailure", async () => {
+    const dir = cleanPartition();
+    const failingRead = async (path: string): Promise<ReadableFile> => {
+      const file = await nodeScanFs.open(path);
+      return {
+        size: file.size,
+        read: async (target, position) => {
+          if (path.endsWith(".log")) throw Object.assign(new Error("EIO: i/o error, read"), { code: "EIO" });
+          return file.read(target, position);
+        },
+        close: () => file.close(),
+      };
+    };
+    const scanFs: ScanFs = { ...nodeScanFs, openRetryable: failingRead, open: failingRead };
+    const engine = engines[0]!;
+    const context = { engine, scanFs, options: resolveScanOptions({ engine, io: "async" }) };
+    const entries = await nodeScanFs.list(dir);
+    expect(await loadPartitionPreloaded(dir, context, entries, false)).toBeNull();
+    const { report } = await loadListedPartition(dir, context, false, entries, false);
+    expect(report.error?.code).toBe("ReadFailure");
   });
 });
 

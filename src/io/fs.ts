@@ -103,6 +103,13 @@ export interface ScanFs {
    * scan through a layer without it takes the promise path for every file.
    */
   openBlocking?(path: string): BlockingFile;
+  /**
+   * `open`, marked as a call that can be made again with the same effect:
+   * only the node's own async layer has it, so a load may attempt a partition
+   * and do it again on the promise path (`retryableOpenOf`). A layer that
+   * counts its calls (a test's injected fault) has none.
+   */
+  openRetryable?(path: string): Promise<ReadableFile>;
 }
 
 /**
@@ -136,6 +143,9 @@ function overlay(scanFs: ScanFs, replaced: Partial<ScanFs>): ScanFs {
     ...(scanFs.openBlocking === undefined || replaced.open !== undefined
       ? {}
       : { openBlocking: (path: string) => scanFs.openBlocking!(path) }),
+    ...(scanFs.openRetryable === undefined || replaced.open !== undefined
+      ? {}
+      : { openRetryable: (path: string) => scanFs.openRetryable!(path) }),
     ...replaced,
   };
 }
@@ -201,26 +211,30 @@ export const nodeScanFs: ScanFs = {
   // FileHandle (fs/promises) costs several times more per open/stat/read/close,
   // which dominates a scan of many small partitions (docs/benchmarks.md). Every caller
   // closes what it opened in a `finally`.
-  async open(path) {
-    const fd = await settle<number>((done) => open(path, OPEN_FLAGS, done));
-    let info: { isFile(): boolean; size: number };
-    try {
-      info = await settle<{ isFile(): boolean; size: number }>((done) => fstat(fd, done));
-    } catch (error) {
-      await settle<void>((done) => close(fd, done));
-      throw error;
-    }
-    if (!info.isFile()) {
-      await settle<void>((done) => close(fd, done));
-      throw new NotRegularFileError(path);
-    }
-    return {
-      size: info.size,
-      read: (target, position) => settle<number>((done) => read(fd, target, 0, target.length, position, done)),
-      close: () => settle<void>((done) => close(fd, done)),
-    };
-  },
+  open: openAsync,
+  openRetryable: openAsync,
 };
+
+/** `nodeScanFs.open`: open, then refuse anything that is not a regular file (a path can change kind after its listing). */
+async function openAsync(path: string): Promise<ReadableFile> {
+  const fd = await settle<number>((done) => open(path, OPEN_FLAGS, done));
+  let info: { isFile(): boolean; size: number };
+  try {
+    info = await settle<{ isFile(): boolean; size: number }>((done) => fstat(fd, done));
+  } catch (error) {
+    await settle<void>((done) => close(fd, done));
+    throw error;
+  }
+  if (!info.isFile()) {
+    await settle<void>((done) => close(fd, done));
+    throw new NotRegularFileError(path);
+  }
+  return {
+    size: info.size,
+    read: (target, position) => settle<number>((done) => read(fd, target, 0, target.length, position, done)),
+    close: () => settle<void>((done) => close(fd, done)),
+  };
+}
 
 /** A Node callback call as a promise. */
 function settle<T>(call: (done: (error: NodeJS.ErrnoException | null, value?: T) => void) => void): Promise<T> {
@@ -335,4 +349,16 @@ export function withOpenFiles(scanFs: ScanFs, opened: Map<string, ReadableFile>)
       return file;
     },
   });
+}
+
+/**
+ * The open a load may use to attempt a partition it may then do again on the
+ * promise path (`ScanFs.openRetryable`): none when a layer spread from
+ * `nodeScanFs` has an `open` of its own, which the attempt would bypass.
+ */
+export function retryableOpenOf(scanFs: ScanFs): ((path: string) => Promise<ReadableFile>) | undefined {
+  const openRetryable = scanFs.openRetryable;
+  if (openRetryable === undefined) return undefined;
+  if (openRetryable === nodeScanFs.openRetryable && scanFs.open !== nodeScanFs.open) return undefined;
+  return (path) => openRetryable.call(scanFs, path);
 }

@@ -6,7 +6,7 @@
 import { INDEX_ENTRY_BYTES } from "../format/constants.js";
 import { type IndexEntry, readIndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import type { BlockingFile, ScanFs } from "../io/fs.js";
+import type { BlockingFile, ReadableFile, ScanFs } from "../io/fs.js";
 import { readExactly, readExactlyBlocking } from "../io/read-exactly.js";
 
 /** Entries read per index read: 64 KiB keeps syscalls few and memory constant. */
@@ -43,9 +43,7 @@ async function* readIndexChunks(scanFs: ScanFs, indexPath: string, indexSize: nu
         path: indexPath,
         sizeAtStart: indexSize,
       });
-      const entries: IndexEntry[] = new Array(count);
-      for (let i = 0; i < count; i++) entries[i] = readIndexEntry(chunk, i * INDEX_ENTRY_BYTES);
-      yield entries;
+      yield decodeIndexChunk(chunk.subarray(0, count * INDEX_ENTRY_BYTES));
       entryIndex += count;
     }
   } finally {
@@ -73,14 +71,30 @@ export async function readIndexEntries(scanFs: ScanFs, indexPath: string, indexS
 
 /** `readIndexEntries` through an open file's blocking reads: one read of an index of at most INDEX_CHUNK_ENTRIES entries. */
 export function readIndexEntriesBlocking(file: Pick<BlockingFile, "readBlocking">, indexPath: string, indexSize: number): IndexEntry[] {
+  const chunk = wholeIndexChunk(indexPath, indexSize);
+  readExactlyBlocking(file, chunk, 0, { path: indexPath, sizeAtStart: indexSize });
+  return decodeIndexChunk(chunk);
+}
+
+/** `readIndexEntries` through a file already open: one read, no open or close of its own. */
+export async function readIndexEntriesWhole(file: ReadableFile, indexPath: string, indexSize: number): Promise<IndexEntry[]> {
+  const chunk = wholeIndexChunk(indexPath, indexSize);
+  await readExactly(file, chunk, 0, { path: indexPath, sizeAtStart: indexSize });
+  return decodeIndexChunk(chunk);
+}
+
+/** The buffer an index read whole needs: its whole entries, at most INDEX_CHUNK_ENTRIES. */
+function wholeIndexChunk(indexPath: string, indexSize: number): Uint8Array {
   const wholeEntries = Math.floor(indexSize / INDEX_ENTRY_BYTES);
   if (wholeEntries > INDEX_CHUNK_ENTRIES) {
-    throw new RangeError(`readIndexEntriesBlocking: ${indexPath} holds more than ${INDEX_CHUNK_ENTRIES} entries; stream it`);
+    throw new RangeError(`${indexPath} holds more than ${INDEX_CHUNK_ENTRIES} index entries to read whole; stream it`);
   }
-  const chunk = new Uint8Array(wholeEntries * INDEX_ENTRY_BYTES);
-  readExactlyBlocking(file, chunk, 0, { path: indexPath, sizeAtStart: indexSize });
-  const entries: IndexEntry[] = new Array(wholeEntries);
-  for (let i = 0; i < wholeEntries; i++) entries[i] = readIndexEntry(chunk, i * INDEX_ENTRY_BYTES);
+  return new Uint8Array(wholeEntries * INDEX_ENTRY_BYTES);
+}
+
+function decodeIndexChunk(chunk: Uint8Array): IndexEntry[] {
+  const entries: IndexEntry[] = new Array(chunk.length / INDEX_ENTRY_BYTES);
+  for (let i = 0; i < entries.length; i++) entries[i] = readIndexEntry(chunk, i * INDEX_ENTRY_BYTES);
   return entries;
 }
 

@@ -14,6 +14,7 @@ import {
   type ReadableFile,
   type ScanFs,
   blockingOpenOf,
+  retryableOpenOf,
   withOpenFiles,
 } from "../io/fs.js";
 import { partitionNext } from "../policy/next-step.js";
@@ -33,7 +34,7 @@ import type { ProbeBudget } from "./probe.js";
 import { type DamagedEnd, refuse } from "./refusals.js";
 import { partitionScope } from "./scope.js";
 import { settleSealedTails } from "./sealed-tail.js";
-import { type SegmentFiles, recoverSegment, recoverSegmentResident } from "./segment.js";
+import { type SegmentContext, type SegmentFiles, recoverSegment, recoverSegmentPreloaded, recoverSegmentResident } from "./segment.js";
 import { childPath } from "../io/paths.js";
 import { directoryLinkEntry } from "./targets.js";
 import { partitionFindings } from "./salvage-record.js";
@@ -365,8 +366,10 @@ export async function loadListedPartition(
   entries?: readonly DirectoryEntry[],
   preserveDirListed?: boolean,
 ): Promise<ListedPartition> {
+  if (singleLog) return loadListedPartitionAsync(path, context, singleLog, entries, preserveDirListed);
   return (
-    (singleLog ? null : loadPartitionResident(path, context, entries, preserveDirListed)) ??
+    loadPartitionResident(path, context, entries, preserveDirListed) ??
+    (await loadPartitionPreloaded(path, context, entries, preserveDirListed)) ??
     loadListedPartitionAsync(path, context, singleLog, entries, preserveDirListed)
   );
 }
@@ -473,16 +476,102 @@ function judgePartition(report: PartitionReport, used: ResolvedScanOptions["used
 }
 
 /**
+ * What a resident load (`loadPartitionResident`, `loadPartitionPreloaded`)
+ * answers: a partition listed by discovery, with no salvage record beside it
+ * (discovery saw its parent say so: docs/repair.md §6.6), of at most
+ * PREOPEN_MAX_SEGMENTS segments whose files list as regular files. Null:
+ * take the promise path.
+ */
+function residentListing(
+  path: string,
+  context: LoadContext,
+  entries: readonly DirectoryEntry[] | undefined,
+  preserveDirListed: boolean | undefined,
+): PartitionListing | null {
+  if (entries === undefined || preserveDirListed !== false || context.options.signal?.aborted) return null;
+  const listing = listSegments(path, entries);
+  if (listing.segments.length === 0 || listing.segments.length > PREOPEN_MAX_SEGMENTS) return null;
+  for (const entry of entries) {
+    if (!entry.isFile && (entry.name.endsWith(LOG_SUFFIX) || entry.name.endsWith(INDEX_SUFFIX))) return null;
+  }
+  return listing;
+}
+
+/**
+ * One resident attempt at a partition. Nothing is kept from an attempt that
+ * declines, and the progress it would have reported is reported only when it
+ * answers, so it gives the promise path's report and progress for every
+ * partition it answers (test/resident-load.test.ts).
+ */
+class ResidentAttempt {
+  readonly report: PartitionReport;
+  readonly segmentContext: SegmentContext;
+  private readonly budget: ProbeBudget;
+  private readonly engineWindow: EngineWindow;
+  private readonly reads: number[] = [];
+  private bytesTotal = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly context: LoadContext,
+    private readonly listing: PartitionListing,
+  ) {
+    const { used } = context.options;
+    this.budget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
+    this.report = blankPartitionReport(path, false, this.budget);
+    this.report.sweep = listing.sweep;
+    this.report.ignored = listing.ignored;
+    this.engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
+    this.segmentContext = {
+      scanFs: context.scanFs,
+      engineWindow: this.engineWindow,
+      budget: this.budget,
+      verify: used.verify,
+      signal: context.options.signal,
+      onRead: (bytesRead) => {
+        this.report.bytesScanned += bytesRead;
+        this.reads.push(bytesRead);
+      },
+    };
+  }
+
+  /** A listed segment's files, sized from their opens. */
+  sized({ startOffset, logPath, indexPath }: ListedSegment, logSize: number, indexSize: number): SegmentFiles {
+    this.bytesTotal += logSize;
+    return { startOffset, logPath, indexPath, logSize, indexSize };
+  }
+
+  /** The window back to its owner (the load's own is closed). */
+  release(): void {
+    if (this.engineWindow !== this.context.engineWindow) this.engineWindow.close();
+  }
+
+  /** docs/recovery.md §4 steps 2–3 and the verdict, once every segment answered; then the progress it held back. */
+  finish(): ListedPartition {
+    const { report, path, bytesTotal } = this;
+    settleSegments(report, false);
+    report.budget.spentUnits = this.budget.spentUnits;
+    judgePartition(report, this.context.options.used);
+    const onProgress = this.context.options.onProgress;
+    if (onProgress !== undefined) {
+      let bytesDone = 0;
+      for (const bytesRead of this.reads) {
+        bytesDone += bytesRead;
+        onProgress({ path, bytesDone: Math.min(bytesDone, bytesTotal), bytesTotal });
+      }
+      onProgress({ path, bytesDone: bytesTotal, bytesTotal });
+    }
+    return { report, directoryNames: this.listing.names };
+  }
+}
+
+/**
  * `loadListedPartition` without a promise (docs/benchmarks.md "Breakdown"),
- * for the partition a node holds by the thousand: listed by discovery, no
- * salvage record beside it, at most PREOPEN_MAX_SEGMENTS segments whose files
- * list as regular files, read through a layer with blocking calls, and every
- * segment one `recoverSegmentResident` answers. Null for anything else, and
- * for any failure (an open, a read, an abort): the caller then runs
+ * for the partition a node holds by the thousand (`residentListing`), read
+ * through a layer with blocking calls, when every segment is one
+ * `recoverSegmentResident` answers. Null for anything else, and for any
+ * failure (an open, a read, an abort): the caller then runs
  * `loadListedPartition`, which does it all again and reports what fails.
- * Nothing is kept from an attempt, and the progress it would have reported is
- * reported only when it answers, so both give the same report and the same
- * progress for every partition this answers.
  */
 export function loadPartitionResident(
   path: string,
@@ -491,68 +580,73 @@ export function loadPartitionResident(
   preserveDirListed: boolean | undefined,
 ): ListedPartition | null {
   const openBlocking = blockingOpenOf(context.scanFs);
-  // A salvage record may sit beside it only when discovery did not see its parent say otherwise (docs/repair.md §6.6).
-  if (openBlocking === undefined || entries === undefined || preserveDirListed !== false) return null;
-  if (context.options.signal?.aborted) return null;
-  const listing = listSegments(path, entries);
-  if (listing.segments.length === 0 || listing.segments.length > PREOPEN_MAX_SEGMENTS) return null;
-  for (const entry of entries) {
-    if (!entry.isFile && (entry.name.endsWith(LOG_SUFFIX) || entry.name.endsWith(INDEX_SUFFIX))) return null;
-  }
-  const { used } = context.options;
-  const budget: ProbeBudget = { limitUnits: used.probeBudgetUnits, spentUnits: 0 };
-  const report = blankPartitionReport(path, false, budget);
-  report.sweep = listing.sweep;
-  report.ignored = listing.ignored;
-  const engineWindow = context.engineWindow ?? openScanWindow(context.engine, used);
+  const listing = openBlocking === undefined ? null : residentListing(path, context, entries, preserveDirListed);
+  if (openBlocking === undefined || listing === null) return null;
+  const attempt = new ResidentAttempt(path, context, listing);
   const opened: BlockingFile[] = [];
-  const reads: number[] = [];
-  let bytesTotal = 0;
   try {
     const segments: { files: SegmentFiles; log: BlockingFile; index: BlockingFile | null }[] = [];
-    for (const { startOffset, logPath, indexPath, indexListed } of listing.segments) {
-      const log = openBlocking(logPath);
+    for (const listed of listing.segments) {
+      const log = openBlocking(listed.logPath);
       opened.push(log);
-      const index = indexListed ? openBlocking(indexPath) : null;
+      const index = listed.indexListed ? openBlocking(listed.indexPath) : null;
       if (index !== null) opened.push(index);
-      segments.push({ files: { startOffset, logPath, indexPath, logSize: log.size, indexSize: index?.size ?? 0 }, log, index });
-      bytesTotal += log.size;
+      segments.push({ files: attempt.sized(listed, log.size, index?.size ?? 0), log, index });
     }
-    const segmentContext = {
-      scanFs: context.scanFs,
-      engineWindow,
-      budget,
-      verify: used.verify,
-      signal: context.options.signal,
-      onRead: (bytesRead: number): void => {
-        report.bytesScanned += bytesRead;
-        reads.push(bytesRead);
-      },
-    };
     for (const { files, log, index } of segments) {
-      const segment = recoverSegmentResident(files, segmentContext, log, index);
+      const segment = recoverSegmentResident(files, attempt.segmentContext, log, index);
       if (segment === null) return null;
-      report.segments.push(segment);
+      attempt.report.segments.push(segment);
     }
   } catch {
     return null;
   } finally {
-    if (engineWindow !== context.engineWindow) engineWindow.close();
+    attempt.release();
     for (const file of opened) closeQuietly(file);
   }
-  settleSegments(report, false);
-  report.budget.spentUnits = budget.spentUnits;
-  judgePartition(report, used);
-  const onProgress = context.options.onProgress;
-  if (onProgress !== undefined) {
-    let bytesDone = 0;
-    for (const bytesRead of reads) {
-      bytesDone += bytesRead;
-      onProgress({ path, bytesDone: Math.min(bytesDone, bytesTotal), bytesTotal });
+  return attempt.finish();
+}
+
+/**
+ * `loadPartitionResident` through a layer's promise calls (async io): each
+ * file opened and read once with a promise, every segment walked with none
+ * per batch (`recoverSegmentPreloaded`). Only through a layer whose calls can
+ * be made twice with the same effect (`retryableOpenOf`), since a declined
+ * attempt is done again by the promise path.
+ */
+export async function loadPartitionPreloaded(
+  path: string,
+  context: LoadContext,
+  entries: readonly DirectoryEntry[] | undefined,
+  preserveDirListed: boolean | undefined,
+): Promise<ListedPartition | null> {
+  const open = retryableOpenOf(context.scanFs);
+  const listing = open === undefined ? null : residentListing(path, context, entries, preserveDirListed);
+  if (open === undefined || listing === null) return null;
+  const attempt = new ResidentAttempt(path, context, listing);
+  const opened: ReadableFile[] = [];
+  try {
+    const segments: { files: SegmentFiles; log: ReadableFile; index: ReadableFile | null }[] = [];
+    for (const listed of listing.segments) {
+      const log = await open(listed.logPath);
+      opened.push(log);
+      const index = listed.indexListed ? await open(listed.indexPath) : null;
+      if (index !== null) opened.push(index);
+      if (log.size === undefined || (index !== null && index.size === undefined)) return null;
+      segments.push({ files: attempt.sized(listed, log.size, index?.size ?? 0), log, index });
     }
-    onProgress({ path, bytesDone: bytesTotal, bytesTotal });
+    for (const { files, log, index } of segments) {
+      const segment = await recoverSegmentPreloaded(files, attempt.segmentContext, log, index);
+      if (segment === null) return null;
+      attempt.report.segments.push(segment);
+    }
+  } catch {
+    return null;
+  } finally {
+    attempt.release();
+    for (const file of opened) await file.close().catch(() => undefined);
   }
-  return { report, directoryNames: listing.names };
+  return attempt.finish();
 }
 
 /** Closes a file the load is done with; a failing close changes nothing it proved (the promise path ignores it too). */

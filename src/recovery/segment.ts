@@ -6,7 +6,7 @@
 import { BATCH_HEADER_BYTES, INDEX_ENTRY_BYTES, U64_MAX } from "../format/constants.js";
 import type { IndexEntry } from "../format/records.js";
 import { ScanFailure, describeCause } from "../io/errors.js";
-import type { BlockingFile, ScanFs } from "../io/fs.js";
+import type { BlockingFile, ReadableFile, ScanFs } from "../io/fs.js";
 import { FileWindow } from "../engine/file-window.js";
 import type { EngineWindow } from "../engine/types.js";
 import { formatCount } from "../domain/numbers.js";
@@ -16,6 +16,7 @@ import {
   readIndexEntries,
   readIndexEntriesBlocking,
   readIndexEntriesStreaming,
+  readIndexEntriesWhole,
   validateIndex,
   validateIndexEntries,
 } from "./index-file.js";
@@ -92,16 +93,17 @@ export async function recoverSegment(files: SegmentFiles, context: SegmentContex
 }
 
 /**
- * `recoverSegment` without a promise, for the common segment
- * (docs/benchmarks.md "Breakdown"): the index read whole in one blocking read
- * (at most INDEX_CHUNK_ENTRIES entries), one blocking read of as much of the
- * log as the window holds from where the walk starts, and a walk that needs
- * no other read and ends at the file end or on a discontinuity. Null for
- * anything else (a residue to probe, a batch past the window, a tail-mode walk
- * that proves no message), and the caller then runs `recoverSegment`, which
- * does all of it again: nothing here is kept. Both give the same report,
- * the same bytes read, for every segment this answers (a test compares them).
- * Read failures throw, as `recoverSegment`'s do.
+ * `recoverSegment` without a promise per batch, for the common segment
+ * (docs/benchmarks.md "Breakdown"): the index read whole in one read (at most
+ * INDEX_CHUNK_ENTRIES entries), one read of as much of the log as the window
+ * holds from where the walk starts, and a walk that needs no other read and
+ * ends at the file end or on a discontinuity. Null for anything else (a
+ * residue to probe, a batch past the window, a tail-mode walk that proves no
+ * message), and the caller then runs `recoverSegment`, which does all of it
+ * again: nothing here is kept. Both give the same report, the same bytes read,
+ * for every segment this answers (a test compares them). Read failures throw,
+ * as `recoverSegment`'s do. This one reads with blocking calls, so it runs
+ * with no promise at all.
  */
 export function recoverSegmentResident(
   files: SegmentFiles,
@@ -111,45 +113,89 @@ export function recoverSegmentResident(
 ): SegmentReport | null {
   const { report, wholeEntries } = startReport(files);
   if (report.arm === "empty-file") return report;
-  const window = new FileWindow(log, files.logPath, files.logSize, context.engineWindow, {
-    signal: context.signal,
-    onRead: context.onRead,
+  if (wholeEntries > 0 && (index === null || wholeEntries > INDEX_CHUNK_ENTRIES)) return null;
+  const entries = index === null || wholeEntries === 0 ? null : readIndexEntriesBlocking(index, files.indexPath, files.indexSize);
+  const window = segmentWindow(files, context, log);
+  return recoverResident(files, context, window, entries, report, (position) => {
+    if (window.fileSize - position < BATCH_HEADER_BYTES) return false;
+    window.loadBlocking(log, position);
+    return true;
   });
-  let settled: boolean;
-  if (wholeEntries === 0) settled = recoverIndexLessResident(files, context, window, log, report);
-  else if (index === null || wholeEntries > INDEX_CHUNK_ENTRIES) return null;
-  else
-    settled = recoverIndexedResident(
-      files,
-      context,
-      window,
-      log,
-      readIndexEntriesBlocking(index, files.indexPath, files.indexSize),
-      report,
-    );
+}
+
+/**
+ * `recoverSegmentResident` through a layer's promise calls: the same two
+ * reads awaited (the log's at the position the walk will ask for, from
+ * `residentLogPosition`), then the same walk with no promise per batch.
+ */
+export async function recoverSegmentPreloaded(
+  files: SegmentFiles,
+  context: SegmentContext,
+  log: ReadableFile,
+  index: ReadableFile | null,
+): Promise<SegmentReport | null> {
+  const { report, wholeEntries } = startReport(files);
+  if (report.arm === "empty-file") return report;
+  if (wholeEntries > 0 && (index === null || wholeEntries > INDEX_CHUNK_ENTRIES)) return null;
+  const entries = index === null || wholeEntries === 0 ? null : await readIndexEntriesWhole(index, files.indexPath, files.indexSize);
+  const window = segmentWindow(files, context, log);
+  const loadedAt = residentLogPosition(files, context.verify, entries);
+  if (loadedAt !== null) {
+    if (window.fileSize - loadedAt < BATCH_HEADER_BYTES) return null;
+    await window.ensure(loadedAt, BATCH_HEADER_BYTES);
+  }
+  return recoverResident(files, context, window, entries, report, (position) => position === loadedAt);
+}
+
+function segmentWindow(files: SegmentFiles, context: SegmentContext, log: ReadableFile): FileWindow {
+  return new FileWindow(log, files.logPath, files.logSize, context.engineWindow, { signal: context.signal, onRead: context.onRead });
+}
+
+/**
+ * Where a resident recovery's one log read starts (what the promise path's
+ * first refill reads): the log's start for a whole walk, the last index
+ * entry's position for a tail walk, null when an index it cannot trust is
+ * refused with nothing read.
+ */
+function residentLogPosition(files: SegmentFiles, verify: VerifyMode, entries: readonly IndexEntry[] | null): number | null {
+  if (entries === null) return 0;
+  const bounds = checkIndexBounds(files, validateIndexEntries(entries, files.startOffset));
+  if ("refusal" in bounds) return null;
+  return verify === "full" ? 0 : bounds.lastPosition;
+}
+
+/**
+ * The resident recovery once its index is read: `load(position)` makes the
+ * log resident from `position` on, or says it cannot (the segment then goes
+ * the promise path).
+ */
+function recoverResident(
+  files: SegmentFiles,
+  context: SegmentContext,
+  window: FileWindow,
+  entries: readonly IndexEntry[] | null,
+  report: SegmentReport,
+  load: ResidentLoad,
+): SegmentReport | null {
+  const settled =
+    entries === null
+      ? recoverIndexLessResident(files, context, window, load, report)
+      : recoverIndexedResident(files, context, window, load, entries, report);
   if (!settled) return null;
   if (report.scope.length === 0) report.scope = unwalkedScope(report);
   assertScopeTiles(report);
   return report;
 }
 
-/**
- * The one read a resident recovery makes before walking from `position`: what
- * the promise path's first refill reads there. Null when that path reads
- * nothing there (fewer than a header's bytes remain: the batch fails unread).
- */
-function loadResident(window: FileWindow, log: BlockingFile, position: number): boolean {
-  if (window.fileSize - position < BATCH_HEADER_BYTES) return false;
-  window.loadBlocking(log, position);
-  return true;
-}
+/** Makes the log resident from a position on; false when the promise path must do it (fewer than a header's bytes remain there: the batch fails unread). */
+type ResidentLoad = (position: number) => boolean;
 
 /** recoverIndexed without a promise (see recoverSegmentResident): false when it needs what only the promise path does. */
 function recoverIndexedResident(
   files: SegmentFiles,
   context: SegmentContext,
   window: FileWindow,
-  log: BlockingFile,
+  load: ResidentLoad,
   entries: readonly IndexEntry[],
   report: SegmentReport,
 ): boolean {
@@ -160,7 +206,7 @@ function recoverIndexedResident(
   let deep: DeepIndexCheck | null = null;
   if (context.verify === "full") {
     deep = new DeepIndexCheck(entries, lastPosition);
-    if (!loadResident(window, log, 0)) return false;
+    if (!load(0)) return false;
     walk = walkResidentBatches(window, deep.walkOptions(files.startOffset));
     if (walk === null) return false;
     deep.walked(walk.stopPosition);
@@ -175,7 +221,7 @@ function recoverIndexedResident(
     }
     deep.settle(report, walk, mismatches);
   } else {
-    if (!loadResident(window, log, lastPosition)) return false;
+    if (!load(lastPosition)) return false;
     walk = walkResidentBatches(window, { fromPosition: lastPosition, expectedOffset: bounds.last.offset, rebuildIndex: false });
     if (walk === null) return false;
     if (walk.batchesVerified === 0 && walk.discontinuity === null) {
@@ -196,11 +242,11 @@ function recoverIndexLessResident(
   files: SegmentFiles,
   context: SegmentContext,
   window: FileWindow,
-  log: BlockingFile,
+  load: ResidentLoad,
   report: SegmentReport,
 ): boolean {
   const checksums = context.verify === "full" ? new BatchChecksumDigest() : undefined;
-  if (!loadResident(window, log, 0)) return false;
+  if (!load(0)) return false;
   const walk = walkResidentBatches(window, indexLessWalk(files, checksums));
   if (walk === null) return false;
   applyIndexLessWalk(report, walk, checksums);
@@ -288,20 +334,26 @@ interface IndexBounds {
  * docs/recovery.md §3.2 step 1 on a validated index: its bounds, or null when
  * the segment is refused on it (marked in `report`).
  */
-function indexBounds(
+function indexBounds(files: SegmentFiles, report: SegmentReport, validated: Awaited<ReturnType<typeof validateIndex>>): IndexBounds | null {
+  const bounds = checkIndexBounds(files, validated);
+  if (!("refusal" in bounds)) return bounds;
+  markRefused(report, bounds.refusal);
+  return null;
+}
+
+/** docs/recovery.md §3.2 step 1: a validated index's bounds, or the refusal it earns before any log byte is read. */
+function checkIndexBounds(
   files: SegmentFiles,
-  report: SegmentReport,
   { validation, summary }: Awaited<ReturnType<typeof validateIndex>>,
-): IndexBounds | null {
+): IndexBounds | { refusal: Refusal } {
   const segment = files.startOffset;
   if (!validation.valid) {
-    markRefused(
-      report,
-      validation.code === "IndexEntryBeforeSegmentStart"
-        ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
-        : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }),
-    );
-    return null;
+    return {
+      refusal:
+        validation.code === "IndexEntryBeforeSegmentStart"
+          ? refuse.indexEntryBeforeSegmentStart({ segment, firstEntryOffset: validation.firstEntryOffset })
+          : refuse.indexEntriesNotMonotone({ segment, entryIndex: validation.entryIndex }),
+    };
   }
   const first = summary.first!;
   const last = summary.last!;
@@ -315,10 +367,7 @@ function indexBounds(
       },
       last.position,
     );
-  if (last.position >= BigInt(files.logSize)) {
-    markRefused(report, divergence());
-    return null;
-  }
+  if (last.position >= BigInt(files.logSize)) return { refusal: divergence() };
   return { first, last, lastPosition: Number(last.position), divergence };
 }
 
