@@ -1,5 +1,5 @@
 /** segscan's library surface (docs/interfaces.md §9.1). */
-import { callsOf, canRequireModules, loadedOnUse, onFirstUse, requireFrom } from "./io/lazy.js";
+import { callsOf, canRequireModules, onFirstUse, requireFrom } from "./io/lazy.js";
 export { createEngine, createTsEngine } from "./engine/index.js";
 export type { Engine, EngineKind, EngineWindow, Hasher, KernelLimits } from "./engine/index.js";
 export { discoverTargets, discoverStream } from "./recovery/targets.js";
@@ -132,7 +132,6 @@ export const {
 export const { formatApplied, formatPlan } = callsOf(planText, ["formatApplied", "formatPlan"]);
 export const { validateJsonReport, validateNdjsonReport } = callsOf(validation, ["validateJsonReport", "validateNdjsonReport"]);
 export const { validateNodeJson } = callsOf(nodeSchema, ["validateNodeJson"]);
-export const NodeJsonSchema: NodeSchemaModule["NodeJsonSchema"] = loadedOnUse(() => nodeSchema().NodeJsonSchema);
 export const { fleetExitCode, mergeReports, runFleet, openReport, validateFleetReport, fleetJsonSchemaText } = callsOf(fleet, [
   "fleetExitCode",
   "mergeReports",
@@ -141,4 +140,3 @@ export const { fleetExitCode, mergeReports, runFleet, openReport, validateFleetR
   "validateFleetReport",
   "fleetJsonSchemaText",
 ]);
-export const FleetReportSchema: FleetModule["FleetReportSchema"] = loadedOnUse(() => fleet().FleetReportSchema);

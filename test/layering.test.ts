@@ -60,6 +60,7 @@ const LAYERS = [
   "gen",
   "cli",
   "index.ts",
+  "schemas.ts",
 ] as const;
 
 /** A module's layer: its top folder under src/, or the file's own name at the top level. */

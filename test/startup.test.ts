@@ -117,7 +117,7 @@ describe("start-up loads nothing before it is needed", () => {
     expect(present(report.urls, "html")).toEqual(["html"]);
   });
 
-  it("importing the package loads no schema, msgpack, planner, scrubber or fleet merger; each loads on first use and works", () => {
+  it("importing the package loads no schema, msgpack, planner, scrubber or fleet merger; each loads on first use and works; the schema objects are the second entry's", () => {
     const script = `
       const segscan = await import(${JSON.stringify(pathToFileURL(ENTRY).href)});
       const before = process.env.SEGSCAN_LOAD_LOG;
@@ -128,7 +128,11 @@ describe("start-up loads nothing before it is needed", () => {
       const problems = segscan.validateJsonReport(json);
       const nodeProblems = segscan.validateNodeJson(json.node);
       const broken = segscan.validateJsonReport({ ...json, summary: { ...json.summary, clean: -1 } });
-      const schemaKeys = Object.keys(segscan.NodeJsonSchema).sort().join(",");
+      // The schema objects are the second entry's (package.json "exports": segscan/schemas), loaded when imported.
+      const schemas = await import("segscan/schemas");
+      const schemaKeys = Object.keys(schemas.NodeJsonSchema).sort().join(",");
+      const schemaNames = Object.keys(schemas).sort();
+      const inEntry = ["NodeJsonSchema", "FleetReportSchema"].filter((name) => name in segscan);
       // The planner, the scrubber and the fleet merger load on first use too, and answer as their modules do.
       const plan = await segscan.planRepair(report);
       const planned = { empty: segscan.isEmptyPlan(plan), same: JSON.stringify(segscan.parsePlan(JSON.parse(JSON.stringify(plan)))) === JSON.stringify(plan) };
@@ -143,7 +147,7 @@ describe("start-up loads nothing before it is needed", () => {
       console.log(JSON.stringify({
         atImport, problems, nodeProblems, broken: broken.length,
         schemaKeys, realKeys: Object.keys(NodeJsonSchema).sort().join(","),
-        sameShape: JSON.stringify(segscan.NodeJsonSchema) === JSON.stringify(NodeJsonSchema),
+        sameShape: schemas.NodeJsonSchema === NodeJsonSchema, schemaNames, inEntry,
         snapshot: report.node?.metadata.snapshot?.partitions ?? null,
         planned, scrubbed, repairNames, entryNames, exitCode,
       }));
@@ -158,6 +162,8 @@ describe("start-up loads nothing before it is needed", () => {
       schemaKeys: string;
       realKeys: string;
       sameShape: boolean;
+      schemaNames: string[];
+      inEntry: string[];
       snapshot: number | null;
       planned: { empty: boolean; same: boolean };
       scrubbed: string[];
@@ -202,6 +208,14 @@ describe("start-up loads nothing before it is needed", () => {
     expect(result.broken).toBeGreaterThan(0);
     expect(result.schemaKeys).toBe(result.realKeys);
     expect(result.sameShape).toBe(true);
+    expect(result.schemaNames).toEqual([
+      "FleetReportSchema",
+      "NdjsonPartitionLineSchema",
+      "NdjsonSummaryLineSchema",
+      "NodeJsonSchema",
+      "ScanReportSchema",
+    ]);
+    expect(result.inEntry).toEqual([]);
     // The snapshot was decoded (msgpack, loaded on first use): it lists the two partitions.
     expect(result.snapshot).toBe(2);
   });

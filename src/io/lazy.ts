@@ -36,20 +36,3 @@ export function callsOf<M, K extends keyof M>(load: () => M, names: readonly K[]
   const calls = names.map((name) => [name, (...args: unknown[]) => (load()[name] as (...args: unknown[]) => unknown)(...args)]);
   return Object.fromEntries(calls) as Pick<M, K>;
 }
-
-/** The object `get()` returns, loaded on the first operation on it (an exported schema object). */
-export function loadedOnUse<T extends object>(get: () => T): T {
-  return new Proxy({} as T, {
-    get: (_target, key) => Reflect.get(get(), key),
-    has: (_target, key) => Reflect.has(get(), key),
-    ownKeys: () => Reflect.ownKeys(get()),
-    getOwnPropertyDescriptor: (_target, key) => {
-      const descriptor = Reflect.getOwnPropertyDescriptor(get(), key);
-      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
-    },
-    getPrototypeOf: () => Reflect.getPrototypeOf(get()),
-    set: () => false,
-    defineProperty: () => false,
-    deleteProperty: () => false,
-  });
-}
