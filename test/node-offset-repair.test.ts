@@ -23,7 +23,7 @@ import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.
 import type { RenameHalves } from "./helpers/repair-durability.js";
 import { noSyncFs } from "./helpers/repair-scenarios.js";
 import { runCli } from "./helpers/cli.js";
-import { nodeFiles as files } from "./helpers/crash-cases.js";
+import { COMBINATION, journalOrTarget, nodeFiles as files } from "./helpers/crash-cases.js";
 import { tempDir } from "./helpers/node-wal.js";
 import { tinyNode } from "./helpers/metadata-node.js";
 
@@ -83,25 +83,24 @@ async function applyPlanned(tree: OffsetTree, fs: RepairFs): Promise<void> {
   await applyPlan(tree.plan, fs);
 }
 
-/** The offset repair crashed at every step; recovery: restore right away; then the repair still converges. */
-function restoreAfterCrashedOffsetRepair(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
-  return {
-    ...offsetTree(fault),
-    act: (fs, tree) => applyPlanned(tree, fs),
-    recover: (tree) => restorePartition(tree.root, partition),
-    async verify(tree, { label, actEnd }) {
-      await repairOffsets(tree.root);
-      expect(files(tree.root), `${label}: the repair after the restore`).toEqual(actEnd);
-    },
-    renames,
-  };
-}
+/**
+ * Where an offset repair is explored (helpers/crash-cases.ts `COMBINATION`):
+ * its steps are kinds of the step table (replace, move-aside), explored there
+ * with every persistence choice; here at each point that writes the journal or
+ * changes the partition dir, a process crash and a power cut keeping only what
+ * was fsynced.
+ */
+const offsetReach = (partition: string): Pick<CrashExploration<OffsetTree>, "choices" | "points"> => ({
+  choices: COMBINATION.choices,
+  points: (tree, point) => journalOrTarget(join(tree.root, partition), point),
+});
 
 /** Restore of an applied offset repair crashed at every step; recovery: restore again; one more restore is a no-op. */
 function crashedOffsetRestore(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
   const tree = offsetTree(fault);
   return {
     ...tree,
+    ...offsetReach(partition),
     async build() {
       const built = await tree.build();
       await repairOffsets(built.root);
@@ -116,17 +115,30 @@ function crashedOffsetRestore(fault: string, partition: string, renames: RenameH
   };
 }
 
-/** The offset repair crashed at every step; recovery: apply again; restore returns every byte (evidence only: the copy is kept). */
-function crashedOffsetRepair(fault: string, partition: string, code: string, renames: RenameHalves): CrashExploration<OffsetTree> {
+/**
+ * The offset repair crashed at every step. From each crash state: apply again
+ * reaches the uncrashed end state, and restore returns every byte; restore
+ * right away returns every byte, after which the repair still converges.
+ */
+function crashedOffsetRepair(fault: string, partition: string, renames: RenameHalves): CrashExploration<OffsetTree> {
   return {
     ...offsetTree(fault),
+    ...offsetReach(partition),
     act: (fs, tree) => applyPlanned(tree, fs),
     recover: (tree) => repairOffsets(tree.root),
-    verify(tree, { label }) {
-      if (code === "OffsetCorrupt")
-        expect(readdirSync(join(tree.root, `${partition}.segscan`)), label).toContain("offsets-consumers-7.evidence");
-    },
+    verify: () => undefined,
     restore: (tree) => restorePartition(tree.root, partition),
+    also: [
+      {
+        name: "restore right away",
+        recover: (tree) => restorePartition(tree.root, partition),
+        async verify(tree, { label, actEnd, before, reference }) {
+          expect(reference, `${label}: the restored state`).toEqual(before);
+          await repairOffsets(tree.root);
+          expect(files(tree.root), `${label}: the repair after the restore`).toEqual(actEnd);
+        },
+      },
+    ],
     renames,
   };
 }
@@ -183,21 +195,25 @@ describe.each([
       expect(files(root)).toEqual(before);
     }
   });
+});
 
+// The crash explorations of the offset repairs. The evidence copy (offset-corrupt) is the step table's own case
+// (test/step-kinds-crash.test.ts, helpers/crash-cases.ts `crashedEvidenceCopy`: every point, every persistence choice).
+describe.each([
+  ["offset-ahead", P1],
+  ["offset-checksum-torn", P1],
+  ["offset-empty-partition", P2],
+])("%s, crashed", (fault, partition) => {
   // Moves between directories link, fsync, unlink, fsync (repair/files.ts moveBetweenDirs): safe under independent rename halves.
   const renames: RenameHalves = "independent";
 
-  it(`a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops, rename halves ${renames}), then scan + plan + apply again: the uncrashed end state; restore returns every byte`, async () => {
-    const report = await exploreCrashes(crashedOffsetRepair(fault, partition, code, renames));
+  it(`a crash at every point that writes the journal or the partition dir (process crash; power cut keeping only what was fsynced; rename halves ${renames}), then apply again: the uncrashed end state, restore returns every byte; or restore right away: every original byte, then the repair still converges`, async () => {
+    const report = await exploreCrashes(crashedOffsetRepair(fault, partition, renames));
     expect(report.steps).toBeGreaterThan(3);
     expect(report.states).toBeGreaterThan(report.runs);
   });
 
-  it(`a crash at every step k, then restore right away (rename halves ${renames}): every original byte; then the repair still converges`, async () => {
-    await exploreCrashes(restoreAfterCrashedOffsetRepair(fault, partition, renames));
-  });
-
-  it(`a crash at every step k of restore (rename halves ${renames}), then restore again: every original byte; one more restore is a no-op`, async () => {
+  it(`a crash at every such point of restore (rename halves ${renames}), then restore again: every original byte; one more restore is a no-op`, async () => {
     await exploreCrashes(crashedOffsetRestore(fault, partition, renames));
   });
 });

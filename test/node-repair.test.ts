@@ -17,7 +17,8 @@ import { scanNode } from "../src/node/scan.js";
 import { scanPath } from "../src/node/scan-path.js";
 import { type PlanTarget, type RepairPlan, StalePlanError, applyRepair, nodeRepairFs, planRepair, restore } from "../src/repair/index.js";
 import type { RepairFs } from "../src/repair/index.js";
-import { exploreCrashes } from "./helpers/crash-explorer.js";
+import { type CrashExploration, exploreCrashes } from "./helpers/crash-explorer.js";
+import { COMBINATION, journalOrTarget } from "./helpers/crash-cases.js";
 import { noSyncFs } from "./helpers/repair-scenarios.js";
 import { LockHeldError, WriterOpenError } from "../src/repair/lock.js";
 import { createTsEngine } from "../src/engine/ts/engine.js";
@@ -81,6 +82,12 @@ function metadataFiles(root: string): Record<string, string> {
   );
 }
 
+/** Where the WAL cut is explored: each point that writes the journal or changes metadata/, at the two ends of the durability model. */
+const walReach: Pick<CrashExploration<WalTree>, "choices" | "points"> = {
+  choices: COMBINATION.choices,
+  points: (tree, point) => journalOrTarget(join(tree.root, "metadata"), point),
+};
+
 describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fault) => {
   it("apply cuts to the proven prefix, the node scans clean, restore returns every byte", async () => {
     const { root, wal, original } = await tornNode(fault);
@@ -98,36 +105,39 @@ describe.each(["wal-torn-tail", "wal-zero-tail"])("WAL torn-tail cut (%s)", (fau
     expect(Buffer.compare(readFileSync(wal), original)).toBe(0);
   });
 
-  it("a crash at every step k (process crash; power cut keeping any prefix of the unsynced ops), then scan + plan + apply again: the uncrashed end state; restore returns every byte", async () => {
+  // The cut is a truncate, a kind of the step table (test/step-kinds-crash.test.ts: both of its journal shapes, every
+  // point, every persistence choice); here where the plan differs from it (helpers/crash-cases.ts `COMBINATION`).
+  it("a crash at every point that writes the journal or metadata/ (process crash; power cut keeping only what was fsynced), then scan + plan + apply again: the uncrashed end state, restore returns every byte; or restore right away: every original byte, then the cut still converges", async () => {
     const report = await exploreCrashes({
       ...walTree(fault),
+      ...walReach,
       act: (fs, tree) => applyPlan(tree.plan, fs),
       recover: (tree) => repairNoSync(tree.root),
       async verify(tree, { label }) {
         expect((await scanNode(tree.root, { engine })).verdict, label).toBe("clean");
       },
       restore: (tree) => restoreMetadata(tree.root),
+      also: [
+        {
+          name: "restore right away",
+          recover: (tree) => restoreMetadata(tree.root),
+          async verify(tree, { label, actEnd, before, reference }) {
+            expect(reference, `${label}: the restored state`).toEqual(before);
+            await repairNoSync(tree.root);
+            expect(metadataFiles(tree.root), `${label}: the cut after the restore`).toEqual(actEnd);
+          },
+        },
+      ],
     });
     expect(report.steps).toBeGreaterThan(5);
     expect(report.states).toBeGreaterThan(report.runs);
   });
 
-  it("a crash at every step k of the cut, then restore right away: every original byte; then the cut still converges", async () => {
-    await exploreCrashes({
-      ...walTree(fault),
-      act: (fs, tree) => applyPlan(tree.plan, fs),
-      recover: (tree) => restoreMetadata(tree.root),
-      async verify(tree, { label, actEnd }) {
-        await repairNoSync(tree.root);
-        expect(metadataFiles(tree.root), `${label}: the cut after the restore`).toEqual(actEnd);
-      },
-    });
-  });
-
-  it("a crash at every step k of restoring the cut, then restore again: every original byte; one more restore is a no-op", async () => {
+  it("a crash at every such point of restoring the cut, then restore again: every original byte; one more restore is a no-op", async () => {
     const tree = walTree(fault);
     const report = await exploreCrashes({
       ...tree,
+      ...walReach,
       async build() {
         const built = await tree.build();
         await repairNoSync(built.root);
